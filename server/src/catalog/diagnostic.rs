@@ -1,0 +1,144 @@
+//! Diagnostics: one problem in one file, located by node or edge id and JSON path.
+
+use serde::Serialize;
+use std::fmt;
+
+/// How bad a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Blocks running the conclave; `validate` exits 2.
+    Error,
+    /// Worth fixing; does not block.
+    Warning,
+    /// Information, such as which nodes get a check.
+    Note,
+}
+
+/// What a diagnostic is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+pub enum Subject {
+    /// The file as a whole.
+    File,
+    /// A node, by id.
+    Node(String),
+    /// An edge, as `from -> to`.
+    Edge(String),
+    /// A schema file or reference.
+    Schema(String),
+}
+
+/// One problem found in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Error, warning or note.
+    pub severity: Severity,
+    /// Stable short code, such as `cycle` or `unknown-provider`.
+    pub code: &'static str,
+    /// The file, as given on the command line or found in a directory.
+    pub file: String,
+    /// Line and column, where known (malformed JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_col: Option<(usize, usize)>,
+    /// The node, edge or schema concerned.
+    pub subject: Subject,
+    /// JSON pointer to the offending value in the file.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// What to do about it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error about `subject` at `path`.
+    pub fn error(code: &'static str, subject: Subject, path: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            code,
+            file: String::new(),
+            line_col: None,
+            subject,
+            path: path.into(),
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// A warning about `subject` at `path`.
+    pub fn warning(code: &'static str, subject: Subject, path: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, subject, path, message) }
+    }
+
+    /// Adds advice on what to do.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// True for errors.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let severity = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        };
+        writeln!(f, "{severity}[{}]: {}", self.code, self.message)?;
+        write!(f, "  --> {}", self.file)?;
+        if let Some((line, col)) = self.line_col {
+            write!(f, ":{line}:{col}")?;
+        }
+        match &self.subject {
+            Subject::File => {}
+            Subject::Node(id) => write!(f, ", node `{id}`")?,
+            Subject::Edge(id) => write!(f, ", edge `{id}`")?,
+            Subject::Schema(id) => write!(f, ", schema `{id}`")?,
+        }
+        let path = if self.path.is_empty() { "/" } else { &self.path };
+        write!(f, ", at {path}")?;
+        if let Some(help) = &self.help {
+            write!(f, "\n  help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Appends `segment` to a JSON pointer, escaping `~` and `/` as RFC 6901 requires.
+pub fn pointer(base: &str, segment: impl fmt::Display) -> String {
+    let seg = segment.to_string().replace('~', "~0").replace('/', "~1");
+    format!("{base}/{seg}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_like_a_compiler_message() {
+        let mut d = Diagnostic::error(
+            "cycle",
+            Subject::Edge("b -> a".into()),
+            "/edges/1",
+            "the graph has a cycle: a -> b -> a",
+        )
+        .with_help("remove one of these edges");
+        d.file = "x.conclave.json".into();
+        assert_eq!(
+            d.to_string(),
+            "error[cycle]: the graph has a cycle: a -> b -> a\n  --> x.conclave.json, edge `b -> a`, at /edges/1\n  help: remove one of these edges"
+        );
+    }
+
+    #[test]
+    fn pointer_segments_are_escaped() {
+        assert_eq!(pointer("/properties", "a/b~c"), "/properties/a~1b~0c");
+    }
+}

@@ -1,0 +1,102 @@
+//! Live per-node progress for `conclave run`: spinners on a terminal, plain lines
+//! otherwise. Progress goes to standard error so standard output stays the result.
+
+use conclave_shared::{Conclave, EventKind, RunEvent};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// Renders a run's events as they arrive.
+#[derive(Debug)]
+pub struct Progress {
+    run_id: String,
+    bars: Option<(MultiProgress, HashMap<String, ProgressBar>)>,
+}
+
+impl Progress {
+    /// Progress for one run of `conclave`: spinners when standard output is a terminal.
+    pub fn new(conclave: &Conclave, run_id: &str) -> Progress {
+        let bars = std::io::stdout().is_terminal().then(|| {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+            let width = conclave.nodes.iter().map(|n| n.id.len()).max().unwrap_or(4);
+            let style =
+                ProgressStyle::with_template(&format!("{{spinner}} {{prefix:<{width}}} {{msg}} {{elapsed:>4}}"))
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            let bars = conclave
+                .nodes
+                .iter()
+                .map(|n| {
+                    let bar = multi.add(
+                        ProgressBar::new_spinner()
+                            .with_style(style.clone())
+                            .with_prefix(n.id.clone())
+                            .with_message("queued"),
+                    );
+                    (n.id.clone(), bar)
+                })
+                .collect();
+            (multi, bars)
+        });
+        Progress { run_id: run_id.to_string(), bars }
+    }
+
+    /// Follows the events until the run finishes.
+    pub async fn follow(mut self, events: Option<broadcast::Receiver<RunEvent>>) {
+        let Some(mut events) = events else { return };
+        if self.bars.is_none() {
+            eprintln!("run {} started", self.run_id);
+        }
+        loop {
+            match events.recv().await {
+                Ok(event) => {
+                    let done = matches!(event.kind, EventKind::RunFinished { .. });
+                    self.show(&event.kind);
+                    if done {
+                        break;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            }
+        }
+        if let Some((multi, _)) = &self.bars {
+            let _ = multi.clear();
+        }
+    }
+
+    fn show(&mut self, kind: &EventKind) {
+        let line = match kind {
+            EventKind::NodeStarted { node_id } => Some((node_id, "running".to_string(), false)),
+            EventKind::NodeCompleted { node_id, duration_ms, .. } => {
+                Some((node_id, format!("succeeded in {duration_ms} ms"), true))
+            }
+            EventKind::NodeFailed { node_id, error_kind, message } => {
+                Some((node_id, format!("failed ({error_kind}): {message}"), true))
+            }
+            EventKind::NodeSkipped { node_id, because_of } => {
+                Some((node_id, format!("skipped (upstream `{because_of}` did not succeed)"), true))
+            }
+            EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
+                Some((node_id, format!("attempt {attempt} failed validation: {}", errors.join("; ")), false))
+            }
+            _ => None,
+        };
+        let Some((node_id, message, finished)) = line else { return };
+        match &self.bars {
+            Some((_, bars)) => {
+                if let Some(bar) = bars.get(node_id) {
+                    if !finished {
+                        bar.enable_steady_tick(Duration::from_millis(120));
+                    }
+                    bar.set_message(message.clone());
+                    if finished {
+                        bar.finish();
+                    }
+                }
+            }
+            None => eprintln!("node {node_id}: {message}"),
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! `conclave runs list` and `conclave runs show ID`.
+
+use clap::Subcommand;
+use conclave_shared::{EventKind, NodeOutput, RunEvent, RunSummary};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use super::exit;
+use crate::store::RunStore;
+
+/// Subcommands of `conclave runs`.
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// The most recent runs, newest first.
+    List {
+        /// How many runs to list.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run: status, each node's status and output, and its events.
+    Show {
+        /// The run id (a unique prefix is enough).
+        id: String,
+        /// Print JSON (the run record and its events) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs the subcommand; returns the exit code.
+pub async fn run(cmd: RunsCommand, store: Arc<dyn RunStore>) -> u8 {
+    let result = match cmd {
+        RunsCommand::List { limit, json } => list(store.as_ref(), limit, json).await,
+        RunsCommand::Show { id, json } => show(store.as_ref(), &id, json).await,
+    };
+    match result {
+        Ok(()) => exit::OK,
+        Err((code, message)) => {
+            eprintln!("error: {message}");
+            code
+        }
+    }
+}
+
+type CmdResult = Result<(), (u8, String)>;
+
+async fn list(store: &dyn RunStore, limit: usize, json: bool) -> CmdResult {
+    let runs = store.list_runs(limit).await.map_err(|e| (exit::OTHER, e.to_string()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&runs).unwrap_or_default());
+        return Ok(());
+    }
+    if runs.is_empty() {
+        println!("no runs yet; start one with `conclave run <conclave>`");
+        return Ok(());
+    }
+    println!("{:<36}  {:<24}  {:<11}  {:<20}  {:>9}", "RUN", "CONCLAVE", "STATUS", "CREATED (UTC)", "DURATION");
+    for r in &runs {
+        println!(
+            "{:<36}  {:<24}  {:<11}  {:<20}  {:>9}",
+            r.id,
+            r.conclave_id,
+            r.status.as_str(),
+            timestamp(r.created_ms),
+            duration(r)
+        );
+    }
+    Ok(())
+}
+
+async fn show(store: &dyn RunStore, id: &str, json: bool) -> CmdResult {
+    let full_id = resolve_id(store, id).await?;
+    let run = store
+        .get_run(&full_id)
+        .await
+        .map_err(|e| (exit::OTHER, e.to_string()))?
+        .ok_or((exit::CONFIG, format!("no run `{id}`")))?;
+    let events = store.events(&full_id, 0).await.map_err(|e| (exit::OTHER, e.to_string()))?;
+    if json {
+        let doc = serde_json::json!({"run": run, "events": events});
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return Ok(());
+    }
+    let s = &run.summary;
+    println!("run       {}", s.id);
+    println!("conclave  {}", s.conclave_id);
+    println!("status    {}", s.status.as_str());
+    println!("created   {} UTC", timestamp(s.created_ms));
+    if let Some(error) = &s.error {
+        println!("error     {error}");
+    }
+    println!("\nnodes:");
+    for node in &run.nodes {
+        println!("  {:<20} {}", node.node_id, node.state.as_str());
+        if let Some(error) = &node.error {
+            println!("    error: {error}");
+        }
+        if let Some(u) = &node.usage
+            && (u.input_tokens > 0 || u.output_tokens > 0)
+        {
+            println!("    tokens: {} in, {} out", u.input_tokens, u.output_tokens);
+        }
+        match &node.output {
+            Some(NodeOutput::Json(v)) => {
+                println!("    output: {}", indent(&serde_json::to_string_pretty(v).unwrap_or_default()))
+            }
+            Some(NodeOutput::Text(t)) => println!("    output: {}", indent(t)),
+            None => {}
+        }
+    }
+    println!("\nevents:");
+    for line in event_lines(&events) {
+        println!("  {line}");
+    }
+    Ok(())
+}
+
+/// One line per event, with consecutive text deltas of a node merged.
+fn event_lines(events: &[RunEvent]) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut open_text: Option<(String, u64, String)> = None;
+    let flush = |open: &mut Option<(String, u64, String)>, lines: &mut Vec<String>| {
+        if let Some((node, seq, text)) = open.take() {
+            lines.push(format!("#{seq:<4} text_delta       {node}: {:?}", truncate(&text, 120)));
+        }
+    };
+    for e in events {
+        if let EventKind::TextDelta { node_id, text } = &e.kind {
+            match &mut open_text {
+                Some((node, _, buf)) if node == node_id => buf.push_str(text),
+                _ => {
+                    flush(&mut open_text, &mut lines);
+                    open_text = Some((node_id.clone(), e.seq, text.clone()));
+                }
+            }
+            continue;
+        }
+        flush(&mut open_text, &mut lines);
+        let detail = match &e.kind {
+            EventKind::RunStarted { conclave_id, node_count } => format!("{conclave_id}, {node_count} nodes"),
+            EventKind::NodeStarted { node_id } => node_id.clone(),
+            EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
+            EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
+                format!("{node_id}: attempt {attempt}: {}", errors.join("; "))
+            }
+            EventKind::NodeCompleted { node_id, duration_ms, .. } => format!("{node_id} in {duration_ms} ms"),
+            EventKind::NodeFailed { node_id, error_kind, message } => format!("{node_id}: {error_kind}: {message}"),
+            EventKind::NodeSkipped { node_id, because_of } => format!("{node_id} (because of {because_of})"),
+            EventKind::RunFinished { status, error, .. } => match error {
+                Some(error) => format!("{}: {error}", status.as_str()),
+                None => status.as_str().to_string(),
+            },
+            EventKind::TextDelta { .. } => String::new(),
+        };
+        lines.push(format!("#{:<4} {:<16} {detail}", e.seq, e.kind.type_name()));
+    }
+    flush(&mut open_text, &mut lines);
+    lines
+}
+
+async fn resolve_id(store: &dyn RunStore, id: &str) -> Result<String, (u8, String)> {
+    if store.get_run(id).await.map_err(|e| (exit::OTHER, e.to_string()))?.is_some() {
+        return Ok(id.to_string());
+    }
+    let runs = store.list_runs(10_000).await.map_err(|e| (exit::OTHER, e.to_string()))?;
+    let matches: Vec<&RunSummary> = runs.iter().filter(|r| r.id.starts_with(id)).collect();
+    match matches.as_slice() {
+        [one] => Ok(one.id.clone()),
+        [] => Err((exit::CONFIG, format!("no run `{id}`; `conclave runs list` shows the recent ones"))),
+        _ => Err((exit::CONFIG, format!("`{id}` matches {} runs; give more of the id", matches.len()))),
+    }
+}
+
+fn timestamp(ms: u64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms))
+        .to_string()
+        .replace('T', " ")
+        .trim_end_matches('Z')
+        .to_string()
+}
+
+fn duration(r: &RunSummary) -> String {
+    match r.finished_ms {
+        Some(end) => format!("{:.1}s", end.saturating_sub(r.created_ms) as f64 / 1000.0),
+        None => "-".to_string(),
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.replace('\n', "\n    ")
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(max).collect::<String>())
+    }
+}

@@ -1,0 +1,36 @@
+//! `conclave validate [PATHS]`: every problem in every file, then a summary line.
+
+use clap::Args;
+use std::path::PathBuf;
+
+use super::{Workspace, exit};
+use crate::catalog::validate_paths;
+
+/// Arguments of `conclave validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Conclave files, schema files or directories (default: conclaves/).
+    pub paths: Vec<PathBuf>,
+    /// Print diagnostics as JSON lines instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs validation and prints the report; exit 2 when any file has an error.
+pub fn run(args: ValidateArgs, workspace: &Workspace) -> u8 {
+    let paths = if args.paths.is_empty() { vec![workspace.catalog_dir.clone()] } else { args.paths };
+    let report = validate_paths(&paths, &workspace.catalog_context());
+    for d in report.diagnostics() {
+        if args.json {
+            println!("{}", serde_json::to_string(d).unwrap_or_default());
+        } else {
+            println!("{d}\n");
+        }
+    }
+    let (errors, warnings, files) = (report.error_count(), report.warning_count(), report.files.len());
+    if !args.json {
+        let clean = report.files.iter().filter(|(_, d)| d.iter().all(|d| !d.is_error())).count();
+        println!("{files} file(s) checked: {clean} ok, {errors} error(s), {warnings} warning(s)");
+    }
+    if errors > 0 { exit::CONFIG } else { exit::OK }
+}

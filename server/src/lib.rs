@@ -1,0 +1,19 @@
+//! Conclave: a graph workflow engine for LLM agents.
+//!
+//! Layout:
+//! - `catalog/`: conclave files: discovery, the format schema, validation diagnostics;
+//! - `schema/`: output schemas: references, meta-schema checks;
+//! - `engine/`: plans and runs conclaves, emitting typed events;
+//! - `providers/`: the `Provider` trait and its implementations;
+//! - `store/`: the `RunStore` trait, SQLite and in-memory stores, the conformance suite;
+//! - `cli/`: the `conclave` command line.
+
+pub mod catalog;
+pub mod cli;
+pub mod engine;
+pub mod providers;
+pub mod schema;
+pub mod store;
+
+/// Built-in tool ids an agent may list in `tools`.
+pub const BUILTIN_TOOLS: &[&str] = &["read_file", "list_files", "grep"];

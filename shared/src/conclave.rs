@@ -1,0 +1,303 @@
+//! The conclave file format: a graph of trigger, agent and output nodes.
+//!
+//! Files are `conclaves/<id>.conclave.json`. Field order in these structs is the
+//! key order on disk, and JSON objects inside (schemas) keep their insertion order,
+//! so writing a file that was read unchanged reproduces it byte for byte.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The version of the file format that this crate reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Default number of extra attempts an agent gets when its output fails its schema.
+pub const DEFAULT_OUTPUT_RETRIES: u32 = 2;
+
+/// Default number of model turns an agent may take (tool calls included).
+pub const DEFAULT_MAX_TURNS: u32 = 8;
+
+/// One conclave: a directed acyclic graph of nodes joined by edges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Conclave {
+    /// Format version; always 1 for now.
+    #[serde(default = "format_version")]
+    pub version: u32,
+    /// Identifier, also the file name stem (`<id>.conclave.json`).
+    pub id: String,
+    /// Human-readable name.
+    pub name: String,
+    /// What the conclave is for.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Run-wide settings (concurrency, timeouts).
+    #[serde(default, skip_serializing_if = "Settings::is_default")]
+    pub settings: Settings,
+    /// The nodes, in display order.
+    pub nodes: Vec<Node>,
+    /// Directed edges carrying each node's output to the next.
+    #[serde(default)]
+    pub edges: Vec<Edge>,
+}
+
+fn format_version() -> u32 {
+    FORMAT_VERSION
+}
+
+/// Run-wide settings stored with a conclave.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// How many nodes may run at once (default: the engine's limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    pub max_concurrency: Option<u32>,
+    /// Per-provider limits on concurrent calls, keyed by provider name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub provider_limits: BTreeMap<String, u32>,
+    /// Timeout for each node, in seconds, unless the agent sets its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    pub node_timeout_secs: Option<u64>,
+}
+
+impl Settings {
+    /// True when every setting has its default value (and is left out of the file).
+    pub fn is_default(&self) -> bool {
+        self == &Settings::default()
+    }
+}
+
+/// A node of the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    /// Unique within the conclave; other nodes receive this node's output under it.
+    pub id: String,
+    /// What the node does.
+    pub kind: NodeKind,
+    /// Display label.
+    #[serde(default)]
+    pub label: String,
+    /// Position of the node card on the editor canvas.
+    #[serde(default)]
+    pub position: Position,
+    /// Agent configuration; present exactly when `kind` is `agent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentConfig>,
+}
+
+/// The kinds of node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    /// The run's input enters the graph here.
+    Trigger,
+    /// Calls a provider with a prompt, tools and an optional output schema.
+    Agent,
+    /// Collects its upstream outputs as the run's result.
+    Output,
+}
+
+impl NodeKind {
+    /// All kinds, in palette order.
+    pub const ALL: [NodeKind; 3] = [NodeKind::Trigger, NodeKind::Agent, NodeKind::Output];
+
+    /// The name used in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Trigger => "trigger",
+            NodeKind::Agent => "agent",
+            NodeKind::Output => "output",
+        }
+    }
+}
+
+/// Canvas position in editor pixels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Position {
+    /// Horizontal position.
+    pub x: i32,
+    /// Vertical position.
+    pub y: i32,
+}
+
+/// A directed edge: `from`'s output becomes part of `to`'s input.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Edge {
+    /// Upstream node id.
+    pub from: String,
+    /// Downstream node id.
+    pub to: String,
+}
+
+impl Edge {
+    /// The identifier used in diagnostics: `from -> to`.
+    pub fn label(&self) -> String {
+        format!("{} -> {}", self.from, self.to)
+    }
+}
+
+/// How an agent calls its provider and what it must answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Provider name, such as `anthropic`, `openai`, `ollama`, `claude-code` or `local`.
+    pub provider: String,
+    /// Model name understood by the provider (for `local`, a GGUF path may be given).
+    #[serde(default)]
+    pub model: String,
+    /// The agent's instructions.
+    #[serde(default)]
+    pub system_prompt: String,
+    /// Built-in tool ids the agent may call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// Most model turns the agent may take; default 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    pub max_turns: Option<u32>,
+    /// Inline JSON Schema the agent's answer must satisfy (the Structured Output chip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "Option<BTreeMap<String, Value>>"))]
+    pub output_schema: Option<Value>,
+    /// Dotted reference to a schema file, such as `review.findings.v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(regex(pattern = r"^[a-z0-9_-]+(\.[a-z0-9_-]+)+$")))]
+    pub output_schema_ref: Option<String>,
+    /// Extra attempts after an answer fails its schema; default 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_retries: Option<u32>,
+    /// Timeout for this agent, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    pub timeout_secs: Option<u64>,
+}
+
+impl AgentConfig {
+    /// A fresh agent for `provider` with every optional setting left at its default.
+    pub fn new(provider: impl Into<String>) -> Self {
+        AgentConfig {
+            provider: provider.into(),
+            model: String::new(),
+            system_prompt: String::new(),
+            tools: Vec::new(),
+            max_turns: None,
+            output_schema: None,
+            output_schema_ref: None,
+            output_retries: None,
+            timeout_secs: None,
+        }
+    }
+
+    /// Extra attempts allowed after a schema-invalid answer.
+    pub fn retries(&self) -> u32 {
+        self.output_retries.unwrap_or(DEFAULT_OUTPUT_RETRIES)
+    }
+
+    /// Most model turns allowed.
+    pub fn turns(&self) -> u32 {
+        self.max_turns.unwrap_or(DEFAULT_MAX_TURNS)
+    }
+}
+
+impl Conclave {
+    /// Parses a conclave from JSON text.
+    pub fn from_json(text: &str) -> Result<Conclave, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The canonical file text: pretty-printed, stable key order, trailing newline.
+    pub fn to_file_text(&self) -> String {
+        // Serializing plain data with string keys cannot fail.
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Looks up a node by id.
+    pub fn node(&self, id: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    /// Ids of the nodes with an edge into `id`, in edge order.
+    pub fn upstream_of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.edges.iter().filter(move |e| e.to == id).map(|e| e.from.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Conclave {
+        let mut agent = AgentConfig::new("openai");
+        agent.model = "gpt-4.1-mini".into();
+        agent.output_schema = Some(serde_json::json!({
+            "type": "object",
+            "properties": {"zeta": {"type": "string"}, "alpha": {"type": "integer"}},
+            "required": ["zeta"]
+        }));
+        Conclave {
+            version: 1,
+            id: "sample".into(),
+            name: "Sample".into(),
+            description: String::new(),
+            settings: Settings::default(),
+            nodes: vec![
+                Node {
+                    id: "in".into(),
+                    kind: NodeKind::Trigger,
+                    label: "Input".into(),
+                    position: Position { x: 0, y: 0 },
+                    agent: None,
+                },
+                Node {
+                    id: "a".into(),
+                    kind: NodeKind::Agent,
+                    label: "A".into(),
+                    position: Position { x: 200, y: -40 },
+                    agent: Some(agent),
+                },
+            ],
+            edges: vec![Edge { from: "in".into(), to: "a".into() }],
+        }
+    }
+
+    #[test]
+    fn file_text_round_trips_byte_for_byte_and_keeps_schema_key_order() {
+        let text = sample().to_file_text();
+        let again = Conclave::from_json(&text).expect("parses").to_file_text();
+        assert_eq!(text, again);
+        // Property order inside a schema is the author's order, not alphabetical.
+        let zeta = text.find("\"zeta\"").expect("zeta present");
+        let alpha = text.find("\"alpha\"").expect("alpha present");
+        assert!(zeta < alpha, "schema keys were reordered:\n{text}");
+    }
+
+    #[test]
+    fn absent_optional_settings_stay_absent() {
+        let text = sample().to_file_text();
+        for key in ["settings", "output_retries", "max_turns", "tools", "description", "output_schema_ref"] {
+            assert!(!text.contains(&format!("\"{key}\"")), "{key} written though unset:\n{text}");
+        }
+        assert!(text.starts_with("{\n  \"version\": 1,\n  \"id\": \"sample\","));
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let err = Conclave::from_json(r#"{"id":"x","name":"x","nodes":[],"colour":"red"}"#)
+            .expect_err("unknown field accepted");
+        assert!(err.to_string().contains("unknown field `colour`"), "{err}");
+    }
+}

@@ -1,0 +1,212 @@
+//! Typed run events: every step of a run, in order, with a sequence number per run.
+//!
+//! The engine emits these to subscribers and to the run store; the API streams them
+//! as Server-Sent Events; the editor and the CLI render them.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::run::RunStatus;
+
+/// One event of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunEvent {
+    /// The run this event belongs to.
+    pub run_id: String,
+    /// Position in the run's event sequence, starting at 1, strictly increasing.
+    pub seq: u64,
+    /// Milliseconds since the Unix epoch when the event was emitted.
+    pub at_ms: u64,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// What happened, tagged by `type` on the wire.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The run began.
+    RunStarted {
+        /// Conclave being run.
+        conclave_id: String,
+        /// Number of nodes in the graph.
+        node_count: usize,
+    },
+    /// A node's inputs are all ready and it began work.
+    NodeStarted {
+        /// The node.
+        node_id: String,
+    },
+    /// A piece of streamed model text.
+    TextDelta {
+        /// The node.
+        node_id: String,
+        /// The text received.
+        text: String,
+    },
+    /// The model asked for a tool.
+    ToolCall {
+        /// The node.
+        node_id: String,
+        /// Tool id.
+        tool: String,
+        /// Arguments as the model sent them.
+        arguments: Value,
+    },
+    /// An attempt produced an answer that failed validation; another may follow.
+    AttemptFailed {
+        /// The node.
+        node_id: String,
+        /// Attempt number, starting at 1.
+        attempt: u32,
+        /// What was wrong, one line each (instance path and message).
+        errors: Vec<String>,
+        /// The raw answer that failed.
+        raw: String,
+    },
+    /// A node finished with its output.
+    NodeCompleted {
+        /// The node.
+        node_id: String,
+        /// What it produced.
+        output: NodeOutput,
+        /// Tokens used, summed over attempts.
+        usage: Usage,
+        /// Wall time of the node.
+        duration_ms: u64,
+    },
+    /// A node failed; its descendants will be skipped.
+    NodeFailed {
+        /// The node.
+        node_id: String,
+        /// Error class, such as `timeout`, `provider` or `invalid_output`.
+        error_kind: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
+    /// A node did not run because an upstream node failed or was skipped.
+    NodeSkipped {
+        /// The node.
+        node_id: String,
+        /// The upstream node that caused the skip.
+        because_of: String,
+    },
+    /// The run ended.
+    RunFinished {
+        /// Final status.
+        status: RunStatus,
+        /// For failed runs, the first node that failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failed_node: Option<String>,
+        /// For failed or cancelled runs, why.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+impl EventKind {
+    /// The wire name of the event type.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::RunStarted { .. } => "run_started",
+            EventKind::NodeStarted { .. } => "node_started",
+            EventKind::TextDelta { .. } => "text_delta",
+            EventKind::ToolCall { .. } => "tool_call",
+            EventKind::AttemptFailed { .. } => "attempt_failed",
+            EventKind::NodeCompleted { .. } => "node_completed",
+            EventKind::NodeFailed { .. } => "node_failed",
+            EventKind::NodeSkipped { .. } => "node_skipped",
+            EventKind::RunFinished { .. } => "run_finished",
+        }
+    }
+
+    /// The node the event is about, if any.
+    pub fn node_id(&self) -> Option<&str> {
+        match self {
+            EventKind::NodeStarted { node_id }
+            | EventKind::TextDelta { node_id, .. }
+            | EventKind::ToolCall { node_id, .. }
+            | EventKind::AttemptFailed { node_id, .. }
+            | EventKind::NodeCompleted { node_id, .. }
+            | EventKind::NodeFailed { node_id, .. }
+            | EventKind::NodeSkipped { node_id, .. } => Some(node_id),
+            EventKind::RunStarted { .. } | EventKind::RunFinished { .. } => None,
+        }
+    }
+}
+
+/// A node's output as handed downstream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "format", content = "value", rename_all = "snake_case")]
+pub enum NodeOutput {
+    /// Validated structured output.
+    Json(Value),
+    /// Free text.
+    Text(String),
+}
+
+impl NodeOutput {
+    /// The value placed in a downstream node's input: JSON as is, text as a string.
+    pub fn to_input_value(&self) -> Value {
+        match self {
+            NodeOutput::Json(v) => v.clone(),
+            NodeOutput::Text(t) => Value::String(t.clone()),
+        }
+    }
+}
+
+/// Token usage and cost of one node.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Cost in US dollars, when the model's price is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// Adds another attempt's usage to this one.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_tagged_by_type_and_flattened() {
+        let ev = RunEvent {
+            run_id: "r1".into(),
+            seq: 3,
+            at_ms: 10,
+            kind: EventKind::NodeSkipped { node_id: "d".into(), because_of: "b".into() },
+        };
+        let v = serde_json::to_value(&ev).expect("serializes");
+        assert_eq!(
+            v,
+            serde_json::json!({"run_id":"r1","seq":3,"at_ms":10,"type":"node_skipped","node_id":"d","because_of":"b"})
+        );
+        let back: RunEvent = serde_json::from_value(v).expect("parses");
+        assert_eq!(back, ev);
+        assert_eq!(back.kind.type_name(), "node_skipped");
+        assert_eq!(back.kind.node_id(), Some("d"));
+    }
+
+    #[test]
+    fn usage_adds_cost_only_where_known() {
+        let mut u = Usage { input_tokens: 1, output_tokens: 2, cost_usd: None };
+        u.add(&Usage { input_tokens: 10, output_tokens: 20, cost_usd: Some(0.5) });
+        assert_eq!(u, Usage { input_tokens: 11, output_tokens: 22, cost_usd: Some(0.5) });
+    }
+}

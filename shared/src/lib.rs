@@ -1,0 +1,13 @@
+//! Wire types shared by the Conclave server and the browser editor.
+//!
+//! Layout: `conclave` is the conclave file format, `events` the typed run events,
+//! `run` the run records the store and the API hand out. Nothing here does I/O, and
+//! the crate builds for `wasm32-unknown-unknown` with only serde.
+
+pub mod conclave;
+pub mod events;
+pub mod run;
+
+pub use conclave::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, Settings};
+pub use events::{EventKind, NodeOutput, RunEvent, Usage};
+pub use run::{NodeState, NodeSummary, RunRecord, RunStatus, RunSummary};
