@@ -24,6 +24,7 @@ pub const DEFAULT_MAX_TURNS: u32 = 8;
 pub struct Conclave {
     /// Format version; always 1 for now.
     #[serde(default = "format_version")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1, max = 1)))]
     pub version: u32,
     /// Identifier, also the file name stem (`<id>.conclave.json`).
     pub id: String,
@@ -88,6 +89,7 @@ pub struct Node {
     pub position: Position,
     /// Agent configuration; present exactly when `kind` is `agent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "AgentConfig"))]
     pub agent: Option<AgentConfig>,
 }
 

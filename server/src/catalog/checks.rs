@@ -108,10 +108,13 @@ fn check_format(value: &Value, nodes: &[NodeView], out: &mut Vec<Diagnostic>) {
             _ => Subject::File,
         };
         let diagnostic = match segments.as_slice() {
-            ["nodes", _, "kind"] => {
-                Diagnostic::error("unknown-kind", subject, path, format!("unknown node kind {}", err.instance()))
-                    .with_help("use one of: trigger, agent, output")
-            }
+            ["nodes", _, "kind"] => Diagnostic::error(
+                "unknown-kind",
+                subject,
+                path,
+                format!("unknown node kind `{}`", err.instance().as_str().unwrap_or("?")),
+            )
+            .with_help("use one of: trigger, agent, output"),
             _ => Diagnostic::error("format", subject, path, err.to_string())
                 .with_help("see docs/conclave-file.schema.json for the file format"),
         };

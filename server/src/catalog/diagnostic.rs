@@ -25,8 +25,6 @@ pub enum Subject {
     Node(String),
     /// An edge, as `from -> to`.
     Edge(String),
-    /// A schema file or reference.
-    Schema(String),
 }
 
 /// One problem found in a file.
@@ -100,10 +98,11 @@ impl fmt::Display for Diagnostic {
             Subject::File => {}
             Subject::Node(id) => write!(f, ", node `{id}`")?,
             Subject::Edge(id) => write!(f, ", edge `{id}`")?,
-            Subject::Schema(id) => write!(f, ", schema `{id}`")?,
         }
-        let path = if self.path.is_empty() { "/" } else { &self.path };
-        write!(f, ", at {path}")?;
+        if self.line_col.is_none() || !self.path.is_empty() {
+            let path = if self.path.is_empty() { "/" } else { &self.path };
+            write!(f, ", at {path}")?;
+        }
         if let Some(help) = &self.help {
             write!(f, "\n  help: {help}")?;
         }

@@ -13,12 +13,17 @@ pub const FORMAT_SCHEMA_ID: &str = "urn:conclave:conclave-file:v1";
 
 /// The format schema as a JSON value.
 pub fn format_schema() -> Value {
-    let mut schema = serde_json::to_value(schemars::schema_for!(conclave_shared::Conclave)).unwrap_or(Value::Null);
-    if let Some(obj) = schema.as_object_mut() {
-        obj.insert("$id".into(), Value::String(FORMAT_SCHEMA_ID.into()));
-        obj.insert("title".into(), Value::String("Conclave file (version 1)".into()));
+    let generated = serde_json::to_value(schemars::schema_for!(conclave_shared::Conclave)).unwrap_or(Value::Null);
+    let mut schema = serde_json::Map::new();
+    schema.insert("$schema".into(), generated.get("$schema").cloned().unwrap_or(Value::Null));
+    schema.insert("$id".into(), Value::String(FORMAT_SCHEMA_ID.into()));
+    schema.insert("title".into(), Value::String("Conclave file (version 1)".into()));
+    if let Value::Object(rest) = generated {
+        for (key, value) in rest {
+            schema.entry(key).or_insert(value);
+        }
     }
-    schema
+    Value::Object(schema)
 }
 
 /// The format schema as pretty-printed file text.

@@ -96,10 +96,11 @@ fn validate_schema_file(name: &str, text: &str) -> Vec<Diagnostic> {
             .map(|p| {
                 Diagnostic::error(
                     "invalid-schema",
-                    Subject::Schema(name.to_string()),
+                    Subject::File,
                     p.pointer,
                     format!("not a valid output schema: {}", p.message),
                 )
+                .with_help("fix the schema file; an output schema must be valid JSON Schema with an object root")
             })
             .collect(),
     };

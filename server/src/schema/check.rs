@@ -6,6 +6,9 @@
 
 use serde_json::Value;
 
+/// The JSON Schema type names.
+const TYPES: [&str; 7] = ["string", "number", "integer", "boolean", "object", "array", "null"];
+
 /// One thing wrong with a schema, located by a JSON pointer into the schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaProblem {
@@ -28,10 +31,14 @@ pub fn check_schema(schema: &Value) -> Vec<SchemaProblem> {
     match jsonschema::meta::validator_for(schema) {
         Ok(meta) => {
             for err in meta.iter_errors(schema) {
-                problems.push(SchemaProblem {
-                    pointer: err.instance_path().as_str().to_string(),
-                    message: err.to_string(),
-                });
+                let pointer = err.instance_path().as_str().to_string();
+                let message = match err.instance().as_ref() {
+                    Value::String(name) if pointer.ends_with("/type") => {
+                        format!("`{name}` is not a JSON Schema type; use one of: {}", TYPES.join(", "))
+                    }
+                    _ => err.to_string(),
+                };
+                problems.push(SchemaProblem { pointer, message });
             }
         }
         Err(err) => problems
