@@ -1,0 +1,340 @@
+//! Engine behaviour with the in-tree fake provider: joins, parallelism, failure
+//! propagation, cancellation, timeouts, limits, retries, and event ordering.
+
+use conclave_server::engine::{Engine, EngineConfig, EngineError, RunOutcome};
+use conclave_server::providers::fake::{FakeProvider, FakeStep};
+use conclave_server::providers::{ProviderError, ProviderRegistry};
+use conclave_server::schema::SchemaCatalog;
+use conclave_server::store::{MemoryStore, RunStore, SqliteStore};
+use conclave_shared::{
+    AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, NodeState, Position, RunEvent, RunStatus, Settings,
+};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Builds a conclave from `id:kind` specs (kind: t, a, o) and `from>to` edges.
+fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
+    let nodes = nodes
+        .iter()
+        .map(|spec| {
+            let (id, kind) = spec.split_once(':').expect("id:kind");
+            let kind = match kind {
+                "t" => NodeKind::Trigger,
+                "a" => NodeKind::Agent,
+                _ => NodeKind::Output,
+            };
+            Node {
+                id: id.into(),
+                kind,
+                label: id.into(),
+                position: Position::default(),
+                agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
+            }
+        })
+        .collect();
+    let edges = edges
+        .iter()
+        .map(|e| {
+            let (from, to) = e.split_once('>').expect("from>to");
+            Edge { from: from.into(), to: to.into() }
+        })
+        .collect();
+    Conclave {
+        version: 1,
+        id: "test".into(),
+        name: "Test".into(),
+        description: String::new(),
+        settings: Settings::default(),
+        nodes,
+        edges,
+    }
+}
+
+fn engine_with(fake: Arc<FakeProvider>, store: Arc<dyn RunStore>, config: EngineConfig) -> Engine {
+    let mut providers = ProviderRegistry::default();
+    providers.register(fake);
+    Engine::new(providers, store, SchemaCatalog::with_roots(vec![]), config)
+}
+
+async fn run(engine: &Engine, conclave: Conclave) -> (RunOutcome, Vec<RunEvent>) {
+    let handle = engine.start(conclave, json!({"text": "the change"})).await.expect("run starts");
+    let outcome = handle.wait().await;
+    let events = engine.store().events(&outcome.run_id, 0).await.expect("events");
+    (outcome, events)
+}
+
+fn completions(events: &[RunEvent]) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for e in events {
+        if let EventKind::NodeCompleted { node_id, .. } = &e.kind {
+            *counts.entry(node_id.clone()).or_default() += 1;
+        }
+    }
+    counts
+}
+
+#[tokio::test]
+async fn diamond_runs_branches_concurrently_and_joins_once_with_both_inputs() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let delay = Duration::from_millis(300);
+    fake.script("b", [FakeStep::json(json!({"from": "b"})).after(delay)]);
+    fake.script("c", [FakeStep::text("plain text from c").after(delay)]);
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let conclave = graph(&["t:t", "a:a", "b:a", "c:a", "d:a", "out:o"], &["t>a", "a>b", "a>c", "b>d", "c>d", "d>out"]);
+    let (outcome, events) = run(&engine, conclave).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+
+    let spans = fake.spans();
+    let span = |id: &str| spans.iter().find(|s| s.node_id == id).expect("span").clone();
+    let (b, c, d) = (span("b"), span("c"), span("d"));
+    let (b_end, c_end) = (b.end.expect("b ended"), c.end.expect("c ended"));
+    let overlap = b_end.min(c_end).saturating_duration_since(b.start.max(c.start));
+    assert!(overlap >= delay / 2, "b and c must run at the same time; they overlapped for {overlap:?}");
+    assert!(d.start >= b_end && d.start >= c_end, "d started before both of its inputs finished");
+
+    let d_calls = fake.calls_for("d");
+    assert_eq!(d_calls.len(), 1, "d must run exactly once");
+    assert_eq!(
+        d_calls[0].input,
+        json!({"input": {"text": "the change"}, "upstream": {"b": {"from": "b"}, "c": "plain text from c"}}),
+        "d receives the run input and both upstream outputs keyed by node id (JSON as JSON, text as text)"
+    );
+    assert_eq!(completions(&events).get("d"), Some(&1));
+    assert_eq!(outcome.result, json!({"d": {"node": "d", "upstream": ["b", "c"]}}));
+}
+
+#[tokio::test]
+async fn a_failing_node_skips_exactly_its_descendants() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("b", [FakeStep::fail(ProviderError::Auth("key refused".into()))]);
+    let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
+    let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+    let conclave = graph(
+        &["t:t", "a:a", "b:a", "c:a", "e:a", "d:a", "x:a", "y:a", "out:o"],
+        &["t>a", "a>b", "b>c", "c>e", "a>d", "t>x", "x>y", "y>out", "d>out"],
+    );
+    let (outcome, events) = run(&engine, conclave).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!(outcome.failed_node.as_deref(), Some("b"));
+    assert_eq!(outcome.error_kind.as_deref(), Some("provider"));
+    assert!(outcome.error.as_deref().unwrap_or("").contains("authentication failed: key refused"), "{:?}", outcome.error);
+
+    let skipped: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::NodeSkipped { node_id, because_of } => Some((node_id.clone(), because_of.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skipped, vec![("c".to_string(), "b".to_string()), ("e".to_string(), "c".to_string())]);
+
+    let record = store.get_run(&outcome.run_id).await.expect("get").expect("exists");
+    let states: HashMap<&str, NodeState> = record.nodes.iter().map(|n| (n.node_id.as_str(), n.state)).collect();
+    for id in ["t", "a", "d", "x", "y", "out"] {
+        assert_eq!(states[id], NodeState::Succeeded, "{id} is unrelated to b and must complete");
+    }
+    assert_eq!(states["b"], NodeState::Failed);
+    assert_eq!((states["c"], states["e"]), (NodeState::Skipped, NodeState::Skipped));
+    assert_eq!(record.summary.status, RunStatus::Failed);
+}
+
+#[tokio::test]
+async fn cancelling_a_run_of_30_second_nodes_ends_within_a_second() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    for id in ["a", "b", "c"] {
+        fake.script(id, [FakeStep::text("never").after(Duration::from_secs(30))]);
+    }
+    let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
+    let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+    let conclave = graph(&["t:t", "a:a", "b:a", "c:a", "d:a"], &["t>a", "t>b", "t>c", "a>d"]);
+    let mut handle = engine.start(conclave, json!(null)).await.expect("starts");
+    let mut events = handle.take_events().expect("events");
+    // Wait until all three calls are in flight.
+    let mut started = 0;
+    while started < 3 {
+        if let EventKind::NodeStarted { node_id } = events.recv().await.expect("event").kind
+            && node_id != "t"
+        {
+            started += 1;
+        }
+    }
+    let asked = Instant::now();
+    handle.cancel();
+    let outcome = handle.wait().await;
+    let took = asked.elapsed();
+    assert!(took < Duration::from_secs(1), "cancellation took {took:?}");
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    assert!(fake.spans().iter().all(|s| s.end.is_none()), "in-flight calls are dropped, not awaited to completion");
+    let record = store.get_run(&outcome.run_id).await.expect("get").expect("exists");
+    assert_eq!(record.summary.status, RunStatus::Cancelled);
+    let states: Vec<NodeState> = record.nodes.iter().map(|n| n.state).collect();
+    assert_eq!(
+        states,
+        vec![NodeState::Succeeded, NodeState::Cancelled, NodeState::Cancelled, NodeState::Cancelled, NodeState::Cancelled]
+    );
+}
+
+#[tokio::test]
+async fn a_node_past_its_timeout_fails_with_a_timeout_error() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("slow", [FakeStep::text("late").after(Duration::from_secs(5))]);
+    let config = EngineConfig { node_timeout: Some(Duration::from_millis(100)), ..EngineConfig::default() };
+    let engine = engine_with(fake, Arc::new(MemoryStore::new()), config);
+    let started = Instant::now();
+    let (outcome, events) = run(&engine, graph(&["t:t", "slow:a"], &["t>slow"])).await;
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!(outcome.error_kind.as_deref(), Some("timeout"));
+    let failure = events.iter().find_map(|e| match &e.kind {
+        EventKind::NodeFailed { node_id, error_kind, message } => Some((node_id.clone(), error_kind.clone(), message.clone())),
+        _ => None,
+    });
+    let (node, kind, message) = failure.expect("a node_failed event");
+    assert_eq!((node.as_str(), kind.as_str()), ("slow", "timeout"));
+    assert!(message.starts_with("timed out after 100ms; raise `timeout_secs`"), "{message}");
+}
+
+#[tokio::test]
+async fn a_200_node_random_dag_runs_each_node_once_in_topological_order() {
+    let mut rng = fastrand::Rng::with_seed(42);
+    let n = 200;
+    let mut specs = vec!["n0:t".to_string()];
+    specs.extend((1..n).map(|i| format!("n{i}:a")));
+    let mut edges = Vec::new();
+    for j in 1..n {
+        // Every node gets at least one parent, so all are reachable.
+        edges.push(format!("n{}>n{j}", rng.usize(0..j)));
+        for _ in 0..rng.usize(0..3) {
+            let i = rng.usize(0..j);
+            let e = format!("n{i}>n{j}");
+            if !edges.contains(&e) {
+                edges.push(e);
+            }
+        }
+    }
+    let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    let edge_refs: Vec<&str> = edges.iter().map(String::as_str).collect();
+    let fake = Arc::new(FakeProvider::new("fake"));
+    for i in 1..n {
+        fake.script(&format!("n{i}"), [FakeStep::text("ok").after(Duration::from_micros(rng.u64(0..2000)))]);
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store: Arc<dyn RunStore> = Arc::new(SqliteStore::open(&dir.path().join("runs.db")).expect("open"));
+    let engine = engine_with(fake, store, EngineConfig::default());
+    let (outcome, events) = run(&engine, graph(&spec_refs, &edge_refs)).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>(), "sequence numbers are 1..n without gaps");
+    let counts = completions(&events);
+    assert_eq!(counts.len(), n, "every node completed");
+    assert!(counts.values().all(|&c| c == 1), "a node completed more than once");
+    let mut completed_at = HashMap::new();
+    let mut started_at = HashMap::new();
+    for e in &events {
+        match &e.kind {
+            EventKind::NodeCompleted { node_id, .. } => {
+                completed_at.insert(node_id.clone(), e.seq);
+            }
+            EventKind::NodeStarted { node_id } => {
+                started_at.insert(node_id.clone(), e.seq);
+            }
+            _ => {}
+        }
+    }
+    for e in &edges {
+        let (from, to) = e.split_once('>').expect("edge");
+        assert!(completed_at[from] < started_at[to], "{to} started before its upstream {from} completed");
+    }
+}
+
+#[tokio::test]
+async fn concurrency_limits_hold_globally_and_per_provider() {
+    let specs = ["t:t", "a:a", "b:a", "c:a", "d:a", "e:a", "f:a"];
+    let edges = ["t>a", "t>b", "t>c", "t>d", "t>e", "t>f"];
+    let scripted = || {
+        let fake = Arc::new(FakeProvider::new("fake"));
+        for id in ["a", "b", "c", "d", "e", "f"] {
+            fake.script(id, [FakeStep::text("ok").after(Duration::from_millis(60))]);
+        }
+        fake
+    };
+    let fake = scripted();
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig { max_concurrency: 2, ..Default::default() });
+    assert_eq!(run(&engine, graph(&specs, &edges)).await.0.status, RunStatus::Succeeded);
+    assert_eq!(fake.peak_concurrency(), 2, "global limit of 2");
+
+    let fake = scripted();
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let mut conclave = graph(&specs, &edges);
+    conclave.settings.provider_limits.insert("fake".into(), 1);
+    assert_eq!(run(&engine, conclave).await.0.status, RunStatus::Succeeded);
+    assert_eq!(fake.peak_concurrency(), 1, "per-provider limit of 1");
+
+    let fake = scripted();
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    assert_eq!(run(&engine, graph(&specs, &edges)).await.0.status, RunStatus::Succeeded);
+    assert_eq!(fake.peak_concurrency(), 6, "without limits all six run at once");
+}
+
+fn with_schema(mut conclave: Conclave, node: &str, schema: Value, retries: u32) -> Conclave {
+    let agent = conclave.nodes.iter_mut().find(|n| n.id == node).and_then(|n| n.agent.as_mut()).expect("agent");
+    agent.output_schema = Some(schema);
+    agent.output_retries = Some(retries);
+    conclave
+}
+
+#[tokio::test]
+async fn invalid_output_is_retried_with_the_errors_fed_back() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("a", [FakeStep::json(json!({"score": "high"})), FakeStep::json(json!({"score": 4}))]);
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let schema = json!({"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]});
+    let (outcome, events) = run(&engine, with_schema(graph(&["t:t", "a:a"], &["t>a"]), "a", schema, 2)).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    assert_eq!(outcome.outputs["a"].to_input_value(), json!({"score": 4}));
+    let calls = fake.calls_for("a");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].attempt, 2);
+    assert_eq!(calls[1].feedback, vec!["/score: \"high\" is not of type \"integer\"".to_string()]);
+    let failed: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::AttemptFailed { attempt, .. } => Some(*attempt),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed, vec![1]);
+}
+
+#[tokio::test]
+async fn output_still_invalid_after_retries_fails_the_node_without_passing_anything_on() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("a", [FakeStep::text("not json"), FakeStep::text("```json\n{}\n```"), FakeStep::json(json!({}))]);
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let schema = json!({"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]});
+    let conclave = with_schema(graph(&["t:t", "a:a", "b:a"], &["t>a", "a>b"]), "a", schema, 2);
+    let (outcome, _) = run(&engine, conclave).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!(outcome.error_kind.as_deref(), Some("invalid_output"));
+    assert!(outcome.error.as_deref().unwrap_or("").contains("after 3 attempt(s)"), "{:?}", outcome.error);
+    assert!(fake.calls_for("b").is_empty(), "nothing runs downstream of an invalid output");
+}
+
+#[tokio::test]
+async fn unavailable_providers_and_bad_schemas_stop_the_run_before_it_starts() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
+    let engine = engine_with(fake, store.clone(), EngineConfig::default());
+    let mut conclave = graph(&["t:t", "a:a"], &["t>a"]);
+    conclave.nodes[1].agent.as_mut().expect("agent").provider = "anthropic".into();
+    let err = engine.start(conclave, json!(null)).await.expect_err("must not start");
+    assert!(matches!(err, EngineError::Provider { ref node_id, .. } if node_id == "a"), "{err}");
+
+    let conclave = with_schema(graph(&["t:t", "a:a"], &["t>a"]), "a", json!({"type": "array"}), 0);
+    let err = engine.start(conclave, json!(null)).await.expect_err("must not start");
+    assert!(err.to_string().contains("node `a`: invalid output schema at /type"), "{err}");
+    assert!(store.list_runs(10).await.expect("list").is_empty(), "no run is recorded when planning fails");
+}
