@@ -119,7 +119,11 @@ async fn a_failing_node_skips_exactly_its_descendants() {
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.failed_node.as_deref(), Some("b"));
     assert_eq!(outcome.error_kind.as_deref(), Some("provider"));
-    assert!(outcome.error.as_deref().unwrap_or("").contains("authentication failed: key refused"), "{:?}", outcome.error);
+    assert!(
+        outcome.error.as_deref().unwrap_or("").contains("authentication failed: key refused"),
+        "{:?}",
+        outcome.error
+    );
 
     let skipped: Vec<(String, String)> = events
         .iter()
@@ -172,7 +176,13 @@ async fn cancelling_a_run_of_30_second_nodes_ends_within_a_second() {
     let states: Vec<NodeState> = record.nodes.iter().map(|n| n.state).collect();
     assert_eq!(
         states,
-        vec![NodeState::Succeeded, NodeState::Cancelled, NodeState::Cancelled, NodeState::Cancelled, NodeState::Cancelled]
+        vec![
+            NodeState::Succeeded,
+            NodeState::Cancelled,
+            NodeState::Cancelled,
+            NodeState::Cancelled,
+            NodeState::Cancelled
+        ]
     );
 }
 
@@ -188,7 +198,9 @@ async fn a_node_past_its_timeout_fails_with_a_timeout_error() {
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.error_kind.as_deref(), Some("timeout"));
     let failure = events.iter().find_map(|e| match &e.kind {
-        EventKind::NodeFailed { node_id, error_kind, message } => Some((node_id.clone(), error_kind.clone(), message.clone())),
+        EventKind::NodeFailed { node_id, error_kind, message } => {
+            Some((node_id.clone(), error_kind.clone(), message.clone()))
+        }
         _ => None,
     });
     let (node, kind, message) = failure.expect("a node_failed event");
@@ -262,7 +274,11 @@ async fn concurrency_limits_hold_globally_and_per_provider() {
         fake
     };
     let fake = scripted();
-    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig { max_concurrency: 2, ..Default::default() });
+    let engine = engine_with(
+        fake.clone(),
+        Arc::new(MemoryStore::new()),
+        EngineConfig { max_concurrency: 2, ..Default::default() },
+    );
     assert_eq!(run(&engine, graph(&specs, &edges)).await.0.status, RunStatus::Succeeded);
     assert_eq!(fake.peak_concurrency(), 2, "global limit of 2");
 
