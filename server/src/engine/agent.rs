@@ -47,7 +47,7 @@ impl NodeError {
 }
 
 fn humanize(d: Duration) -> String {
-    if d.as_millis() % 1000 == 0 { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
+    if d.as_millis().is_multiple_of(1000) { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
 }
 
 /// Runs the agent to a validated output.

@@ -13,6 +13,8 @@ struct StoredRun {
     record: RunRecord,
     owner: String,
     events: Vec<RunEvent>,
+    /// Position of each node in `record.nodes`, so applying an event is O(1).
+    node_index: HashMap<String, usize>,
 }
 
 /// Runs kept in memory.
@@ -37,7 +39,7 @@ fn apply(run: &mut StoredRun, event: &RunEvent) {
     match effect_of(event) {
         Effect::None => {}
         Effect::Node { node_id, state, output, error, usage } => {
-            if let Some(node) = run.record.nodes.iter_mut().find(|n| n.node_id == node_id) {
+            if let Some(node) = run.node_index.get(&node_id).and_then(|&i| run.record.nodes.get_mut(i)) {
                 node.state = state;
                 node.output = output;
                 node.error = error;
@@ -101,7 +103,8 @@ impl RunStore for MemoryStore {
             if runs.contains_key(&run.id) {
                 return false;
             }
-            runs.insert(run.id.clone(), StoredRun { record, owner: run.owner.clone(), events: Vec::new() });
+            let node_index = record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
+            runs.insert(run.id.clone(), StoredRun { record, owner: run.owner.clone(), events: Vec::new(), node_index });
             true
         });
         if !inserted {

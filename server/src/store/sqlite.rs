@@ -114,26 +114,30 @@ fn from_json<T: serde::de::DeserializeOwned>(run_id: &str, text: &str) -> Result
 
 fn insert_event(tx: &rusqlite::Transaction, event: &RunEvent) -> Result<(), StoreError> {
     let last: Option<u64> = tx
-        .query_row("SELECT MAX(seq) FROM events WHERE run_id = ?1", [&event.run_id], |r| r.get(0))
+        .prepare_cached("SELECT MAX(seq) FROM events WHERE run_id = ?1")
+        .and_then(|mut s| s.query_row([&event.run_id], |r| r.get(0)))
         .map_err(backend)?;
     let last = last.unwrap_or(0);
     if event.seq <= last {
         return Err(StoreError::OutOfOrder { run_id: event.run_id.clone(), seq: event.seq, last });
     }
-    tx.execute(
+    let payload = to_json(event)?;
+    tx.prepare_cached(
         "INSERT INTO events (run_id, seq, at_ms, type, node_id, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![event.run_id, event.seq, event.at_ms, event.kind.type_name(), event.kind.node_id(), to_json(event)?],
     )
+    .and_then(|mut s| {
+        s.execute(params![event.run_id, event.seq, event.at_ms, event.kind.type_name(), event.kind.node_id(), payload])
+    })
     .map_err(backend)?;
     match effect_of(event) {
         Effect::None => {}
         Effect::Node { node_id, state, output, error, usage } => {
             let output = output.as_ref().map(to_json).transpose()?;
             let usage = usage.as_ref().map(to_json).transpose()?;
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE nodes SET state = ?3, output_json = ?4, error = ?5, usage_json = ?6 WHERE run_id = ?1 AND node_id = ?2",
-                params![event.run_id, node_id, state.as_str(), output, error, usage],
             )
+            .and_then(|mut s| s.execute(params![event.run_id, node_id, state.as_str(), output, error, usage]))
             .map_err(backend)?;
         }
         Effect::RunEnd { status, failed_node, error, unfinished } => {
@@ -195,8 +199,8 @@ impl RunStore for SqliteStore {
         self.with_conn(|conn| {
             let tx = conn.transaction().map_err(backend)?;
             let known: bool = tx
-                .query_row("SELECT 1 FROM runs WHERE id = ?1", [&event.run_id], |_| Ok(true))
-                .optional()
+                .prepare_cached("SELECT 1 FROM runs WHERE id = ?1")
+                .and_then(|mut s| s.query_row([&event.run_id], |_| Ok(true)).optional())
                 .map_err(backend)?
                 .unwrap_or(false);
             if !known {

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs everything Conclave needs to build, run and test on a fresh machine that
+# has a Rust toolchain (rustup). Safe to run again: each step checks before it acts.
+set -euo pipefail
+
+log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+
+# Rust components used by the checks.
+if command -v rustup >/dev/null 2>&1; then
+  installed_components=$(rustup component list --installed 2>/dev/null || true)
+  for component in rustfmt clippy; do
+    if ! grep -q "^${component}" <<<"$installed_components"; then
+      log "adding rustup component $component"
+      rustup component add "$component"
+    fi
+  done
+  # conclave-shared must build for the browser; the editor is compiled to wasm32.
+  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    log "adding rust target wasm32-unknown-unknown"
+    rustup target add wasm32-unknown-unknown
+  fi
+else
+  log "rustup not found; assuming rustfmt, clippy and the wasm32-unknown-unknown target are installed"
+fi
+
+# System packages. A C compiler builds the bundled SQLite.
+need_apt=()
+command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v git >/dev/null 2>&1 || need_apt+=(git)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    log "installing ${need_apt[*]} with apt-get"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+  else
+    log "missing ${need_apt[*]}: install them with your package manager (or run this script as root)"
+    exit 1
+  fi
+fi
+
+log "done"
