@@ -61,8 +61,12 @@ impl Progress {
                 Err(broadcast::error::RecvError::Closed) => break,
             }
         }
-        if let Some((multi, _)) = &self.bars {
-            let _ = multi.clear();
+        // Bars of nodes that never finished (cancelled runs) stop where they were; the
+        // finished ones stay on screen as the run's summary.
+        if let Some((_, bars)) = &self.bars {
+            for bar in bars.values().filter(|b| !b.is_finished()) {
+                bar.abandon();
+            }
         }
     }
 
