@@ -12,7 +12,8 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
-step "conclave-shared builds for wasm32"
+step "conclave-shared and the editor build for wasm32"
 cargo build -p conclave-shared --target wasm32-unknown-unknown
+cargo clippy -p conclave-client --target wasm32-unknown-unknown -- -D warnings
 step "cargo test"
 cargo test --workspace
