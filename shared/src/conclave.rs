@@ -17,6 +17,9 @@ pub const DEFAULT_OUTPUT_RETRIES: u32 = 2;
 /// Default number of model turns an agent may take (tool calls included).
 pub const DEFAULT_MAX_TURNS: u32 = 8;
 
+/// Default cap on generated tokens per call.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
 /// One conclave: a directed acyclic graph of nodes joined by edges.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
@@ -184,6 +187,58 @@ pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
     pub timeout_secs: Option<u64>,
+    /// Most tokens the model may generate per call (default 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    pub max_tokens: Option<u32>,
+    /// How the schema reaches the model: `native` structured output where the provider
+    /// has it (the default), or a `prompt` contract rendered into the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_mode: Option<OutputMode>,
+    /// What to do when the provider cannot express part of the schema: `lossy` (drop it
+    /// with a warning, the default) or `strict` (refuse to run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatibility: Option<Compatibility>,
+    /// For `openai`: the Chat Completions API (`chat`, the default) or the Responses API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<OpenAiApi>,
+}
+
+/// How an agent's output schema reaches the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    /// The provider's own structured-output feature, falling back to the prompt contract
+    /// where it has none.
+    #[default]
+    Native,
+    /// The schema is rendered into the prompt; the answer is parsed from text.
+    Prompt,
+}
+
+/// What to do with schema features a provider cannot express.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Compatibility {
+    /// Drop or rewrite them and warn; local validation still checks the original.
+    #[default]
+    Lossy,
+    /// Refuse to run the agent.
+    Strict,
+}
+
+/// Which OpenAI API an agent calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum OpenAiApi {
+    /// `POST /chat/completions`.
+    #[default]
+    Chat,
+    /// `POST /responses`.
+    Responses,
 }
 
 impl AgentConfig {
@@ -199,6 +254,10 @@ impl AgentConfig {
             output_schema_ref: None,
             output_retries: None,
             timeout_secs: None,
+            max_tokens: None,
+            output_mode: None,
+            compatibility: None,
+            api: None,
         }
     }
 
@@ -210,6 +269,11 @@ impl AgentConfig {
     /// Most model turns allowed.
     pub fn turns(&self) -> u32 {
         self.max_turns.unwrap_or(DEFAULT_MAX_TURNS)
+    }
+
+    /// Most tokens per call.
+    pub fn tokens(&self) -> u32 {
+        self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)
     }
 }
 

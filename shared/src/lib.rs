@@ -8,6 +8,8 @@ pub mod conclave;
 pub mod events;
 pub mod run;
 
-pub use conclave::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, Settings};
+pub use conclave::{
+    AgentConfig, Compatibility, Conclave, Edge, Node, NodeKind, OpenAiApi, OutputMode, Position, Settings,
+};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use run::{NodeState, NodeSummary, RunRecord, RunStatus, RunSummary};

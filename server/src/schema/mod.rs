@@ -1,11 +1,18 @@
 //! JSON Schema handling for agent outputs: resolving dotted references, checking that
-//! an author's schema is itself valid, and compiling validators.
+//! an author's schema is itself valid, normalizing and lowering it per provider, and
+//! the prompt contract for providers without native structured output.
 //!
 //! **Invariant:** nothing here calls a provider or touches the network; remote `$ref`s
 //! are never fetched.
 
 pub mod check;
+pub mod contract;
+pub mod lower;
+pub mod normalize;
 pub mod refs;
+pub mod walk;
 
 pub use check::{SchemaProblem, check_schema};
+pub use lower::{LowerTarget, Lowered, LoweringNote, NoteKind, lower};
+pub use normalize::{NormalizeError, normalize};
 pub use refs::{RefError, ResolvedSchema, SchemaCatalog, SchemaSource};
