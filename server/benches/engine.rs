@@ -6,7 +6,7 @@
 
 use async_trait::async_trait;
 use conclave_server::engine::{Engine, EngineConfig, StreamSink};
-use conclave_server::providers::{AgentReply, AgentRequest, Provider, ProviderError, ProviderRegistry};
+use conclave_server::providers::{AgentReply, AgentRequest, Capabilities, Provider, ProviderError, ProviderRegistry};
 use conclave_server::schema::SchemaCatalog;
 use conclave_server::store::{MemoryStore, RunStore, SqliteStore};
 use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, RunStatus, Settings};
@@ -22,8 +22,11 @@ impl Provider for InstantProvider {
     fn name(&self) -> &str {
         "instant"
     }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { native_schema: None, tools: false }
+    }
     async fn call(&self, _request: &AgentRequest, _stream: &StreamSink) -> Result<AgentReply, ProviderError> {
-        Ok(AgentReply { text: "ok".into(), json: None, usage: Default::default() })
+        Ok(AgentReply::text("ok", Default::default()))
     }
 }
 

@@ -6,6 +6,7 @@
 //! - `engine/`: plans and runs conclaves, emitting typed events;
 //! - `providers/`: the `Provider` trait and its implementations;
 //! - `store/`: the `RunStore` trait, SQLite and in-memory stores, the conformance suite;
+//! - `tools/`: the `ToolRunner` trait agents' tool calls go through;
 //! - `cli/`: the `conclave` command line.
 
 pub mod catalog;
@@ -14,6 +15,7 @@ pub mod engine;
 pub mod providers;
 pub mod schema;
 pub mod store;
+pub mod tools;
 
 /// Built-in tool ids an agent may list in `tools`.
 pub const BUILTIN_TOOLS: &[&str] = &["read_file", "list_files", "grep"];

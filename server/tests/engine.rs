@@ -3,7 +3,7 @@
 
 use conclave_server::engine::{Engine, EngineConfig, EngineError, RunOutcome};
 use conclave_server::providers::fake::{FakeProvider, FakeStep};
-use conclave_server::providers::{ProviderError, ProviderRegistry};
+use conclave_server::providers::{Message, ProviderError, ProviderRegistry};
 use conclave_server::schema::SchemaCatalog;
 use conclave_server::store::{MemoryStore, RunStore, SqliteStore};
 use conclave_shared::{
@@ -314,7 +314,13 @@ async fn invalid_output_is_retried_with_the_errors_fed_back() {
     let calls = fake.calls_for("a");
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[1].attempt, 2);
-    assert_eq!(calls[1].feedback, vec!["/score: \"high\" is not of type \"integer\"".to_string()]);
+    let Some(Message::User(feedback)) = calls[1].messages.last() else { panic!("the retry ends with feedback") };
+    assert!(feedback.contains("- /score: \"high\" is not of type \"integer\""), "{feedback}");
+    assert!(
+        matches!(&calls[1].messages[1], Message::Assistant { text, .. } if text == "{\"score\":\"high\"}"),
+        "the failed answer is part of the conversation: {:?}",
+        calls[1].messages
+    );
     let failed: Vec<u32> = events
         .iter()
         .filter_map(|e| match &e.kind {

@@ -28,9 +28,8 @@ fn conclave_files() -> Vec<PathBuf> {
 fn the_published_schema_is_the_generated_one() {
     let published =
         std::fs::read_to_string(workspace_root().join("docs/conclave-file.schema.json")).expect("published");
-    assert_eq!(
-        published,
-        format_schema_text(),
+    assert!(
+        published == format_schema_text(),
         "docs/conclave-file.schema.json is stale: regenerate it with `conclave format-schema > docs/conclave-file.schema.json`"
     );
 }

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::lowering::LoweringNote;
 use crate::run::RunStatus;
 
 /// One event of one run.
@@ -53,6 +54,29 @@ pub enum EventKind {
         tool: String,
         /// Arguments as the model sent them.
         arguments: Value,
+    },
+    /// A node's output schema was adapted to its provider (sent once per agent with a
+    /// schema, before the run's first node starts).
+    SchemaLowered {
+        /// The node.
+        node_id: String,
+        /// The provider's schema dialect, or `prompt` for the prompt contract.
+        target: String,
+        /// Whether the provider's native structured output is used.
+        native: bool,
+        /// Every change made.
+        notes: Vec<LoweringNote>,
+    },
+    /// A provider call failed in a way that may pass and is being retried.
+    ProviderRetry {
+        /// The node.
+        node_id: String,
+        /// Retry number, starting at 1.
+        retry: u32,
+        /// What went wrong.
+        error: String,
+        /// The wait before the retry.
+        delay_ms: u64,
     },
     /// An attempt produced an answer that failed validation; another may follow.
     AttemptFailed {
@@ -113,6 +137,8 @@ impl EventKind {
             EventKind::NodeStarted { .. } => "node_started",
             EventKind::TextDelta { .. } => "text_delta",
             EventKind::ToolCall { .. } => "tool_call",
+            EventKind::SchemaLowered { .. } => "schema_lowered",
+            EventKind::ProviderRetry { .. } => "provider_retry",
             EventKind::AttemptFailed { .. } => "attempt_failed",
             EventKind::NodeCompleted { .. } => "node_completed",
             EventKind::NodeFailed { .. } => "node_failed",
@@ -127,6 +153,8 @@ impl EventKind {
             EventKind::NodeStarted { node_id }
             | EventKind::TextDelta { node_id, .. }
             | EventKind::ToolCall { node_id, .. }
+            | EventKind::SchemaLowered { node_id, .. }
+            | EventKind::ProviderRetry { node_id, .. }
             | EventKind::AttemptFailed { node_id, .. }
             | EventKind::NodeCompleted { node_id, .. }
             | EventKind::NodeFailed { node_id, .. }

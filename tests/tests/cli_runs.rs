@@ -32,12 +32,21 @@ fn a_successful_run_prints_the_result_and_plain_progress_lines() {
     }
 }
 
+fn last_run_id(ws: &TempWorkspace) -> String {
+    let list = ws.run(BIN, &["runs", "list", "--json", "--limit", "1"]).expect("runs list");
+    let runs: serde_json::Value = serde_json::from_str(&stdout(&list)).expect("json");
+    runs[0]["id"].as_str().expect("a run").to_string()
+}
+
 #[test]
 fn exit_codes_follow_the_design() {
     let ws = TempWorkspace::new().expect("workspace");
     ws.write_conclave("fails", &fake_conclave("fails", &[("a", "fail=upstream exploded")])).expect("write");
-    let out = ws.run(BIN, &["run", "fails"]).expect("runs");
+    let out = ws.command(BIN).args(["run", "fails"]).env("CONCLAVE_PROVIDER_RETRIES", "1").output().expect("runs");
     assert_eq!(out.status.code(), Some(3), "provider failure is exit 3: {}", stderr(&out));
+    let show = ws.run(BIN, &["runs", "show", "--json", &last_run_id(&ws)]).expect("runs show");
+    let retries = stdout(&show).matches("\"type\": \"provider_retry\"").count();
+    assert_eq!(retries, 1, "a 500 is retried once with CONCLAVE_PROVIDER_RETRIES=1");
     assert!(
         stderr(&out).contains("node `a` failed: provider server error (HTTP 500): upstream exploded"),
         "{}",

@@ -12,6 +12,7 @@ use super::progress::Progress;
 use super::{Workspace, exit};
 use crate::catalog::{LoadError, load_conclave};
 use crate::engine::{Engine, EngineConfig, EngineError, RunOutcome};
+use crate::providers::pricing::PriceTable;
 use crate::store::RunStore;
 
 /// Arguments of `conclave run`.
@@ -61,7 +62,7 @@ pub async fn run(args: RunArgs, workspace: &Workspace, store: Arc<dyn RunStore>)
             return exit::CONFIG;
         }
     };
-    let config = EngineConfig { max_concurrency: args.max_concurrency.max(1), ..EngineConfig::default() };
+    let config = engine_config(&args);
     let engine = Engine::new(workspace.providers.clone(), store, workspace.schemas.clone(), config);
     let mut handle = match engine.start(conclave.clone(), input).await {
         Ok(h) => h,
@@ -86,6 +87,16 @@ pub async fn run(args: RunArgs, workspace: &Workspace, store: Arc<dyn RunStore>)
     ctrl_c.abort();
     let _ = progress.await;
     report(&outcome)
+}
+
+/// Engine settings from the arguments and the environment.
+fn engine_config(args: &RunArgs) -> EngineConfig {
+    let mut config = EngineConfig { max_concurrency: args.max_concurrency.max(1), ..EngineConfig::default() };
+    if let Some(retries) = std::env::var("CONCLAVE_PROVIDER_RETRIES").ok().and_then(|v| v.trim().parse().ok()) {
+        config.retry.max_retries = retries;
+    }
+    config.prices = Arc::new(PriceTable::load(crate::schema::refs::user_config_dir().as_deref()));
+    config
 }
 
 fn report(outcome: &RunOutcome) -> u8 {

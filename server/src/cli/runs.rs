@@ -143,6 +143,16 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
             EventKind::RunStarted { conclave_id, node_count } => format!("{conclave_id}, {node_count} nodes"),
             EventKind::NodeStarted { node_id } => node_id.clone(),
             EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
+            EventKind::SchemaLowered { node_id, target, native, notes } => {
+                format!(
+                    "{node_id}: {} via {target}, {} note(s)",
+                    if *native { "native" } else { "prompt contract" },
+                    notes.len()
+                )
+            }
+            EventKind::ProviderRetry { node_id, retry, error, delay_ms } => {
+                format!("{node_id}: retry {retry} in {delay_ms} ms after: {error}")
+            }
             EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
                 format!("{node_id}: attempt {attempt}: {}", errors.join("; "))
             }

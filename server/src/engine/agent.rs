@@ -1,5 +1,9 @@
-//! Runs one agent node: calls its provider, and when the agent has an output schema,
-//! validates every answer locally and retries with the errors fed back.
+//! Runs one agent node: a tool phase (when the agent has tools), then the answer,
+//! constrained natively or by the prompt contract, validated locally against the
+//! author's schema, and retried with the validation errors fed back.
+//!
+//! Provider faults that may pass (rate limits, 5xx, resets) are retried with backoff
+//! inside each call; schema failures are retried as new attempts.
 
 use conclave_shared::{EventKind, NodeOutput, Usage};
 use serde_json::Value;
@@ -7,8 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::bus::{EventBus, StreamSink};
-use super::plan::AgentPlan;
-use crate::providers::{AgentRequest, ProviderError};
+use super::plan::{AgentPlan, OutputContract};
+use crate::providers::pricing::PriceTable;
+use crate::providers::retry::RetryPolicy;
+use crate::providers::{AgentReply, AgentRequest, Message, ProviderError, ToolCall};
+use crate::schema::contract::{extract_json, render_feedback};
+use crate::schema::lower::remove_lowering_nulls;
+use crate::tools::ToolRunner;
 
 /// Why a node failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -38,6 +47,7 @@ impl NodeError {
     /// Class name stored with the failure.
     pub fn kind(&self) -> &'static str {
         match self {
+            NodeError::Provider(ProviderError::SchemaExhausted(_)) => "invalid_output",
             NodeError::Provider(_) => "provider",
             NodeError::Timeout(_) => "timeout",
             NodeError::InvalidOutput { .. } => "invalid_output",
@@ -50,68 +60,204 @@ fn humanize(d: Duration) -> String {
     if d.as_millis().is_multiple_of(1000) { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
 }
 
-/// Runs the agent to a validated output.
+/// What every agent of a run shares.
+#[derive(Debug, Clone)]
+pub struct AgentContext {
+    /// The run's event bus.
+    pub bus: Arc<EventBus>,
+    /// How provider faults are retried.
+    pub retry: RetryPolicy,
+    /// Prices for the cost of each call.
+    pub prices: Arc<PriceTable>,
+    /// The tools, if this run offers any.
+    pub tools: Option<Arc<dyn ToolRunner>>,
+}
+
+/// The first message of every agent: its input as JSON.
+pub fn render_input(input: &Value) -> String {
+    let pretty = serde_json::to_string_pretty(input).unwrap_or_default();
+    format!(
+        "Your input, as JSON (`input` is the run input, `upstream` the outputs of the nodes before you):\n```json\n{pretty}\n```"
+    )
+}
+
+/// Runs the agent to its output.
 pub async fn run_agent(
     plan: &AgentPlan,
-    bus: &Arc<EventBus>,
+    ctx: &AgentContext,
     node_id: &str,
     input: Value,
 ) -> Result<(NodeOutput, Usage), NodeError> {
-    let sink = StreamSink::new(bus.clone(), node_id.to_string());
-    let attempts = if plan.validator.is_some() { 1 + plan.config.retries() } else { 1 };
-    let mut usage = Usage::default();
-    let mut feedback = Vec::new();
+    let sink = StreamSink::new(ctx.bus.clone(), node_id.to_string());
+    let mut call = Caller { plan, ctx, sink: &sink, node_id, input: &input, usage: Usage::default() };
+    let mut messages = vec![Message::User(render_input(&input))];
+    let Some(contract) = &plan.contract else {
+        let reply = call.converse(&mut messages, 1, false).await?;
+        let output = match reply.json {
+            Some(json) => NodeOutput::Json(json),
+            None => NodeOutput::Text(reply.text),
+        };
+        return Ok((output, call.usage));
+    };
+    let attempts = 1 + plan.config.retries();
     let mut last = (Vec::new(), String::new());
     for attempt in 1..=attempts {
-        let request = AgentRequest {
-            run_id: bus.run_id().to_string(),
-            node_id: node_id.to_string(),
-            model: plan.config.model.clone(),
-            system_prompt: plan.config.system_prompt.clone(),
-            input: input.clone(),
-            output_schema: plan.schema.clone(),
-            attempt,
-            feedback: std::mem::take(&mut feedback),
-        };
-        let reply = plan.provider.call(&request, &sink).await?;
-        usage.add(&reply.usage);
-        let Some(validator) = &plan.validator else {
-            let output = match reply.json {
-                Some(json) => NodeOutput::Json(json),
-                None => NodeOutput::Text(reply.text),
-            };
-            return Ok((output, usage));
-        };
-        let candidate = match reply.json {
-            Some(json) => Ok(json),
-            None => serde_json::from_str::<Value>(reply.text.trim())
-                .map_err(|e| vec![format!("the answer is not JSON: {e}")]),
-        };
-        let errors = match candidate {
-            Ok(value) => {
-                let errors: Vec<String> = validator
-                    .iter_errors(&value)
-                    .map(|e| {
-                        let path = e.instance_path().as_str().to_string();
-                        format!("{}: {e}", if path.is_empty() { "/" } else { &path })
+        let reply = call.converse(&mut messages, attempt, true).await?;
+        match check_answer(contract, &reply) {
+            Ok(value) => return Ok((NodeOutput::Json(value), call.usage)),
+            Err(errors) => {
+                ctx.bus
+                    .emit(EventKind::AttemptFailed {
+                        node_id: node_id.to_string(),
+                        attempt,
+                        errors: errors.clone(),
+                        raw: reply.text.clone(),
                     })
-                    .collect();
-                if errors.is_empty() {
-                    return Ok((NodeOutput::Json(value), usage));
-                }
-                errors
+                    .await;
+                messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: Vec::new() });
+                messages.push(Message::User(render_feedback(&errors)));
+                last = (errors, reply.text);
             }
-            Err(errors) => errors,
-        };
-        bus.emit(EventKind::AttemptFailed {
-            node_id: node_id.to_string(),
-            attempt,
-            errors: errors.clone(),
-            raw: reply.text.clone(),
-        })
-        .await;
-        feedback = errors.clone();
-        last = (errors, reply.text);
+        }
     }
     Err(NodeError::InvalidOutput { attempts, errors: last.0, raw: last.1 })
+}
+
+/// The validated value of an answer, or every reason it is not acceptable.
+fn check_answer(contract: &OutputContract, reply: &AgentReply) -> Result<Value, Vec<String>> {
+    let mut value = match &reply.json {
+        Some(json) => json.clone(),
+        None => extract_json(&reply.text).map_err(|e| vec![e])?,
+    };
+    if contract.restore_nulls {
+        remove_lowering_nulls(&mut value, &contract.original);
+    }
+    let errors: Vec<String> = contract
+        .validator
+        .iter_errors(&value)
+        .map(|e| {
+            let path = e.instance_path().as_str().to_string();
+            format!("{}: {e}", if path.is_empty() { "/" } else { &path })
+        })
+        .collect();
+    if errors.is_empty() { Ok(value) } else { Err(errors) }
+}
+
+/// Makes the calls of one agent node.
+struct Caller<'a> {
+    plan: &'a AgentPlan,
+    ctx: &'a AgentContext,
+    sink: &'a StreamSink,
+    node_id: &'a str,
+    input: &'a Value,
+    usage: Usage,
+}
+
+impl Caller<'_> {
+    /// One attempt: the tool phase when the agent has tools, then (for structured
+    /// answers after tool use) an extraction turn without tools.
+    async fn converse(
+        &mut self,
+        messages: &mut Vec<Message>,
+        attempt: u32,
+        structured: bool,
+    ) -> Result<AgentReply, NodeError> {
+        let plan = self.plan;
+        if plan.tools.is_empty() {
+            return self.call(messages, attempt, false, structured).await;
+        }
+        let mut turns = 0;
+        loop {
+            let reply = self.call(messages, attempt, true, false).await?;
+            turns += 1;
+            if reply.tool_calls.is_empty() || turns >= plan.config.turns() {
+                if !structured {
+                    return Ok(reply);
+                }
+                messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: reply.tool_calls.clone() });
+                for call in &reply.tool_calls {
+                    messages.push(self.skipped_tool(call));
+                }
+                break;
+            }
+            messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: reply.tool_calls.clone() });
+            for call in &reply.tool_calls {
+                messages.push(self.run_tool(call).await);
+            }
+        }
+        messages.push(Message::User("Give your final answer now, as JSON only.".into()));
+        self.call(messages, attempt, false, true).await
+    }
+
+    async fn run_tool(&self, call: &ToolCall) -> Message {
+        let outcome = match &self.ctx.tools {
+            Some(runner) => runner.run(call).await,
+            None => crate::tools::ToolOutcome::error("no tools are available in this run"),
+        };
+        Message::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: outcome.content,
+            is_error: outcome.is_error,
+        }
+    }
+
+    fn skipped_tool(&self, call: &ToolCall) -> Message {
+        Message::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: "not run: the turn limit was reached".into(),
+            is_error: true,
+        }
+    }
+
+    /// One provider call, retrying faults that may pass.
+    async fn call(
+        &mut self,
+        messages: &[Message],
+        attempt: u32,
+        offer_tools: bool,
+        structured: bool,
+    ) -> Result<AgentReply, NodeError> {
+        let plan = self.plan;
+        let request = AgentRequest {
+            run_id: self.ctx.bus.run_id().to_string(),
+            node_id: self.node_id.to_string(),
+            model: plan.config.model.clone(),
+            system_prompt: plan.system_prompt.clone(),
+            input: self.input.clone(),
+            messages: messages.to_vec(),
+            tools: if offer_tools { plan.tools.clone() } else { Vec::new() },
+            output_schema: if structured { plan.contract.as_ref().and_then(|c| c.native.clone()) } else { None },
+            max_tokens: plan.config.tokens(),
+            api: plan.config.api.unwrap_or_default(),
+            attempt,
+        };
+        let mut retry = 0;
+        loop {
+            match plan.provider.call(&request, self.sink).await {
+                Ok(mut reply) => {
+                    if reply.usage.cost_usd.is_none() {
+                        self.ctx.prices.apply(&plan.config.provider, &plan.config.model, &mut reply.usage);
+                    }
+                    self.usage.add(&reply.usage);
+                    return Ok(reply);
+                }
+                Err(error) => {
+                    retry += 1;
+                    let Some(delay) = self.ctx.retry.delay(retry, &error) else { return Err(error.into()) };
+                    self.ctx
+                        .bus
+                        .emit(EventKind::ProviderRetry {
+                            node_id: self.node_id.to_string(),
+                            retry,
+                            error: error.to_string(),
+                            delay_ms: delay.as_millis() as u64,
+                        })
+                        .await;
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
 }

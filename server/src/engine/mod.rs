@@ -20,14 +20,17 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-pub use agent::NodeError;
+pub use agent::{AgentContext, NodeError};
 pub use bus::{EventBus, StreamSink, now_ms};
-pub use plan::{Plan, PlanLimits, build_plan};
+pub use plan::{Plan, PlanContext, build_plan};
 pub use scheduler::RunOutcome;
 
 use crate::providers::ProviderRegistry;
+use crate::providers::pricing::PriceTable;
+use crate::providers::retry::RetryPolicy;
 use crate::schema::SchemaCatalog;
 use crate::store::{NewRun, RunStore, StoreError};
+use crate::tools::ToolRunner;
 
 /// Engine-wide limits.
 #[derive(Debug, Clone)]
@@ -38,6 +41,12 @@ pub struct EngineConfig {
     pub provider_limits: HashMap<String, usize>,
     /// Timeout for nodes that set none.
     pub node_timeout: Option<Duration>,
+    /// How provider faults are retried.
+    pub retry: RetryPolicy,
+    /// Prices for the cost of each call.
+    pub prices: Arc<PriceTable>,
+    /// The tools agents may call, if any.
+    pub tools: Option<Arc<dyn ToolRunner>>,
 }
 
 impl Default for EngineConfig {
@@ -46,6 +55,9 @@ impl Default for EngineConfig {
             max_concurrency: 16,
             provider_limits: HashMap::new(),
             node_timeout: Some(Duration::from_secs(600)),
+            retry: RetryPolicy::default(),
+            prices: Arc::new(PriceTable::load(None)),
+            tools: None,
         }
     }
 }
@@ -155,8 +167,11 @@ impl Engine {
 
     /// Checks that `conclave` can run (graph, providers, schemas) without starting it.
     pub fn plan(&self, conclave: &Conclave) -> Result<Plan, EngineError> {
-        let limits =
-            PlanLimits { provider_limits: self.config.provider_limits.clone(), node_timeout: self.config.node_timeout };
+        let limits = PlanContext {
+            provider_limits: self.config.provider_limits.clone(),
+            node_timeout: self.config.node_timeout,
+            tools: self.config.tools.clone(),
+        };
         build_plan(conclave, &self.providers, &self.schemas, &limits)
     }
 
@@ -179,7 +194,13 @@ impl Engine {
             .settings
             .max_concurrency
             .map_or(self.config.max_concurrency, |m| (m as usize).min(self.config.max_concurrency));
-        let task = tokio::spawn(scheduler::drive(plan, bus.clone(), input, max, conclave.id.clone(), cancel.clone()));
+        let agents = AgentContext {
+            bus: bus.clone(),
+            retry: self.config.retry,
+            prices: self.config.prices.clone(),
+            tools: self.config.tools.clone(),
+        };
+        let task = tokio::spawn(scheduler::drive(plan, agents, input, max, conclave.id.clone(), cancel.clone()));
         Ok(RunHandle { run_id, bus, cancel, events: Some(events), task })
     }
 }

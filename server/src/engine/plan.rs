@@ -2,7 +2,7 @@
 //! providers and schemas, compiled validators. Everything that can be wrong with a
 //! conclave is found here, before the run is created.
 
-use conclave_shared::{AgentConfig, Conclave, NodeKind};
+use conclave_shared::{AgentConfig, Compatibility, Conclave, LoweringNote, NodeKind, OutputMode};
 use petgraph::graph::DiGraph;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -11,8 +11,28 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use super::EngineError;
-use crate::providers::{Provider, ProviderRegistry};
-use crate::schema::{SchemaCatalog, check_schema};
+use crate::providers::{Provider, ProviderRegistry, SchemaSpec, ToolSpec};
+use crate::schema::contract::render_contract;
+use crate::schema::{LowerTarget, SchemaCatalog, check_schema, lower, normalize};
+use crate::tools::ToolRunner;
+
+/// How an agent's answer is constrained and checked.
+#[derive(Debug)]
+pub struct OutputContract {
+    /// The schema as the author wrote it (resolved from its reference); answers are
+    /// validated against this.
+    pub original: Arc<Value>,
+    /// `original`, compiled once for the run.
+    pub validator: Arc<jsonschema::Validator>,
+    /// The lowered schema for the provider's native structured output, if used.
+    pub native: Option<SchemaSpec>,
+    /// Whether nulls the OpenAI lowering forced onto optional properties are removed.
+    pub restore_nulls: bool,
+    /// The dialect (`openai`, `anthropic`, ...) or `prompt` for the prompt contract.
+    pub target: String,
+    /// What lowering changed.
+    pub notes: Vec<LoweringNote>,
+}
 
 /// An agent ready to call.
 #[derive(Debug)]
@@ -21,10 +41,12 @@ pub struct AgentPlan {
     pub config: AgentConfig,
     /// The provider it calls.
     pub provider: Arc<dyn Provider>,
-    /// The resolved output schema (inline or by reference).
-    pub schema: Option<Arc<Value>>,
-    /// The schema compiled once for the whole run.
-    pub validator: Option<Arc<jsonschema::Validator>>,
+    /// The system prompt sent, with the prompt contract appended when used.
+    pub system_prompt: String,
+    /// The output contract, when the agent has a schema.
+    pub contract: Option<OutputContract>,
+    /// Tools offered to the model.
+    pub tools: Vec<ToolSpec>,
     /// Per-node timeout.
     pub timeout: Option<Duration>,
     /// Limit on concurrent calls to this agent's provider.
@@ -53,13 +75,15 @@ pub struct Plan {
     pub predecessors: Vec<Vec<usize>>,
 }
 
-/// Limits that apply while building a plan.
+/// What a plan is built with besides the conclave.
 #[derive(Debug, Clone, Default)]
-pub struct PlanLimits {
+pub struct PlanContext {
     /// Concurrent calls per provider, before the conclave's own settings.
     pub provider_limits: HashMap<String, usize>,
     /// Default node timeout.
     pub node_timeout: Option<Duration>,
+    /// The tools agents may call, if this run offers any.
+    pub tools: Option<Arc<dyn ToolRunner>>,
 }
 
 /// Builds the plan, refusing duplicate ids, dangling edges, cycles, unknown or
@@ -68,7 +92,7 @@ pub fn build_plan(
     conclave: &Conclave,
     providers: &ProviderRegistry,
     schemas: &SchemaCatalog,
-    limits: &PlanLimits,
+    limits: &PlanContext,
 ) -> Result<Plan, EngineError> {
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (i, node) in conclave.nodes.iter().enumerate() {
@@ -123,25 +147,34 @@ pub fn build_plan(
                 provider
                     .check_config()
                     .map_err(|e| EngineError::Provider { node_id: node.id.clone(), message: e.to_string() })?;
-                let schema = resolve_schema(&node.id, config, schemas)?;
-                let validator = match &schema {
-                    Some(s) => Some(Arc::new(jsonschema::validator_for(s).map_err(|e| EngineError::Schema {
-                        node_id: node.id.clone(),
-                        message: format!("output schema does not compile: {e}"),
-                    })?)),
+                let contract = match resolve_schema(&node.id, config, schemas)? {
+                    Some(schema) => Some(output_contract(&node.id, config, provider.as_ref(), schema)?),
                     None => None,
                 };
+                let tools = agent_tools(&node.id, config, provider.as_ref(), limits.tools.as_deref())?;
                 let timeout = config
                     .timeout_secs
                     .or(conclave.settings.node_timeout_secs)
                     .map(Duration::from_secs)
                     .or(limits.node_timeout);
+                let system_prompt = match &contract {
+                    Some(c) if c.native.is_none() => {
+                        let rule = render_contract(&c.original);
+                        if config.system_prompt.is_empty() {
+                            rule
+                        } else {
+                            format!("{}\n\n{rule}", config.system_prompt)
+                        }
+                    }
+                    _ => config.system_prompt.clone(),
+                };
                 Some(Arc::new(AgentPlan {
                     config: config.clone(),
                     provider_limit: provider_limit(&config.provider),
                     provider,
-                    schema: schema.map(Arc::new),
-                    validator,
+                    system_prompt,
+                    contract,
+                    tools,
                     timeout,
                 }))
             }
@@ -156,6 +189,74 @@ pub fn build_plan(
         return Err(EngineError::Invalid("the conclave has no trigger node".into()));
     }
     Ok(Plan { nodes, successors, predecessors })
+}
+
+/// Decides how the schema reaches the model (native or prompt contract), lowers it,
+/// and refuses in `strict` compatibility mode when lowering would lose meaning.
+fn output_contract(
+    node_id: &str,
+    config: &AgentConfig,
+    provider: &dyn Provider,
+    schema: Value,
+) -> Result<OutputContract, EngineError> {
+    let schema_error = |message: String| EngineError::Schema { node_id: node_id.into(), message };
+    let validator =
+        jsonschema::validator_for(&schema).map_err(|e| schema_error(format!("output schema does not compile: {e}")))?;
+    let name = config.output_schema_ref.clone().unwrap_or_else(|| format!("{node_id}_output"));
+    let wants_native = config.output_mode.unwrap_or_default() == OutputMode::Native;
+    let (native, target, notes, restore_nulls) = match provider.capabilities().native_schema.filter(|_| wants_native) {
+        Some(target) => {
+            let lowered = lower(&schema, target).map_err(|e| schema_error(e.to_string()))?;
+            let restore = target == LowerTarget::OpenAi && lowered.native;
+            let native =
+                lowered.native.then(|| SchemaSpec { name: name.clone(), schema: Arc::new(lowered.schema.clone()) });
+            (native, target.as_str().to_string(), lowered.notes, restore)
+        }
+        None => {
+            normalize(&schema).map_err(|e| schema_error(e.to_string()))?;
+            (None, "prompt".to_string(), Vec::new(), false)
+        }
+    };
+    if config.compatibility.unwrap_or_default() == Compatibility::Strict {
+        let losses: Vec<String> = notes.iter().filter(|n| n.kind.loses_meaning()).map(|n| format!("  {n}")).collect();
+        if !losses.is_empty() {
+            return Err(schema_error(format!(
+                "strict compatibility: provider `{}` cannot express the whole output schema:\n{}\nadapt the schema, or set \"compatibility\": \"lossy\" to accept these changes",
+                provider.name(),
+                losses.join("\n")
+            )));
+        }
+    }
+    let target = if native.is_some() { target } else { "prompt".to_string() };
+    Ok(OutputContract {
+        original: Arc::new(schema),
+        validator: Arc::new(validator),
+        native,
+        restore_nulls,
+        target,
+        notes,
+    })
+}
+
+/// The tool specs offered to an agent.
+fn agent_tools(
+    node_id: &str,
+    config: &AgentConfig,
+    provider: &dyn Provider,
+    runner: Option<&dyn ToolRunner>,
+) -> Result<Vec<ToolSpec>, EngineError> {
+    if config.tools.is_empty() || !provider.capabilities().tools {
+        return Ok(Vec::new());
+    }
+    let Some(runner) = runner else {
+        return Err(EngineError::Invalid(format!(
+            "agent `{node_id}` lists tools ({}) but this run has no tool sandbox; remove `tools` or run it where tools are available",
+            config.tools.join(", ")
+        )));
+    };
+    runner
+        .specs(&config.tools)
+        .map_err(|unknown| EngineError::Invalid(format!("agent `{node_id}`: unknown tool `{unknown}`")))
 }
 
 fn resolve_schema(node_id: &str, config: &AgentConfig, schemas: &SchemaCatalog) -> Result<Option<Value>, EngineError> {

@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::agent::{NodeError, run_agent};
+use super::agent::{AgentContext, NodeError, run_agent};
 use super::bus::EventBus;
 use super::plan::Plan;
 
@@ -38,6 +38,7 @@ type TaskResult = (usize, Result<(NodeOutput, Usage), NodeError>, u64);
 
 struct Run {
     plan: Arc<Plan>,
+    agents: AgentContext,
     bus: Arc<EventBus>,
     input: Value,
     global: Arc<Semaphore>,
@@ -53,7 +54,7 @@ struct Run {
 /// Drives the run to its end and emits `run_finished`.
 pub async fn drive(
     plan: Arc<Plan>,
-    bus: Arc<EventBus>,
+    agents: AgentContext,
     input: Value,
     max_concurrency: usize,
     conclave_id: String,
@@ -66,7 +67,8 @@ pub async fn drive(
         outputs: vec![None; n],
         ready: (0..n).rev().filter(|&i| plan.predecessors[i].is_empty()).collect(),
         plan,
-        bus,
+        bus: agents.bus.clone(),
+        agents,
         input,
         global: Arc::new(Semaphore::new(max_concurrency.max(1))),
         tasks: JoinSet::new(),
@@ -74,6 +76,17 @@ pub async fn drive(
         first_failure: None,
     };
     run.bus.emit(EventKind::RunStarted { conclave_id, node_count: n }).await;
+    for node in &run.plan.nodes {
+        if let Some(contract) = node.agent.as_ref().and_then(|a| a.contract.as_ref()) {
+            let event = EventKind::SchemaLowered {
+                node_id: node.id.clone(),
+                target: contract.target.clone(),
+                native: contract.native.is_some(),
+                notes: contract.notes.clone(),
+            };
+            run.bus.emit(event).await;
+        }
+    }
     let mut cancelled = false;
     loop {
         while let Some(i) = run.ready.pop() {
@@ -125,7 +138,7 @@ impl Run {
                 let mut input = Map::new();
                 input.insert("input".into(), self.input.clone());
                 input.insert("upstream".into(), Value::Object(self.upstream_outputs(i)));
-                let bus = self.bus.clone();
+                let agents = self.agents.clone();
                 let global = self.global.clone();
                 let node_id = node.id.clone();
                 let handle = self.tasks.spawn(async move {
@@ -135,9 +148,9 @@ impl Run {
                         Some(limit) => limit.clone().acquire_owned().await.ok(),
                         None => None,
                     };
-                    bus.emit(EventKind::NodeStarted { node_id: node_id.clone() }).await;
+                    agents.bus.emit(EventKind::NodeStarted { node_id: node_id.clone() }).await;
                     let started = Instant::now();
-                    let work = run_agent(&agent, &bus, &node_id, Value::Object(input));
+                    let work = run_agent(&agent, &agents, &node_id, Value::Object(input));
                     let result = match agent.timeout {
                         Some(limit) => {
                             tokio::time::timeout(limit, work).await.unwrap_or(Err(NodeError::Timeout(limit)))

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{AgentReply, AgentRequest, Provider, ProviderError};
+use super::{AgentReply, AgentRequest, Capabilities, Provider, ProviderError, StopReason, ToolCall};
 use crate::engine::StreamSink;
 
 /// One scripted answer.
@@ -31,6 +31,8 @@ pub enum FakeStep {
         /// Latency before the answer.
         delay: Duration,
     },
+    /// Ask for tool calls.
+    Tools(Vec<ToolCall>),
     /// Fail after `delay`.
     Fail {
         /// The error returned.
@@ -61,6 +63,7 @@ impl FakeStep {
         match self {
             FakeStep::Reply { text, json, .. } => FakeStep::Reply { text, json, delay },
             FakeStep::Fail { error, .. } => FakeStep::Fail { error, delay },
+            tools @ FakeStep::Tools(_) => tools,
         }
     }
 }
@@ -85,12 +88,15 @@ pub struct FakeProvider {
     spans: Mutex<Vec<CallSpan>>,
     active: AtomicUsize,
     peak: AtomicUsize,
+    capabilities: Capabilities,
 }
 
 impl FakeProvider {
-    /// A fake registered under `name` (tests usually use `fake`).
+    /// A fake registered under `name` (tests usually use `fake`), with no native
+    /// structured output (so schemas travel as the prompt contract) and tool support.
     pub fn new(name: impl Into<String>) -> FakeProvider {
         FakeProvider {
+            capabilities: Capabilities { native_schema: None, tools: true },
             name: name.into(),
             scripts: Mutex::default(),
             calls: Mutex::default(),
@@ -98,6 +104,12 @@ impl FakeProvider {
             active: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
         }
+    }
+
+    /// The same fake claiming other capabilities.
+    pub fn with_capabilities(mut self, capabilities: Capabilities) -> FakeProvider {
+        self.capabilities = capabilities;
+        self
     }
 
     /// Queues answers for `node_id`, used one per call in order.
@@ -139,6 +151,10 @@ impl Provider for FakeProvider {
         &self.name
     }
 
+    fn capabilities(&self) -> Capabilities {
+        self.capabilities
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &StreamSink) -> Result<AgentReply, ProviderError> {
         lock(&self.calls).push(request.clone());
         let span_index = {
@@ -165,7 +181,19 @@ impl Provider for FakeProvider {
                     output_tokens: text.len() as u64 / 4,
                     cost_usd: None,
                 };
-                Ok(AgentReply { text, json, usage })
+                Ok(AgentReply { text, json, tool_calls: Vec::new(), usage, stop: StopReason::EndTurn })
+            }
+            FakeStep::Tools(calls) => {
+                for call in &calls {
+                    stream.tool_call(&call.name, call.arguments.clone()).await;
+                }
+                Ok(AgentReply {
+                    text: String::new(),
+                    json: None,
+                    tool_calls: calls,
+                    usage: Usage::default(),
+                    stop: StopReason::ToolUse,
+                })
             }
             FakeStep::Fail { error, delay } => {
                 if !delay.is_zero() {

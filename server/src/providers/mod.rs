@@ -1,13 +1,26 @@
-//! The provider boundary: one trait every LLM backend implements, its request and
-//! reply types, typed errors, and the registry the engine looks providers up in.
+//! The provider boundary: one trait every LLM backend implements, the conversation it
+//! is asked to continue, typed errors, and the registry the engine looks providers up in.
+//!
+//! Layout: `http.rs` (status mapping, SSE), `retry.rs` (backoff), `secret.rs` (keys
+//! that never print), `pricing.rs` (cost per model), one file per vendor, and
+//! `fake.rs`, the test double.
 //!
 //! **Invariant:** the engine sees only [`Provider`]; vendor wire formats live in the
-//! files beside this one.
+//! vendor files. Keys come from the environment only and never reach events, errors
+//! or logs.
 
+pub mod anthropic;
+pub mod claude_code;
 pub mod fake;
+pub mod http;
+pub mod ollama;
+pub mod openai;
+pub mod pricing;
+pub mod retry;
+pub mod secret;
 
 use async_trait::async_trait;
-use conclave_shared::Usage;
+use conclave_shared::{OpenAiApi, Usage};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,9 +28,66 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::StreamSink;
+use crate::schema::LowerTarget;
 
 /// Provider names a conclave may use, in the order they are listed to users.
 pub const KNOWN_PROVIDERS: &[&str] = &["anthropic", "openai", "ollama", "claude-code", "local"];
+
+/// One turn of an agent's conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// Text from the user side (the input, feedback after a failed attempt).
+    User(String),
+    /// What the model said, with any tool calls it made.
+    Assistant {
+        /// Text of the answer.
+        text: String,
+        /// Tool calls, answered by the `ToolResult`s that follow.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    ToolResult {
+        /// The call this answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The tool's output (or error message).
+        content: String,
+        /// Whether the tool failed.
+        is_error: bool,
+    },
+}
+
+/// A tool call made by the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The provider's id for the call.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as JSON.
+    pub arguments: Value,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its arguments (closed objects, every property required).
+    pub parameters: Value,
+}
+
+/// A schema sent through the provider's native structured-output feature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaSpec {
+    /// A name for the schema (OpenAI requires one).
+    pub name: String,
+    /// The schema, lowered for this provider.
+    pub schema: Arc<Value>,
+}
 
 /// One call to a model on behalf of an agent node.
 #[derive(Debug, Clone)]
@@ -28,27 +98,64 @@ pub struct AgentRequest {
     pub node_id: String,
     /// Model name as configured.
     pub model: String,
-    /// The agent's instructions.
+    /// The agent's instructions (with the prompt contract appended when used).
     pub system_prompt: String,
-    /// Everything the agent receives: run input, upstream outputs and engine findings.
+    /// The agent's input as JSON: run input, upstream outputs, engine findings.
     pub input: Value,
-    /// The schema the answer must satisfy, as lowered for this provider.
-    pub output_schema: Option<Arc<Value>>,
-    /// Attempt number, starting at 1.
+    /// The conversation so far; the first message carries the input.
+    pub messages: Vec<Message>,
+    /// Tools the model may call in this turn.
+    pub tools: Vec<ToolSpec>,
+    /// Native structured output, when used.
+    pub output_schema: Option<SchemaSpec>,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+    /// For OpenAI: which API to call.
+    pub api: OpenAiApi,
+    /// Attempt number (schema retries), starting at 1.
     pub attempt: u32,
-    /// Validation errors of the previous attempt, one per line, to feed back.
-    pub feedback: Vec<String>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants tool results.
+    ToolUse,
+    /// Anything else the provider reported.
+    Other(String),
 }
 
 /// What a provider answered.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentReply {
     /// The answer's text, as received.
     pub text: String,
     /// The answer as JSON, when the provider delivered it structured.
     pub json: Option<Value>,
+    /// Tool calls the model made.
+    pub tool_calls: Vec<ToolCall>,
     /// Tokens used by this call.
     pub usage: Usage,
+    /// Why the model stopped.
+    pub stop: StopReason,
+}
+
+impl AgentReply {
+    /// A finished text answer.
+    pub fn text(text: impl Into<String>, usage: Usage) -> AgentReply {
+        AgentReply { text: text.into(), json: None, tool_calls: Vec::new(), usage, stop: StopReason::EndTurn }
+    }
+}
+
+/// What a provider can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The schema dialect of its native structured output, if it has one.
+    pub native_schema: Option<LowerTarget>,
+    /// Whether it can offer tools to the model.
+    pub tools: bool,
 }
 
 /// Why a provider call failed.
@@ -63,21 +170,21 @@ pub enum ProviderError {
         message: String,
     },
     /// The service asked us to slow down.
-    #[error("rate limited by the provider{}", .retry_after.map(|d| format!(" (retry after {}s)", d.as_secs())).unwrap_or_default())]
+    #[error("rate limited by the provider{}", .retry_after.map(|d| format!(" (asked to retry after {}s)", d.as_secs())).unwrap_or_default())]
     RateLimited {
         /// How long the service asked us to wait.
         retry_after: Option<Duration>,
     },
-    /// The service failed (5xx).
+    /// The service failed (5xx or overloaded).
     #[error("provider server error (HTTP {status}): {message}")]
     Server {
         /// HTTP status.
         status: u16,
-        /// Body excerpt.
+        /// What the service said.
         message: String,
     },
     /// The key was refused (401/403).
-    #[error("authentication failed: {0}")]
+    #[error("authentication failed: {0}; check the API key variable")]
     Auth(String),
     /// The request was refused as invalid (other 4xx).
     #[error("request rejected by the provider: {0}")]
@@ -94,6 +201,9 @@ pub enum ProviderError {
     /// The provider sent something that does not follow its own protocol.
     #[error("malformed response from the provider: {0}")]
     Malformed(String),
+    /// The provider's own structured-output retries ran out (Claude Code).
+    #[error("the provider could not produce output matching the schema: {0}")]
+    SchemaExhausted(String),
 }
 
 impl ProviderError {
@@ -114,6 +224,7 @@ impl ProviderError {
             ProviderError::Refusal(_) => "refusal",
             ProviderError::Truncated(_) => "truncated",
             ProviderError::Malformed(_) => "malformed",
+            ProviderError::SchemaExhausted(_) => "schema_exhausted",
         }
     }
 }
@@ -123,6 +234,9 @@ impl ProviderError {
 pub trait Provider: Send + Sync + fmt::Debug {
     /// The name agents use to pick this provider.
     fn name(&self) -> &str;
+
+    /// What the provider supports.
+    fn capabilities(&self) -> Capabilities;
 
     /// Checks configuration (keys, binaries) before a run starts.
     fn check_config(&self) -> Result<(), ProviderError> {
@@ -140,9 +254,15 @@ pub struct ProviderRegistry {
 }
 
 impl ProviderRegistry {
-    /// The providers built into Conclave.
+    /// The providers built into Conclave, configured from the environment.
     pub fn builtin() -> ProviderRegistry {
-        ProviderRegistry::default()
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let mut registry = ProviderRegistry::default();
+        registry.register(Arc::new(anthropic::AnthropicProvider::from_env(&env)));
+        registry.register(Arc::new(openai::OpenAiProvider::from_env(&env)));
+        registry.register(Arc::new(ollama::OllamaProvider::from_env(&env)));
+        registry.register(Arc::new(claude_code::ClaudeCodeProvider::from_env(&env)));
+        registry
     }
 
     /// Adds (or replaces) a provider.
@@ -164,5 +284,10 @@ impl ProviderRegistry {
             }
         }
         names
+    }
+
+    /// Every registered provider with whether it is configured.
+    pub fn status(&self) -> Vec<(String, Result<(), ProviderError>)> {
+        self.providers.iter().map(|(name, p)| (name.clone(), p.check_config())).collect()
     }
 }

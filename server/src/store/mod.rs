@@ -161,6 +161,8 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         EventKind::RunStarted { .. }
         | EventKind::TextDelta { .. }
         | EventKind::ToolCall { .. }
+        | EventKind::SchemaLowered { .. }
+        | EventKind::ProviderRetry { .. }
         | EventKind::AttemptFailed { .. } => Effect::None,
     }
 }

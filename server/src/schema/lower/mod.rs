@@ -11,7 +11,8 @@ mod openai;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::fmt;
+
+pub use conclave_shared::{LoweringNote, NoteKind};
 
 pub use openai::remove_lowering_nulls;
 
@@ -27,6 +28,8 @@ pub enum LowerTarget {
     Anthropic,
     /// Ollama's `format`, turned into a grammar by llama.cpp.
     Ollama,
+    /// The Claude Code CLI's `--json-schema`, which validates the full schema itself.
+    ClaudeCode,
 }
 
 impl LowerTarget {
@@ -36,53 +39,8 @@ impl LowerTarget {
             LowerTarget::OpenAi => "openai",
             LowerTarget::Anthropic => "anthropic",
             LowerTarget::Ollama => "ollama",
+            LowerTarget::ClaudeCode => "claude-code",
         }
-    }
-}
-
-/// What kind of change a note reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoteKind {
-    /// A keyword was removed (its meaning is kept in `description` where possible).
-    Dropped,
-    /// A keyword was replaced by a near equivalent (`oneOf` by `anyOf`).
-    Rewritten,
-    /// The lowered schema is stricter than the original; answers still satisfy it.
-    Tightened,
-    /// The schema exceeds a documented provider limit.
-    Limit,
-    /// Kept, but the provider does not enforce it; local validation does.
-    Unenforced,
-    /// The provider cannot take this schema natively; the prompt contract is used.
-    Unsupported,
-    /// Document metadata (`$schema`, `$id`) removed; no effect on answers.
-    Metadata,
-}
-
-impl NoteKind {
-    /// True when the change loses part of the author's intent at the provider, so
-    /// `strict` compatibility refuses it.
-    pub fn loses_meaning(self) -> bool {
-        !matches!(self, NoteKind::Tightened | NoteKind::Metadata)
-    }
-}
-
-/// One change made while lowering.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LoweringNote {
-    /// JSON pointer into the original schema.
-    pub path: String,
-    /// Kind of change.
-    pub kind: NoteKind,
-    /// What changed and why.
-    pub message: String,
-}
-
-impl fmt::Display for LoweringNote {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.path.is_empty() { "/" } else { &self.path };
-        write!(f, "{path}: {}", self.message)
     }
 }
 
@@ -113,6 +71,7 @@ pub fn lower(schema: &Value, target: LowerTarget) -> Result<Lowered, NormalizeEr
         LowerTarget::OpenAi => openai::lower_for_openai(normalized),
         LowerTarget::Anthropic => anthropic::lower_for_anthropic(normalized),
         LowerTarget::Ollama => ollama::lower_for_ollama(normalized),
+        LowerTarget::ClaudeCode => Lowered { target, schema: normalized, notes: Vec::new(), native: true },
     })
 }
 
