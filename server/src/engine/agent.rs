@@ -235,6 +235,16 @@ impl Caller<'_> {
         };
         let mut retry = 0;
         loop {
+            tracing::debug!(
+                node = self.node_id,
+                provider = plan.config.provider,
+                model = plan.config.model,
+                attempt,
+                messages = request.messages.len(),
+                tools = request.tools.len(),
+                native_schema = request.output_schema.is_some(),
+                "calling the provider"
+            );
             match plan.provider.call(&request, self.sink).await {
                 Ok(mut reply) => {
                     if reply.usage.cost_usd.is_none() {
@@ -244,6 +254,12 @@ impl Caller<'_> {
                     return Ok(reply);
                 }
                 Err(error) => {
+                    tracing::warn!(
+                        node = self.node_id,
+                        provider = plan.config.provider,
+                        class = error.class(),
+                        "provider call failed: {error}"
+                    );
                     retry += 1;
                     let Some(delay) = self.ctx.retry.delay(retry, &error) else { return Err(error.into()) };
                     self.ctx

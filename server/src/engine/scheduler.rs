@@ -127,7 +127,7 @@ impl Run {
             }
             NodeKind::Output => {
                 self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone() }).await;
-                let collected = Value::Object(self.upstream_outputs(i));
+                let collected = Value::Object(self.upstream_outputs(i, true));
                 self.finish(i, Ok((NodeOutput::Json(collected), Usage::default())), 0).await;
             }
             NodeKind::Agent => {
@@ -137,7 +137,8 @@ impl Run {
                 };
                 let mut input = Map::new();
                 input.insert("input".into(), self.input.clone());
-                input.insert("upstream".into(), Value::Object(self.upstream_outputs(i)));
+                // The run input is already under `input`; a trigger's output would repeat it.
+                input.insert("upstream".into(), Value::Object(self.upstream_outputs(i, false)));
                 let agents = self.agents.clone();
                 let global = self.global.clone();
                 let node_id = node.id.clone();
@@ -165,10 +166,12 @@ impl Run {
         }
     }
 
-    /// The outputs of `i`'s upstream nodes, keyed by node id, in edge order.
-    fn upstream_outputs(&self, i: usize) -> Map<String, Value> {
+    /// The outputs of `i`'s upstream nodes, keyed by node id, in edge order, with or
+    /// without triggers.
+    fn upstream_outputs(&self, i: usize, with_triggers: bool) -> Map<String, Value> {
         self.plan.predecessors[i]
             .iter()
+            .filter(|&&p| with_triggers || self.plan.nodes[p].kind != NodeKind::Trigger)
             .filter_map(|&p| Some((self.plan.nodes[p].id.clone(), self.outputs[p].as_ref()?.to_input_value())))
             .collect()
     }

@@ -1,0 +1,104 @@
+//! Test support: a fake LLM server on a loopback socket that records requests and
+//! answers from a script, and generators of each vendor's real streaming wire format.
+
+#![allow(dead_code)]
+
+pub mod wire;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, Request, Response, StatusCode};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A 200 streaming body, sent in these chunks.
+    Stream { content_type: &'static str, chunks: Vec<String> },
+    /// A status with headers and a body.
+    Status { status: u16, headers: Vec<(&'static str, String)>, body: String },
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+#[derive(Clone, Default)]
+struct Shared {
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+}
+
+/// The fake server; it stops when dropped.
+pub struct FakeServer {
+    pub base: String,
+    shared: Shared,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeServer {
+    /// Starts a server on 127.0.0.1 with a free port, answering with `script` in order.
+    pub async fn start(script: Vec<Reply>) -> FakeServer {
+        let shared = Shared::default();
+        shared.script.lock().expect("lock").extend(script);
+        let app = axum::Router::new().fallback(handle).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        FakeServer { base, shared, task }
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests.lock().expect("lock").clone()
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, 16 * 1024 * 1024).await.unwrap_or_default();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    shared.requests.lock().expect("lock").push(Recorded {
+        path: parts.uri.path().to_string(),
+        headers: parts.headers,
+        body,
+    });
+    let reply = shared.script.lock().expect("lock").pop_front();
+    let mut response = Response::builder();
+    match reply {
+        Some(Reply::Stream { content_type, chunks }) => {
+            let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+            response
+                .status(StatusCode::OK)
+                .header("content-type", content_type)
+                .body(Body::from_stream(stream))
+                .expect("response")
+        }
+        Some(Reply::Status { status, headers, body }) => {
+            response = response.status(status).header("content-type", "application/json");
+            for (name, value) in headers {
+                response = response.header(name, value);
+            }
+            response.body(Body::from(body)).expect("response")
+        }
+        None => response
+            .status(500)
+            .body(Body::from(r#"{"error":{"message":"the fake server has no scripted reply left"}}"#))
+            .expect("response"),
+    }
+}
