@@ -360,3 +360,84 @@ async fn unavailable_providers_and_bad_schemas_stop_the_run_before_it_starts() {
     assert!(err.to_string().contains("node `a`: invalid output schema at /type"), "{err}");
     assert!(store.list_runs(10).await.expect("list").is_empty(), "no run is recorded when planning fails");
 }
+
+#[tokio::test]
+async fn the_prompt_contract_travels_in_the_system_prompt_and_fenced_answers_are_accepted() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("a", [FakeStep::text("Here is my answer:\n```json\n{\"score\": 5}\n```\nThanks.")]);
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let schema = json!({"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]});
+    let mut conclave = with_schema(graph(&["t:t", "a:a"], &["t>a"]), "a", schema, 0);
+    conclave.nodes[1].agent.as_mut().expect("agent").system_prompt = "Score the change.".into();
+    let (outcome, events) = run(&engine, conclave).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    assert_eq!(outcome.outputs["a"].to_input_value(), json!({"score": 5}));
+    let call = &fake.calls_for("a")[0];
+    assert!(
+        call.system_prompt
+            .starts_with("Score the change.\n\nAnswer with one JSON value that satisfies this JSON Schema")
+    );
+    assert!(call.system_prompt.contains("\"score\""), "the schema is rendered: {}", call.system_prompt);
+    assert!(call.output_schema.is_none(), "no native schema for a provider without structured output");
+    let lowered = events.iter().find_map(|e| match &e.kind {
+        EventKind::SchemaLowered { target, native, .. } => Some((target.clone(), *native)),
+        _ => None,
+    });
+    assert_eq!(lowered, Some(("prompt".to_string(), false)));
+}
+
+#[tokio::test]
+async fn strict_compatibility_refuses_a_lossy_lowering_before_any_call() {
+    use conclave_server::providers::Capabilities;
+    use conclave_server::schema::LowerTarget;
+    let fake = Arc::new(
+        FakeProvider::new("fake")
+            .with_capabilities(Capabilities { native_schema: Some(LowerTarget::Anthropic), tools: true }),
+    );
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let schema =
+        json!({"type": "object", "properties": {"line": {"type": "integer", "minimum": 1}}, "required": ["line"]});
+    let mut conclave = with_schema(graph(&["t:t", "a:a"], &["t>a"]), "a", schema.clone(), 0);
+    conclave.nodes[1].agent.as_mut().expect("agent").compatibility = Some(conclave_shared::Compatibility::Strict);
+    let err = engine.start(conclave, json!(null)).await.expect_err("strict refuses");
+    let text = err.to_string();
+    assert!(text.contains("strict compatibility: provider `fake` cannot express the whole output schema"), "{text}");
+    assert!(text.contains("/properties/line/minimum: `minimum` dropped"), "{text}");
+    assert!(fake.calls().is_empty());
+
+    // The same schema in lossy mode runs, and the native schema sent is the lowered one.
+    fake.script("a", [FakeStep::text("{\"line\": 3}")]);
+    let (outcome, _) = run(&engine, with_schema(graph(&["t:t", "a:a"], &["t>a"]), "a", schema, 0)).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    let sent = fake.calls_for("a")[0].output_schema.clone().expect("native schema sent");
+    assert_eq!(sent.schema["properties"]["line"], json!({"type": "integer", "description": "(minimum: 1)"}));
+}
+
+#[tokio::test]
+async fn usage_and_cost_are_recorded_per_attempt_and_per_node() {
+    let fake = Arc::new(FakeProvider::new("openai"));
+    fake.script("a", [FakeStep::text("not json at all, sorry"), FakeStep::text("{\"score\": 1}")]);
+    let engine = engine_with(fake, Arc::new(MemoryStore::new()), EngineConfig::default());
+    let schema = json!({"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]});
+    let mut conclave = with_schema(graph(&["t:t", "a:a"], &["t>a"]), "a", schema, 1);
+    let agent = conclave.nodes[1].agent.as_mut().expect("agent");
+    agent.provider = "openai".into();
+    agent.model = "gpt-4.1-mini".into();
+    let (outcome, events) = run(&engine, conclave).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    let attempt_usage = events.iter().find_map(|e| match &e.kind {
+        EventKind::AttemptFailed { usage, .. } => Some(usage.clone()),
+        _ => None,
+    });
+    let attempt_usage = attempt_usage.expect("the first attempt failed");
+    assert_eq!(attempt_usage.output_tokens, "not json at all, sorry".len() as u64 / 4);
+    let node_usage = events.iter().find_map(|e| match &e.kind {
+        EventKind::NodeCompleted { node_id, usage, .. } if node_id == "a" => Some(usage.clone()),
+        _ => None,
+    });
+    let node_usage = node_usage.expect("completed");
+    assert!(node_usage.output_tokens > attempt_usage.output_tokens, "the node total includes both attempts");
+    let expected = (node_usage.input_tokens as f64 * 0.4 + node_usage.output_tokens as f64 * 1.6) / 1e6;
+    let cost = node_usage.cost_usd.expect("gpt-4.1-mini has a price");
+    assert!((cost - expected).abs() < 1e-12, "cost from the price table for gpt-4.1-mini: {cost} vs {expected}");
+}

@@ -30,7 +30,7 @@ fn the_published_schema_is_the_generated_one() {
         std::fs::read_to_string(workspace_root().join("docs/conclave-file.schema.json")).expect("published");
     assert!(
         published == format_schema_text(),
-        "docs/conclave-file.schema.json is stale: regenerate it with `conclave format-schema > docs/conclave-file.schema.json`"
+        "docs/conclave-file.schema.json is stale: regenerate it with `conclave schema format > docs/conclave-file.schema.json`"
     );
 }
 

@@ -68,3 +68,29 @@ fn a_missing_path_is_an_error_that_says_so() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("error[not-found]: no/such/dir does not exist"), "{stdout}");
 }
+
+#[test]
+fn schema_lower_prints_the_lowered_schema_and_every_change() {
+    let out =
+        conclave(&["schema", "lower", "tests/fixtures/schemas/corpus/02-optional-fields.json", "--provider", "openai"]);
+    assert_eq!(out.status.code(), Some(0));
+    let lowered: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is the lowered schema");
+    assert_eq!(lowered["required"], serde_json::json!(["name", "nickname", "age", "tags"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("note[tightened]: /properties/age: optional property `age` is required and nullable"),
+        "{stderr}"
+    );
+    assert!(stderr.ends_with("4 change(s), 0 losing meaning for openai\n"), "{stderr}");
+
+    let strict = conclave(&["schema", "lower", "review.findings.v1", "--provider", "anthropic", "--strict"]);
+    assert_eq!(strict.status.code(), Some(2), "meaning losses fail --strict");
+    assert!(
+        String::from_utf8_lossy(&strict.stderr)
+            .contains("warning[dropped]: /properties/findings/items/properties/line/minimum")
+    );
+
+    let unknown = conclave(&["schema", "lower", "review.findings.v1", "--provider", "gemini"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no schema lowering for provider `gemini`"));
+}

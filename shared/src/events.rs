@@ -88,6 +88,9 @@ pub enum EventKind {
         errors: Vec<String>,
         /// The raw answer that failed.
         raw: String,
+        /// Tokens (and cost) this attempt used.
+        #[serde(default)]
+        usage: Usage,
     },
     /// A node finished with its output.
     NodeCompleted {

@@ -4,6 +4,7 @@
 mod progress;
 mod run;
 mod runs;
+mod schema;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -55,9 +56,11 @@ pub enum Command {
     /// Inspect stored runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
-    /// Print the JSON Schema of the conclave file format.
-    #[command(name = "format-schema")]
-    FormatSchema,
+    /// Output schemas: references, lowering previews, the file format's schema.
+    #[command(subcommand)]
+    Schema(schema::SchemaCommand),
+    /// List the providers and whether each is configured.
+    Providers,
 }
 
 /// Parses the process arguments and runs the command with these providers.
@@ -78,8 +81,17 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
     let workspace = Workspace::current(providers);
     match cli.command {
         Command::Validate(args) => validate::run(args, &workspace),
-        Command::FormatSchema => {
-            print!("{}", crate::catalog::format::format_schema_text());
+        Command::Schema(cmd) => schema::run(cmd, &workspace),
+        Command::Providers => {
+            for (name, status) in workspace.providers.status() {
+                match status {
+                    Ok(()) => println!("{name:<12} configured"),
+                    Err(crate::providers::ProviderError::Config { message, .. }) => {
+                        println!("{name:<12} not configured: {message}")
+                    }
+                    Err(e) => println!("{name:<12} not usable: {e}"),
+                }
+            }
             exit::OK
         }
         Command::Run(args) => match open_store(&cli.db).await {

@@ -102,18 +102,24 @@ pub async fn run_agent(
     let attempts = 1 + plan.config.retries();
     let mut last = (Vec::new(), String::new());
     for attempt in 1..=attempts {
+        let before = call.usage.clone();
         let reply = call.converse(&mut messages, attempt, true).await?;
         match check_answer(contract, &reply) {
             Ok(value) => return Ok((NodeOutput::Json(value), call.usage)),
             Err(errors) => {
-                ctx.bus
-                    .emit(EventKind::AttemptFailed {
-                        node_id: node_id.to_string(),
-                        attempt,
-                        errors: errors.clone(),
-                        raw: reply.text.clone(),
-                    })
-                    .await;
+                let usage = Usage {
+                    input_tokens: call.usage.input_tokens - before.input_tokens,
+                    output_tokens: call.usage.output_tokens - before.output_tokens,
+                    cost_usd: call.usage.cost_usd.map(|c| c - before.cost_usd.unwrap_or(0.0)),
+                };
+                let event = EventKind::AttemptFailed {
+                    node_id: node_id.to_string(),
+                    attempt,
+                    errors: errors.clone(),
+                    raw: reply.text.clone(),
+                    usage,
+                };
+                ctx.bus.emit(event).await;
                 messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: Vec::new() });
                 messages.push(Message::User(render_feedback(&errors)));
                 last = (errors, reply.text);
