@@ -5,6 +5,7 @@
 //! - `schema/`: output schemas: references, meta-schema checks;
 //! - `engine/`: plans and runs conclaves, emitting typed events;
 //! - `providers/`: the `Provider` trait and its implementations;
+//! - `review/`: findings, comparisons across reviewers, counts checks, reports;
 //! - `store/`: the `RunStore` trait, SQLite and in-memory stores, the conformance suite;
 //! - `tools/`: the `ToolRunner` trait agents' tool calls go through;
 //! - `cli/`: the `conclave` command line.
@@ -13,6 +14,7 @@ pub mod catalog;
 pub mod cli;
 pub mod engine;
 pub mod providers;
+pub mod review;
 pub mod schema;
 pub mod store;
 pub mod tools;

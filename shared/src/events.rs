@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::lowering::LoweringNote;
+use crate::review::{CountMismatch, FindingGroup, FindingsCheck};
 use crate::run::RunStatus;
 
 /// One event of one run.
@@ -92,6 +93,27 @@ pub enum EventKind {
         #[serde(default)]
         usage: Usage,
     },
+    /// The engine compared the findings of a node's sibling reviewers before running it.
+    FindingsChecked {
+        /// The node about to receive the findings.
+        node_id: String,
+        /// What the comparison found.
+        check: FindingsCheck,
+    },
+    /// One contradiction among sibling reviewers (also part of `findings_checked`).
+    ContradictionDetected {
+        /// The node about to receive the findings.
+        node_id: String,
+        /// The contradicting findings.
+        contradiction: FindingGroup,
+    },
+    /// An agent's `counts` disagree with its own `findings`.
+    CountMismatch {
+        /// The agent.
+        node_id: String,
+        /// Each severity whose count is wrong.
+        mismatches: Vec<CountMismatch>,
+    },
     /// A node finished with its output.
     NodeCompleted {
         /// The node.
@@ -143,6 +165,9 @@ impl EventKind {
             EventKind::SchemaLowered { .. } => "schema_lowered",
             EventKind::ProviderRetry { .. } => "provider_retry",
             EventKind::AttemptFailed { .. } => "attempt_failed",
+            EventKind::FindingsChecked { .. } => "findings_checked",
+            EventKind::ContradictionDetected { .. } => "contradiction_detected",
+            EventKind::CountMismatch { .. } => "count_mismatch",
             EventKind::NodeCompleted { .. } => "node_completed",
             EventKind::NodeFailed { .. } => "node_failed",
             EventKind::NodeSkipped { .. } => "node_skipped",
@@ -158,6 +183,9 @@ impl EventKind {
             | EventKind::ToolCall { node_id, .. }
             | EventKind::SchemaLowered { node_id, .. }
             | EventKind::ProviderRetry { node_id, .. }
+            | EventKind::FindingsChecked { node_id, .. }
+            | EventKind::ContradictionDetected { node_id, .. }
+            | EventKind::CountMismatch { node_id, .. }
             | EventKind::AttemptFailed { node_id, .. }
             | EventKind::NodeCompleted { node_id, .. }
             | EventKind::NodeFailed { node_id, .. }

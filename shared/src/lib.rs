@@ -1,13 +1,14 @@
 //! Wire types shared by the Conclave server and the browser editor.
 //!
 //! Layout: `conclave` is the conclave file format, `events` the typed run events,
-//! `lowering` the notes on adapting schemas to providers, `run` the run records the
-//! store and the API hand out. Nothing here does I/O, and
+//! `lowering` the notes on adapting schemas to providers, `review` findings and the
+//! checks across reviewers, `run` the run records the store and the API hand out. Nothing here does I/O, and
 //! the crate builds for `wasm32-unknown-unknown` with only serde.
 
 pub mod conclave;
 pub mod events;
 pub mod lowering;
+pub mod review;
 pub mod run;
 
 pub use conclave::{
@@ -15,4 +16,5 @@ pub use conclave::{
 };
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use lowering::{LoweringNote, NoteKind};
+pub use review::{CountMismatch, Finding, FindingGroup, FindingsCheck, Severity, Stance};
 pub use run::{NodeState, NodeSummary, RunRecord, RunStatus, RunSummary};

@@ -150,6 +150,24 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
                     notes.len()
                 )
             }
+            EventKind::FindingsChecked { node_id, check } => format!(
+                "{node_id}: compared {}: {} contradiction(s), {} disagreement(s), {} agreement(s), {} duplicate(s)",
+                check.agents.join(", "),
+                check.contradictions.len(),
+                check.disagreements.len(),
+                check.agreements.len(),
+                check.duplicates.len()
+            ),
+            EventKind::ContradictionDetected { node_id, contradiction } => {
+                format!("{node_id}: {}:{}: {}", contradiction.file, contradiction.line, contradiction.summary)
+            }
+            EventKind::CountMismatch { node_id, mismatches } => {
+                let list: Vec<String> = mismatches
+                    .iter()
+                    .map(|m| format!("{} claimed {} listed {}", m.severity.as_str(), m.claimed, m.actual))
+                    .collect();
+                format!("{node_id}: {}", list.join(", "))
+            }
             EventKind::ProviderRetry { node_id, retry, error, delay_ms } => {
                 format!("{node_id}: retry {retry} in {delay_ms} ms after: {error}")
             }

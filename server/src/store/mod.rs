@@ -163,6 +163,9 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         | EventKind::ToolCall { .. }
         | EventKind::SchemaLowered { .. }
         | EventKind::ProviderRetry { .. }
+        | EventKind::FindingsChecked { .. }
+        | EventKind::ContradictionDetected { .. }
+        | EventKind::CountMismatch { .. }
         | EventKind::AttemptFailed { .. } => Effect::None,
     }
 }

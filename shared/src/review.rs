@@ -1,0 +1,131 @@
+//! Code-review findings and what the engine concludes when it compares sibling
+//! reviewers: contradictions, disagreements, agreements, near-duplicates, and a
+//! Writer's miscounted totals.
+
+use serde::{Deserialize, Serialize};
+
+/// How serious a finding is, most serious first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Must not merge.
+    Blocker,
+    /// Should be fixed before merging.
+    Major,
+    /// Worth fixing.
+    Minor,
+    /// A matter of taste.
+    Nit,
+}
+
+impl Severity {
+    /// All severities, most serious first.
+    pub const ALL: [Severity; 4] = [Severity::Blocker, Severity::Major, Severity::Minor, Severity::Nit];
+
+    /// 3 for a blocker down to 0 for a nit.
+    pub fn level(self) -> u8 {
+        match self {
+            Severity::Blocker => 3,
+            Severity::Major => 2,
+            Severity::Minor => 1,
+            Severity::Nit => 0,
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Blocker => "blocker",
+            Severity::Major => "major",
+            Severity::Minor => "minor",
+            Severity::Nit => "nit",
+        }
+    }
+
+    /// Parses a wire name (case-insensitive).
+    pub fn parse(s: &str) -> Option<Severity> {
+        Severity::ALL.into_iter().find(|v| v.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+/// Whether a finding says something is wrong or that it was checked and is right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stance {
+    /// Something is wrong here.
+    Concern,
+    /// This was checked and is right.
+    Approval,
+}
+
+/// One finding as an agent reported it, with the path normalized.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The agent (node id) whose output held it.
+    pub agent: String,
+    /// The lane named in the finding (`raisedBy`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raised_by: Option<String>,
+    /// Repository-relative path, normalized.
+    pub file: String,
+    /// Line in the new version of the file.
+    pub line: u64,
+    /// Severity, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    /// Stance, if given (absent means a concern).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stance: Option<Stance>,
+    /// What the agent said.
+    pub description: String,
+}
+
+impl Finding {
+    /// The stance, with an absent one read as a concern.
+    pub fn effective_stance(&self) -> Stance {
+        self.stance.unwrap_or(Stance::Concern)
+    }
+}
+
+/// Findings of different agents that the engine grouped together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingGroup {
+    /// The file.
+    pub file: String,
+    /// First line covered.
+    pub line: u64,
+    /// Last line covered (equal to `line` for an exact bucket).
+    pub end_line: u64,
+    /// Why the group was formed: `same_line` or `near_duplicate`.
+    pub basis: String,
+    /// One sentence on what the group means.
+    pub summary: String,
+    /// The findings, in agent order.
+    pub findings: Vec<Finding>,
+}
+
+/// What comparing sibling reviewers found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FindingsCheck {
+    /// The sibling agents compared.
+    pub agents: Vec<String>,
+    /// Opposite stances, or severities two or more levels apart, at the same place.
+    pub contradictions: Vec<FindingGroup>,
+    /// Severities one level apart at the same place.
+    pub disagreements: Vec<FindingGroup>,
+    /// The same severity from different agents at the same place (corroboration).
+    pub agreements: Vec<FindingGroup>,
+    /// Similar findings within a few lines of each other, merged with all their raisers.
+    pub duplicates: Vec<FindingGroup>,
+}
+
+/// A Writer's count for one severity that disagrees with its own findings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountMismatch {
+    /// The severity.
+    pub severity: Severity,
+    /// What the agent's `counts` claimed.
+    pub claimed: u64,
+    /// How many findings of that severity it listed.
+    pub actual: u64,
+}
