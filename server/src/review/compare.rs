@@ -3,9 +3,9 @@
 //! agreements, then a sorted sweep of each file's findings for near-duplicates.
 
 use conclave_shared::{Finding, FindingGroup, FindingsCheck, Stance};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
-use super::similarity::{NEAR_DUPLICATE_THRESHOLD, NEAR_LINES, dice, word_set};
+use super::similarity::{NEAR_DUPLICATE_THRESHOLD, NEAR_LINES, dice, push_word_hashes};
 
 /// Most later findings each finding is compared with in the near-duplicate sweep, so
 /// a pile of findings on one line cannot make the sweep quadratic.
@@ -14,23 +14,43 @@ const NEAR_WINDOW: usize = 32;
 /// Compares the findings of several agents (each `(agent, findings)`).
 pub fn compare_findings(per_agent: &[(String, Vec<Finding>)]) -> FindingsCheck {
     let all: Vec<&Finding> = per_agent.iter().flat_map(|(_, f)| f).collect();
+    // Agents by index: comparing numbers in the inner loops, not names.
+    let agent_of: Vec<u32> =
+        per_agent.iter().enumerate().flat_map(|(a, (_, f))| std::iter::repeat_n(a as u32, f.len())).collect();
     let mut check =
         FindingsCheck { agents: per_agent.iter().map(|(a, _)| a.clone()).collect(), ..FindingsCheck::default() };
 
-    let mut buckets: BTreeMap<(&str, u64), Vec<usize>> = BTreeMap::new();
-    for (i, f) in all.iter().enumerate() {
-        buckets.entry((f.file.as_str(), f.line)).or_default().push(i);
-    }
-    for ((file, line), members) in &buckets {
-        let group: Vec<&Finding> = members.iter().map(|&i| all[i]).collect();
-        if distinct_agents(&group) < 2 {
+    // One sort by (file, line) serves both passes: exact buckets are runs, and the
+    // near-duplicate sweep only looks a few lines ahead in the same file.
+    let mut file_ids: HashMap<&str, u32> = HashMap::new();
+    let mut order: Vec<(u32, u64, u32)> = all
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let next = file_ids.len() as u32;
+            (*file_ids.entry(f.file.as_str()).or_insert(next), f.line, i as u32)
+        })
+        .collect();
+    order.sort_unstable();
+
+    let mut start = 0;
+    while start < order.len() {
+        let key = (order[start].0, order[start].1);
+        let end = start + order[start..].iter().take_while(|o| (o.0, o.1) == key).count();
+        let group: Vec<&Finding> = order[start..end].iter().map(|o| all[o.2 as usize]).collect();
+        start = end;
+        if order[start - group.len()..start]
+            .iter()
+            .all(|o| agent_of[o.2 as usize] == agent_of[order[start - 1].2 as usize])
+        {
             continue;
         }
         let findings: Vec<Finding> = group.iter().map(|f| (*f).clone()).collect();
+        let (file, line) = (group[0].file.clone(), group[0].line);
         let make = |summary: String| FindingGroup {
-            file: file.to_string(),
-            line: *line,
-            end_line: *line,
+            file: file.clone(),
+            line,
+            end_line: line,
             basis: "same_line".into(),
             summary,
             findings: findings.clone(),
@@ -43,7 +63,7 @@ pub fn compare_findings(per_agent: &[(String, Vec<Finding>)]) -> FindingsCheck {
         }
     }
 
-    for members in near_duplicate_groups(&all) {
+    for members in near_duplicate_groups(&all, &agent_of, &order) {
         let group: Vec<&Finding> = members.iter().map(|&i| all[i]).collect();
         let (line, end_line) =
             (group.iter().map(|f| f.line).min().unwrap_or(0), group.iter().map(|f| f.line).max().unwrap_or(0));
@@ -66,7 +86,9 @@ pub fn compare_findings(per_agent: &[(String, Vec<Finding>)]) -> FindingsCheck {
             check.contradictions.push(make(why));
         }
     }
-    check.contradictions.sort_by(|a, b| (&a.file, a.line, &a.basis).cmp(&(&b.file, b.line, &b.basis)));
+    for groups in [&mut check.contradictions, &mut check.disagreements, &mut check.agreements, &mut check.duplicates] {
+        groups.sort_by(|a, b| (&a.file, a.line, &a.basis).cmp(&(&b.file, b.line, &b.basis)));
+    }
     check
 }
 
@@ -120,28 +142,40 @@ fn classify(group: &[&Finding]) -> Verdict {
 }
 
 /// Groups (indices into `all`) of similar findings from different agents in the same
-/// file within `NEAR_LINES` lines, joined transitively.
-fn near_duplicate_groups(all: &[&Finding]) -> Vec<Vec<usize>> {
-    let words: Vec<HashSet<String>> = all.iter().map(|f| word_set(&f.description)).collect();
-    let mut by_file: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, f) in all.iter().enumerate() {
-        by_file.entry(f.file.as_str()).or_default().push(i);
+/// file within `NEAR_LINES` lines, joined transitively. `order` is `(file id, line,
+/// index)` sorted. Word lists are computed only for findings that have another
+/// agent's finding nearby.
+fn near_duplicate_groups(all: &[&Finding], agent_of: &[u32], order: &[(u32, u64, u32)]) -> Vec<Vec<usize>> {
+    // Candidate pairs come from the compact sorted array alone; descriptions are then
+    // hashed in memory order, which keeps the sweep cache-friendly on big inputs.
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for (pos, &(file, line, i)) in order.iter().enumerate() {
+        for &(other_file, other_line, j) in order[pos + 1..].iter().take(NEAR_WINDOW) {
+            if other_file != file || other_line - line > NEAR_LINES {
+                break;
+            }
+            if agent_of[i as usize] != agent_of[j as usize] {
+                pairs.push((i, j));
+            }
+        }
+    }
+    let mut needed = vec![false; all.len()];
+    for &(i, j) in &pairs {
+        needed[i as usize] = true;
+        needed[j as usize] = true;
+    }
+    let mut words = Words { arena: Vec::new(), span: vec![None; all.len()] };
+    for i in (0..all.len()).filter(|&i| needed[i]) {
+        words.range(all, i);
     }
     let mut parent: Vec<usize> = (0..all.len()).collect();
     let mut linked = vec![false; all.len()];
-    for indices in by_file.values_mut() {
-        indices.sort_by_key(|&i| (all[i].line, i));
-        for (pos, &i) in indices.iter().enumerate() {
-            for &j in indices[pos + 1..].iter().take(NEAR_WINDOW) {
-                if all[j].line - all[i].line > NEAR_LINES {
-                    break;
-                }
-                if all[i].agent != all[j].agent && dice(&words[i], &words[j]) >= NEAR_DUPLICATE_THRESHOLD {
-                    union(&mut parent, i, j);
-                    linked[i] = true;
-                    linked[j] = true;
-                }
-            }
+    for (i, j) in pairs {
+        let (i, j) = (i as usize, j as usize);
+        if words.similarity(all, i, j) >= NEAR_DUPLICATE_THRESHOLD {
+            union(&mut parent, i, j);
+            linked[i] = true;
+            linked[j] = true;
         }
     }
     let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -149,9 +183,29 @@ fn near_duplicate_groups(all: &[&Finding]) -> Vec<Vec<usize>> {
         let root = find(&mut parent, i);
         groups.entry(root).or_default().push(i);
     }
-    let mut out: Vec<Vec<usize>> = groups.into_values().collect();
-    out.sort_by_key(|g| (all[g[0]].file.clone(), g.iter().map(|&i| all[i].line).min()));
-    out
+    groups.into_values().collect()
+}
+
+/// Word hashes of findings, computed on first use and kept in one arena.
+struct Words {
+    arena: Vec<u64>,
+    span: Vec<Option<(u32, u32)>>,
+}
+
+impl Words {
+    fn range(&mut self, all: &[&Finding], i: usize) -> (usize, usize) {
+        let (start, len) = *self.span[i].get_or_insert_with(|| {
+            let start = self.arena.len();
+            push_word_hashes(&all[i].description, &mut self.arena);
+            (start as u32, (self.arena.len() - start) as u32)
+        });
+        (start as usize, start as usize + len as usize)
+    }
+
+    fn similarity(&mut self, all: &[&Finding], i: usize, j: usize) -> f64 {
+        let (a, b) = (self.range(all, i), self.range(all, j));
+        dice(&self.arena[a.0..a.1], &self.arena[b.0..b.1])
+    }
 }
 
 fn find(parent: &mut [usize], mut i: usize) -> usize {
@@ -167,10 +221,6 @@ fn union(parent: &mut [usize], a: usize, b: usize) {
     if ra != rb {
         parent[ra.max(rb)] = ra.min(rb);
     }
-}
-
-fn distinct_agents(group: &[&Finding]) -> usize {
-    unique(group.iter().map(|f| f.agent.as_str())).len()
 }
 
 fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {

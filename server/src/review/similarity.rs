@@ -6,8 +6,6 @@
 //! finding" was calibrated on the labelled pairs in
 //! `tests/fixtures/review/near-duplicates.json` (see `NEAR_DUPLICATE_THRESHOLD`).
 
-use std::collections::HashSet;
-
 /// Descriptions at least this similar, within `NEAR_LINES` lines of each other in
 /// the same file, are near-duplicates. Chosen on the labelled fixture set as the
 /// threshold with the best F1 score (the calibration test prints the table).
@@ -23,39 +21,109 @@ const STOP_WORDS: &[&str] = &[
     "with", "would", "you", "your",
 ];
 
-/// The normalized word set of a description.
-pub fn word_set(text: &str) -> HashSet<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && !STOP_WORDS.contains(w))
-        .map(stem)
-        .collect()
+/// The normalized words of a description as a sorted, de-duplicated list of 64-bit
+/// hashes (FNV-1a): comparing two lists is a linear merge with no allocation.
+pub fn word_hashes(text: &str) -> Vec<u64> {
+    let mut out = Vec::with_capacity(16);
+    push_word_hashes(text, &mut out);
+    out
+}
+
+/// Appends the sorted, de-duplicated word hashes of `text` to `out` (an arena shared
+/// by many descriptions).
+pub fn push_word_hashes(text: &str, arena: &mut Vec<u64>) {
+    let begin = arena.len();
+    let out = arena;
+    let mut word = String::with_capacity(24);
+    let flush = |word: &mut String, out: &mut Vec<u64>| {
+        if !word.is_empty() {
+            let hash = fnv1a(stem(word));
+            if !is_stop_word(word) {
+                out.push(hash);
+            }
+            word.clear();
+        }
+    };
+    if text.is_ascii() {
+        for b in text.bytes() {
+            if b.is_ascii_alphanumeric() {
+                word.push(b.to_ascii_lowercase() as char);
+            } else {
+                flush(&mut word, out);
+            }
+        }
+    } else {
+        for c in text.chars() {
+            if c.is_alphanumeric() {
+                word.extend(c.to_lowercase());
+            } else {
+                flush(&mut word, out);
+            }
+        }
+    }
+    flush(&mut word, out);
+    let mine = &mut out[begin..];
+    mine.sort_unstable();
+    let mut kept = 0;
+    for k in 0..mine.len() {
+        if k == 0 || mine[k] != mine[kept - 1] {
+            mine[kept] = mine[k];
+            kept += 1;
+        }
+    }
+    out.truncate(begin + kept);
+}
+
+/// Whether `word` (already lowercase) is a stop word, by hash lookup.
+fn is_stop_word(word: &str) -> bool {
+    static HASHES: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    let hashes = HASHES.get_or_init(|| {
+        let mut h: Vec<u64> = STOP_WORDS.iter().map(|w| fnv1a(w)).collect();
+        h.sort_unstable();
+        h
+    });
+    word.len() <= 5 && hashes.binary_search(&fnv1a(word)).is_ok() && STOP_WORDS.contains(&word)
+}
+
+fn fnv1a(word: &str) -> u64 {
+    word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
 /// Strips one common English ending, so `paths`/`path` and `joined`/`join` meet.
-fn stem(word: &str) -> String {
+fn stem(word: &str) -> &str {
     for suffix in ["ing", "ed", "es", "s"] {
         if let Some(root) = word.strip_suffix(suffix)
             && root.len() >= 3
         {
-            return root.to_string();
+            return root;
         }
     }
-    word.to_string()
+    word
 }
 
-/// Sørensen–Dice coefficient of two word sets: 2|A∩B| / (|A| + |B|).
-pub fn dice(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+/// Sørensen–Dice coefficient of two sorted word-hash lists: 2|A∩B| / (|A| + |B|).
+pub fn dice(a: &[u64], b: &[u64]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 0.0;
     }
-    let shared = a.iter().filter(|w| b.contains(*w)).count();
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
     2.0 * shared as f64 / (a.len() + b.len()) as f64
 }
 
 /// Similarity of two descriptions.
 pub fn similarity(a: &str, b: &str) -> f64 {
-    dice(&word_set(a), &word_set(b))
+    dice(&word_hashes(a), &word_hashes(b))
 }
 
 #[cfg(test)]

@@ -1,10 +1,17 @@
-//! The tool boundary: what the engine calls when a model asks for a tool.
+//! The tool boundary: what the engine calls when a model asks for a tool, and the
+//! built-in read-only repository tools (`repo.rs`) confined by `sandbox.rs`.
 //!
 //! **Invariant:** the engine knows [`ToolRunner`] only; what a tool may touch is the
 //! runner's business (the built-in tools are confined to a repository root).
 
+pub mod repo;
+pub mod sandbox;
+
 use async_trait::async_trait;
 use std::fmt;
+
+pub use repo::RepoTools;
+pub use sandbox::Sandbox;
 
 use crate::providers::{ToolCall, ToolSpec};
 
