@@ -60,7 +60,7 @@ fn a_successful_transcript_gives_the_structured_output_and_streams_events_live()
     assert!(args.windows(2).any(|w| w == ["--model", "sonnet"]), "{args:?}");
     assert!(args.windows(2).any(|w| w == ["--append-system-prompt", "Review the change."]), "{args:?}");
     let stdin = std::fs::read_to_string(dir.path().join("claude.stdin")).expect("stdin recorded");
-    assert!(stdin.contains("\"input\": \"the diff\""), "the prompt carries the input: {stdin}");
+    assert!(stdin.starts_with("## Run input\n\nthe diff"), "the prompt carries the input: {stdin}");
 
     let env = std::fs::read_to_string(dir.path().join("claude.env")).expect("env recorded");
     assert!(

@@ -66,6 +66,10 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
     pub node_timeout_secs: Option<u64>,
+    /// In review runs, narrow the `file` of findings-shaped schemas to the files of the
+    /// change (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff_tightening: Option<bool>,
 }
 
 impl Settings {

@@ -11,6 +11,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::diagnostic::{Diagnostic, Subject, pointer};
 use super::format::format_validator;
+use crate::review::findings_field;
 use crate::schema::{SchemaCatalog, check_schema};
 
 /// What a file is checked against: schema search roots, known providers and tools.
@@ -89,7 +90,39 @@ fn check_conclave_value(file: &str, value: &Value, ctx: &CatalogContext) -> Vec<
     for node in &nodes {
         check_agent(node, ctx, &mut out);
     }
+    note_contradiction_checks(&nodes, &edges, ctx, &mut out);
     out
+}
+
+/// Notes each node that will get the engine's comparison of its upstream reviewers:
+/// two or more upstream agents whose output schema is findings-shaped.
+fn note_contradiction_checks(nodes: &[NodeView], edges: &[EdgeView], ctx: &CatalogContext, out: &mut Vec<Diagnostic>) {
+    let shaped: HashSet<&str> = nodes
+        .iter()
+        .filter(|n| n.kind == Some(NodeKind::Agent))
+        .filter_map(|n| {
+            let agent = n.value.get("agent")?;
+            let schema = match (agent.get("output_schema"), agent.get("output_schema_ref").and_then(Value::as_str)) {
+                (Some(inline), _) => inline.clone(),
+                (None, Some(reference)) => ctx.schemas.resolve(reference).ok()?.schema,
+                _ => return None,
+            };
+            findings_field(&schema).and(n.id)
+        })
+        .collect();
+    for node in nodes {
+        let Some(id) = node.id else { continue };
+        let upstream: Vec<&str> =
+            edges.iter().filter(|e| e.to == id && shaped.contains(e.from)).map(|e| e.from).collect();
+        if upstream.len() >= 2 {
+            out.push(Diagnostic::note(
+                "contradiction-check",
+                node.subject(),
+                node.path(),
+                format!("before `{id}` runs, the engine compares the findings of {} and passes contradictions, disagreements and duplicates to it", upstream.join(", ")),
+            ));
+        }
+    }
 }
 
 /// Structural problems, from the published format schema.

@@ -70,6 +70,11 @@ impl Diagnostic {
         Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, subject, path, message) }
     }
 
+    /// A note about `subject` at `path`.
+    pub fn note(code: &'static str, subject: Subject, path: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Note, ..Diagnostic::error(code, subject, path, message) }
+    }
+
     /// Adds advice on what to do.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());

@@ -73,12 +73,59 @@ pub struct AgentContext {
     pub tools: Option<Arc<dyn ToolRunner>>,
 }
 
-/// The first message of every agent: its input as JSON.
+/// The first message of every agent: its input, readable. Long multi-line strings
+/// (a diff) go in text blocks rather than escaped JSON; upstream outputs and the
+/// engine's findings checks get their own sections.
 pub fn render_input(input: &Value) -> String {
-    let pretty = serde_json::to_string_pretty(input).unwrap_or_default();
-    format!(
-        "Your input, as JSON (`input` is the run input, `upstream` the outputs of the nodes before you):\n```json\n{pretty}\n```"
-    )
+    let mut out = String::new();
+    let Some(obj) = input.as_object() else { return render_value(input) };
+    if let Some(run_input) = obj.get("input") {
+        out.push_str("## Run input\n\n");
+        out.push_str(&render_value(run_input));
+    }
+    if let Some(Value::Object(upstream)) = obj.get("upstream") {
+        for (node, output) in upstream {
+            out.push_str(&format!("\n\n## Output of `{node}`\n\n"));
+            out.push_str(&render_value(output));
+        }
+    }
+    for (key, title) in [
+        ("contradictions", "Contradictions the engine found between the reviewers above"),
+        ("disagreements", "Disagreements (one severity level apart) the engine found"),
+        ("duplicates", "Near-duplicate findings the engine found (the same issue from several reviewers)"),
+    ] {
+        if let Some(value) = obj.get(key) {
+            out.push_str(&format!("\n\n## {title} (`{key}`)\n\n"));
+            out.push_str(&fenced_json(value));
+        }
+    }
+    out
+}
+
+fn render_value(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Object(map) if map.values().any(is_block) => {
+            let mut parts = Vec::new();
+            for (key, v) in map {
+                if is_block(v) {
+                    parts.push(format!("`{key}`:\n```\n{}\n```", v.as_str().unwrap_or_default().trim_end()));
+                } else {
+                    parts.push(format!("`{key}`: {}", serde_json::to_string(v).unwrap_or_default()));
+                }
+            }
+            parts.join("\n\n")
+        }
+        other => fenced_json(other),
+    }
+}
+
+fn is_block(value: &Value) -> bool {
+    value.as_str().is_some_and(|s| s.contains('\n') || s.len() > 200)
+}
+
+fn fenced_json(value: &Value) -> String {
+    format!("```json\n{}\n```", serde_json::to_string_pretty(value).unwrap_or_default())
 }
 
 /// Runs the agent to its output.

@@ -47,6 +47,8 @@ pub struct EngineConfig {
     pub prices: Arc<PriceTable>,
     /// The tools agents may call, if any.
     pub tools: Option<Arc<dyn ToolRunner>>,
+    /// For review runs: the files of the change (findings may only cite these).
+    pub changed_files: Option<Vec<String>>,
 }
 
 impl Default for EngineConfig {
@@ -58,6 +60,7 @@ impl Default for EngineConfig {
             retry: RetryPolicy::default(),
             prices: Arc::new(PriceTable::load(None)),
             tools: None,
+            changed_files: None,
         }
     }
 }
@@ -171,6 +174,7 @@ impl Engine {
             provider_limits: self.config.provider_limits.clone(),
             node_timeout: self.config.node_timeout,
             tools: self.config.tools.clone(),
+            changed_files: self.config.changed_files.clone(),
         };
         build_plan(conclave, &self.providers, &self.schemas, &limits)
     }

@@ -2,7 +2,7 @@
 //! providers and schemas, compiled validators. Everything that can be wrong with a
 //! conclave is found here, before the run is created.
 
-use conclave_shared::{AgentConfig, Compatibility, Conclave, LoweringNote, NodeKind, OutputMode};
+use conclave_shared::{AgentConfig, Compatibility, Conclave, LoweringNote, NodeKind, NoteKind, OutputMode};
 use petgraph::graph::DiGraph;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -12,7 +12,9 @@ use tokio::sync::Semaphore;
 
 use super::EngineError;
 use crate::providers::{Provider, ProviderRegistry, SchemaSpec, ToolSpec};
+use crate::review::findings_field;
 use crate::schema::contract::render_contract;
+use crate::schema::walk::escape;
 use crate::schema::{LowerTarget, SchemaCatalog, check_schema, lower, normalize};
 use crate::tools::ToolRunner;
 
@@ -32,6 +34,8 @@ pub struct OutputContract {
     pub target: String,
     /// What lowering changed.
     pub notes: Vec<LoweringNote>,
+    /// The root property holding findings, when the output is findings-shaped.
+    pub findings_field: Option<String>,
 }
 
 /// An agent ready to call.
@@ -84,6 +88,8 @@ pub struct PlanContext {
     pub node_timeout: Option<Duration>,
     /// The tools agents may call, if this run offers any.
     pub tools: Option<Arc<dyn ToolRunner>>,
+    /// For review runs: the files of the change, which findings may cite.
+    pub changed_files: Option<Vec<String>>,
 }
 
 /// Builds the plan, refusing duplicate ids, dangling edges, cycles, unknown or
@@ -148,7 +154,13 @@ pub fn build_plan(
                     .check_config()
                     .map_err(|e| EngineError::Provider { node_id: node.id.clone(), message: e.to_string() })?;
                 let contract = match resolve_schema(&node.id, config, schemas)? {
-                    Some(schema) => Some(output_contract(&node.id, config, provider.as_ref(), schema)?),
+                    Some(schema) => {
+                        let narrow = limits
+                            .changed_files
+                            .as_deref()
+                            .filter(|_| conclave.settings.diff_tightening != Some(false));
+                        Some(output_contract(&node.id, config, provider.as_ref(), schema, narrow)?)
+                    }
                     None => None,
                 };
                 let tools = agent_tools(&node.id, config, provider.as_ref(), limits.tools.as_deref())?;
@@ -197,9 +209,15 @@ fn output_contract(
     node_id: &str,
     config: &AgentConfig,
     provider: &dyn Provider,
-    schema: Value,
+    mut schema: Value,
+    changed_files: Option<&[String]>,
 ) -> Result<OutputContract, EngineError> {
     let schema_error = |message: String| EngineError::Schema { node_id: node_id.into(), message };
+    let findings_field = findings_field(&schema);
+    let narrowed = match (&findings_field, changed_files) {
+        (Some(field), Some(files)) => narrow_files(&mut schema, field, files),
+        _ => None,
+    };
     let validator =
         jsonschema::validator_for(&schema).map_err(|e| schema_error(format!("output schema does not compile: {e}")))?;
     let name = config.output_schema_ref.clone().unwrap_or_else(|| format!("{node_id}_output"));
@@ -217,6 +235,13 @@ fn output_contract(
             (None, "prompt".to_string(), Vec::new(), false)
         }
     };
+    let mut notes = notes;
+    if let Some(pointer) = narrowed {
+        let count = changed_files.map_or(0, <[String]>::len);
+        let message =
+            format!("`file` narrowed to the {count} file(s) of the change (switch off with settings.diff_tightening)");
+        notes.insert(0, LoweringNote { path: pointer, kind: NoteKind::Tightened, message });
+    }
     if config.compatibility.unwrap_or_default() == Compatibility::Strict {
         let losses: Vec<String> = notes.iter().filter(|n| n.kind.loses_meaning()).map(|n| format!("  {n}")).collect();
         if !losses.is_empty() {
@@ -235,7 +260,23 @@ fn output_contract(
         restore_nulls,
         target,
         notes,
+        findings_field,
     })
+}
+
+/// Restricts the `file` property of the findings items to `files`; returns the JSON
+/// pointer changed, or `None` when the schema has no such property.
+fn narrow_files(schema: &mut Value, field: &str, files: &[String]) -> Option<String> {
+    let items_pointer = format!("/properties/{}/items", escape(field));
+    let items = schema.pointer(&items_pointer)?;
+    let target = match items.get("$ref").and_then(Value::as_str) {
+        Some(reference) => reference.strip_prefix('#')?.to_string(),
+        None => items_pointer,
+    };
+    let pointer = format!("{target}/properties/file");
+    let file = schema.pointer_mut(&pointer)?.as_object_mut()?;
+    file.insert("enum".into(), Value::Array(files.iter().map(|f| Value::String(f.clone())).collect()));
+    Some(pointer)
 }
 
 /// The tool specs offered to an agent.

@@ -2,7 +2,9 @@
 //! runs independent agents concurrently under the run's limits, skips the descendants
 //! of failed nodes, and stops everything promptly on cancellation.
 
-use conclave_shared::{EventKind, NodeKind, NodeOutput, NodeState, RunStatus, Usage};
+use conclave_shared::{
+    EventKind, Finding, FindingGroup, FindingsCheck, NodeKind, NodeOutput, NodeState, RunStatus, Usage,
+};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::agent::{AgentContext, NodeError, run_agent};
 use super::bus::EventBus;
 use super::plan::Plan;
+use crate::review::{compare_findings, count_mismatches, read_findings};
 
 /// How a run ended.
 #[derive(Debug, Clone)]
@@ -127,6 +130,7 @@ impl Run {
             }
             NodeKind::Output => {
                 self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone() }).await;
+                self.check_findings(i).await;
                 let collected = Value::Object(self.upstream_outputs(i, true));
                 self.finish(i, Ok((NodeOutput::Json(collected), Usage::default())), 0).await;
             }
@@ -139,6 +143,12 @@ impl Run {
                 input.insert("input".into(), self.input.clone());
                 // The run input is already under `input`; a trigger's output would repeat it.
                 input.insert("upstream".into(), Value::Object(self.upstream_outputs(i, false)));
+                if let Some(check) = self.check_findings(i).await {
+                    let to_value = |groups: &Vec<FindingGroup>| serde_json::to_value(groups).unwrap_or_default();
+                    input.insert("contradictions".into(), to_value(&check.contradictions));
+                    input.insert("disagreements".into(), to_value(&check.disagreements));
+                    input.insert("duplicates".into(), to_value(&check.duplicates));
+                }
                 let agents = self.agents.clone();
                 let global = self.global.clone();
                 let node_id = node.id.clone();
@@ -166,6 +176,35 @@ impl Run {
         }
     }
 
+    /// Compares the findings of `i`'s findings-shaped upstream agents when there are
+    /// two or more, emitting the result; `None` when the check does not apply.
+    async fn check_findings(&self, i: usize) -> Option<FindingsCheck> {
+        let siblings: Vec<(String, Vec<Finding>)> = self.plan.predecessors[i]
+            .iter()
+            .filter_map(|&p| {
+                let node = &self.plan.nodes[p];
+                let field = node.agent.as_ref()?.contract.as_ref()?.findings_field.as_ref()?;
+                let NodeOutput::Json(output) = self.outputs[p].as_ref()? else { return None };
+                Some((node.id.clone(), read_findings(&node.id, output, field)))
+            })
+            .collect();
+        if siblings.len() < 2 {
+            return None;
+        }
+        let check = compare_findings(&siblings);
+        let node_id = self.plan.nodes[i].id.clone();
+        self.bus.emit(EventKind::FindingsChecked { node_id: node_id.clone(), check: check.clone() }).await;
+        for contradiction in &check.contradictions {
+            self.bus
+                .emit(EventKind::ContradictionDetected {
+                    node_id: node_id.clone(),
+                    contradiction: contradiction.clone(),
+                })
+                .await;
+        }
+        Some(check)
+    }
+
     /// The outputs of `i`'s upstream nodes, keyed by node id, in edge order, with or
     /// without triggers.
     fn upstream_outputs(&self, i: usize, with_triggers: bool) -> Map<String, Value> {
@@ -182,6 +221,12 @@ impl Run {
         match result {
             Ok((output, usage)) => {
                 self.state[i] = NodeState::Succeeded;
+                if let NodeOutput::Json(value) = &output
+                    && self.plan.nodes[i].kind == NodeKind::Agent
+                    && let Some(mismatches) = count_mismatches(value).filter(|m| !m.is_empty())
+                {
+                    self.bus.emit(EventKind::CountMismatch { node_id: node_id.clone(), mismatches }).await;
+                }
                 self.bus.emit(EventKind::NodeCompleted { node_id, output: output.clone(), usage, duration_ms }).await;
                 self.outputs[i] = Some(output);
                 for &s in &self.plan.successors[i] {

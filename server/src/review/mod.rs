@@ -6,6 +6,7 @@
 //! outputs; they call no provider and touch no file.
 
 pub mod compare;
+pub mod diff;
 pub mod findings;
 pub mod similarity;
 
