@@ -2,6 +2,7 @@
 //! providers) and the exit codes of DESIGN.md.
 
 mod progress;
+mod review;
 mod run;
 mod runs;
 mod schema;
@@ -51,6 +52,8 @@ pub struct Cli {
 pub enum Command {
     /// Check conclave and schema files without calling any provider.
     Validate(validate::ValidateArgs),
+    /// Review a git change with specialist agents and a Writer: Conclave's main job.
+    Review(review::ReviewArgs),
     /// Run a conclave with an input.
     Run(run::RunArgs),
     /// Inspect stored runs.
@@ -94,6 +97,10 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
             }
             exit::OK
         }
+        Command::Review(args) => match open_store(&cli.db).await {
+            Ok(store) => review::run(args, &workspace, store).await,
+            Err(code) => code,
+        },
         Command::Run(args) => match open_store(&cli.db).await {
             Ok(store) => run::run(args, &workspace, store).await,
             Err(code) => code,

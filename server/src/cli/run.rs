@@ -14,6 +14,7 @@ use crate::catalog::{LoadError, load_conclave};
 use crate::engine::{Engine, EngineConfig, EngineError, RunOutcome};
 use crate::providers::pricing::PriceTable;
 use crate::store::RunStore;
+use conclave_shared::Conclave;
 
 /// Arguments of `conclave run`.
 #[derive(Debug, Args)]
@@ -43,41 +44,65 @@ pub async fn run(args: RunArgs, workspace: &Workspace, store: Arc<dyn RunStore>)
             return exit::CONFIG;
         }
     };
-    let conclave = match load_conclave(&args.conclave, &workspace.catalog_dir, &workspace.catalog_context()) {
-        Ok((conclave, warnings)) => {
-            for w in warnings {
-                eprintln!("{w}\n");
+    let conclave = match load_or_explain(&args.conclave, workspace) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let engine =
+        Engine::new(workspace.providers.clone(), store, workspace.schemas.clone(), engine_config(args.max_concurrency));
+    match run_with_progress(&engine, &conclave, input).await {
+        Ok(outcome) => {
+            if outcome.status == RunStatus::Succeeded {
+                println!("{}", serde_json::to_string_pretty(&outcome.result).unwrap_or_default());
             }
-            conclave
+            announce(&outcome);
+            exit_code(&outcome)
+        }
+        Err(code) => code,
+    }
+}
+
+/// Loads a conclave by path or id, printing its errors and warnings; the exit code on
+/// failure.
+pub fn load_or_explain(given: &str, workspace: &Workspace) -> Result<Conclave, u8> {
+    match load_conclave(given, &workspace.catalog_dir, &workspace.catalog_context()) {
+        Ok((conclave, diagnostics)) => {
+            for d in diagnostics.iter().filter(|d| d.severity != crate::catalog::Severity::Note) {
+                eprintln!("{d}\n");
+            }
+            Ok(conclave)
         }
         Err(LoadError::Invalid { file, diagnostics }) => {
             for d in &diagnostics {
                 eprintln!("{d}\n");
             }
             eprintln!("error: {file} is not valid; fix the errors above (`conclave validate {file}` lists them)");
-            return exit::CONFIG;
+            Err(exit::CONFIG)
         }
         Err(e) => {
             eprintln!("error: {e}");
-            return exit::CONFIG;
+            Err(exit::CONFIG)
         }
-    };
-    let config = engine_config(&args);
-    let engine = Engine::new(workspace.providers.clone(), store, workspace.schemas.clone(), config);
+    }
+}
+
+/// Starts a run, shows its progress, and waits for it; Ctrl-C cancels it. The exit
+/// code when it could not start.
+pub async fn run_with_progress(engine: &Engine, conclave: &Conclave, input: Value) -> Result<RunOutcome, u8> {
     let mut handle = match engine.start(conclave.clone(), input).await {
         Ok(h) => h,
         Err(e @ EngineError::Store(_)) => {
             eprintln!("error: {e}");
-            return exit::OTHER;
+            return Err(exit::OTHER);
         }
         Err(e) => {
             eprintln!("error: {e}");
-            return exit::CONFIG;
+            return Err(exit::CONFIG);
         }
     };
     let events = handle.take_events();
     let cancel = handle.cancel_token();
-    let progress = tokio::spawn(Progress::new(&conclave, handle.run_id()).follow(events));
+    let progress = tokio::spawn(Progress::new(conclave, handle.run_id()).follow(events));
     let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
             cancel.cancel();
@@ -86,12 +111,12 @@ pub async fn run(args: RunArgs, workspace: &Workspace, store: Arc<dyn RunStore>)
     let outcome = handle.wait().await;
     ctrl_c.abort();
     let _ = progress.await;
-    report(&outcome)
+    Ok(outcome)
 }
 
-/// Engine settings from the arguments and the environment.
-fn engine_config(args: &RunArgs) -> EngineConfig {
-    let mut config = EngineConfig { max_concurrency: args.max_concurrency.max(1), ..EngineConfig::default() };
+/// Engine settings from the environment, with this concurrency.
+pub fn engine_config(max_concurrency: usize) -> EngineConfig {
+    let mut config = EngineConfig { max_concurrency: max_concurrency.max(1), ..EngineConfig::default() };
     if let Some(retries) = std::env::var("CONCLAVE_PROVIDER_RETRIES").ok().and_then(|v| v.trim().parse().ok()) {
         config.retry.max_retries = retries;
     }
@@ -99,26 +124,25 @@ fn engine_config(args: &RunArgs) -> EngineConfig {
     config
 }
 
-fn report(outcome: &RunOutcome) -> u8 {
+/// One line on standard error saying how the run ended.
+pub fn announce(outcome: &RunOutcome) {
     match outcome.status {
-        RunStatus::Succeeded => {
-            println!("{}", serde_json::to_string_pretty(&outcome.result).unwrap_or_default());
-            eprintln!("run {} succeeded", outcome.run_id);
-            exit::OK
-        }
+        RunStatus::Succeeded => eprintln!("run {} succeeded", outcome.run_id),
         RunStatus::Failed => {
             eprintln!("run {} failed: {}", outcome.run_id, outcome.error.as_deref().unwrap_or("unknown error"));
             eprintln!("  help: `conclave runs show {}` lists every node and event", outcome.run_id);
-            match outcome.error_kind.as_deref() {
-                Some("provider" | "timeout") => exit::PROVIDER,
-                Some("invalid_output") => exit::CONTRACT,
-                _ => exit::OTHER,
-            }
         }
-        RunStatus::Cancelled | RunStatus::Interrupted | RunStatus::Running => {
-            eprintln!("run {} {}", outcome.run_id, outcome.status.as_str());
-            exit::OTHER
-        }
+        other => eprintln!("run {} {}", outcome.run_id, other.as_str()),
+    }
+}
+
+/// The exit code of a finished run.
+pub fn exit_code(outcome: &RunOutcome) -> u8 {
+    match (outcome.status, outcome.error_kind.as_deref()) {
+        (RunStatus::Succeeded, _) => exit::OK,
+        (RunStatus::Failed, Some("provider" | "timeout")) => exit::PROVIDER,
+        (RunStatus::Failed, Some("invalid_output")) => exit::CONTRACT,
+        _ => exit::OTHER,
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use super::exit;
+use crate::review::report::ReportFormat;
 use crate::store::RunStore;
 
 /// Subcommands of `conclave runs`.
@@ -28,6 +29,14 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A review run's report, as stored when the run finished.
+    Report {
+        /// The run id (a unique prefix is enough).
+        id: String,
+        /// Report format.
+        #[arg(long, value_enum, default_value_t = ReportFormat::Markdown)]
+        format: ReportFormat,
+    },
 }
 
 /// Runs the subcommand; returns the exit code.
@@ -35,6 +44,7 @@ pub async fn run(cmd: RunsCommand, store: Arc<dyn RunStore>) -> u8 {
     let result = match cmd {
         RunsCommand::List { limit, json } => list(store.as_ref(), limit, json).await,
         RunsCommand::Show { id, json } => show(store.as_ref(), &id, json).await,
+        RunsCommand::Report { id, format } => report(store.as_ref(), &id, format).await,
     };
     match result {
         Ok(()) => exit::OK,
@@ -116,6 +126,20 @@ async fn show(store: &dyn RunStore, id: &str, json: bool) -> CmdResult {
         println!("  {line}");
     }
     Ok(())
+}
+
+async fn report(store: &dyn RunStore, id: &str, format: ReportFormat) -> CmdResult {
+    let full_id = resolve_id(store, id).await?;
+    match store.get_report(&full_id, format.as_str()).await.map_err(|e| (exit::OTHER, e.to_string()))? {
+        Some(text) => {
+            print!("{text}");
+            Ok(())
+        }
+        None => Err((
+            exit::CONFIG,
+            format!("run {full_id} has no {} report; reports are stored for `conclave review` runs", format.as_str()),
+        )),
+    }
 }
 
 /// One line per event, with consecutive text deltas of a node merged.

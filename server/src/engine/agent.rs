@@ -15,6 +15,7 @@ use super::plan::{AgentPlan, OutputContract};
 use crate::providers::pricing::PriceTable;
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{AgentReply, AgentRequest, Message, ProviderError, ToolCall};
+use crate::review::normalize_path;
 use crate::schema::contract::{extract_json, render_feedback};
 use crate::schema::lower::remove_lowering_nulls;
 use crate::tools::ToolRunner;
@@ -185,6 +186,9 @@ fn check_answer(contract: &OutputContract, reply: &AgentReply) -> Result<Value, 
     if contract.restore_nulls {
         remove_lowering_nulls(&mut value, &contract.original);
     }
+    if let Some(field) = &contract.findings_field {
+        normalize_finding_paths(&mut value, field);
+    }
     let errors: Vec<String> = contract
         .validator
         .iter_errors(&value)
@@ -194,6 +198,18 @@ fn check_answer(contract: &OutputContract, reply: &AgentReply) -> Result<Value, 
         })
         .collect();
     if errors.is_empty() { Ok(value) } else { Err(errors) }
+}
+
+/// Normalizes the `file` of each finding (`./src/a.rs`, `b/src/a.rs` and `src\\a.rs`
+/// all become `src/a.rs`), so findings validate against the changed-file list and
+/// compare equal downstream.
+fn normalize_finding_paths(value: &mut Value, field: &str) {
+    let Some(items) = value.get_mut(field).and_then(Value::as_array_mut) else { return };
+    for item in items {
+        if let Some(Value::String(file)) = item.get_mut("file") {
+            *file = normalize_path(file);
+        }
+    }
 }
 
 /// Makes the calls of one agent node.

@@ -33,6 +33,18 @@ use crate::schema::LowerTarget;
 /// Provider names a conclave may use, in the order they are listed to users.
 pub const KNOWN_PROVIDERS: &[&str] = &["anthropic", "openai", "ollama", "claude-code", "local"];
 
+/// The model every agent uses when `--provider` switches a run to `provider` and no
+/// `--model` is given.
+pub fn default_model(provider: &str) -> &'static str {
+    match provider {
+        "anthropic" => "claude-sonnet-4-5",
+        "openai" => "gpt-4.1-mini",
+        "ollama" => "qwen3:8b",
+        "claude-code" => "sonnet",
+        _ => "",
+    }
+}
+
 /// One turn of an agent's conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {

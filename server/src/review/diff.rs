@@ -76,7 +76,8 @@ fn git(root: &Path, args: &[&str]) -> Result<String, ChangeError> {
         .output()
         .map_err(|e| ChangeError::Git { command: args.join(" "), message: format!("cannot run git: {e}") })?;
     // `git diff --no-index` exits 1 when the files differ, which is the point.
-    if !out.status.success() && !(args.contains(&"--no-index") && out.status.code() == Some(1)) {
+    let differs = args.contains(&"--no-index") && out.status.code() == Some(1);
+    if !out.status.success() && !differs {
         return Err(ChangeError::Git {
             command: args.join(" "),
             message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
@@ -223,14 +224,17 @@ new file mode 100644
     #[test]
     fn diffs_are_parsed_into_files_ranges_and_numbered_lines() {
         let files = parse_diff(DIFF);
-        let summary: Vec<(&str, &str, &Vec<(u64, u64)>)> =
-            files.iter().map(|f| (f.file.path.as_str(), f.file.status.as_str(), &f.file.changed_lines)).collect();
+        type Summary<'a> = (&'a str, &'a str, &'a [(u64, u64)]);
+        let summary: Vec<Summary> = files
+            .iter()
+            .map(|f| (f.file.path.as_str(), f.file.status.as_str(), f.file.changed_lines.as_slice()))
+            .collect();
         assert_eq!(
             summary,
             vec![
-                ("src/upload.rs", "modified", &vec![(11, 12), (43, 43)]),
-                ("README.md", "deleted", &vec![]),
-                ("new.rs", "added", &vec![(1, 2)]),
+                ("src/upload.rs", "modified", &[(11, 12), (43, 43)][..]),
+                ("README.md", "deleted", &[][..]),
+                ("new.rs", "added", &[(1, 2)][..]),
             ]
         );
         assert_eq!(

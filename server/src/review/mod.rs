@@ -8,6 +8,7 @@
 pub mod compare;
 pub mod diff;
 pub mod findings;
+pub mod report;
 pub mod similarity;
 
 pub use compare::compare_findings;

@@ -23,6 +23,7 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     listing_is_newest_first_and_limited(make()).await;
     interrupted_runs_are_only_those_with_dead_owners(make()).await;
     duplicate_run_ids_are_refused(make()).await;
+    reports_are_stored_and_replaced(make()).await;
 }
 
 /// A small conclave: trigger -> a, trigger -> b.
@@ -204,6 +205,17 @@ async fn duplicate_run_ids_are_refused(store: Arc<dyn RunStore>) {
         1,
         "the first run is intact"
     );
+}
+
+async fn reports_are_stored_and_replaced(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    assert_eq!(store.get_report("r1", "markdown").await.expect("get"), None, "no report yet");
+    store.put_report("r1", "markdown", "# first").await.expect("put");
+    store.put_report("r1", "sarif", "{}").await.expect("put");
+    store.put_report("r1", "markdown", "# second \u{2014} ünïcode").await.expect("replace");
+    assert_eq!(store.get_report("r1", "markdown").await.expect("get").as_deref(), Some("# second \u{2014} ünïcode"));
+    assert_eq!(store.get_report("r1", "sarif").await.expect("get").as_deref(), Some("{}"));
+    assert!(matches!(store.put_report("nope", "markdown", "x").await, Err(StoreError::UnknownRun(_))));
 }
 
 #[cfg(test)]

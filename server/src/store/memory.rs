@@ -22,6 +22,7 @@ struct StoredRun {
 pub struct MemoryStore {
     runs: Mutex<HashMap<String, StoredRun>>,
     order: Mutex<Vec<String>>,
+    reports: Mutex<HashMap<(String, String), String>>,
 }
 
 impl MemoryStore {
@@ -139,6 +140,20 @@ impl RunStore for MemoryStore {
             let run = runs.get(run_id).ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
             Ok(run.events.iter().filter(|e| e.seq > after_seq).cloned().collect())
         })
+    }
+
+    async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {
+        if !self.with_runs(|runs| runs.contains_key(run_id)) {
+            return Err(StoreError::UnknownRun(run_id.to_string()));
+        }
+        let mut reports = self.reports.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        reports.insert((run_id.to_string(), format.to_string()), content.to_string());
+        Ok(())
+    }
+
+    async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
+        let reports = self.reports.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(reports.get(&(run_id.to_string(), format.to_string())).cloned())
     }
 
     async fn mark_interrupted(

@@ -81,6 +81,12 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// A run's events with `seq > after_seq`, in order.
     async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError>;
 
+    /// Stores (or replaces) a rendered report of a run.
+    async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError>;
+
+    /// A stored report, or `None`.
+    async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError>;
+
     /// Marks runs still `running` whose owner is not alive as `interrupted`, appending a
     /// final `run_finished` event to each. Returns their ids.
     async fn mark_interrupted(

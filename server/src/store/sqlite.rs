@@ -15,7 +15,8 @@ use std::sync::Mutex;
 use super::{Effect, NewRun, RunStore, StoreError, effect_of, interrupted_event};
 
 /// Schema migrations, applied in order; `PRAGMA user_version` counts those applied.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id            TEXT PRIMARY KEY,
     conclave_id   TEXT NOT NULL,
@@ -49,7 +50,16 @@ CREATE TABLE nodes (
     usage_json  TEXT,
     PRIMARY KEY (run_id, node_id)
 );
-"#];
+"#,
+    r#"
+CREATE TABLE reports (
+    run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    format  TEXT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (run_id, format)
+);
+"#,
+];
 
 /// Runs in a SQLite file.
 #[derive(Debug)]
@@ -277,6 +287,32 @@ impl RunStore for SqliteStore {
                 .map_err(backend)?;
             let rows = stmt.query_map(params![run_id, after_seq], |r| r.get::<_, String>(0)).map_err(backend)?;
             rows.map(|r| r.map_err(backend).and_then(|p| from_json(run_id, &p))).collect()
+        })
+    }
+
+    async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {
+        self.with_conn(|conn| {
+            let known: bool =
+                conn.query_row("SELECT 1 FROM runs WHERE id = ?1", [run_id], |_| Ok(true)).optional().map_err(backend)?.unwrap_or(false);
+            if !known {
+                return Err(StoreError::UnknownRun(run_id.to_string()));
+            }
+            conn.execute(
+                "INSERT INTO reports (run_id, format, content) VALUES (?1, ?2, ?3) ON CONFLICT (run_id, format) DO UPDATE SET content = excluded.content",
+                params![run_id, format, content],
+            )
+            .map_err(backend)?;
+            Ok(())
+        })
+    }
+
+    async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
+        self.with_conn(|conn| {
+            conn.query_row("SELECT content FROM reports WHERE run_id = ?1 AND format = ?2", [run_id, format], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(backend)
         })
     }
 

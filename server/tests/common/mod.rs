@@ -30,10 +30,22 @@ pub struct Recorded {
     pub body: Value,
 }
 
+/// Replies for requests whose body contains `marker`, used in order; the last one is
+/// repeated once the others are used up.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub marker: String,
+    pub replies: Vec<Reply>,
+}
+
+/// Routes by marker, each with the replies still to give.
+type RouteTable = Vec<(String, VecDeque<Reply>)>;
+
 #[derive(Clone, Default)]
 struct Shared {
     requests: Arc<Mutex<Vec<Recorded>>>,
     script: Arc<Mutex<VecDeque<Reply>>>,
+    routes: Arc<Mutex<RouteTable>>,
 }
 
 /// The fake server; it stops when dropped.
@@ -57,6 +69,19 @@ impl FakeServer {
         FakeServer { base, shared, task }
     }
 
+    /// Starts a server that picks replies by what the request body contains, so
+    /// concurrent agents each get their own script.
+    pub async fn start_routed(routes: Vec<Route>) -> FakeServer {
+        let server = FakeServer::start(Vec::new()).await;
+        server
+            .shared
+            .routes
+            .lock()
+            .expect("lock")
+            .extend(routes.into_iter().map(|r| (r.marker, r.replies.into_iter().collect())));
+        server
+    }
+
     /// Every request received so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().expect("lock").clone()
@@ -73,12 +98,20 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
     let (parts, body) = request.into_parts();
     let bytes = axum::body::to_bytes(body, 16 * 1024 * 1024).await.unwrap_or_default();
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let text = body.to_string();
     shared.requests.lock().expect("lock").push(Recorded {
         path: parts.uri.path().to_string(),
         headers: parts.headers,
         body,
     });
-    let reply = shared.script.lock().expect("lock").pop_front();
+    let routed = {
+        let mut routes = shared.routes.lock().expect("lock");
+        routes
+            .iter_mut()
+            .find(|(marker, _)| text.contains(marker.as_str()))
+            .and_then(|(_, replies)| if replies.len() > 1 { replies.pop_front() } else { replies.front().cloned() })
+    };
+    let reply = routed.or_else(|| shared.script.lock().expect("lock").pop_front());
     let mut response = Response::builder();
     match reply {
         Some(Reply::Stream { content_type, chunks }) => {

@@ -1,0 +1,59 @@
+//! The JSON envelope: the run's status and its result as validated JSON, its schema
+//! reference and its canonical text, with provider, model and usage.
+
+use conclave_shared::Usage;
+use serde_json::{Map, Value, json};
+
+use super::ReviewReport;
+
+pub(super) fn render(report: &ReviewReport) -> String {
+    let mut total = Usage::default();
+    for a in &report.usage {
+        total.add(&a.usage);
+    }
+    let first = report.result_nodes.first().and_then(|id| report.usage.iter().find(|u| &u.node_id == id));
+    let totals: Map<String, Value> =
+        report.totals().into_iter().map(|(s, n)| (s.as_str().to_string(), json!(n))).collect();
+    let checks: Vec<Value> =
+        report.checks.iter().map(|(node, check)| json!({"node_id": node, "check": check})).collect();
+    let mismatches: Vec<Value> =
+        report.mismatches.iter().map(|(node, m)| json!({"node_id": node, "mismatches": m})).collect();
+    let doc = json!({
+        "status": report.status.as_str(),
+        "run_id": report.run_id,
+        "conclave": report.conclave.0,
+        "error": report.error,
+        "result": {
+            "json": report.result,
+            "schema_ref": report.schema_ref,
+            "text": canonical(&report.result),
+        },
+        "provider": first.map(|u| u.provider.clone()),
+        "model": first.map(|u| u.model.clone()),
+        "usage": total,
+        "review": {
+            "totals": totals,
+            "findings_checks": checks,
+            "count_mismatches": mismatches,
+        },
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Canonical JSON: object keys sorted at every level, no insignificant whitespace.
+pub fn canonical(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&sorted(value)).unwrap_or_default()
+}

@@ -1,0 +1,190 @@
+//! The Markdown report: the verdict first, then where reviewers contradict each other,
+//! the Writer's miscounts, the findings by file, merged near-duplicates, agreements,
+//! lowering notes, and tokens and cost per agent.
+
+use conclave_shared::{Finding, FindingGroup, Severity, Stance};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::ReviewReport;
+
+pub(super) fn render(r: &ReviewReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Review: {}\n", r.conclave.1);
+    let totals = r.totals();
+    let summary: Vec<String> = totals.iter().map(|(s, n)| format!("{n} {}", plural(*s, *n))).collect();
+    let found: u64 = totals.values().sum();
+    let _ = writeln!(out, "Run `{}`, {}. **{found} finding(s):** {}.", r.run_id, r.status.as_str(), summary.join(", "));
+    if let Some(error) = &r.error {
+        let _ = writeln!(out, "\n> **The run did not succeed:** {}", one_line(error));
+    }
+    let contradictions: Vec<&FindingGroup> = r.contradictions().collect();
+    let disagreements: Vec<&FindingGroup> = r.checks.iter().flat_map(|(_, c)| &c.disagreements).collect();
+    if !contradictions.is_empty() {
+        let _ = writeln!(out, "\n## Contradictions ({})\n", contradictions.len());
+        let _ = writeln!(
+            out,
+            "Reviewers gave opposite verdicts, or severities two or more levels apart, about the same code.\n"
+        );
+        for g in &contradictions {
+            group(&mut out, g);
+        }
+    }
+    if !disagreements.is_empty() {
+        let _ = writeln!(out, "\n## Disagreements ({})\n", disagreements.len());
+        let _ = writeln!(out, "Severities one level apart about the same line.\n");
+        for g in &disagreements {
+            group(&mut out, g);
+        }
+    }
+    if !r.mismatches.is_empty() {
+        let _ = writeln!(out, "\n## Warning: count mismatches\n");
+        let _ = writeln!(
+            out,
+            "An agent's `counts` disagree with its own findings; the totals above are computed from the findings.\n"
+        );
+        for (node, mismatches) in &r.mismatches {
+            for m in mismatches {
+                let _ = writeln!(
+                    out,
+                    "- `{node}` claimed **{} {}** but listed **{}**.",
+                    m.claimed,
+                    plural(m.severity, m.claimed),
+                    m.actual
+                );
+            }
+        }
+    }
+    let _ = writeln!(out, "\n## Findings\n");
+    if r.findings.is_empty() {
+        let _ = writeln!(out, "No findings.");
+    }
+    let mut by_file: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+    for f in &r.findings {
+        by_file.entry(f.file.as_str()).or_default().push(f);
+    }
+    for (file, mut findings) in by_file {
+        findings.sort_by_key(|f| (f.line, f.severity));
+        let _ = writeln!(out, "### `{file}`\n");
+        let _ = writeln!(out, "| Line | Severity | Raised by | Finding |");
+        let _ = writeln!(out, "|---:|---|---|---|");
+        for f in findings {
+            let severity = match (f.effective_stance(), f.severity) {
+                (Stance::Approval, _) => "approval".to_string(),
+                (_, Some(s)) => s.as_str().to_string(),
+                (_, None) => "-".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {severity} | {} | {} |",
+                f.line,
+                cell(f.raised_by.as_deref().unwrap_or(&f.agent)),
+                cell(&f.description)
+            );
+        }
+        out.push('\n');
+    }
+    let duplicates: Vec<&FindingGroup> = r.checks.iter().flat_map(|(_, c)| &c.duplicates).collect();
+    if !duplicates.is_empty() {
+        let _ = writeln!(out, "## Near-duplicates, merged ({})\n", duplicates.len());
+        for g in duplicates {
+            let raisers: Vec<String> = g.findings.iter().map(|f| format!("{} ({})", f.agent, severity_of(f))).collect();
+            let _ = writeln!(
+                out,
+                "- **{}:{}** raised by {}: {}",
+                g.file,
+                range(g),
+                raisers.join(", "),
+                cell(&g.findings[0].description)
+            );
+        }
+        out.push('\n');
+    }
+    let agreements: Vec<&FindingGroup> = r.checks.iter().flat_map(|(_, c)| &c.agreements).collect();
+    if !agreements.is_empty() {
+        let _ = writeln!(out, "## Corroborated ({})\n", agreements.len());
+        for g in agreements {
+            let _ = writeln!(out, "- **{}:{}**: {}", g.file, g.line, g.summary);
+        }
+        out.push('\n');
+    }
+    if !r.lowerings.is_empty() {
+        let _ = writeln!(out, "## Schema lowering notes\n");
+        // Agents lowered the same way share one entry.
+        let mut shared: Vec<(Vec<&str>, &super::LoweringSummary)> = Vec::new();
+        for l in &r.lowerings {
+            match shared.iter_mut().find(|(_, s)| s.target == l.target && s.native == l.native && s.notes == l.notes) {
+                Some((nodes, _)) => nodes.push(&l.node_id),
+                None => shared.push((vec![&l.node_id], l)),
+            }
+        }
+        for (nodes, l) in shared {
+            let how = if l.native { format!("native, {}", l.target) } else { "prompt contract".to_string() };
+            let names: Vec<String> = nodes.iter().map(|n| format!("`{n}`")).collect();
+            let _ = writeln!(out, "- {} ({how}):", names.join(", "));
+            for note in &l.notes {
+                let _ = writeln!(out, "  - [{}] {}", note.kind.as_str(), note);
+            }
+        }
+        out.push('\n');
+    }
+    if !r.usage.is_empty() {
+        let _ = writeln!(out, "## Tokens and cost\n");
+        let _ = writeln!(out, "| Agent | Provider | Model | Input tokens | Output tokens | Cost |");
+        let _ = writeln!(out, "|---|---|---|---:|---:|---:|");
+        let (mut input, mut output, mut cost) = (0, 0, None::<f64>);
+        for a in &r.usage {
+            input += a.usage.input_tokens;
+            output += a.usage.output_tokens;
+            if let Some(c) = a.usage.cost_usd {
+                cost = Some(cost.unwrap_or(0.0) + c);
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                a.node_id,
+                a.provider,
+                cell(&a.model),
+                a.usage.input_tokens,
+                a.usage.output_tokens,
+                money(a.usage.cost_usd)
+            );
+        }
+        let _ = writeln!(out, "| **total** | | | {input} | {output} | {} |", money(cost));
+    }
+    out
+}
+
+fn group(out: &mut String, g: &FindingGroup) {
+    let _ = writeln!(out, "- **{}:{}**: {}", g.file, range(g), g.summary);
+    for f in &g.findings {
+        let stance = if f.effective_stance() == Stance::Approval { ", approval" } else { "" };
+        let _ =
+            writeln!(out, "  - {} ({}{stance}, line {}): {}", f.agent, severity_of(f), f.line, cell(&f.description));
+    }
+}
+
+fn range(g: &FindingGroup) -> String {
+    if g.line == g.end_line { g.line.to_string() } else { format!("{}-{}", g.line, g.end_line) }
+}
+
+fn severity_of(f: &Finding) -> &'static str {
+    f.severity.map_or("unrated", |s| s.as_str())
+}
+
+fn plural(s: Severity, n: u64) -> String {
+    if n == 1 { s.as_str().to_string() } else { format!("{}s", s.as_str()) }
+}
+
+fn money(cost: Option<f64>) -> String {
+    cost.map_or_else(|| "-".to_string(), |c| format!("${c:.4}"))
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Text safe inside a table cell.
+fn cell(text: &str) -> String {
+    one_line(text).replace('|', "\\|")
+}

@@ -1,0 +1,84 @@
+//! SARIF 2.1.0: one result per concern (approvals are not problems), blocker as
+//! `error`, major as `warning`, minor and nit as `note` with the original severity in
+//! `properties`, a rule per lane and severity, and line-independent fingerprints.
+
+use conclave_shared::{Severity, Stance};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use super::{ReviewReport, fingerprint, lane};
+
+fn level(severity: Option<Severity>) -> &'static str {
+    match severity {
+        Some(Severity::Blocker) => "error",
+        Some(Severity::Major) => "warning",
+        _ => "note",
+    }
+}
+
+pub(super) fn render(report: &ReviewReport) -> String {
+    let concerns: Vec<_> = report.findings.iter().filter(|f| f.effective_stance() == Stance::Concern).collect();
+    let mut rules: BTreeMap<String, (String, Option<Severity>)> = BTreeMap::new();
+    for f in &concerns {
+        let id = format!("{}/{}", lane(f), f.severity.map_or("unrated", |s| s.as_str()));
+        rules.entry(id).or_insert_with(|| (lane(f), f.severity));
+    }
+    let rule_ids: Vec<&String> = rules.keys().collect();
+    let rule_values: Vec<Value> = rules
+        .iter()
+        .map(|(id, (lane, severity))| {
+            let severity_name = severity.map_or("unrated", |s| s.as_str());
+            json!({
+                "id": id,
+                "name": format!("{}{}", capitalize(lane), capitalize(severity_name)),
+                "shortDescription": {"text": format!("{severity_name} finding from the {lane} reviewer")},
+                "defaultConfiguration": {"level": level(*severity)},
+                "properties": {"lane": lane, "severity": severity_name}
+            })
+        })
+        .collect();
+    let results: Vec<Value> = concerns
+        .iter()
+        .map(|f| {
+            let id = format!("{}/{}", lane(f), f.severity.map_or("unrated", |s| s.as_str()));
+            let index = rule_ids.iter().position(|r| **r == id).unwrap_or(0);
+            json!({
+                "ruleId": id,
+                "ruleIndex": index,
+                "level": level(f.severity),
+                "message": {"text": f.description},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": f.file, "uriBaseId": "SRCROOT"},
+                    "region": {"startLine": f.line}
+                }}],
+                "partialFingerprints": {"conclaveFinding/v1": fingerprint(f)},
+                "properties": {
+                    "severity": f.severity.map_or("unrated", |s| s.as_str()),
+                    "raisedBy": f.raised_by.clone().unwrap_or_else(|| f.agent.clone()),
+                    "agent": f.agent
+                }
+            })
+        })
+        .collect();
+    let doc = json!({
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "Conclave",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rule_values
+            }},
+            "automationDetails": {"id": format!("conclave/{}/{}", report.conclave.0, report.run_id)},
+            "results": results,
+            "properties": {"status": report.status.as_str(), "contradictions": report.contradictions().count()}
+        }]
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    chars.next().map_or_else(String::new, |c| c.to_uppercase().collect::<String>() + chars.as_str())
+}
