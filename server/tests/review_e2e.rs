@@ -113,6 +113,25 @@ fn conclave(workdir: &Path, server: &FakeServer, args: &[&str]) -> Output {
         .expect("conclave runs")
 }
 
+/// Runs `conclave review ARGS` off the async runtime, so the fake server keeps serving.
+async fn review(workdir: &Path, server: &FakeServer, args: Vec<String>) -> Output {
+    let (workdir, base) = (workdir.to_path_buf(), server.base.clone());
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_conclave"))
+            .arg("review")
+            .args(&args)
+            .current_dir(&workdir)
+            .env("CONCLAVE_DB", workdir.join("runs.db"))
+            .env("CONCLAVE_CONFIG_DIR", workdir.join("config"))
+            .env("ANTHROPIC_BASE_URL", base)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .output()
+            .expect("conclave runs")
+    })
+    .await
+    .expect("joined")
+}
+
 fn last_run(workdir: &Path, server: &FakeServer) -> String {
     let out = conclave(workdir, server, &["runs", "list", "--json", "--limit", "1"]);
     let runs: Value = serde_json::from_slice(&out.stdout).expect("json");
@@ -126,24 +145,10 @@ async fn a_review_surfaces_the_contradiction_and_the_miscount_in_every_format() 
     let workdir = dir.path().join("work");
     std::fs::create_dir_all(&workdir).expect("mkdir");
     let server = FakeServer::start_routed(routes()).await;
-    let repo_arg = repo.display().to_string();
     let report_md = workdir.join("review.md");
-    let out = tokio::task::spawn_blocking({
-        let (workdir, base, report) = (workdir.clone(), server.base.clone(), report_md.display().to_string());
-        move || {
-            Command::new(env!("CARGO_BIN_EXE_conclave"))
-                .args(["review", &repo_arg, "--base", "main", "--output-file", &report, "--fail-on", "contradiction"])
-                .current_dir(&workdir)
-                .env("CONCLAVE_DB", workdir.join("runs.db"))
-                .env("CONCLAVE_CONFIG_DIR", workdir.join("config"))
-                .env("ANTHROPIC_BASE_URL", base)
-                .env("ANTHROPIC_API_KEY", "sk-ant-test")
-                .output()
-                .expect("conclave runs")
-        }
-    })
-    .await
-    .expect("joined");
+    let args = ["--base", "main", "--output-file", &report_md.display().to_string(), "--fail-on", "contradiction"]
+        .map(String::from);
+    let out = review(&workdir, &server, [vec![repo.display().to_string()], args.to_vec()].concat()).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "--fail-on contradiction trips after writing the report: {stderr}");
     assert!(stderr.contains("gate: 1 contradiction(s) between reviewers (--fail-on contradiction)"), "{stderr}");
@@ -224,19 +229,16 @@ async fn repeat_counts_mismatches_contradictions_and_findings_per_run() {
     let workdir = dir.path().join("work");
     std::fs::create_dir_all(&workdir).expect("mkdir");
     let server = FakeServer::start_routed(routes()).await;
-    let (w, base, r) = (workdir.clone(), server.base.clone(), repo.display().to_string());
-    let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_conclave"))
-            .args(["review", &r, "--base", "main", "--repeat", "2", "--format", "json"])
-            .current_dir(&w)
-            .env("CONCLAVE_DB", w.join("runs.db"))
-            .env("ANTHROPIC_BASE_URL", base)
-            .env("ANTHROPIC_API_KEY", "sk-ant-test")
-            .output()
-            .expect("conclave runs")
-    })
-    .await
-    .expect("joined");
+    let args = [
+        repo.display().to_string(),
+        "--base".into(),
+        "main".into(),
+        "--repeat".into(),
+        "2".into(),
+        "--format".into(),
+        "json".into(),
+    ];
+    let out = review(&workdir, &server, args.to_vec()).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     for line in [
