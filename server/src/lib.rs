@@ -1,6 +1,7 @@
 //! Conclave: a graph workflow engine for LLM agents.
 //!
 //! Layout:
+//! - `api/`: the HTTP API (axum) and the editor's static files;
 //! - `catalog/`: conclave files: discovery, the format schema, validation diagnostics;
 //! - `schema/`: output schemas: references, meta-schema checks;
 //! - `engine/`: plans and runs conclaves, emitting typed events;
@@ -10,6 +11,7 @@
 //! - `tools/`: the `ToolRunner` trait agents' tool calls go through;
 //! - `cli/`: the `conclave` command line.
 
+pub mod api;
 pub mod catalog;
 pub mod cli;
 pub mod engine;

@@ -12,6 +12,7 @@ use crate::run::RunStatus;
 
 /// One event of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunEvent {
     /// The run this event belongs to.
     pub run_id: String,
@@ -26,6 +27,7 @@ pub struct RunEvent {
 
 /// What happened, tagged by `type` on the wire.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// The run began.
@@ -197,6 +199,7 @@ impl EventKind {
 
 /// A node's output as handed downstream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "format", content = "value", rename_all = "snake_case")]
 pub enum NodeOutput {
     /// Validated structured output.
@@ -217,6 +220,7 @@ impl NodeOutput {
 
 /// Token usage and cost of one node.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Usage {
     /// Prompt tokens.
     pub input_tokens: u64,

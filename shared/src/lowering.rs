@@ -7,6 +7,7 @@ use std::fmt;
 
 /// What kind of change a note reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NoteKind {
     /// A keyword was removed (its meaning is kept in `description` where possible).
@@ -48,6 +49,7 @@ impl NoteKind {
 
 /// One change made while lowering.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LoweringNote {
     /// JSON pointer into the original schema.
     pub path: String,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// How serious a finding is, most serious first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Must not merge.
@@ -50,6 +51,7 @@ impl Severity {
 
 /// Whether a finding says something is wrong or that it was checked and is right.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Stance {
     /// Something is wrong here.
@@ -60,6 +62,7 @@ pub enum Stance {
 
 /// One finding as an agent reported it, with the path normalized.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Finding {
     /// The agent (node id) whose output held it.
     pub agent: String,
@@ -89,6 +92,7 @@ impl Finding {
 
 /// Findings of different agents that the engine grouped together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FindingGroup {
     /// The file.
     pub file: String,
@@ -106,6 +110,7 @@ pub struct FindingGroup {
 
 /// What comparing sibling reviewers found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FindingsCheck {
     /// The sibling agents compared.
     pub agents: Vec<String>,
@@ -121,6 +126,7 @@ pub struct FindingsCheck {
 
 /// A Writer's count for one severity that disagrees with its own findings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CountMismatch {
     /// The severity.
     pub severity: Severity,

@@ -8,6 +8,7 @@ use crate::events::{NodeOutput, Usage};
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// In progress.
@@ -49,6 +50,7 @@ impl RunStatus {
 
 /// Where a node stands within a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NodeState {
     /// Waiting for its inputs.
@@ -99,6 +101,7 @@ impl NodeState {
 
 /// One line of a run listing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunSummary {
     /// Run id.
     pub id: String,
@@ -118,6 +121,7 @@ pub struct RunSummary {
 
 /// A node's result within a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NodeSummary {
     /// Node id.
     pub node_id: String,
@@ -133,6 +137,7 @@ pub struct NodeSummary {
 
 /// Everything stored about a run except its events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunRecord {
     /// Summary fields.
     #[serde(flatten)]

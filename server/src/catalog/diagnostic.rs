@@ -4,7 +4,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// How bad a problem is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Blocks running the conclave; `validate` exits 2.
@@ -16,7 +16,7 @@ pub enum Severity {
 }
 
 /// What a diagnostic is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
 pub enum Subject {
     /// The file as a whole.
@@ -28,16 +28,18 @@ pub enum Subject {
 }
 
 /// One problem found in a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Diagnostic {
     /// Error, warning or note.
     pub severity: Severity,
     /// Stable short code, such as `cycle` or `unknown-provider`.
+    #[schema(value_type = String)]
     pub code: &'static str,
     /// The file, as given on the command line or found in a directory.
     pub file: String,
     /// Line and column, where known (malformed JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<usize>>)]
     pub line_col: Option<(usize, usize)>,
     /// The node, edge or schema concerned.
     pub subject: Subject,

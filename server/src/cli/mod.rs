@@ -6,6 +6,7 @@ mod review;
 mod run;
 mod runs;
 mod schema;
+mod serve;
 mod validate;
 
 use clap::{Parser, Subcommand};
@@ -56,6 +57,8 @@ pub enum Command {
     Review(review::ReviewArgs),
     /// Run a conclave with an input.
     Run(run::RunArgs),
+    /// Serve the HTTP API and the editor.
+    Serve(serve::ServeArgs),
     /// Inspect stored runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
@@ -101,6 +104,10 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
             Ok(store) => review::run(args, &workspace, store).await,
             Err(code) => code,
         },
+        Command::Serve(args) => match open_store(&cli.db).await {
+            Ok(store) => serve::run(args, &workspace, store).await,
+            Err(code) => code,
+        },
         Command::Run(args) => match open_store(&cli.db).await {
             Ok(store) => run::run(args, &workspace, store).await,
             Err(code) => code,
@@ -136,11 +143,16 @@ impl Workspace {
 
     /// What validation checks against.
     pub fn catalog_context(&self) -> CatalogContext {
-        CatalogContext {
-            schemas: self.schemas.clone(),
-            providers: self.providers.known_names(),
-            tools: crate::BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
-        }
+        catalog_context(&self.schemas, &self.providers)
+    }
+}
+
+/// What validation checks against, for these schemas and providers.
+pub fn catalog_context(schemas: &SchemaCatalog, providers: &ProviderRegistry) -> CatalogContext {
+    CatalogContext {
+        schemas: schemas.clone(),
+        providers: providers.known_names(),
+        tools: crate::BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
     }
 }
 

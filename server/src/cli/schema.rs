@@ -54,16 +54,10 @@ pub fn run(cmd: SchemaCommand, workspace: &Workspace) -> u8 {
 }
 
 fn lower_command(given: &str, provider: &str, strict: bool, workspace: &Workspace) -> Result<u8, String> {
-    let target = match provider {
-        "openai" => LowerTarget::OpenAi,
-        "anthropic" => LowerTarget::Anthropic,
-        "ollama" => LowerTarget::Ollama,
-        "claude-code" => LowerTarget::ClaudeCode,
-        other => {
-            return Err(format!(
-                "no schema lowering for provider `{other}`; use one of: anthropic, openai, ollama, claude-code (providers without native structured output get the prompt contract)"
-            ));
-        }
+    let Some(target) = LowerTarget::for_provider(provider) else {
+        return Err(format!(
+            "no schema lowering for provider `{provider}`; use one of: anthropic, openai, ollama, claude-code (providers without native structured output get the prompt contract)"
+        ));
     };
     let path = PathBuf::from(given);
     let schema: Value = if path.is_file() {

@@ -127,6 +127,11 @@ impl RunHandle {
         self.bus.subscribe()
     }
 
+    /// The run's event bus, for subscribers that come and go while it runs.
+    pub fn bus(&self) -> Arc<EventBus> {
+        self.bus.clone()
+    }
+
     /// A token that cancels the run when triggered.
     pub fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()

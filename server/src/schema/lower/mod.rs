@@ -42,6 +42,17 @@ impl LowerTarget {
             LowerTarget::ClaudeCode => "claude-code",
         }
     }
+
+    /// The dialect of a built-in provider's native structured output, by provider name.
+    pub fn for_provider(provider: &str) -> Option<LowerTarget> {
+        match provider {
+            "openai" => Some(LowerTarget::OpenAi),
+            "anthropic" => Some(LowerTarget::Anthropic),
+            "ollama" => Some(LowerTarget::Ollama),
+            "claude-code" => Some(LowerTarget::ClaudeCode),
+            _ => None,
+        }
+    }
 }
 
 /// A schema lowered for one target.

@@ -1,0 +1,138 @@
+//! The API's errors: one enum, one JSON shape (`{"error": {status, message, path?,
+//! diagnostics?}}`), and the status each maps to. Details of 5xx errors are logged,
+//! not sent.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::catalog::Diagnostic;
+
+/// An API failure.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The body is not valid JSON.
+    #[error("the request body is not valid JSON: {message} (line {line}, column {column})")]
+    BadJson {
+        /// What the parser said.
+        message: String,
+        /// Where.
+        line: usize,
+        /// Where.
+        column: usize,
+    },
+    /// A well-formed request that cannot be served as asked.
+    #[error("{message}")]
+    BadRequest {
+        /// What is wrong.
+        message: String,
+        /// The offending field, as a JSON pointer.
+        path: Option<String>,
+    },
+    /// Missing or wrong bearer token.
+    #[error("this server requires `Authorization: Bearer <CONCLAVE_TOKEN>`")]
+    Unauthorized,
+    /// No such conclave, run or report.
+    #[error("{0}")]
+    NotFound(String),
+    /// The resource exists or is in the wrong state.
+    #[error("{0}")]
+    Conflict(String),
+    /// The body is larger than the limit.
+    #[error("the request body is larger than {0} bytes")]
+    TooLarge(usize),
+    /// The conclave (or another document) is invalid.
+    #[error("{message}")]
+    Invalid {
+        /// Summary.
+        message: String,
+        /// The offending field, as a JSON pointer.
+        path: Option<String>,
+        /// Every problem found.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// A failure on the server's side.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Detail<'a>,
+}
+
+#[derive(Serialize)]
+struct Detail<'a> {
+    status: u16,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diagnostics: Option<&'a [Diagnostic]>,
+}
+
+impl ApiError {
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadJson { .. } | ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// A 400 about one field.
+    pub fn bad_field(path: &str, message: impl Into<String>) -> ApiError {
+        ApiError::BadRequest { message: message.into(), path: Some(path.to_string()) }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let message = match &self {
+            ApiError::Internal(detail) => {
+                tracing::error!("API internal error: {detail}");
+                "internal error; the server log has the details".to_string()
+            }
+            other => other.to_string(),
+        };
+        let (path, diagnostics) = match &self {
+            ApiError::BadRequest { path, .. } => (path.as_deref(), None),
+            ApiError::Invalid { path, diagnostics, .. } => (path.as_deref(), Some(diagnostics.as_slice())),
+            _ => (None, None),
+        };
+        let body = Body { error: Detail { status: status.as_u16(), message, path, diagnostics } };
+        (status, Json(body)).into_response()
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> Self {
+        match e {
+            crate::store::StoreError::UnknownRun(id) => ApiError::NotFound(format!("no run `{id}`")),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// Parses a JSON body, mapping syntax errors to 400 with line and column.
+pub fn parse_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        if e.is_data() {
+            ApiError::BadRequest {
+                message: format!("the request body does not have the expected shape: {e}"),
+                path: None,
+            }
+        } else {
+            let text = e.to_string();
+            let message = text.rfind(" at line ").map_or(text.clone(), |i| text[..i].to_string());
+            ApiError::BadJson { message, line: e.line(), column: e.column() }
+        }
+    })
+}

@@ -1,0 +1,134 @@
+//! The HTTP API and the editor's static files, served by `conclave serve`.
+//!
+//! Layout: `conclaves.rs` (catalog CRUD and validation), `runs.rs` (start, list, get,
+//! events over SSE, cancel, reports), `schemas.rs` (references, lowering previews,
+//! providers), `openapi.rs` (the generated API document), `error.rs` (one error type).
+//!
+//! **Invariant:** the API knows the engine, store and catalog through their public
+//! functions only; tests call [`app`] without a socket.
+
+pub mod conclaves;
+pub mod error;
+pub mod openapi;
+pub mod runs;
+pub mod schemas;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+pub use error::ApiError;
+
+use crate::engine::{EngineConfig, EventBus};
+use crate::providers::ProviderRegistry;
+use crate::providers::secret::Secret;
+use crate::schema::SchemaCatalog;
+use crate::store::RunStore;
+
+/// Largest request body accepted.
+pub const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// A run started by this server, still going.
+#[derive(Debug, Clone)]
+pub struct LiveRun {
+    /// Cancels it.
+    pub cancel: CancellationToken,
+    /// Its events, for live subscribers.
+    pub bus: Arc<EventBus>,
+}
+
+/// What the API serves from.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The directory of `*.conclave.json` files.
+    pub catalog_dir: PathBuf,
+    /// Schema references.
+    pub schemas: SchemaCatalog,
+    /// Providers runs may use.
+    pub providers: ProviderRegistry,
+    /// Where runs are kept.
+    pub store: Arc<dyn RunStore>,
+    /// Engine settings for runs started here.
+    pub engine: EngineConfig,
+    /// Runs started by this server that have not finished.
+    pub live: Arc<Mutex<HashMap<String, LiveRun>>>,
+    /// The bearer token every API request must carry, when set.
+    pub token: Option<Secret>,
+    /// The built editor (index.html and the wasm bundle), when available.
+    pub editor_dir: Option<PathBuf>,
+}
+
+impl AppState {
+    /// The live run with this id, if this server is running it.
+    pub fn live_run(&self, id: &str) -> Option<LiveRun> {
+        self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
+    }
+}
+
+/// The whole application: API routes under `/api`, the editor everywhere else.
+pub fn app(state: AppState) -> Router {
+    let api = Router::new()
+        .route("/conclaves", get(conclaves::list).post(conclaves::create))
+        .route("/conclaves/{id}", get(conclaves::get_one).put(conclaves::update).delete(conclaves::remove))
+        .route("/validate", post(conclaves::validate))
+        .route("/schemas", get(schemas::list))
+        .route("/schemas/{reference}", get(schemas::get_one))
+        .route("/lower", post(schemas::lower_schema))
+        .route("/providers", get(schemas::providers))
+        .route("/runs", get(runs::list).post(runs::start))
+        .route("/runs/{id}", get(runs::get_one))
+        .route("/runs/{id}/events", get(runs::events))
+        .route("/runs/{id}/cancel", post(runs::cancel))
+        .route("/runs/{id}/report", get(runs::report))
+        .route("/openapi.json", get(openapi::document))
+        .fallback(|| async { ApiError::NotFound("no such API route; GET /api/openapi.json lists them".into()) })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_token));
+    let editor = match &state.editor_dir {
+        Some(dir) if dir.join("index.html").is_file() => {
+            let files = tower_http::services::ServeDir::new(dir)
+                .fallback(tower_http::services::ServeFile::new(dir.join("index.html")));
+            Router::new().fallback_service(files)
+        }
+        _ => Router::new().fallback(|| async { Html(EDITOR_MISSING) }),
+    };
+    Router::new().nest("/api", api).merge(editor).with_state(state)
+}
+
+const EDITOR_MISSING: &str = "<!doctype html><meta charset=utf-8><title>Conclave</title>\
+<body style=\"font-family:system-ui;max-width:40rem;margin:4rem auto\"><h1>Conclave</h1>\
+<p>The API is running at <code>/api</code> (see <a href=\"/api/openapi.json\">/api/openapi.json</a>). \
+The editor has not been built: run <code>bash scripts/build-editor.sh</code>, then restart <code>conclave serve</code>.</p>";
+
+/// Rejects API requests without the bearer token, when one is configured.
+async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if let Some(token) = &state.token {
+        let given =
+            request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.expose().as_bytes())) {
+            return ApiError::Unauthorized.into_response();
+        }
+    }
+    next.run(request).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The body of a request, with a too-large body reported as a JSON 413.
+pub fn body_bytes(
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<axum::body::Bytes, ApiError> {
+    body.map_err(|e| match e.status() {
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge(BODY_LIMIT),
+        _ => ApiError::BadRequest { message: e.body_text(), path: None },
+    })
+}
