@@ -146,7 +146,7 @@ fn normalized(value: &Value) -> Value {
                     ("properties", Value::Object(p)) if p.is_empty() => {}
                     ("required", Value::Array(items)) => {
                         let mut sorted = items.clone();
-                        sorted.sort_by(|a, b| a.to_string().cmp(&b.to_string()));
+                        sorted.sort_by_key(Value::to_string);
                         out.insert(k.clone(), Value::Array(sorted));
                     }
                     _ => {
