@@ -1,7 +1,4 @@
 //! Entry point of the Conclave editor: mounts the app in the browser.
-//!
-//! The editor is filled in by the editor work; for now the crate proves the wasm32
-//! build and mounts a single root component.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
@@ -10,5 +7,5 @@ fn main() {
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    eprintln!("conclave-client is a browser app: build it for wasm32-unknown-unknown");
+    eprintln!("conclave-client is a browser app: build it for wasm32-unknown-unknown (bash scripts/build-editor.sh)");
 }

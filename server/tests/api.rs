@@ -315,6 +315,8 @@ async fn a_token_is_required_when_configured() {
     );
     let (status, body, _) = api.call("GET", "/api/conclaves", None, &[("authorization", "Bearer s3cret-token")]).await;
     assert_eq!((status, body), (StatusCode::OK, json!([])));
+    let (status, _, _) = api.get("/api/conclaves?token=s3cret-token").await;
+    assert_eq!(status, StatusCode::OK, "EventSource clients pass the token as a query parameter");
     let (status, _, page) = api.get("/").await;
     assert_eq!(status, StatusCode::OK, "the editor page itself is public; its API calls carry the token");
     assert!(page.contains("The editor has not been built"), "{page}");

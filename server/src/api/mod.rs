@@ -110,9 +110,11 @@ The editor has not been built: run <code>bash scripts/build-editor.sh</code>, th
 /// Rejects API requests without the bearer token, when one is configured.
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if let Some(token) = &state.token {
-        let given =
+        let header =
             request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.expose().as_bytes())) {
+        // Browsers cannot set headers on an EventSource, so a `token` query parameter counts too.
+        let query = request.uri().query().and_then(|q| q.split('&').find_map(|p| p.strip_prefix("token=")));
+        if !header.or(query).is_some_and(|g| constant_time_eq(g.as_bytes(), token.expose().as_bytes())) {
             return ApiError::Unauthorized.into_response();
         }
     }

@@ -1,0 +1,177 @@
+//! The editor's root: layout, toolbar, keyboard shortcuts, the unsaved-changes guard,
+//! and the initial loads (catalog, providers, schema references).
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+
+use super::canvas::Canvas;
+use super::inspector::Inspector;
+use super::runs::{Diagnostics, RunDialog, RunPanel};
+use super::sidebar::Sidebar;
+use crate::api;
+use crate::state::{Editor, Selection};
+
+/// The editor.
+#[component]
+pub fn App() -> impl IntoView {
+    let editor = Editor::new();
+    provide_context(editor);
+    spawn_local(async move {
+        if let Ok(list) = api::list_conclaves().await {
+            editor.catalog.set(list);
+        }
+        if let Ok(providers) = api::providers().await {
+            editor.providers.set(providers);
+        }
+        if let Ok(refs) = api::schema_refs().await {
+            editor.schema_refs.set(refs);
+        }
+    });
+    super::canvas::install_pointer_handlers(editor);
+    let _keys = window_event_listener(leptos::ev::keydown, move |ev: web_sys::KeyboardEvent| on_key(editor, &ev));
+    let _leave = window_event_listener(leptos::ev::beforeunload, move |ev: web_sys::BeforeUnloadEvent| {
+        if editor.dirty.get_untracked() {
+            ev.prevent_default();
+            ev.set_return_value("You have unsaved changes.");
+        }
+    });
+    view! {
+        <div class="shell">
+            <Toolbar/>
+            <div class="body">
+                <Sidebar/>
+                <main class="stage">
+                    {move || match editor.conclave.get().is_some() {
+                        true => view! { <Canvas/> }.into_any(),
+                        false => view! {
+                            <div class="empty-stage">
+                                <h2>"No conclave open"</h2>
+                                <p>"Open one from the list, or create a new one and drag nodes from the palette onto the canvas."</p>
+                            </div>
+                        }.into_any(),
+                    }}
+                    <Diagnostics/>
+                    <RunPanel/>
+                </main>
+                <Inspector/>
+            </div>
+            <StatusBar/>
+            <RunDialog/>
+        </div>
+    }
+}
+
+fn in_text_field(ev: &web_sys::KeyboardEvent) -> bool {
+    ev.target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"))
+}
+
+fn on_key(editor: Editor, ev: &web_sys::KeyboardEvent) {
+    let command = ev.ctrl_key() || ev.meta_key();
+    match ev.key().as_str() {
+        "z" | "Z" if command && ev.shift_key() => {
+            ev.prevent_default();
+            editor.redo();
+        }
+        "z" | "Z" if command => {
+            ev.prevent_default();
+            editor.undo();
+        }
+        "s" | "S" if command => {
+            ev.prevent_default();
+            save(editor);
+        }
+        "Delete" | "Backspace" if !in_text_field(ev) => delete_selection(editor),
+        _ => {}
+    }
+}
+
+/// Deletes the selected node (with its edges) or edge.
+pub fn delete_selection(editor: Editor) {
+    match editor.selection.get_untracked() {
+        Selection::Node(id) => editor.edit(|c| {
+            c.nodes.retain(|n| n.id != id);
+            c.edges.retain(|e| e.from != id && e.to != id);
+        }),
+        Selection::Edge(from, to) => editor.edit(|c| c.edges.retain(|e| !(e.from == from && e.to == to))),
+        Selection::None => return,
+    }
+    editor.selection.set(Selection::None);
+}
+
+/// Saves the open conclave; on 422 the diagnostics are shown.
+pub fn save(editor: Editor) {
+    let Some(conclave) = editor.conclave.get_untracked() else { return };
+    let exists = editor.stored.get_untracked();
+    spawn_local(async move {
+        match api::save_conclave(&conclave, exists).await {
+            Ok(_) => {
+                editor.stored.set(true);
+                editor.dirty.set(false);
+                editor.diagnostics.set(Vec::new());
+                editor.say(format!("Saved conclaves/{}.conclave.json", conclave.id), false);
+                if let Ok(list) = api::list_conclaves().await {
+                    editor.catalog.set(list);
+                }
+            }
+            Err(e) => {
+                editor.diagnostics.set(e.diagnostics);
+                editor.say(format!("Not saved: {}", e.message), true);
+            }
+        }
+    });
+}
+
+fn validate(editor: Editor) {
+    let Some(conclave) = editor.conclave.get_untracked() else { return };
+    spawn_local(async move {
+        match api::validate(&conclave).await {
+            Ok(diagnostics) => {
+                let errors = diagnostics.iter().filter(|d| d.severity == "error").count();
+                editor
+                    .say(if errors == 0 { "No errors".to_string() } else { format!("{errors} error(s)") }, errors > 0);
+                editor.diagnostics.set(diagnostics);
+            }
+            Err(e) => editor.say(e.message, true),
+        }
+    });
+}
+
+#[component]
+fn Toolbar() -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    let open = move || editor.conclave.with(Option::is_some);
+    let name = move || editor.conclave.with(|c| c.as_ref().map(|c| c.name.clone()).unwrap_or_default());
+    view! {
+        <header class="toolbar">
+            <span class="brand">"Conclave"</span>
+            <input class="title" data-testid="conclave-name" placeholder="Conclave name" prop:value=name disabled=move || !open()
+                on:change=move |ev| { let value = event_target_value(&ev); editor.edit(|c| c.name = value); } />
+            <span class="dirty" class:visible=move || editor.dirty.get() title="Unsaved changes">"●"</span>
+            <div class="spacer"></div>
+            <button data-testid="undo" disabled=move || editor.undo_stack.with(Vec::is_empty) on:click=move |_| editor.undo() title="Undo (Ctrl+Z)">"Undo"</button>
+            <button data-testid="redo" disabled=move || editor.redo_stack.with(Vec::is_empty) on:click=move |_| editor.redo() title="Redo (Ctrl+Shift+Z)">"Redo"</button>
+            <button data-testid="validate" disabled=move || !open() on:click=move |_| validate(editor)>"Validate"</button>
+            <button data-testid="save" class="primary" disabled=move || !open() on:click=move |_| save(editor) title="Save (Ctrl+S)">"Save"</button>
+            <button data-testid="run" class="accent" disabled=move || !open() on:click=move |_| {
+                if editor.dirty.get_untracked() || !editor.stored.get_untracked() {
+                    editor.say("Save the conclave before running it", true);
+                } else {
+                    editor.run_dialog.set(true);
+                }
+            }>"Run"</button>
+        </header>
+    }
+}
+
+#[component]
+fn StatusBar() -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    view! {
+        <footer class="status" class:error=move || editor.message.with(|m| m.as_ref().is_some_and(|m| m.1)) data-testid="status">
+            {move || editor.message.get().map(|m| m.0).unwrap_or_else(|| "Ready".into())}
+        </footer>
+    }
+}
