@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
+CONCLAVE_SKIP_BROWSER=1 bash scripts/setup.sh
 cargo build --bin conclave --bin conclave-fake-llm
 bin="${CARGO_TARGET_DIR:-target}/debug"
 

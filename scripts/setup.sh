@@ -23,10 +23,15 @@ else
   log "rustup not found; assuming rustfmt, clippy and the wasm32-unknown-unknown target are installed"
 fi
 
-# System packages. A C compiler builds the bundled SQLite.
+# System packages. A C compiler builds the bundled SQLite; git reads the changes under
+# review; Chromium and its WebDriver run the editor's browser tests.
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
+if [ "${CONCLAVE_SKIP_BROWSER:-}" != "1" ]; then
+  [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+  [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     log "installing ${need_apt[*]} with apt-get"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set-up, then every check: formatting, lints, the wasm32 build of the shared crate,
-# and the whole test suite (unit, integration and end-to-end).
+# Set-up, then every check: formatting, lints, the wasm32 builds, and the whole test
+# suite (unit, integration, end-to-end, and the editor in headless Chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,5 +15,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "conclave-shared and the editor build for wasm32"
 cargo build -p conclave-shared --target wasm32-unknown-unknown
 cargo clippy -p conclave-client --target wasm32-unknown-unknown -- -D warnings
-step "cargo test"
+step "build the editor (wasm32, for the browser tests)"
+bash scripts/build-editor.sh
+step "cargo test (unit, integration, end-to-end, browser)"
 cargo test --workspace

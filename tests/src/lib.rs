@@ -1,6 +1,7 @@
 //! Helpers shared by the workspace-level end-to-end tests: temporary workspaces with
 //! conclave files, and the answers of the `conclave-fake-llm` stand-in server.
 
+pub mod browser;
 pub mod fake_llm;
 
 use std::path::{Path, PathBuf};

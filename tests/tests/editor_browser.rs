@@ -5,193 +5,18 @@
 //! (scripts/build-editor.sh) and Chromium installed (scripts/setup.sh); scripts/test.sh
 //! does both.
 
-use conclave_tests::TempWorkspace;
-use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use conclave_tests::browser::{Editor, node, tid, wait_until, workspace_root};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 use thirtyfour::components::SelectElement;
 use thirtyfour::prelude::*;
 
-const TESTBED: &str = env!("CARGO_BIN_EXE_conclave-testbed");
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("parent").to_path_buf()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
-}
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-struct Editor {
-    driver: WebDriver,
-    base: String,
-    ws: TempWorkspace,
-    _server: Killed,
-    _driver_process: Killed,
-    _profile: tempfile::TempDir,
-}
-
-async fn wait_until<F: Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn tid(name: &str) -> By {
-    By::Css(format!("[data-testid='{name}']"))
-}
-
-fn node(id: &str) -> By {
-    By::Css(format!("[data-testid='node'][data-node-id='{id}']"))
-}
-
-impl Editor {
-    async fn start() -> Editor {
-        let dist = workspace_root().join("client/dist");
-        assert!(
-            dist.join("index.html").is_file(),
-            "the editor is not built: run `bash scripts/build-editor.sh` (scripts/test.sh does)"
-        );
-        let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
-        assert!(
-            Path::new(&chromedriver).is_file(),
-            "{chromedriver} is missing: run `bash scripts/setup.sh`, which installs chromium and chromium-driver"
-        );
-        let ws = TempWorkspace::new().expect("workspace");
-        let (server_port, driver_port) = (free_port(), free_port());
-        let server = Command::new(TESTBED)
-            .args(["serve", "--bind", &format!("127.0.0.1:{server_port}"), "--editor-dir"])
-            .arg(&dist)
-            .current_dir(ws.root())
-            .env("CONCLAVE_DB", ws.db())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("server starts");
-        let base = format!("http://127.0.0.1:{server_port}");
-        let driver_process = Command::new(&chromedriver)
-            .arg(format!("--port={driver_port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver starts");
-        let probe = base.clone();
-        wait_until("the server", || {
-            let probe = probe.clone();
-            async move { reqwest::get(format!("{probe}/api/conclaves")).await.is_ok() }
-        })
-        .await;
-        wait_until("chromedriver", || async move { std::net::TcpStream::connect(("127.0.0.1", driver_port)).is_ok() })
-            .await;
-        let profile = tempfile::tempdir().expect("profile dir");
-        let mut caps = DesiredCapabilities::chrome();
-        caps.set_binary("/usr/bin/chromium").expect("binary");
-        for arg in [
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--window-size=1440,900",
-            &format!("--user-data-dir={}", profile.path().display()),
-        ] {
-            caps.add_arg(arg).expect("arg");
-        }
-        let driver = WebDriver::new(format!("http://127.0.0.1:{driver_port}"), caps).await.expect("a browser session");
-        driver.goto(&base).await.expect("page loads");
-        let editor = Editor {
-            driver,
-            base,
-            ws,
-            _server: Killed(server),
-            _driver_process: Killed(driver_process),
-            _profile: profile,
-        };
-        editor.find(tid("canvas").clone()).await.ok();
-        editor.wait_for(tid("palette-agent")).await;
-        editor
-    }
-
-    async fn find(&self, by: By) -> WebDriverResult<WebElement> {
-        self.driver.find(by).await
-    }
-
-    async fn wait_for(&self, by: By) -> WebElement {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Ok(el) = self.driver.find(by.clone()).await {
-                return el;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {by:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    async fn count(&self, by: By) -> usize {
-        self.driver.find_all(by).await.map(|v| v.len()).unwrap_or(0)
-    }
-
-    /// Presses the pointer on `from`, moves it over `to` (offset from its center), and releases.
-    async fn drag(&self, from: &WebElement, to: &WebElement, dx: i64, dy: i64) {
-        self.driver
-            .action_chain()
-            .move_to_element_center(from)
-            .click_and_hold()
-            .move_by_offset(5, 5)
-            .move_to_element_with_offset(to, dx, dy)
-            .release()
-            .perform()
-            .await
-            .expect("drag");
-    }
-
-    async fn drop_on_canvas(&self, palette: &str, dx: i64, dy: i64) {
-        let item = self.wait_for(tid(palette)).await;
-        let canvas = self.wait_for(tid("canvas")).await;
-        self.drag(&item, &canvas, dx, dy).await;
-    }
-
-    async fn connect(&self, from: &str, to: &str) {
-        let out = self.wait_for(node(from)).await.find(tid("port-out")).await.expect("out port");
-        let input = self.wait_for(node(to)).await.find(tid("port-in")).await.expect("in port");
-        self.drag(&out, &input, 0, 0).await;
-    }
-
-    async fn status(&self) -> String {
-        self.find(tid("status")).await.expect("status bar").text().await.unwrap_or_default()
-    }
-
-    /// Types into an input found by `by` (after re-finding it) and leaves it, firing `change`.
-    async fn type_into(&self, row: usize, field: &str, text: &str) {
-        let rows = self.driver.find_all(tid("field-row")).await.expect("rows");
-        let input = rows[row].find(tid(field)).await.expect("input");
-        input.clear().await.expect("clear");
-        input.send_keys(text.to_string() + Key::Tab).await.expect("typing");
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-
-    async fn api(&self, path: &str) -> Value {
-        reqwest::get(format!("{}{path}", self.base)).await.expect("api").json().await.expect("json")
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn authoring_a_conclave_by_drag_and_drop() {
-    let e = Editor::start().await;
+    let e = Editor::start(Path::new(env!("CARGO_BIN_EXE_conclave-testbed"))).await;
+    screenshot(&e, "editor-empty.png").await;
     let new_id = e.wait_for(By::Css("input[placeholder='new-conclave-id']")).await;
     new_id.send_keys("pr-review").await.expect("typing");
     e.find(tid("conclave-new")).await.expect("new").click().await.expect("click");
@@ -259,10 +84,7 @@ async fn authoring_a_conclave_by_drag_and_drop() {
         }),
         "saved: {saved}"
     );
-    std::fs::create_dir_all(workspace_root().join("docs")).ok();
-    if std::env::var_os("CONCLAVE_SCREENSHOTS").is_some() {
-        e.driver.screenshot(&workspace_root().join("docs/editor-inspector.png")).await.expect("screenshot");
-    }
+    screenshot(&e, "editor-inspector.png").await;
 
     let chip = e.wait_for(By::Css("[data-node-id='agent'] [data-testid='chip-structured-output']")).await;
     chip.find(tid("chip-remove")).await.expect("remove").click().await.expect("click");
@@ -296,6 +118,15 @@ async fn authoring_a_conclave_by_drag_and_drop() {
     e.driver.clone().quit().await.ok();
 }
 
+/// Saves a screenshot into docs/ when CONCLAVE_SCREENSHOTS is set (to refresh the
+/// README's pictures).
+async fn screenshot(e: &Editor, name: &str) {
+    if std::env::var_os("CONCLAVE_SCREENSHOTS").is_some() {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        e.driver.screenshot(&workspace_root().join("docs").join(name)).await.expect("screenshot");
+    }
+}
+
 fn git(repo: &Path, args: &[&str]) {
     let out = Command::new("git")
         .arg("-C")
@@ -309,7 +140,7 @@ fn git(repo: &Path, args: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_review_run_shows_live_node_states_and_ends_with_a_report() {
-    let e = Editor::start().await;
+    let e = Editor::start(Path::new(env!("CARGO_BIN_EXE_conclave-testbed"))).await;
     let repo = e.ws.root().join("repo");
     std::fs::create_dir_all(&repo).expect("mkdir");
     git(&repo, &["init", "-q"]);
@@ -344,7 +175,19 @@ async fn a_review_run_shows_live_node_states_and_ends_with_a_report() {
     let created =
         reqwest::Client::new().post(format!("{}/api/conclaves", e.base)).json(&conclave).send().await.expect("create");
     assert_eq!(created.status().as_u16(), 201);
+    let shipped = std::fs::read_to_string(workspace_root().join("conclaves/light-code-review.conclave.json"))
+        .expect("default conclave");
+    std::fs::write(e.ws.root().join("conclaves/light-code-review.conclave.json"), shipped).expect("copy");
     e.driver.refresh().await.expect("reload");
+    e.wait_for(By::Css("[data-testid='conclave-item'][data-conclave-id='light-code-review']"))
+        .await
+        .click()
+        .await
+        .expect("open");
+    e.wait_for(node("writer")).await.click().await.expect("select the writer");
+    e.wait_for(tid("lowering-preview")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    screenshot(&e, "editor-review.png").await;
     e.wait_for(By::Css("[data-testid='conclave-item'][data-conclave-id='ui-review']"))
         .await
         .click()
@@ -380,8 +223,6 @@ async fn a_review_run_shows_live_node_states_and_ends_with_a_report() {
     assert!(contradictions.contains("upload.rs:1"), "{contradictions}");
     let report = e.wait_for(tid("report")).await.text().await.unwrap_or_default();
     assert!(report.contains("## Contradictions (1)"), "{report}");
-    if std::env::var_os("CONCLAVE_SCREENSHOTS").is_some() {
-        e.driver.screenshot(&workspace_root().join("docs/editor-run.png")).await.expect("screenshot");
-    }
+    screenshot(&e, "editor-run.png").await;
     e.driver.clone().quit().await.ok();
 }

@@ -169,12 +169,14 @@ fn Row(field: Field, update: Callback<Option<Field>>) -> AnyView {
                         <option value=ft.as_str() selected=*ft == t>{ft.as_str()}</option>
                     }).collect_view()}
                 </select>
-                <label class="check"><input type="checkbox" data-testid="field-required" prop:checked=field.required
-                    on:change=move |ev| { let on = event_target_checked(&ev); w3(Box::new(move |f| f.required = on)); } />"required"</label>
                 <button class="remove" data-testid="field-remove" title="Remove field" on:click=move |_| update.run(None)>"×"</button>
             </div>
-            <input class="field-description" data-testid="field-description" placeholder="description (what the model should put here)" prop:value=field.description.clone()
-                on:change=move |ev| { let v = event_target_value(&ev); w4(Box::new(move |f| f.description = v)); } />
+            <div class="field-second">
+                <input data-testid="field-description" placeholder="description for the model" prop:value=field.description.clone()
+                    on:change=move |ev| { let v = event_target_value(&ev); w4(Box::new(move |f| f.description = v)); } />
+                <label class="check"><input type="checkbox" data-testid="field-required" prop:checked=field.required
+                    on:change=move |ev| { let on = event_target_checked(&ev); w3(Box::new(move |f| f.required = on)); } />"required"</label>
+            </div>
             <div class="constraints">
                 {matches!(t, FieldType::Integer | FieldType::Number).then(|| {
                     let (a, b) = (with.clone(), with.clone());

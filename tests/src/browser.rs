@@ -1,0 +1,208 @@
+//! A headless Chromium session on the editor, served by a real server (the testbed
+//! CLI, so runs can use the fake provider): start it, find elements by test id, drag
+//! with pointer events, and read the API. Used by the browser tests and the editor
+//! benchmark. Needs the editor built (scripts/build-editor.sh) and Debian's chromium
+//! and chromium-driver (scripts/setup.sh).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use thirtyfour::prelude::*;
+
+use crate::TempWorkspace;
+
+/// The repository root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("parent").to_path_buf()
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+/// A child process killed when dropped.
+#[derive(Debug)]
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A browser on the editor.
+#[derive(Debug)]
+pub struct Editor {
+    /// The WebDriver session.
+    pub driver: WebDriver,
+    /// The server's base URL.
+    pub base: String,
+    /// The server's workspace (conclaves, database).
+    pub ws: TempWorkspace,
+    _server: Killed,
+    _driver_process: Killed,
+    _profile: tempfile::TempDir,
+}
+
+/// Polls `check` until it holds (10 s at most).
+pub async fn wait_until<F: Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Elements with this `data-testid`.
+pub fn tid(name: &str) -> By {
+    By::Css(format!("[data-testid='{name}']"))
+}
+
+/// The node card with this id.
+pub fn node(id: &str) -> By {
+    By::Css(format!("[data-testid='node'][data-node-id='{id}']"))
+}
+
+impl Editor {
+    /// Starts the server (`server_binary`, the conclave CLI), chromedriver and a browser
+    /// on the editor.
+    pub async fn start(server_binary: &Path) -> Editor {
+        let dist = workspace_root().join("client/dist");
+        assert!(
+            dist.join("index.html").is_file(),
+            "the editor is not built: run `bash scripts/build-editor.sh` (scripts/test.sh does)"
+        );
+        let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
+        assert!(
+            Path::new(&chromedriver).is_file(),
+            "{chromedriver} is missing: run `bash scripts/setup.sh`, which installs chromium and chromium-driver"
+        );
+        let ws = TempWorkspace::new().expect("workspace");
+        let (server_port, driver_port) = (free_port(), free_port());
+        let server = Command::new(server_binary)
+            .args(["serve", "--bind", &format!("127.0.0.1:{server_port}"), "--editor-dir"])
+            .arg(&dist)
+            .current_dir(ws.root())
+            .env("CONCLAVE_DB", ws.db())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server starts");
+        let base = format!("http://127.0.0.1:{server_port}");
+        let driver_process = Command::new(&chromedriver)
+            .arg(format!("--port={driver_port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let probe = base.clone();
+        wait_until("the server", || {
+            let probe = probe.clone();
+            async move { reqwest::get(format!("{probe}/api/conclaves")).await.is_ok() }
+        })
+        .await;
+        wait_until("chromedriver", || async move { std::net::TcpStream::connect(("127.0.0.1", driver_port)).is_ok() })
+            .await;
+        let profile = tempfile::tempdir().expect("profile dir");
+        let mut caps = DesiredCapabilities::chrome();
+        caps.set_binary("/usr/bin/chromium").expect("binary");
+        for arg in [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--window-size=1440,900",
+            &format!("--user-data-dir={}", profile.path().display()),
+        ] {
+            caps.add_arg(arg).expect("arg");
+        }
+        let driver = WebDriver::new(format!("http://127.0.0.1:{driver_port}"), caps).await.expect("a browser session");
+        driver.goto(&base).await.expect("page loads");
+        let editor = Editor {
+            driver,
+            base,
+            ws,
+            _server: Killed(server),
+            _driver_process: Killed(driver_process),
+            _profile: profile,
+        };
+        editor.find(tid("canvas").clone()).await.ok();
+        editor.wait_for(tid("palette-agent")).await;
+        editor
+    }
+
+    /// The first element matching `by`, now.
+    pub async fn find(&self, by: By) -> WebDriverResult<WebElement> {
+        self.driver.find(by).await
+    }
+
+    /// The first element matching `by`, waiting up to 10 s.
+    pub async fn wait_for(&self, by: By) -> WebElement {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(el) = self.driver.find(by.clone()).await {
+                return el;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {by:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// How many elements match `by`.
+    pub async fn count(&self, by: By) -> usize {
+        self.driver.find_all(by).await.map(|v| v.len()).unwrap_or(0)
+    }
+
+    /// Presses the pointer on `from`, moves it over `to` (offset from its center), and releases.
+    pub async fn drag(&self, from: &WebElement, to: &WebElement, dx: i64, dy: i64) {
+        self.driver
+            .action_chain()
+            .move_to_element_center(from)
+            .click_and_hold()
+            .move_by_offset(5, 5)
+            .move_to_element_with_offset(to, dx, dy)
+            .release()
+            .perform()
+            .await
+            .expect("drag");
+    }
+
+    /// Drags a palette item onto the canvas, offset from its center.
+    pub async fn drop_on_canvas(&self, palette: &str, dx: i64, dy: i64) {
+        let item = self.wait_for(tid(palette)).await;
+        let canvas = self.wait_for(tid("canvas")).await;
+        self.drag(&item, &canvas, dx, dy).await;
+    }
+
+    /// Draws an edge from `from`'s output port to `to`'s input port.
+    pub async fn connect(&self, from: &str, to: &str) {
+        let out = self.wait_for(node(from)).await.find(tid("port-out")).await.expect("out port");
+        let input = self.wait_for(node(to)).await.find(tid("port-in")).await.expect("in port");
+        self.drag(&out, &input, 0, 0).await;
+    }
+
+    /// The status bar's text.
+    pub async fn status(&self) -> String {
+        self.find(tid("status")).await.expect("status bar").text().await.unwrap_or_default()
+    }
+
+    /// Types into an input found by `by` (after re-finding it) and leaves it, firing `change`.
+    pub async fn type_into(&self, row: usize, field: &str, text: &str) {
+        let rows = self.driver.find_all(tid("field-row")).await.expect("rows");
+        let input = rows[row].find(tid(field)).await.expect("input");
+        input.clear().await.expect("clear");
+        input.send_keys(text.to_string() + Key::Tab).await.expect("typing");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+
+    /// GETs an API path as JSON.
+    pub async fn api(&self, path: &str) -> Value {
+        reqwest::get(format!("{}{path}", self.base)).await.expect("api").json().await.expect("json")
+    }
+}
