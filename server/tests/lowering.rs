@@ -43,7 +43,7 @@ fn corpus_schemas_are_themselves_valid() {
 #[test]
 fn lowering_snapshots() {
     for (name, schema) in corpus() {
-        for target in [LowerTarget::OpenAi, LowerTarget::Anthropic, LowerTarget::Ollama] {
+        for target in [LowerTarget::OpenAi, LowerTarget::Anthropic, LowerTarget::Ollama, LowerTarget::Local] {
             let lowered = lower(&schema, target).expect("object roots lower");
             insta::assert_snapshot!(format!("{}__{name}", target.as_str()), render(&lowered));
         }

@@ -10,7 +10,7 @@ use super::run::{announce, engine_config, exit_code, load_or_explain, run_with_p
 use super::{Workspace, exit};
 use crate::catalog::check_conclave_text;
 use crate::engine::Engine;
-use crate::providers::default_model;
+use crate::providers::{ProviderError, ProviderRegistry, default_model};
 use crate::review::diff::{ChangeError, collect_change};
 use crate::review::report::{ReportFormat, ReviewReport, build_report};
 use crate::store::RunStore;
@@ -52,6 +52,9 @@ pub struct ReviewArgs {
     /// Most nodes running at once.
     #[arg(long, default_value_t = 16)]
     pub max_concurrency: usize,
+    /// Fail when an agent's provider has no key, instead of running it on the local model.
+    #[arg(long)]
+    pub no_fallback: bool,
 }
 
 /// CI gates.
@@ -98,6 +101,10 @@ pub async fn run(args: ReviewArgs, workspace: &Workspace, store: Arc<dyn RunStor
             agent.provider = provider.clone();
             agent.model = model.clone();
         }
+    } else if !args.no_fallback
+        && let Some(line) = fallback_to_local(&mut conclave, &workspace.providers)
+    {
+        eprintln!("{line}");
     }
     let tools = match RepoTools::new(&change.root) {
         Ok(t) => t,
@@ -135,6 +142,35 @@ pub async fn run(args: ReviewArgs, workspace: &Workspace, store: Arc<dyn RunStor
         tally.print_total();
     }
     worst
+}
+
+/// Moves every agent whose provider is not configured (no key) onto the local model;
+/// returns the one line that says so, or `None` when nothing moved.
+pub fn fallback_to_local(conclave: &mut Conclave, providers: &ProviderRegistry) -> Option<String> {
+    let mut reasons: Vec<String> = Vec::new();
+    let mut moved: Vec<String> = Vec::new();
+    for node in &mut conclave.nodes {
+        let Some(agent) = node.agent.as_mut() else { continue };
+        let Some(provider) = providers.get(&agent.provider) else { continue };
+        if let Err(ProviderError::Config { message, .. }) = provider.check_config() {
+            let reason = format!("{}: {}", agent.provider, message.split(';').next().unwrap_or(&message));
+            if !reasons.contains(&reason) {
+                reasons.push(reason);
+            }
+            agent.provider = "local".into();
+            agent.model = default_model("local").to_string();
+            moved.push(node.id.clone());
+        }
+    }
+    (!moved.is_empty()).then(|| {
+        format!(
+            "note: {} not configured ({}); running {} on the local model ({}) instead; pass --no-fallback to fail instead",
+            if reasons.len() == 1 { "a provider is" } else { "providers are" },
+            reasons.join("; "),
+            moved.join(", "),
+            default_model("local")
+        )
+    })
 }
 
 /// The review conclave: `--conclave`, else the workspace's, else the built-in one.
@@ -235,5 +271,33 @@ impl Tally {
             "total over {} runs: {} count mismatch(es), {} contradiction(s), {} finding(s)",
             self.runs, self.mismatches, self.contradictions, self.findings
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::anthropic::AnthropicProvider;
+    use std::sync::Arc;
+
+    #[test]
+    fn agents_without_a_key_fall_back_to_the_local_model_with_one_line() {
+        let mut providers = ProviderRegistry::default();
+        providers.register(Arc::new(AnthropicProvider::from_env(&|_| None)));
+        let mut conclave = Conclave::from_json(BUILTIN_REVIEW).expect("built-in conclave");
+        let line = fallback_to_local(&mut conclave, &providers).expect("the agents moved");
+        assert_eq!(
+            line,
+            "note: a provider is not configured (anthropic: ANTHROPIC_API_KEY is not set); running security, correctness, conventions, writer on the local model (smollm2-135m) instead; pass --no-fallback to fail instead"
+        );
+        assert!(conclave.nodes.iter().filter_map(|n| n.agent.as_ref()).all(|a| a.provider == "local"));
+
+        let mut keyed = ProviderRegistry::default();
+        keyed.register(Arc::new(AnthropicProvider::from_env(&|k| {
+            (k == "ANTHROPIC_API_KEY").then(|| "sk-x".to_string())
+        })));
+        let mut untouched = Conclave::from_json(BUILTIN_REVIEW).expect("built-in conclave");
+        assert_eq!(fallback_to_local(&mut untouched, &keyed), None);
+        assert!(untouched.nodes.iter().filter_map(|n| n.agent.as_ref()).all(|a| a.provider == "anthropic"));
     }
 }

@@ -117,6 +117,8 @@ pub async fn run_with_progress(engine: &Engine, conclave: &Conclave, input: Valu
 /// Engine settings from the environment, with this concurrency.
 pub fn engine_config(max_concurrency: usize) -> EngineConfig {
     let mut config = EngineConfig { max_concurrency: max_concurrency.max(1), ..EngineConfig::default() };
+    // One local generation at a time: they share the CPU, and parallel ones only thrash.
+    config.provider_limits.insert("local".into(), 1);
     if let Some(retries) = std::env::var("CONCLAVE_PROVIDER_RETRIES").ok().and_then(|v| v.trim().parse().ok()) {
         config.retry.max_retries = retries;
     }

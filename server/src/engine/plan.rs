@@ -152,6 +152,7 @@ pub fn build_plan(
                 })?;
                 provider
                     .check_config()
+                    .and_then(|()| provider.check_model(&config.model))
                     .map_err(|e| EngineError::Provider { node_id: node.id.clone(), message: e.to_string() })?;
                 let contract = match resolve_schema(&node.id, config, schemas)? {
                     Some(schema) => {

@@ -13,6 +13,7 @@ pub mod anthropic;
 pub mod claude_code;
 pub mod fake;
 pub mod http;
+pub mod local;
 pub mod ollama;
 pub mod openai;
 pub mod pricing;
@@ -41,6 +42,7 @@ pub fn default_model(provider: &str) -> &'static str {
         "openai" => "gpt-4.1-mini",
         "ollama" => "qwen3:8b",
         "claude-code" => "sonnet",
+        "local" => local::model::DEFAULT_MODEL_NAME,
         _ => "",
     }
 }
@@ -255,6 +257,11 @@ pub trait Provider: Send + Sync + fmt::Debug {
         Ok(())
     }
 
+    /// Checks that `model` (an agent's model setting) can be used, before a run starts.
+    fn check_model(&self, _model: &str) -> Result<(), ProviderError> {
+        Ok(())
+    }
+
     /// Answers one request, streaming text and tool calls through `stream` as they arrive.
     async fn call(&self, request: &AgentRequest, stream: &StreamSink) -> Result<AgentReply, ProviderError>;
 }
@@ -274,6 +281,7 @@ impl ProviderRegistry {
         registry.register(Arc::new(openai::OpenAiProvider::from_env(&env)));
         registry.register(Arc::new(ollama::OllamaProvider::from_env(&env)));
         registry.register(Arc::new(claude_code::ClaudeCodeProvider::from_env(&env)));
+        registry.register(Arc::new(local::LocalProvider::from_env(&env)));
         registry
     }
 

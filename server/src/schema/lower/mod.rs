@@ -6,6 +6,7 @@
 //! `oneOf`) make an agent in `strict` compatibility mode refuse to run.
 
 mod anthropic;
+mod local;
 mod ollama;
 mod openai;
 
@@ -30,6 +31,8 @@ pub enum LowerTarget {
     Ollama,
     /// The Claude Code CLI's `--json-schema`, which validates the full schema itself.
     ClaudeCode,
+    /// The embedded local model's constrained decoding (llguidance), with bounds added.
+    Local,
 }
 
 impl LowerTarget {
@@ -40,6 +43,7 @@ impl LowerTarget {
             LowerTarget::Anthropic => "anthropic",
             LowerTarget::Ollama => "ollama",
             LowerTarget::ClaudeCode => "claude-code",
+            LowerTarget::Local => "local",
         }
     }
 
@@ -50,6 +54,7 @@ impl LowerTarget {
             "anthropic" => Some(LowerTarget::Anthropic),
             "ollama" => Some(LowerTarget::Ollama),
             "claude-code" => Some(LowerTarget::ClaudeCode),
+            "local" => Some(LowerTarget::Local),
             _ => None,
         }
     }
@@ -83,6 +88,7 @@ pub fn lower(schema: &Value, target: LowerTarget) -> Result<Lowered, NormalizeEr
         LowerTarget::Anthropic => anthropic::lower_for_anthropic(normalized),
         LowerTarget::Ollama => ollama::lower_for_ollama(normalized),
         LowerTarget::ClaudeCode => Lowered { target, schema: normalized, notes: Vec::new(), native: true },
+        LowerTarget::Local => local::lower_for_local(normalized),
     })
 }
 
