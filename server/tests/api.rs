@@ -1,8 +1,11 @@
 //! The HTTP API through `app()` with `oneshot` (no socket): every route, its error
 //! statuses, the token check, and run events over SSE with resumption.
 
+mod common;
+
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
+use common::git;
 use conclave_server::api::{AppState, app};
 use conclave_server::engine::EngineConfig;
 use conclave_server::providers::ProviderRegistry;
@@ -11,7 +14,6 @@ use conclave_server::providers::secret::Secret;
 use conclave_server::schema::SchemaCatalog;
 use conclave_server::store::MemoryStore;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::sync::Arc;
 use tower::ServiceExt;
 
@@ -257,17 +259,6 @@ async fn a_running_run_can_be_cancelled() {
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let (_, _, text) = api.get(&format!("/api/runs/{id}/events")).await;
     assert!(text.contains("\"status\":\"cancelled\""), "{text}");
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[tokio::test]

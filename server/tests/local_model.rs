@@ -3,6 +3,9 @@
 //! looping prompt that still ends, the token budget as a typed error, and an offline
 //! `conclave review` that falls back to the local model and writes its report.
 
+mod common;
+
+use common::git;
 use conclave_server::engine::{Engine, EngineConfig, RunOutcome};
 use conclave_server::providers::ProviderRegistry;
 use conclave_server::providers::local::LocalProvider;
@@ -132,20 +135,10 @@ fn an_offline_review_falls_back_to_the_local_model_and_writes_its_report() {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).expect("mkdir");
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&repo)
-            .args(["-c", "user.email=d@e.x", "-c", "user.name=D", "-c", "commit.gpgsign=false"])
-            .args(args)
-            .output()
-            .expect("git");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    };
-    git(&["init", "-q"]);
+    git(&repo, &["init", "-q"]);
     std::fs::write(repo.join("upload.rs"), "pub fn save(root: &Path, name: &str) {}\n").expect("write");
-    git(&["add", "."]);
-    git(&["commit", "-q", "-m", "one"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
     std::fs::write(
         repo.join("upload.rs"),
         "pub fn save(root: &Path, name: &str, data: &[u8]) {\n    std::fs::write(root.join(name), data).ok();\n}\n",

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::git;
 use common::wire::Vendor;
 use common::{FakeServer, Route};
 use serde_json::{Value, json};
@@ -37,17 +38,6 @@ pub fn save_upload(root: &Path, name: &str, data: &[u8]) -> io::Result<()> {
     std::fs::write(target, data)
 }
 ";
-
-fn git(repo: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(status.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&status.stderr));
-}
 
 /// A repository whose `feature` branch adds the bug on top of `main`.
 fn fixture_repo(dir: &Path) -> PathBuf {

@@ -80,3 +80,15 @@ pub fn fake_conclave(id: &str, agents: &[(&str, &str)]) -> String {
     let doc = serde_json::json!({"version": 1, "id": id, "name": id, "nodes": nodes, "edges": edges});
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
 }
+
+/// Runs git in `repo` as a test author, failing the test with git's message.
+pub fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}

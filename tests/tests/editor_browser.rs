@@ -6,9 +6,9 @@
 //! does both.
 
 use conclave_tests::browser::{Editor, node, tid, wait_until, workspace_root};
+use conclave_tests::git;
 use serde_json::json;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 use thirtyfour::components::SelectElement;
 use thirtyfour::prelude::*;
@@ -125,17 +125,6 @@ async fn screenshot(e: &Editor, name: &str) {
         tokio::time::sleep(Duration::from_millis(200)).await;
         e.driver.screenshot(&workspace_root().join("docs").join(name)).await.expect("screenshot");
     }
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

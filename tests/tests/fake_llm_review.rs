@@ -2,23 +2,12 @@
 //! stands in for an OpenAI-compatible server and `conclave review --provider openai`
 //! runs the whole pipeline against it.
 
+use conclave_tests::git;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 const CLI: &str = env!("CARGO_BIN_EXE_conclave-testbed");
 const FAKE: &str = env!("CARGO_BIN_EXE_conclave-fake-llm");
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
 
 struct Killed(std::process::Child);
 

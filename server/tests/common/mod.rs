@@ -135,3 +135,15 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
             .expect("response"),
     }
 }
+
+/// Runs git in `repo` as a test author, failing the test with git's message.
+pub fn git(repo: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
