@@ -58,6 +58,17 @@ pub struct Timings {
     pub constraint: Duration,
 }
 
+/// What one generation produced.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    /// The text, as streamed.
+    pub text: String,
+    /// Its figures.
+    pub timings: Timings,
+    /// False when the token budget ran out before the model stopped.
+    pub finished: bool,
+}
+
 /// The llama.cpp backend, started once per process (it can only be started once).
 pub fn backend() -> Result<&'static LlamaBackend, ProviderError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -100,7 +111,7 @@ pub fn generate(
     max_tokens: usize,
     cancelled: &AtomicBool,
     on_text: &mut dyn FnMut(&str),
-) -> Result<(String, Timings), ProviderError> {
+) -> Result<Generation, ProviderError> {
     let model = &loaded.model;
     let template = model.chat_template(None).map_err(|e| failed("find its chat template", e))?;
     let chat: Vec<LlamaChatMessage> = messages
@@ -165,14 +176,14 @@ pub fn generate(
     let mut text = String::new();
     let mut pending: Vec<u8> = Vec::new();
     let mut position = tokens.len();
+    let mut finished = true;
     loop {
         if cancelled.load(Ordering::Relaxed) {
             return Err(ProviderError::Transport("cancelled".into()));
         }
         if timings.generated_tokens >= max_tokens {
-            return Err(ProviderError::Truncated(format!(
-                "the local model reached its budget of {max_tokens} tokens without finishing; raise `max_tokens` on the agent"
-            )));
+            finished = false;
+            break;
         }
         let sampled = Instant::now();
         let token = sampler.sample(&ctx, batch.n_tokens() - 1);
@@ -204,5 +215,5 @@ pub fn generate(
         on_text(&piece);
     }
     timings.decode = decode_started.elapsed();
-    Ok((text, timings))
+    Ok(Generation { text, timings, finished })
 }

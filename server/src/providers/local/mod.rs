@@ -131,8 +131,14 @@ impl Provider for LocalProvider {
         while let Some(piece) = rx.recv().await {
             stream.text(&piece).await;
         }
-        let (text, timings) =
+        let generate::Generation { text, timings, finished } =
             job.await.map_err(|e| ProviderError::Malformed(format!("the local model's thread failed: {e}")))??;
+        if !finished {
+            return Err(ProviderError::Truncated(format!(
+                "the local model reached its budget of {} tokens without finishing; raise `max_tokens` on the agent",
+                timings.generated_tokens
+            )));
+        }
         let usage = Usage {
             input_tokens: timings.prompt_tokens as u64,
             output_tokens: timings.generated_tokens as u64,
