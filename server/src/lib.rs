@@ -1,25 +1,17 @@
-//! Conclave: a graph workflow engine for LLM agents.
+//! Conclave's outermost crate: the `conclave` command line and the HTTP API, both
+//! over the same workspace (the catalog on disk, schema roots, providers) and the same
+//! crates below: `conclave-catalog`, `conclave-engine`, `conclave-review`,
+//! `conclave-providers` and `conclave-store`.
 //!
-//! Layout:
-//! - `api/`: the HTTP API (axum) and the editor's static files;
-//! - `catalog/`: conclave files: discovery, the format schema, validation diagnostics;
-//! - `schema/`: output schemas: references, meta-schema checks;
-//! - `engine/`: plans and runs conclaves, emitting typed events;
-//! - `providers/`: the `Provider` trait and its implementations;
-//! - `review/`: findings, comparisons across reviewers, counts checks, reports;
-//! - `store/`: the `RunStore` trait, SQLite and in-memory stores, the conformance suite;
-//! - `tools/`: the `ToolRunner` trait agents' tool calls go through;
-//! - `cli/`: the `conclave` command line.
+//! Layout: `workspace.rs` (where conclaves and schemas are found, engine settings from
+//! the environment, opening the store), `api/` (axum routes, SSE, errors), `cli/` (the
+//! commands and their exit codes).
+//!
+//! **Invariant:** this is the only crate that knows axum and clap; it owns no engine,
+//! review or store logic, and reaches them through their crates' public functions.
 
 pub mod api;
-pub mod catalog;
 pub mod cli;
-pub mod engine;
-pub mod providers;
-pub mod review;
-pub mod schema;
-pub mod store;
-pub mod tools;
+pub mod workspace;
 
-/// Built-in tool ids an agent may list in `tools`.
-pub const BUILTIN_TOOLS: &[&str] = &["read_file", "list_files", "grep"];
+pub use workspace::Workspace;

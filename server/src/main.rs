@@ -1,5 +1,6 @@
-//! The `conclave` binary: a thin shell over [`conclave_server::cli`].
+//! The `conclave` binary: a thin shell over [`conclave_server::cli`] with the built-in
+//! providers.
 
 fn main() -> std::process::ExitCode {
-    conclave_server::cli::main(conclave_server::providers::ProviderRegistry::builtin())
+    conclave_server::cli::main(conclave_providers::builtin())
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::lowering::LoweringNote;
 use crate::review::{CountMismatch, FindingGroup, FindingsCheck};
-use crate::run::RunStatus;
+use crate::run::{ErrorKind, RunStatus};
 
 /// One event of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +69,10 @@ pub enum EventKind {
         native: bool,
         /// Every change made.
         notes: Vec<LoweringNote>,
+        /// The root property holding findings, when the output is findings-shaped.
+        /// Decided once, here; reports and comparisons read it rather than guess.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        findings_field: Option<String>,
     },
     /// A provider call failed in a way that may pass and is being retried.
     ProviderRetry {
@@ -132,7 +136,7 @@ pub enum EventKind {
         /// The node.
         node_id: String,
         /// Error class, such as `timeout`, `provider` or `invalid_output`.
-        error_kind: String,
+        error_kind: ErrorKind,
         /// What went wrong and what to do.
         message: String,
     },
@@ -157,6 +161,24 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every event type's wire name (the SSE event name), in the order of the enum.
+    pub const TYPE_NAMES: [&'static str; 14] = [
+        "run_started",
+        "node_started",
+        "text_delta",
+        "tool_call",
+        "schema_lowered",
+        "provider_retry",
+        "attempt_failed",
+        "findings_checked",
+        "contradiction_detected",
+        "count_mismatch",
+        "node_completed",
+        "node_failed",
+        "node_skipped",
+        "run_finished",
+    ];
+
     /// The wire name of the event type.
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -1,14 +1,19 @@
-//! Wire types shared by the Conclave server and the browser editor.
+//! Wire types and pure logic shared by the Conclave server and the browser editor.
 //!
-//! Layout: `conclave` is the conclave file format, `events` the typed run events,
-//! `fields` the field builder's model of output schemas,
-//! `lowering` the notes on adapting schemas to providers, `review` findings and the
-//! checks across reviewers, `run` the run records the store and the API hand out. Nothing here does I/O, and
-//! the crate builds for `wasm32-unknown-unknown` with only serde.
+//! Layout: `conclave` is the conclave file format, `graph` its graph rules, `events`
+//! the typed run events, `run` the run records with how an event changes one,
+//! `diagnostic` the problems validation reports, `api` the HTTP API's bodies,
+//! `fields` the field builder's model of output schemas, `lowering` schema dialects
+//! and the notes on adapting schemas to them, `review` findings and the checks across
+//! reviewers. Nothing here does I/O, and the crate builds for `wasm32-unknown-unknown`
+//! with only serde and serde_json.
 
+pub mod api;
 pub mod conclave;
+pub mod diagnostic;
 pub mod events;
 pub mod fields;
+pub mod graph;
 pub mod lowering;
 pub mod review;
 pub mod run;
@@ -16,8 +21,9 @@ pub mod run;
 pub use conclave::{
     AgentConfig, Compatibility, Conclave, Edge, Node, NodeKind, OpenAiApi, OutputMode, Position, Settings,
 };
+pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
-pub use lowering::{LoweringNote, NoteKind};
+pub use lowering::{LowerTarget, LoweringNote, NoteKind};
 pub use review::{CountMismatch, Finding, FindingGroup, FindingsCheck, Severity, Stance};
-pub use run::{NodeState, NodeSummary, RunRecord, RunStatus, RunSummary};
+pub use run::{Effect, ErrorKind, NodeState, NodeSummary, RunRecord, RunStatus, RunSummary, effect_of};

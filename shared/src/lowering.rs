@@ -1,9 +1,51 @@
-//! Lowering notes: what changed when an output schema was adapted to a provider's
-//! structured-output dialect. The server produces them; the CLI, reports and the
-//! editor's lowering preview show them.
+//! Schema dialects and lowering notes: the structured-output dialect of each provider
+//! family, and what changed when an output schema was adapted to one. The server
+//! produces them; the CLI, reports and the editor's lowering preview show them.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// A provider family's schema dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum LowerTarget {
+    /// OpenAI strict structured outputs (Chat Completions and Responses).
+    OpenAi,
+    /// Anthropic structured outputs.
+    Anthropic,
+    /// Ollama's `format`, turned into a grammar by llama.cpp.
+    Ollama,
+    /// The Claude Code CLI's `--json-schema`, which validates the full schema itself.
+    ClaudeCode,
+    /// The embedded local model's constrained decoding (llguidance), with bounds added.
+    Local,
+}
+
+impl LowerTarget {
+    /// The target's display name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LowerTarget::OpenAi => "openai",
+            LowerTarget::Anthropic => "anthropic",
+            LowerTarget::Ollama => "ollama",
+            LowerTarget::ClaudeCode => "claude-code",
+            LowerTarget::Local => "local",
+        }
+    }
+
+    /// The dialect of a built-in provider's native structured output, by provider name.
+    pub fn for_provider(provider: &str) -> Option<LowerTarget> {
+        match provider {
+            "openai" => Some(LowerTarget::OpenAi),
+            "anthropic" => Some(LowerTarget::Anthropic),
+            "ollama" => Some(LowerTarget::Ollama),
+            "claude-code" => Some(LowerTarget::ClaudeCode),
+            "local" => Some(LowerTarget::Local),
+            _ => None,
+        }
+    }
+}
 
 /// What kind of change a note reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

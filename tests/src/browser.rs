@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use thirtyfour::prelude::*;
 
-use crate::TempWorkspace;
+use conclave_testkit::TempWorkspace;
 
 /// The repository root.
 pub fn workspace_root() -> PathBuf {

@@ -7,40 +7,13 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use conclave_catalog::{Level, check_conclave_value, checks::malformed, list_ids};
 use conclave_shared::Conclave;
-use serde::Serialize;
+use conclave_shared::api::{ConclaveSummary, Validation};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use super::error::parse_json;
 use super::{ApiError, AppState, body_bytes};
-use crate::catalog::{Diagnostic, Severity, check_conclave_text};
-
-/// A conclave in the catalog listing.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ConclaveSummary {
-    /// Its id (the file name stem).
-    pub id: String,
-    /// Its name, when the file parses.
-    pub name: Option<String>,
-    /// Its description.
-    pub description: Option<String>,
-    /// Number of nodes.
-    pub nodes: usize,
-    /// Errors found in the file.
-    pub errors: usize,
-}
-
-/// The diagnostics of a conclave.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Validation {
-    /// Every problem, with node or edge and JSON pointer.
-    pub diagnostics: Vec<Diagnostic>,
-    /// Number of errors (a conclave with errors cannot be saved or run).
-    pub errors: usize,
-    /// Number of warnings.
-    pub warnings: usize,
-}
 
 /// Ids are file name stems: lowercase letters, digits, `-` and `_`.
 fn check_id(id: &str) -> Result<(), ApiError> {
@@ -59,15 +32,20 @@ fn check_id(id: &str) -> Result<(), ApiError> {
 }
 
 fn path_of(state: &AppState, id: &str) -> std::path::PathBuf {
-    state.catalog_dir.join(format!("{id}.conclave.json"))
+    state.workspace.catalog_dir.join(format!("{id}.conclave.json"))
 }
 
+/// The diagnostics of a conclave file's text, and its findings-shaped agents.
 fn validation(state: &AppState, file: &str, text: &str) -> Validation {
-    let ctx = crate::cli::catalog_context(&state.schemas, &state.providers);
-    let diagnostics = check_conclave_text(file, text, &ctx);
-    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
-    Validation { diagnostics, errors, warnings }
+    let checked = match serde_json::from_str::<Value>(text) {
+        Ok(value) => check_conclave_value(file, &value, state.workspace.catalog_context()),
+        Err(e) => conclave_catalog::Checked { diagnostics: vec![malformed(file, &e)], ..Default::default() },
+    };
+    let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = checked.diagnostics.iter().filter(|d| d.severity == Level::Warning).count();
+    let findings_agents =
+        checked.outputs.into_iter().filter(|(_, o)| o.findings_field.is_some()).map(|(id, _)| id).collect();
+    Validation { diagnostics: checked.diagnostics, errors, warnings, findings_agents }
 }
 
 /// Checks and parses a conclave body; 400 for bad JSON, 422 with every diagnostic for
@@ -94,8 +72,8 @@ fn accept(state: &AppState, bytes: &[u8]) -> Result<Conclave, ApiError> {
 }
 
 fn write(state: &AppState, conclave: &Conclave) -> Result<(), ApiError> {
-    std::fs::create_dir_all(&state.catalog_dir)
-        .map_err(|e| ApiError::Internal(format!("creating {}: {e}", state.catalog_dir.display())))?;
+    std::fs::create_dir_all(&state.workspace.catalog_dir)
+        .map_err(|e| ApiError::Internal(format!("creating {}: {e}", state.workspace.catalog_dir.display())))?;
     let path = path_of(state, &conclave.id);
     // Write then rename, so a crash never leaves half a file.
     let tmp = path.with_extension("json.tmp");
@@ -108,7 +86,7 @@ fn write(state: &AppState, conclave: &Conclave) -> Result<(), ApiError> {
 #[utoipa::path(get, path = "/api/conclaves", responses((status = 200, body = [ConclaveSummary])))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<ConclaveSummary>>, ApiError> {
     let mut out = Vec::new();
-    for id in crate::catalog::list_ids(&state.catalog_dir) {
+    for id in list_ids(&state.workspace.catalog_dir) {
         let text = std::fs::read_to_string(path_of(&state, &id)).unwrap_or_default();
         let parsed = Conclave::from_json(&text).ok();
         let errors = validation(&state, &format!("{id}.conclave.json"), &text).errors;

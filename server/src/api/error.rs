@@ -5,9 +5,9 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-
-use crate::catalog::Diagnostic;
+use conclave_core::StoreError;
+use conclave_shared::Diagnostic;
+use conclave_shared::api::{ErrorBody, ErrorDetail};
 
 /// An API failure.
 #[derive(Debug, thiserror::Error)]
@@ -57,21 +57,6 @@ pub enum ApiError {
     Internal(String),
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
-    error: Detail<'a>,
-}
-
-#[derive(Serialize)]
-struct Detail<'a> {
-    status: u16,
-    message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    path: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    diagnostics: Option<&'a [Diagnostic]>,
-}
-
 impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
@@ -102,20 +87,20 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let (path, diagnostics) = match &self {
-            ApiError::BadRequest { path, .. } => (path.as_deref(), None),
-            ApiError::Invalid { path, diagnostics, .. } => (path.as_deref(), Some(diagnostics.as_slice())),
+        let (path, diagnostics) = match self {
+            ApiError::BadRequest { path, .. } => (path, None),
+            ApiError::Invalid { path, diagnostics, .. } => (path, Some(diagnostics)),
             _ => (None, None),
         };
-        let body = Body { error: Detail { status: status.as_u16(), message, path, diagnostics } };
+        let body = ErrorBody { error: ErrorDetail { status: status.as_u16(), message, path, diagnostics } };
         (status, Json(body)).into_response()
     }
 }
 
-impl From<crate::store::StoreError> for ApiError {
-    fn from(e: crate::store::StoreError) -> Self {
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
         match e {
-            crate::store::StoreError::UnknownRun(id) => ApiError::NotFound(format!("no run `{id}`")),
+            StoreError::UnknownRun(id) => ApiError::NotFound(format!("no run `{id}`")),
             other => ApiError::Internal(other.to_string()),
         }
     }

@@ -19,18 +19,17 @@ use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
+use conclave_core::{RunStore, Secret};
+use conclave_engine::{Engine, EventBus};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 pub use error::ApiError;
 
-use crate::engine::{EngineConfig, EventBus};
-use crate::providers::ProviderRegistry;
-use crate::providers::secret::Secret;
-use crate::schema::SchemaCatalog;
-use crate::store::RunStore;
+use crate::workspace::Workspace;
 
 /// Largest request body accepted.
 pub const BODY_LIMIT: usize = 2 * 1024 * 1024;
@@ -47,16 +46,10 @@ pub struct LiveRun {
 /// What the API serves from.
 #[derive(Debug, Clone)]
 pub struct AppState {
-    /// The directory of `*.conclave.json` files.
-    pub catalog_dir: PathBuf,
-    /// Schema references.
-    pub schemas: SchemaCatalog,
-    /// Providers runs may use.
-    pub providers: ProviderRegistry,
-    /// Where runs are kept.
-    pub store: Arc<dyn RunStore>,
-    /// Engine settings for runs started here.
-    pub engine: EngineConfig,
+    /// Where conclaves and schemas are, and the providers.
+    pub workspace: Arc<Workspace>,
+    /// The engine every run started here goes through, so its limits hold across them.
+    pub engine: Engine,
     /// Runs started by this server that have not finished.
     pub live: Arc<Mutex<HashMap<String, LiveRun>>>,
     /// The bearer token every API request must carry, when set.
@@ -66,6 +59,16 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The state of a server over `workspace` and `engine`.
+    pub fn new(workspace: Workspace, engine: Engine, token: Option<Secret>, editor_dir: Option<PathBuf>) -> AppState {
+        AppState { workspace: Arc::new(workspace), engine, live: Default::default(), token, editor_dir }
+    }
+
+    /// Where runs are kept.
+    pub fn store(&self) -> &Arc<dyn RunStore> {
+        self.engine.store()
+    }
+
     /// The live run with this id, if this server is running it.
     pub fn live_run(&self, id: &str) -> Option<LiveRun> {
         self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(id).cloned()
@@ -114,15 +117,11 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
             request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
         // Browsers cannot set headers on an EventSource, so a `token` query parameter counts too.
         let query = request.uri().query().and_then(|q| q.split('&').find_map(|p| p.strip_prefix("token=")));
-        if !header.or(query).is_some_and(|g| constant_time_eq(g.as_bytes(), token.expose().as_bytes())) {
+        if !header.or(query).is_some_and(|g| bool::from(g.as_bytes().ct_eq(token.expose().as_bytes()))) {
             return ApiError::Unauthorized.into_response();
         }
     }
     next.run(request).await
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The body of a request, with a too-large body reported as a JSON 413.

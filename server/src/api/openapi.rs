@@ -31,7 +31,7 @@ use super::{conclaves, runs, schemas};
         runs::cancel,
         runs::report,
     ),
-    components(schemas(conclave_shared::RunEvent, conclave_shared::EventKind))
+    components(schemas(conclave_shared::RunEvent, conclave_shared::EventKind, conclave_shared::api::ErrorBody))
 )]
 pub struct ApiDoc;
 

@@ -12,54 +12,26 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use conclave_catalog::{LoadError, load_conclave};
+use conclave_engine::{RunHandle, RunOptions, StartError};
+use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
+use conclave_review::{ReportFormat, ReviewPolicy};
+use conclave_shared::api::{ReviewTarget, StartRun, Started};
 use conclave_shared::{EventKind, RunEvent, RunRecord, RunSummary};
 use futures::Stream;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 
 use super::error::parse_json;
 use super::{ApiError, AppState, LiveRun, body_bytes};
-use crate::catalog::{LoadError, load_conclave};
-use crate::engine::{Engine, EngineError};
-use crate::review::diff::collect_change;
-use crate::review::report::{ReportFormat, build_report};
-use crate::tools::RepoTools;
 
 /// How often a run owned by another process is polled for new events.
 const POLL: Duration = Duration::from_millis(400);
-
-/// What to run.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct StartRun {
-    /// The conclave's id in the catalog.
-    pub conclave_id: String,
-    /// The run input (any JSON), for plain runs.
-    #[schema(value_type = Object)]
-    pub input: Option<Value>,
-    /// For a review: the repository and base ref; the change becomes the input.
-    pub review: Option<ReviewTarget>,
-}
-
-/// The change to review.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct ReviewTarget {
-    /// A path to a git repository on the server's machine.
-    pub repository: String,
-    /// Review `BASE...HEAD`; without it, the working tree against HEAD.
-    pub base: Option<String>,
-}
-
-/// A started run.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Started {
-    /// Its id; follow it at `/api/runs/{id}/events`.
-    pub run_id: String,
-}
 
 /// Paging of the run list.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -82,7 +54,8 @@ pub struct ReportQuery {
     pub format: Option<String>,
 }
 
-/// Starts a run; returns at once.
+/// Starts a run; returns at once. A review goes through the same pipeline as
+/// `conclave review`, with the same provider choices and fallback.
 #[utoipa::path(post, path = "/api/runs", request_body = StartRun,
     responses((status = 202, body = Started), (status = 400, description = "Bad request"), (status = 404, description = "No such conclave"), (status = 422, description = "The conclave or the review target is invalid")))]
 pub async fn start(
@@ -90,64 +63,78 @@ pub async fn start(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Started>), ApiError> {
     let request: StartRun = parse_json(&body_bytes(body)?)?;
-    let ctx = crate::cli::catalog_context(&state.schemas, &state.providers);
-    let conclave = match load_conclave(&request.conclave_id, &state.catalog_dir, &ctx) {
-        Ok((conclave, _)) => conclave,
-        Err(LoadError::NotFound { .. }) => {
-            return Err(ApiError::NotFound(format!("no conclave `{}`", request.conclave_id)));
+    let (handle, notices, review) = match request.review {
+        Some(target) => {
+            let (handle, notices) = start_review(&state, request.conclave_id, target).await?;
+            (handle, notices, true)
         }
-        Err(LoadError::Invalid { file, diagnostics }) => {
-            return Err(ApiError::Invalid { message: format!("{file} has errors"), path: None, diagnostics });
-        }
+        None => (start_plain(&state, &request.conclave_id, request.input.unwrap_or(Value::Null)).await?, vec![], false),
     };
-    let mut config = state.engine.clone();
-    let (input, review) =
-        match request.review {
-            Some(target) => {
-                let (repository, base) = (target.repository.clone(), target.base.clone());
-                let change = tokio::task::spawn_blocking(move || {
-                    collect_change(std::path::Path::new(&repository), base.as_deref())
-                })
-                .await
-                .map_err(|e| ApiError::Internal(e.to_string()))?
-                .map_err(|e| ApiError::bad_field("/review/repository", e.to_string()))?
-                .ok_or_else(|| {
-                    ApiError::bad_field("/review", format!("nothing to review: no changes in {}", target.repository))
-                })?;
-                let tools = RepoTools::new(&change.root)
-                    .map_err(|e| ApiError::bad_field("/review/repository", e.to_string()))?;
-                config.tools = Some(Arc::new(tools));
-                config.changed_files = Some(change.paths());
-                (change.run_input(), true)
-            }
-            None => (request.input.unwrap_or(Value::Null), false),
-        };
-    let engine = Engine::new(state.providers.clone(), state.store.clone(), state.schemas.clone(), config);
-    let handle = engine.start(conclave, input).await.map_err(|e| match e {
-        EngineError::Store(e) => ApiError::Internal(e.to_string()),
-        other => ApiError::Invalid { message: other.to_string(), path: None, diagnostics: Vec::new() },
-    })?;
     let run_id = handle.run_id().to_string();
     let live = LiveRun { cancel: handle.cancel_token(), bus: handle.bus() };
     state.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(run_id.clone(), live);
-    let (store, registry, id) = (state.store.clone(), state.live.clone(), run_id.clone());
+    let (store, registry, id) = (state.store().clone(), state.live.clone(), run_id.clone());
     tokio::spawn(async move {
         let outcome = handle.wait().await;
-        if review {
-            store_reports(store.as_ref(), &outcome.run_id).await;
+        if review && let Err(e) = pipeline::finish(store.as_ref(), &outcome.run_id).await {
+            tracing::error!(run_id = outcome.run_id, "could not store the review's reports: {e}");
         }
         registry.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
     });
-    Ok((StatusCode::ACCEPTED, Json(Started { run_id })))
+    Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices })))
 }
 
-async fn store_reports(store: &dyn crate::store::RunStore, run_id: &str) {
-    let (Ok(Some(record)), Ok(events)) = (store.get_run(run_id).await, store.events(run_id, 0).await) else { return };
-    let report = build_report(&record, &events);
-    for format in ReportFormat::ALL {
-        if let Err(e) = store.put_report(run_id, format.as_str(), &report.render(format)).await {
-            tracing::error!(run_id, "could not store the {} report: {e}", format.as_str());
+/// Starts a plain run of a catalog conclave with an input.
+async fn start_plain(state: &AppState, conclave_id: &str, input: Value) -> Result<RunHandle, ApiError> {
+    let workspace = &state.workspace;
+    let conclave = load_conclave(conclave_id, &workspace.catalog_dir, workspace.catalog_context())
+        .map_err(|e| load_error(conclave_id, e))?;
+    let options = RunOptions { tools: None, policy: Some(Arc::new(ReviewPolicy::default())) };
+    state.engine.start(conclave, input, options).await.map_err(start_error)
+}
+
+/// Prepares and starts a review through the review pipeline.
+async fn start_review(
+    state: &AppState,
+    conclave_id: String,
+    target: ReviewTarget,
+) -> Result<(RunHandle, Vec<String>), ApiError> {
+    let request = ReviewRequest {
+        repository: target.repository.into(),
+        base: target.base,
+        conclave: Some(conclave_id.clone()),
+        provider: target.provider,
+        model: target.model,
+        fallback: !target.no_fallback,
+    };
+    let workspace = &state.workspace;
+    let review = pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await.map_err(|e| match e {
+        ReviewError::Conclave(e) => load_error(&conclave_id, e),
+        e @ ReviewError::NothingToReview { .. } => ApiError::bad_field("/review", e.to_string()),
+        e @ (ReviewError::Change(_) | ReviewError::Repository { .. }) => {
+            ApiError::bad_field("/review/repository", e.to_string())
         }
+        e @ ReviewError::UnknownProvider { .. } => ApiError::bad_field("/review/provider", e.to_string()),
+        ReviewError::Start(e) => start_error(e),
+        ReviewError::Store(e) => e.into(),
+    })?;
+    let handle = pipeline::start(&state.engine, &review).await.map_err(start_error)?;
+    Ok((handle, review.notices))
+}
+
+fn load_error(conclave_id: &str, error: LoadError) -> ApiError {
+    match error {
+        LoadError::NotFound { .. } => ApiError::NotFound(format!("no conclave `{conclave_id}`")),
+        LoadError::Invalid { file, diagnostics } => {
+            ApiError::Invalid { message: format!("{file} has errors"), path: None, diagnostics }
+        }
+    }
+}
+
+fn start_error(error: StartError) -> ApiError {
+    match error {
+        StartError::Store(e) => ApiError::Internal(e.to_string()),
+        other => ApiError::Invalid { message: other.to_string(), path: None, diagnostics: Vec::new() },
     }
 }
 
@@ -157,14 +144,14 @@ pub async fn list(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> Result<Json<Vec<RunSummary>>, ApiError> {
-    Ok(Json(state.store.list_runs(q.limit.unwrap_or(50).min(1000)).await?))
+    Ok(Json(state.store().list_runs(q.limit.unwrap_or(50).min(1000)).await?))
 }
 
 /// One run with its nodes.
 #[utoipa::path(get, path = "/api/runs/{id}", params(("id" = String, Path, description = "Run id")),
     responses((status = 200, body = RunRecord), (status = 404, description = "No such run")))]
 pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<RunRecord>, ApiError> {
-    state.store.get_run(&id).await?.map(Json).ok_or_else(|| ApiError::NotFound(format!("no run `{id}`")))
+    state.store().get_run(&id).await?.map(Json).ok_or_else(|| ApiError::NotFound(format!("no run `{id}`")))
 }
 
 /// Streams a run's events: stored ones first, then live ones, ending after
@@ -178,7 +165,7 @@ pub async fn events(
     headers: HeaderMap,
     Query(q): Query<EventsQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    if state.store.get_run(&id).await?.is_none() {
+    if state.store().get_run(&id).await?.is_none() {
         return Err(ApiError::NotFound(format!("no run `{id}`")));
     }
     let resume = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
@@ -202,7 +189,7 @@ async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<Ru
     // Subscribe before reading the store, so nothing falls between the two.
     let mut live: Option<broadcast::Receiver<RunEvent>> = state.live_run(&id).map(|l| l.bus.subscribe());
     loop {
-        let Ok(stored) = state.store.events(&id, last).await else { return };
+        let Ok(stored) = state.store().events(&id, last).await else { return };
         for event in stored {
             last = event.seq;
             let done = matches!(event.kind, EventKind::RunFinished { .. });
@@ -231,8 +218,8 @@ async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<Ru
             },
             None => {
                 let finished =
-                    state.store.get_run(&id).await.ok().flatten().is_none_or(|r| r.summary.status.is_terminal());
-                if finished && state.store.events(&id, last).await.map_or(true, |e| e.is_empty()) {
+                    state.store().get_run(&id).await.ok().flatten().is_none_or(|r| r.summary.status.is_terminal());
+                if finished && state.store().events(&id, last).await.map_or(true, |e| e.is_empty()) {
                     return;
                 }
                 if tx.is_closed() {
@@ -255,7 +242,7 @@ pub async fn cancel(
         live.cancel.cancel();
         return Ok((StatusCode::ACCEPTED, Json(serde_json::json!({"run_id": id, "cancelled": true}))));
     }
-    match state.store.get_run(&id).await? {
+    match state.store().get_run(&id).await? {
         None => Err(ApiError::NotFound(format!("no run `{id}`"))),
         Some(run) if run.summary.status.is_terminal() => {
             Err(ApiError::Conflict(format!("run `{id}` already ended ({})", run.summary.status.as_str())))
@@ -273,17 +260,9 @@ pub async fn report(
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, ApiError> {
     let name = q.format.as_deref().unwrap_or("markdown");
-    let format = ReportFormat::ALL.into_iter().find(|f| f.as_str() == name).ok_or_else(|| {
-        ApiError::bad_field("/format", format!("unknown report format `{name}`; use markdown, json, sarif or rdjsonl"))
-    })?;
-    let text = state.store.get_report(&id, format.as_str()).await?.ok_or_else(|| {
+    let format: ReportFormat = name.parse().map_err(|message: String| ApiError::bad_field("/format", message))?;
+    let text = state.store().get_report(&id, format.as_str()).await?.ok_or_else(|| {
         ApiError::NotFound(format!("run `{id}` has no {name} report (reports exist for finished review runs)"))
     })?;
-    let content_type = match format {
-        ReportFormat::Markdown => "text/markdown; charset=utf-8",
-        ReportFormat::Json => "application/json",
-        ReportFormat::Sarif => "application/sarif+json",
-        ReportFormat::Rdjsonl => "application/x-ndjson",
-    };
-    Ok(([(header::CONTENT_TYPE, content_type)], text).into_response())
+    Ok(([(header::CONTENT_TYPE, format.content_type())], text).into_response())
 }

@@ -5,77 +5,20 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use conclave_shared::LoweringNote;
-use serde::{Deserialize, Serialize};
+use conclave_core::ProviderError;
+use conclave_schema::{LowerTarget, check_schema, lower};
+use conclave_shared::api::{LowerRequest, LowerResponse, ProviderInfo, SchemaRef};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use super::error::parse_json;
 use super::{ApiError, AppState, body_bytes};
-use crate::providers::default_model;
-use crate::schema::{LowerTarget, check_schema, lower};
-
-/// A schema reference and where it resolves.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SchemaRef {
-    /// The dotted reference, such as `review.findings.v1`.
-    pub reference: String,
-    /// The file it resolves to, or `built-in`.
-    pub source: String,
-}
-
-/// A lowering preview request.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct LowerRequest {
-    /// The schema to lower (inline).
-    #[schema(value_type = Object)]
-    pub schema: Option<Value>,
-    /// Or a reference to one.
-    pub schema_ref: Option<String>,
-    /// The provider whose dialect to lower to.
-    pub provider: String,
-}
-
-/// What a provider will receive.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct LowerResponse {
-    /// The provider.
-    pub provider: String,
-    /// `openai`, `anthropic`, `ollama`, `claude-code`, or `prompt` for the prompt contract.
-    pub target: String,
-    /// Whether native structured output is used.
-    pub native: bool,
-    /// The schema sent (the rendered contract's schema for `prompt`).
-    #[schema(value_type = Object)]
-    pub schema: Value,
-    /// Every change made, with its JSON pointer.
-    pub notes: Vec<LoweringNote>,
-    /// How many notes lose meaning (what `"compatibility": "strict"` refuses).
-    pub meaning_losses: usize,
-}
-
-/// A provider and whether it can be used.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ProviderInfo {
-    /// Its name.
-    pub name: String,
-    /// Whether its configuration (keys, binaries) is present.
-    pub configured: bool,
-    /// What is missing, when not configured.
-    pub message: Option<String>,
-    /// The model `--provider` uses by default.
-    pub default_model: String,
-    /// Its structured-output dialect, if it has native structured output.
-    pub native_schema: Option<String>,
-    /// Whether it can call tools.
-    pub tools: bool,
-}
 
 /// Lists the schema references.
 #[utoipa::path(get, path = "/api/schemas", responses((status = 200, body = [SchemaRef])))]
 pub async fn list(State(state): State<AppState>) -> Json<Vec<SchemaRef>> {
     Json(
         state
+            .workspace
             .schemas
             .list()
             .into_iter()
@@ -88,7 +31,7 @@ pub async fn list(State(state): State<AppState>) -> Json<Vec<SchemaRef>> {
 #[utoipa::path(get, path = "/api/schemas/{reference}", params(("reference" = String, Path, description = "Dotted reference")),
     responses((status = 200, description = "The schema"), (status = 404, description = "Unknown reference")))]
 pub async fn get_one(State(state): State<AppState>, Path(reference): Path<String>) -> Result<Json<Value>, ApiError> {
-    state.schemas.resolve(&reference).map(|r| Json(r.schema)).map_err(|e| ApiError::NotFound(e.to_string()))
+    state.workspace.schemas.resolve(&reference).map(|r| Json(r.schema)).map_err(|e| ApiError::NotFound(e.to_string()))
 }
 
 /// Previews how a schema is lowered for a provider.
@@ -102,7 +45,12 @@ pub async fn lower_schema(
     let schema = match (request.schema, &request.schema_ref) {
         (Some(schema), None) => schema,
         (None, Some(reference)) => {
-            state.schemas.resolve(reference).map_err(|e| ApiError::bad_field("/schema_ref", e.to_string()))?.schema
+            state
+                .workspace
+                .schemas
+                .resolve(reference)
+                .map_err(|e| ApiError::bad_field("/schema_ref", e.to_string()))?
+                .schema
         }
         _ => return Err(ApiError::bad_field("/schema", "give exactly one of `schema` and `schema_ref`")),
     };
@@ -112,12 +60,12 @@ pub async fn lower_schema(
         let message = format!("the schema is not a valid output schema: {}", first.message);
         return Err(ApiError::Invalid { message, path: Some(path), diagnostics: Vec::new() });
     }
-    let provider = state.providers.get(&request.provider);
+    let provider = state.workspace.providers.get(&request.provider);
     let target = match &provider {
         Some(p) => p.capabilities().native_schema,
         None => LowerTarget::for_provider(&request.provider),
     };
-    if !state.providers.known_names().contains(&request.provider) {
+    if !state.workspace.providers.known_names().contains(&request.provider) {
         return Err(ApiError::bad_field("/provider", format!("unknown provider `{}`", request.provider)));
     }
     let response = match target {
@@ -153,17 +101,17 @@ pub async fn lower_schema(
 #[utoipa::path(get, path = "/api/providers", responses((status = 200, body = [ProviderInfo])))]
 pub async fn providers(State(state): State<AppState>) -> Json<Vec<ProviderInfo>> {
     let mut out: Vec<ProviderInfo> = Vec::new();
-    for name in state.providers.known_names() {
-        let provider = state.providers.get(&name);
+    for name in state.workspace.providers.known_names() {
+        let provider = state.workspace.providers.get(&name);
         let (configured, message) = match provider.as_ref().map(|p| p.check_config()) {
             Some(Ok(())) => (true, None),
-            Some(Err(crate::providers::ProviderError::Config { message, .. })) => (false, Some(message)),
+            Some(Err(ProviderError::Config { message, .. })) => (false, Some(message)),
             Some(Err(e)) => (false, Some(e.to_string())),
             None => (false, Some(format!("`{name}` is not available in this build"))),
         };
         let caps = provider.as_ref().map(|p| p.capabilities());
         out.push(ProviderInfo {
-            default_model: default_model(&name).to_string(),
+            default_model: provider.as_ref().map(|p| p.default_model().to_string()).unwrap_or_default(),
             native_schema: caps.and_then(|c| c.native_schema).map(|t| t.as_str().to_string()),
             tools: caps.is_some_and(|c| c.tools),
             configured,

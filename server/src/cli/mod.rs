@@ -10,15 +10,12 @@ mod serve;
 mod validate;
 
 use clap::{Parser, Subcommand};
+use conclave_core::{ProviderError, ProviderRegistry, RunStore};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::catalog::CatalogContext;
-use crate::engine::{now_ms, owner_alive};
-use crate::providers::ProviderRegistry;
-use crate::schema::SchemaCatalog;
-use crate::store::SqliteStore;
+use crate::workspace::{Workspace, open_store};
 
 /// Exit codes, as documented in the README.
 pub mod exit {
@@ -92,7 +89,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
             for (name, status) in workspace.providers.status() {
                 match status {
                     Ok(()) => println!("{name:<12} configured"),
-                    Err(crate::providers::ProviderError::Config { message, .. }) => {
+                    Err(ProviderError::Config { message, .. }) => {
                         println!("{name:<12} not configured: {message}")
                     }
                     Err(e) => println!("{name:<12} not usable: {e}"),
@@ -100,73 +97,38 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
             }
             exit::OK
         }
-        Command::Review(args) => match open_store(&cli.db).await {
-            Ok(store) => review::run(args, &workspace, store).await,
+        Command::Review(args) => match store(&cli.db).await {
+            Ok(store) => review::run(args, workspace, store).await,
             Err(code) => code,
         },
-        Command::Serve(args) => match open_store(&cli.db).await {
-            Ok(store) => serve::run(args, &workspace, store).await,
+        Command::Serve(args) => match store(&cli.db).await {
+            Ok(store) => serve::run(args, workspace, store).await,
             Err(code) => code,
         },
-        Command::Run(args) => match open_store(&cli.db).await {
-            Ok(store) => run::run(args, &workspace, store).await,
+        Command::Run(args) => match store(&cli.db).await {
+            Ok(store) => run::run(args, workspace, store).await,
             Err(code) => code,
         },
-        Command::Runs(cmd) => match open_store(&cli.db).await {
+        Command::Runs(cmd) => match store(&cli.db).await {
             Ok(store) => runs::run(cmd, store).await,
             Err(code) => code,
         },
     }
 }
 
-/// Where the command looks for conclaves and schemas, and what it can run.
-#[derive(Debug)]
-pub struct Workspace {
-    /// The directory holding `*.conclave.json` files.
-    pub catalog_dir: PathBuf,
-    /// Schema search roots.
-    pub schemas: SchemaCatalog,
-    /// Providers available to runs.
-    pub providers: ProviderRegistry,
-}
-
-impl Workspace {
-    /// The workspace rooted at the current directory.
-    pub fn current(providers: ProviderRegistry) -> Workspace {
-        // Relative paths keep messages short and identical wherever the repo lives.
-        Workspace {
-            catalog_dir: PathBuf::from("conclaves"),
-            schemas: SchemaCatalog::for_workspace(std::path::Path::new("")),
-            providers,
-        }
-    }
-
-    /// What validation checks against.
-    pub fn catalog_context(&self) -> CatalogContext {
-        catalog_context(&self.schemas, &self.providers)
-    }
-}
-
-/// What validation checks against, for these schemas and providers.
-pub fn catalog_context(schemas: &SchemaCatalog, providers: &ProviderRegistry) -> CatalogContext {
-    CatalogContext {
-        schemas: schemas.clone(),
-        providers: providers.known_names(),
-        tools: crate::BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
-    }
-}
-
-/// Opens the run store and marks runs whose process died as interrupted.
-async fn open_store(path: &std::path::Path) -> Result<Arc<SqliteStore>, u8> {
-    let store = SqliteStore::open(path).map_err(|e| {
+/// Opens the run store, or says why not and gives the exit code.
+async fn store(path: &std::path::Path) -> Result<Arc<dyn RunStore>, u8> {
+    open_store(path).await.map_err(|e| {
         eprintln!("error: {e}\n  help: pass another file with --db or CONCLAVE_DB");
         exit::CONFIG
-    })?;
-    let store = Arc::new(store);
-    if let Err(e) = crate::store::RunStore::mark_interrupted(store.as_ref(), &owner_alive, now_ms()).await {
-        eprintln!("warning: could not check for interrupted runs: {e}");
-    }
-    Ok(store)
+    })
+}
+
+/// Parses `--format` into a report format, listing the choices in `--help`.
+pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = conclave_review::ReportFormat> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(conclave_review::ReportFormat::ALL.map(|f| f.as_str()))
+        .try_map(|name| name.parse::<conclave_review::ReportFormat>())
 }
 
 fn init_tracing() {

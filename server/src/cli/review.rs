@@ -2,23 +2,17 @@
 //! (or another), writes the report, and applies CI gates.
 
 use clap::{Args, ValueEnum};
-use conclave_shared::{Conclave, RunStatus, Severity};
+use conclave_core::RunStore;
+use conclave_engine::Engine;
+use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
+use conclave_review::{ReportFormat, ReviewReport};
+use conclave_shared::{RunStatus, Severity};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::run::{announce, engine_config, exit_code, load_or_explain, run_with_progress};
-use super::{Workspace, exit};
-use crate::catalog::check_conclave_text;
-use crate::engine::Engine;
-use crate::providers::{ProviderError, ProviderRegistry, default_model};
-use crate::review::diff::{ChangeError, collect_change};
-use crate::review::report::{ReportFormat, ReviewReport, build_report};
-use crate::store::RunStore;
-use crate::tools::RepoTools;
-
-/// The default review conclave, used when the workspace has none.
-const BUILTIN_REVIEW: &str = include_str!("../../../conclaves/light-code-review.conclave.json");
-const DEFAULT_REVIEW_ID: &str = "light-code-review";
+use super::run::{announce, exit_code, explain_load_error, follow, start_error_code, warn};
+use super::{exit, format_parser};
+use crate::workspace::{Workspace, engine_config};
 
 /// Arguments of `conclave review`.
 #[derive(Debug, Args)]
@@ -32,7 +26,7 @@ pub struct ReviewArgs {
     #[arg(long)]
     pub conclave: Option<String>,
     /// Report format.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Markdown)]
+    #[arg(long, value_parser = format_parser(), default_value = "markdown")]
     pub format: ReportFormat,
     /// Write the report here (only when the run succeeded) instead of standard output.
     #[arg(long)]
@@ -67,70 +61,38 @@ pub enum Gate {
 }
 
 /// Runs the review; returns the exit code.
-pub async fn run(args: ReviewArgs, workspace: &Workspace, store: Arc<dyn RunStore>) -> u8 {
-    let repo = args.repo.clone().unwrap_or_else(|| PathBuf::from("."));
-    let change = match collect_change(&repo, args.base.as_deref()) {
-        Ok(Some(change)) => change,
-        Ok(None) => {
-            let against = args
-                .base
-                .as_deref()
-                .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD"));
-            eprintln!("nothing to review: no changes in {} ({against})", repo.display());
-            return exit::OK;
-        }
-        Err(e @ ChangeError::NotARepository(_)) | Err(e @ ChangeError::Git { .. }) => {
-            eprintln!("error: {e}");
-            return exit::CONFIG;
-        }
+pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
+    let request = ReviewRequest {
+        repository: args.repo.clone().unwrap_or_else(|| PathBuf::from(".")),
+        base: args.base.clone(),
+        conclave: args.conclave.clone(),
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        fallback: !args.no_fallback,
     };
-    let mut conclave = match review_conclave(&args, workspace) {
-        Ok(c) => c,
-        Err(code) => return code,
+    let review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
+        Ok(review) => review,
+        Err(e) => return explain_review_error(e),
     };
-    if let Some(provider) = &args.provider {
-        if !workspace.providers.known_names().contains(provider) {
-            eprintln!(
-                "error: unknown provider `{provider}`; known providers: {}",
-                workspace.providers.known_names().join(", ")
-            );
-            return exit::CONFIG;
-        }
-        let model = args.model.clone().unwrap_or_else(|| default_model(provider).to_string());
-        for agent in conclave.nodes.iter_mut().filter_map(|n| n.agent.as_mut()) {
-            agent.provider = provider.clone();
-            agent.model = model.clone();
-        }
-    } else if !args.no_fallback
-        && let Some(line) = fallback_to_local(&mut conclave, &workspace.providers)
-    {
-        eprintln!("{line}");
+    warn(&review.conclave);
+    for notice in &review.notices {
+        eprintln!("{notice}");
     }
-    let tools = match RepoTools::new(&change.root) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot open the repository {}: {e}", change.root.display());
-            return exit::CONFIG;
-        }
-    };
-    let mut config = engine_config(args.max_concurrency);
-    config.tools = Some(Arc::new(tools));
-    config.changed_files = Some(change.paths());
-    let engine = Engine::new(workspace.providers.clone(), store.clone(), workspace.schemas.clone(), config);
-    eprintln!("reviewing {} file(s) in {} with {}", change.files.len(), change.root.display(), conclave.id);
+    let engine = Engine::new(workspace.providers.clone(), store.clone(), engine_config(args.max_concurrency));
+    eprintln!("{}", review.describe());
 
     let mut worst = exit::OK;
     let mut tally = Tally::default();
     for round in 1..=args.repeat.max(1) {
-        let outcome = match run_with_progress(&engine, &conclave, change.run_input()).await {
+        let outcome = match follow(review.conclave.conclave(), pipeline::start(&engine, &review).await).await {
             Ok(o) => o,
             Err(code) => return code,
         };
         announce(&outcome);
-        let report = match stored_report(store.as_ref(), &outcome.run_id).await {
+        let report = match pipeline::finish(store.as_ref(), &outcome.run_id).await {
             Ok(r) => r,
-            Err(message) => {
-                eprintln!("error: {message}");
+            Err(e) => {
+                eprintln!("error: {e}");
                 return exit::OTHER;
             }
         };
@@ -144,67 +106,27 @@ pub async fn run(args: ReviewArgs, workspace: &Workspace, store: Arc<dyn RunStor
     worst
 }
 
-/// Moves every agent whose provider is not configured (no key) onto the local model;
-/// returns the one line that says so, or `None` when nothing moved.
-pub fn fallback_to_local(conclave: &mut Conclave, providers: &ProviderRegistry) -> Option<String> {
-    let mut reasons: Vec<String> = Vec::new();
-    let mut moved: Vec<String> = Vec::new();
-    for node in &mut conclave.nodes {
-        let Some(agent) = node.agent.as_mut() else { continue };
-        let Some(provider) = providers.get(&agent.provider) else { continue };
-        if let Err(ProviderError::Config { message, .. }) = provider.check_config() {
-            let reason = format!("{}: {}", agent.provider, message.split(';').next().unwrap_or(&message));
-            if !reasons.contains(&reason) {
-                reasons.push(reason);
-            }
-            agent.provider = "local".into();
-            agent.model = default_model("local").to_string();
-            moved.push(node.id.clone());
+/// Prints why a review could not be prepared; the exit code (0 for an empty change).
+fn explain_review_error(error: ReviewError) -> u8 {
+    match error {
+        ReviewError::NothingToReview { .. } => {
+            eprintln!("{error}");
+            exit::OK
+        }
+        ReviewError::Conclave(e) => explain_load_error(e),
+        ReviewError::Start(e) => {
+            eprintln!("error: {e}");
+            start_error_code(&e)
+        }
+        ReviewError::Store(e) => {
+            eprintln!("error: {e}");
+            exit::OTHER
+        }
+        e @ (ReviewError::Change(_) | ReviewError::UnknownProvider { .. } | ReviewError::Repository { .. }) => {
+            eprintln!("error: {e}");
+            exit::CONFIG
         }
     }
-    (!moved.is_empty()).then(|| {
-        format!(
-            "note: {} not configured ({}); running {} on the local model ({}) instead; pass --no-fallback to fail instead",
-            if reasons.len() == 1 { "a provider is" } else { "providers are" },
-            reasons.join("; "),
-            moved.join(", "),
-            default_model("local")
-        )
-    })
-}
-
-/// The review conclave: `--conclave`, else the workspace's, else the built-in one.
-fn review_conclave(args: &ReviewArgs, workspace: &Workspace) -> Result<Conclave, u8> {
-    if let Some(given) = &args.conclave {
-        return load_or_explain(given, workspace);
-    }
-    if workspace.catalog_dir.join(format!("{DEFAULT_REVIEW_ID}.conclave.json")).is_file() {
-        return load_or_explain(DEFAULT_REVIEW_ID, workspace);
-    }
-    let diagnostics = check_conclave_text("<built-in light-code-review>", BUILTIN_REVIEW, &workspace.catalog_context());
-    if let Some(error) = diagnostics.iter().find(|d| d.is_error()) {
-        eprintln!("{error}");
-        return Err(exit::OTHER);
-    }
-    Conclave::from_json(BUILTIN_REVIEW).map_err(|e| {
-        eprintln!("error: the built-in review conclave does not parse: {e}");
-        exit::OTHER
-    })
-}
-
-/// Builds the run's report and stores it in every format.
-async fn stored_report(store: &dyn RunStore, run_id: &str) -> Result<ReviewReport, String> {
-    let record = store
-        .get_run(run_id)
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("run {run_id} is not in the store"))?;
-    let events = store.events(run_id, 0).await.map_err(|e| e.to_string())?;
-    let report = build_report(&record, &events);
-    for format in ReportFormat::ALL {
-        store.put_report(run_id, format.as_str(), &report.render(format)).await.map_err(|e| e.to_string())?;
-    }
-    Ok(report)
 }
 
 /// Writes or prints the report, then applies the gates.
@@ -271,33 +193,5 @@ impl Tally {
             "total over {} runs: {} count mismatch(es), {} contradiction(s), {} finding(s)",
             self.runs, self.mismatches, self.contradictions, self.findings
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::providers::anthropic::AnthropicProvider;
-    use std::sync::Arc;
-
-    #[test]
-    fn agents_without_a_key_fall_back_to_the_local_model_with_one_line() {
-        let mut providers = ProviderRegistry::default();
-        providers.register(Arc::new(AnthropicProvider::from_env(&|_| None)));
-        let mut conclave = Conclave::from_json(BUILTIN_REVIEW).expect("built-in conclave");
-        let line = fallback_to_local(&mut conclave, &providers).expect("the agents moved");
-        assert_eq!(
-            line,
-            "note: a provider is not configured (anthropic: ANTHROPIC_API_KEY is not set); running security, correctness, conventions, writer on the local model (smollm2-135m) instead; pass --no-fallback to fail instead"
-        );
-        assert!(conclave.nodes.iter().filter_map(|n| n.agent.as_ref()).all(|a| a.provider == "local"));
-
-        let mut keyed = ProviderRegistry::default();
-        keyed.register(Arc::new(AnthropicProvider::from_env(&|k| {
-            (k == "ANTHROPIC_API_KEY").then(|| "sk-x".to_string())
-        })));
-        let mut untouched = Conclave::from_json(BUILTIN_REVIEW).expect("built-in conclave");
-        assert_eq!(fallback_to_local(&mut untouched, &keyed), None);
-        assert!(untouched.nodes.iter().filter_map(|n| n.agent.as_ref()).all(|a| a.provider == "anthropic"));
     }
 }

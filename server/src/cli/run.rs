@@ -2,19 +2,19 @@
 //! an exit code.
 
 use clap::Args;
-use conclave_shared::RunStatus;
+use conclave_catalog::{CheckedConclave, Level, LoadError, load_conclave};
+use conclave_core::RunStore;
+use conclave_engine::{Engine, RunHandle, RunOptions, RunOutcome, StartError};
+use conclave_review::ReviewPolicy;
+use conclave_shared::{Conclave, ErrorKind, RunStatus};
 use serde_json::Value;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::exit;
 use super::progress::Progress;
-use super::{Workspace, exit};
-use crate::catalog::{LoadError, load_conclave};
-use crate::engine::{Engine, EngineConfig, EngineError, RunOutcome};
-use crate::providers::pricing::PriceTable;
-use crate::store::RunStore;
-use conclave_shared::Conclave;
+use crate::workspace::{Workspace, engine_config};
 
 /// Arguments of `conclave run`.
 #[derive(Debug, Args)]
@@ -36,7 +36,7 @@ pub struct RunArgs {
 }
 
 /// Runs the conclave; returns the exit code.
-pub async fn run(args: RunArgs, workspace: &Workspace, store: Arc<dyn RunStore>) -> u8 {
+pub async fn run(args: RunArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
     let input = match read_input(&args) {
         Ok(v) => v,
         Err(message) => {
@@ -44,13 +44,16 @@ pub async fn run(args: RunArgs, workspace: &Workspace, store: Arc<dyn RunStore>)
             return exit::CONFIG;
         }
     };
-    let conclave = match load_or_explain(&args.conclave, workspace) {
+    let checked = match load_or_explain(&args.conclave, &workspace) {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let engine =
-        Engine::new(workspace.providers.clone(), store, workspace.schemas.clone(), engine_config(args.max_concurrency));
-    match run_with_progress(&engine, &conclave, input).await {
+    let conclave = checked.conclave().clone();
+    let engine = Engine::new(workspace.providers, store, engine_config(args.max_concurrency));
+    // Plain runs compare findings-shaped siblings and check counts too; only reviews
+    // narrow findings to a change.
+    let options = RunOptions { tools: None, policy: Some(Arc::new(ReviewPolicy::default())) };
+    match follow(&conclave, engine.start(checked, input, options).await).await {
         Ok(outcome) => {
             if outcome.status == RunStatus::Succeeded {
                 println!("{}", serde_json::to_string_pretty(&outcome.result).unwrap_or_default());
@@ -64,42 +67,41 @@ pub async fn run(args: RunArgs, workspace: &Workspace, store: Arc<dyn RunStore>)
 
 /// Loads a conclave by path or id, printing its errors and warnings; the exit code on
 /// failure.
-pub fn load_or_explain(given: &str, workspace: &Workspace) -> Result<Conclave, u8> {
-    match load_conclave(given, &workspace.catalog_dir, &workspace.catalog_context()) {
-        Ok((conclave, diagnostics)) => {
-            for d in diagnostics.iter().filter(|d| d.severity != crate::catalog::Severity::Note) {
-                eprintln!("{d}\n");
-            }
-            Ok(conclave)
-        }
-        Err(LoadError::Invalid { file, diagnostics }) => {
+pub fn load_or_explain(given: &str, workspace: &Workspace) -> Result<CheckedConclave, u8> {
+    load_conclave(given, &workspace.catalog_dir, workspace.catalog_context()).map_err(explain_load_error).inspect(warn)
+}
+
+/// Prints a checked conclave's warnings.
+pub fn warn(conclave: &CheckedConclave) {
+    for d in conclave.diagnostics().iter().filter(|d| d.severity != Level::Note) {
+        eprintln!("{d}\n");
+    }
+}
+
+/// Prints why a conclave could not be loaded; the exit code.
+pub fn explain_load_error(error: LoadError) -> u8 {
+    match error {
+        LoadError::Invalid { file, diagnostics } => {
             for d in &diagnostics {
                 eprintln!("{d}\n");
             }
             eprintln!("error: {file} is not valid; fix the errors above (`conclave validate {file}` lists them)");
-            Err(exit::CONFIG)
+            exit::CONFIG
         }
-        Err(e) => {
+        e @ LoadError::NotFound { .. } => {
             eprintln!("error: {e}");
-            Err(exit::CONFIG)
+            exit::CONFIG
         }
     }
 }
 
-/// Starts a run, shows its progress, and waits for it; Ctrl-C cancels it. The exit
-/// code when it could not start.
-pub async fn run_with_progress(engine: &Engine, conclave: &Conclave, input: Value) -> Result<RunOutcome, u8> {
-    let mut handle = match engine.start(conclave.clone(), input).await {
-        Ok(h) => h,
-        Err(e @ EngineError::Store(_)) => {
-            eprintln!("error: {e}");
-            return Err(exit::OTHER);
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Err(exit::CONFIG);
-        }
-    };
+/// Shows a started run's progress and waits for it; Ctrl-C cancels it. The exit code
+/// when it could not start.
+pub async fn follow(conclave: &Conclave, started: Result<RunHandle, StartError>) -> Result<RunOutcome, u8> {
+    let mut handle = started.map_err(|e| {
+        eprintln!("error: {e}");
+        start_error_code(&e)
+    })?;
     let events = handle.take_events();
     let cancel = handle.cancel_token();
     let progress = tokio::spawn(Progress::new(conclave, handle.run_id()).follow(events));
@@ -114,16 +116,13 @@ pub async fn run_with_progress(engine: &Engine, conclave: &Conclave, input: Valu
     Ok(outcome)
 }
 
-/// Engine settings from the environment, with this concurrency.
-pub fn engine_config(max_concurrency: usize) -> EngineConfig {
-    let mut config = EngineConfig { max_concurrency: max_concurrency.max(1), ..EngineConfig::default() };
-    // One local generation at a time: they share the CPU, and parallel ones only thrash.
-    config.provider_limits.insert("local".into(), 1);
-    if let Some(retries) = std::env::var("CONCLAVE_PROVIDER_RETRIES").ok().and_then(|v| v.trim().parse().ok()) {
-        config.retry.max_retries = retries;
+/// The exit code of a run that could not start: a store failure is 1, anything else
+/// is a configuration error found before any provider call.
+pub fn start_error_code(error: &StartError) -> u8 {
+    match error {
+        StartError::Store(_) => exit::OTHER,
+        _ => exit::CONFIG,
     }
-    config.prices = Arc::new(PriceTable::load(crate::schema::refs::user_config_dir().as_deref()));
-    config
 }
 
 /// One line on standard error saying how the run ended.
@@ -140,10 +139,10 @@ pub fn announce(outcome: &RunOutcome) {
 
 /// The exit code of a finished run.
 pub fn exit_code(outcome: &RunOutcome) -> u8 {
-    match (outcome.status, outcome.error_kind.as_deref()) {
+    match (outcome.status, outcome.error_kind) {
         (RunStatus::Succeeded, _) => exit::OK,
-        (RunStatus::Failed, Some("provider" | "timeout")) => exit::PROVIDER,
-        (RunStatus::Failed, Some("invalid_output")) => exit::CONTRACT,
+        (RunStatus::Failed, Some(ErrorKind::Provider | ErrorKind::Timeout)) => exit::PROVIDER,
+        (RunStatus::Failed, Some(ErrorKind::InvalidOutput)) => exit::CONTRACT,
         _ => exit::OTHER,
     }
 }

@@ -5,9 +5,9 @@ use conclave_shared::{EventKind, NodeOutput, RunEvent, RunSummary};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::exit;
-use crate::review::report::ReportFormat;
-use crate::store::RunStore;
+use super::{exit, format_parser};
+use conclave_core::RunStore;
+use conclave_review::ReportFormat;
 
 /// Subcommands of `conclave runs`.
 #[derive(Debug, Subcommand)]
@@ -34,7 +34,7 @@ pub enum RunsCommand {
         /// The run id (a unique prefix is enough).
         id: String,
         /// Report format.
-        #[arg(long, value_enum, default_value_t = ReportFormat::Markdown)]
+        #[arg(long, value_parser = format_parser(), default_value = "markdown")]
         format: ReportFormat,
     },
 }
@@ -167,7 +167,7 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
             EventKind::RunStarted { conclave_id, node_count } => format!("{conclave_id}, {node_count} nodes"),
             EventKind::NodeStarted { node_id } => node_id.clone(),
             EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
-            EventKind::SchemaLowered { node_id, target, native, notes } => {
+            EventKind::SchemaLowered { node_id, target, native, notes, .. } => {
                 format!(
                     "{node_id}: {} via {target}, {} note(s)",
                     if *native { "native" } else { "prompt contract" },

@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 use super::{Workspace, exit};
-use crate::schema::{LowerTarget, check_schema, lower};
+use conclave_schema::{LowerTarget, check_schema, lower};
 
 /// Subcommands of `conclave schema`.
 #[derive(Debug, Subcommand)]
@@ -33,7 +33,7 @@ pub enum SchemaCommand {
 pub fn run(cmd: SchemaCommand, workspace: &Workspace) -> u8 {
     match cmd {
         SchemaCommand::Format => {
-            print!("{}", crate::catalog::format::format_schema_text());
+            print!("{}", conclave_catalog::format::format_schema_text());
             exit::OK
         }
         SchemaCommand::List => {

@@ -5,11 +5,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::run::engine_config;
-use super::{Workspace, exit};
+use conclave_core::{RunStore, Secret};
+use conclave_engine::Engine;
+
+use super::exit;
 use crate::api::{AppState, app};
-use crate::providers::secret::Secret;
-use crate::store::RunStore;
+use crate::workspace::{Workspace, engine_config};
 
 /// Arguments of `conclave serve`.
 #[derive(Debug, Args)]
@@ -23,7 +24,7 @@ pub struct ServeArgs {
 }
 
 /// Serves until Ctrl-C; returns the exit code.
-pub async fn run(args: ServeArgs, workspace: &Workspace, store: Arc<dyn RunStore>) -> u8 {
+pub async fn run(args: ServeArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
     let token = std::env::var("CONCLAVE_TOKEN").ok().filter(|t| !t.trim().is_empty()).map(Secret::new);
     if !args.bind.ip().is_loopback() && token.is_none() {
         eprintln!(
@@ -39,16 +40,8 @@ pub async fn run(args: ServeArgs, workspace: &Workspace, store: Arc<dyn RunStore
             args.editor_dir.display()
         );
     }
-    let state = AppState {
-        catalog_dir: workspace.catalog_dir.clone(),
-        schemas: workspace.schemas.clone(),
-        providers: workspace.providers.clone(),
-        store,
-        engine: engine_config(16),
-        live: Default::default(),
-        token,
-        editor_dir,
-    };
+    let engine = Engine::new(workspace.providers.clone(), store, engine_config(16));
+    let state = AppState::new(workspace, engine, token, editor_dir);
     let listener = match tokio::net::TcpListener::bind(args.bind).await {
         Ok(l) => l,
         Err(e) => {

@@ -4,7 +4,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 use super::{Workspace, exit};
-use crate::catalog::validate_paths;
+use conclave_catalog::validate_paths;
 
 /// Arguments of `conclave validate`.
 #[derive(Debug, Args)]
@@ -19,7 +19,7 @@ pub struct ValidateArgs {
 /// Runs validation and prints the report; exit 2 when any file has an error.
 pub fn run(args: ValidateArgs, workspace: &Workspace) -> u8 {
     let paths = if args.paths.is_empty() { vec![workspace.catalog_dir.clone()] } else { args.paths };
-    let report = validate_paths(&paths, &workspace.catalog_context());
+    let report = validate_paths(&paths, workspace.catalog_context());
     for d in report.diagnostics() {
         if args.json {
             println!("{}", serde_json::to_string(d).unwrap_or_default());

@@ -4,12 +4,11 @@
 //! its exit codes) without any network provider. It is a test harness: it is not
 //! installed and the fake is never offered to users of `conclave`.
 
-use conclave_server::providers::ProviderRegistry;
-use conclave_server::providers::fake::FakeProvider;
+use conclave_core::testing::FakeProvider;
 use std::sync::Arc;
 
 fn main() -> std::process::ExitCode {
-    let mut providers = ProviderRegistry::builtin();
+    let mut providers = conclave_providers::builtin();
     providers.register(Arc::new(FakeProvider::new("fake")));
     conclave_server::cli::main(providers)
 }

@@ -1,0 +1,542 @@
+//! Every check `conclave validate` makes on one conclave file, collecting all
+//! problems before reporting, and resolving each agent's output schema once on the
+//! way.
+//!
+//! The checks work on the raw JSON value rather than the typed struct, so that one
+//! broken node does not hide problems elsewhere in the file. The graph rules
+//! themselves are `conclave_shared::graph`, which the editor applies too.
+
+use conclave_schema::{SchemaCatalog, check_schema, findings_field};
+use conclave_shared::graph::{EdgeRule, Graph, kind_rule};
+use conclave_shared::{Diagnostic, NodeKind, Subject};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::format::format_validator;
+use super::pointer;
+
+/// What a file is checked against: schema search roots, known providers and tools.
+#[derive(Debug, Clone)]
+pub struct CatalogContext {
+    /// Where `output_schema_ref`s resolve.
+    pub schemas: SchemaCatalog,
+    /// Provider names an agent may use.
+    pub providers: Vec<String>,
+    /// Built-in tool ids an agent may list.
+    pub tools: Vec<String>,
+}
+
+/// An agent's output schema, resolved once while checking.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOutput {
+    /// The schema (inline, or the document its reference names).
+    pub schema: Value,
+    /// The reference it came from, if any.
+    pub reference: Option<String>,
+    /// The root property holding findings, when the output is findings-shaped.
+    pub findings_field: Option<String>,
+}
+
+/// What checking one conclave found: every diagnostic, and the output schemas that
+/// resolved and are valid, by agent node id.
+#[derive(Debug, Clone, Default)]
+pub struct Checked {
+    /// Errors, warnings and notes, in the order found.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Usable output schemas by agent node id.
+    pub outputs: BTreeMap<String, AgentOutput>,
+}
+
+/// Checks the text of one conclave file; `file` is only used to label diagnostics.
+pub fn check_conclave_text(file: &str, text: &str, ctx: &CatalogContext) -> Vec<Diagnostic> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(value) => check_conclave_value(file, &value, ctx).diagnostics,
+        Err(err) => vec![malformed(file, &err)],
+    }
+}
+
+/// The diagnostic of text that is not JSON.
+pub fn malformed(file: &str, err: &serde_json::Error) -> Diagnostic {
+    let mut d =
+        Diagnostic::error("malformed-json", Subject::File, "", format!("not valid JSON: {}", strip_position(err)))
+            .with_help("fix the JSON syntax at the line and column shown");
+    d.line_col = Some((err.line(), err.column()));
+    d.file = file.to_string();
+    d
+}
+
+/// A node as far as it could be read.
+struct NodeView<'a> {
+    index: usize,
+    id: Option<&'a str>,
+    kind: Option<NodeKind>,
+    value: &'a Value,
+}
+
+impl NodeView<'_> {
+    fn subject(&self) -> Subject {
+        Subject::Node(self.id.unwrap_or("?").to_string())
+    }
+    fn path(&self) -> String {
+        format!("/nodes/{}", self.index)
+    }
+}
+
+/// Checks one conclave document; `file` labels the diagnostics.
+pub fn check_conclave_value(file: &str, value: &Value, ctx: &CatalogContext) -> Checked {
+    let mut out = Vec::new();
+    let nodes: Vec<NodeView> = value
+        .get("nodes")
+        .and_then(Value::as_array)
+        .map(|arr| {
+            arr.iter()
+                .enumerate()
+                .map(|(index, v)| NodeView {
+                    index,
+                    id: v.get("id").and_then(Value::as_str),
+                    kind: v.get("kind").and_then(|k| serde_json::from_value(k.clone()).ok()),
+                    value: v,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    check_format(value, &nodes, &mut out);
+    check_file_name(file, value, &mut out);
+    let ids = check_node_ids(&nodes, &mut out);
+    let edges = check_edges(value, &ids, &nodes, &mut out);
+    check_cycles(&nodes, &ids, &edges, &mut out);
+    check_triggers(&nodes, &ids, &edges, &mut out);
+    let mut outputs = BTreeMap::new();
+    for node in &nodes {
+        if let Some(output) = check_agent(node, ctx, &mut out)
+            && let Some(id) = node.id.filter(|id| ids.get(id) == Some(&node.index))
+        {
+            outputs.insert(id.to_string(), output);
+        }
+    }
+    note_contradiction_checks(&nodes, &edges, &outputs, &mut out);
+    for d in &mut out {
+        d.file = file.to_string();
+    }
+    Checked { diagnostics: out, outputs }
+}
+
+/// Notes each node that will get the engine's comparison of its upstream reviewers:
+/// two or more upstream agents whose output schema is findings-shaped.
+fn note_contradiction_checks(
+    nodes: &[NodeView],
+    edges: &[EdgeView],
+    outputs: &BTreeMap<String, AgentOutput>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let shaped: HashSet<&str> = nodes
+        .iter()
+        .filter(|n| n.kind == Some(NodeKind::Agent))
+        .filter_map(|n| n.id.filter(|id| outputs.get(*id).is_some_and(|o| o.findings_field.is_some())))
+        .collect();
+    for node in nodes {
+        let Some(id) = node.id else { continue };
+        let upstream: Vec<&str> =
+            edges.iter().filter(|e| e.to == id && shaped.contains(e.from)).map(|e| e.from).collect();
+        if upstream.len() >= 2 {
+            out.push(Diagnostic::note(
+                "contradiction-check",
+                node.subject(),
+                node.path(),
+                format!("before `{id}` runs, the engine compares the findings of {} and passes contradictions, disagreements and duplicates to it", upstream.join(", ")),
+            ));
+        }
+    }
+}
+
+/// Structural problems, from the published format schema.
+fn check_format(value: &Value, nodes: &[NodeView], out: &mut Vec<Diagnostic>) {
+    let Some(validator) = format_validator() else { return };
+    for err in validator.iter_errors(value) {
+        let path = err.instance_path().as_str().to_string();
+        let segments: Vec<&str> = path.split('/').skip(1).collect();
+        let node = match segments.as_slice() {
+            ["nodes", i, ..] => i.parse::<usize>().ok().and_then(|i| nodes.get(i)),
+            _ => None,
+        };
+        let subject = match (segments.as_slice(), node) {
+            (_, Some(n)) => n.subject(),
+            (["edges", i, ..], _) => Subject::Edge(edge_label_at(value, i)),
+            _ => Subject::File,
+        };
+        let diagnostic = match segments.as_slice() {
+            ["nodes", _, "kind"] => Diagnostic::error(
+                "unknown-kind",
+                subject,
+                path,
+                format!("unknown node kind `{}`", err.instance().as_str().unwrap_or("?")),
+            )
+            .with_help("use one of: trigger, agent, output"),
+            _ => Diagnostic::error("format", subject, path, err.to_string())
+                .with_help("see docs/conclave-file.schema.json for the file format"),
+        };
+        out.push(diagnostic);
+    }
+}
+
+fn edge_label_at(value: &Value, index: &str) -> String {
+    let edge = index.parse::<usize>().ok().and_then(|i| value.get("edges")?.get(i));
+    let end = |k: &str| edge.and_then(|e| e.get(k)).and_then(Value::as_str).unwrap_or("?").to_string();
+    format!("{} -> {}", end("from"), end("to"))
+}
+
+fn check_file_name(file: &str, value: &Value, out: &mut Vec<Diagnostic>) {
+    let stem =
+        std::path::Path::new(file).file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".conclave.json"));
+    if let (Some(stem), Some(id)) = (stem, value.get("id").and_then(Value::as_str))
+        && stem != id
+    {
+        out.push(
+            Diagnostic::warning(
+                "id-mismatch",
+                Subject::File,
+                "/id",
+                format!("id `{id}` does not match the file name `{stem}.conclave.json`"),
+            )
+            .with_help(format!("rename the file to `{id}.conclave.json` or set \"id\": \"{stem}\"")),
+        );
+    }
+}
+
+/// Reports duplicate and empty ids; returns the index of the first node with each id.
+fn check_node_ids<'a>(nodes: &[NodeView<'a>], out: &mut Vec<Diagnostic>) -> HashMap<&'a str, usize> {
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    for node in nodes {
+        let Some(id) = node.id else { continue };
+        if id.trim().is_empty() {
+            out.push(
+                Diagnostic::error("empty-id", node.subject(), pointer(&node.path(), "id"), "node id is empty")
+                    .with_help("give the node a short unique id such as `security`"),
+            );
+            continue;
+        }
+        if let Some(&first) = ids.get(id) {
+            out.push(
+                Diagnostic::error(
+                    "duplicate-id",
+                    node.subject(),
+                    pointer(&node.path(), "id"),
+                    format!("node id `{id}` is already used by /nodes/{first}"),
+                )
+                .with_help("give every node a unique id"),
+            );
+        } else {
+            ids.insert(id, node.index);
+        }
+    }
+    ids
+}
+
+/// A readable edge: its index and endpoints (both known to exist).
+struct EdgeView<'a> {
+    index: usize,
+    from: &'a str,
+    to: &'a str,
+}
+
+fn check_edges<'a>(
+    value: &'a Value,
+    ids: &HashMap<&str, usize>,
+    nodes: &[NodeView],
+    out: &mut Vec<Diagnostic>,
+) -> Vec<EdgeView<'a>> {
+    let mut edges = Vec::new();
+    let mut seen = HashSet::new();
+    let Some(arr) = value.get("edges").and_then(Value::as_array) else { return edges };
+    for (index, edge) in arr.iter().enumerate() {
+        let (Some(from), Some(to)) = (edge.get("from").and_then(Value::as_str), edge.get("to").and_then(Value::as_str))
+        else {
+            continue; // Reported by the format check.
+        };
+        let label = format!("{from} -> {to}");
+        let mut ok = true;
+        for (end, id) in [("from", from), ("to", to)] {
+            if !ids.contains_key(id) {
+                ok = false;
+                let mut d = Diagnostic::error(
+                    "missing-node",
+                    Subject::Edge(label.clone()),
+                    format!("/edges/{index}/{end}"),
+                    format!("edge `{label}` points to missing node `{id}`"),
+                );
+                d = match did_you_mean(id, ids.keys().copied()) {
+                    Some(near) => d.with_help(format!("did you mean `{near}`?")),
+                    None => d.with_help("add the node or remove the edge"),
+                };
+                out.push(d);
+            }
+        }
+        if !ok {
+            continue;
+        }
+        if !seen.insert((from, to)) {
+            out.push(
+                Diagnostic::warning(
+                    "duplicate-edge",
+                    Subject::Edge(label.clone()),
+                    format!("/edges/{index}"),
+                    EdgeRule::Duplicate.message(from, to),
+                )
+                .with_help("remove the repeated edge"),
+            );
+            continue;
+        }
+        let kind_of = |id: &str| ids.get(id).and_then(|&i| nodes[i].kind);
+        match kind_rule(kind_of(from), kind_of(to)) {
+            Some(rule @ EdgeRule::IntoTrigger) => out.push(
+                Diagnostic::error(
+                    "trigger-has-input",
+                    Subject::Edge(label.clone()),
+                    format!("/edges/{index}/to"),
+                    rule.message(from, to),
+                )
+                .with_help("point the edge at an agent or output node"),
+            ),
+            Some(rule @ EdgeRule::FromOutput) => out.push(
+                Diagnostic::error(
+                    "output-has-output",
+                    Subject::Edge(label.clone()),
+                    format!("/edges/{index}/from"),
+                    rule.message(from, to),
+                )
+                .with_help("connect from an agent instead"),
+            ),
+            _ => {}
+        }
+        edges.push(EdgeView { index, from, to });
+    }
+    edges
+}
+
+/// The graph of the nodes with valid ids and the readable edges between them.
+fn graph_of(nodes: &[NodeView], ids: &HashMap<&str, usize>, edges: &[EdgeView]) -> Graph {
+    let mut graph = Graph::new(nodes.len());
+    for e in edges {
+        graph.add_edge(ids[e.from], ids[e.to], e.index);
+    }
+    graph
+}
+
+fn check_cycles(nodes: &[NodeView], ids: &HashMap<&str, usize>, edges: &[EdgeView], out: &mut Vec<Diagnostic>) {
+    for cycle in graph_of(nodes, ids, edges).cycles() {
+        let names: Vec<&str> = cycle.path.iter().map(|&n| nodes[n].id.unwrap_or("?")).collect();
+        let edge = edges
+            .iter()
+            .find(|e| e.index == cycle.closing_edge)
+            .map(|e| format!("{} -> {}", e.from, e.to))
+            .unwrap_or_default();
+        out.push(
+            Diagnostic::error(
+                "cycle",
+                Subject::Edge(edge),
+                format!("/edges/{}", cycle.closing_edge),
+                format!("the graph has a cycle: {}", names.join(" -> ")),
+            )
+            .with_help("remove one of the edges in the cycle; a conclave must be acyclic"),
+        );
+    }
+}
+
+fn check_triggers(nodes: &[NodeView], ids: &HashMap<&str, usize>, edges: &[EdgeView], out: &mut Vec<Diagnostic>) {
+    let triggers: Vec<usize> = nodes
+        .iter()
+        .filter(|n| n.kind == Some(NodeKind::Trigger))
+        .filter_map(|n| n.id.and_then(|id| ids.get(id).copied()))
+        .collect();
+    if !nodes.iter().any(|n| n.kind == Some(NodeKind::Trigger) && n.id.is_some()) {
+        out.push(
+            Diagnostic::error(
+                "no-trigger",
+                Subject::File,
+                "/nodes",
+                "the conclave has no trigger node, so nothing can start a run",
+            )
+            .with_help("add a node with \"kind\": \"trigger\" and connect it to the first agents"),
+        );
+        return;
+    }
+    let reached = graph_of(nodes, ids, edges).reachable(triggers);
+    for node in nodes {
+        if let Some(id) = node.id
+            && ids.get(id) == Some(&node.index)
+            && !reached[node.index]
+        {
+            out.push(
+                Diagnostic::warning(
+                    "unreachable",
+                    node.subject(),
+                    node.path(),
+                    format!("node `{id}` cannot be reached from any trigger and will never run"),
+                )
+                .with_help("connect it to the graph or delete it"),
+            );
+        }
+    }
+}
+
+/// Checks an agent's configuration; returns its output schema when it has a usable one.
+fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>) -> Option<AgentOutput> {
+    let agent = node.value.get("agent").filter(|a| a.is_object());
+    let base = pointer(&node.path(), "agent");
+    match (node.kind, agent) {
+        (Some(NodeKind::Agent), None) => {
+            out.push(
+                Diagnostic::error(
+                    "missing-agent",
+                    node.subject(),
+                    node.path(),
+                    "agent node has no `agent` configuration",
+                )
+                .with_help("add \"agent\": {\"provider\": \"...\", \"model\": \"...\"}"),
+            );
+            return None;
+        }
+        (Some(kind @ (NodeKind::Trigger | NodeKind::Output)), Some(_)) => {
+            out.push(
+                Diagnostic::error(
+                    "unexpected-agent",
+                    node.subject(),
+                    base,
+                    format!("a {} node cannot have an `agent` configuration", kind.as_str()),
+                )
+                .with_help("remove `agent`, or change the node's kind to \"agent\""),
+            );
+            return None;
+        }
+        _ => {}
+    }
+    let agent = agent?;
+    if let Some(provider) = agent.get("provider").and_then(Value::as_str)
+        && !ctx.providers.iter().any(|p| p == provider)
+    {
+        let known = ctx.providers.join(", ");
+        let help = match did_you_mean(provider, ctx.providers.iter().map(String::as_str)) {
+            Some(near) => format!("did you mean `{near}`? known providers: {known}"),
+            None => format!("known providers: {known}"),
+        };
+        out.push(
+            Diagnostic::error(
+                "unknown-provider",
+                node.subject(),
+                pointer(&base, "provider"),
+                format!("unknown provider `{provider}`"),
+            )
+            .with_help(help),
+        );
+    }
+    if let Some(tools) = agent.get("tools").and_then(Value::as_array) {
+        for (i, tool) in tools.iter().enumerate() {
+            if let Some(tool) = tool.as_str()
+                && !ctx.tools.iter().any(|t| t == tool)
+            {
+                out.push(
+                    Diagnostic::error(
+                        "unknown-tool",
+                        node.subject(),
+                        format!("{base}/tools/{i}"),
+                        format!("unknown tool `{tool}`"),
+                    )
+                    .with_help(format!("built-in tools: {}", ctx.tools.join(", "))),
+                );
+            }
+        }
+    }
+    check_agent_schema(node, agent, &base, ctx, out)
+}
+
+/// Checks an agent's output schema, resolving its reference once; the schema when it
+/// is usable.
+fn check_agent_schema(
+    node: &NodeView,
+    agent: &Value,
+    base: &str,
+    ctx: &CatalogContext,
+    out: &mut Vec<Diagnostic>,
+) -> Option<AgentOutput> {
+    let inline = agent.get("output_schema");
+    let reference = agent.get("output_schema_ref").and_then(Value::as_str);
+    if inline.is_some() && reference.is_some() {
+        out.push(
+            Diagnostic::error(
+                "schema-conflict",
+                node.subject(),
+                base,
+                "both `output_schema` and `output_schema_ref` are set",
+            )
+            .with_help("keep one: remove `output_schema_ref` to use the inline schema, or remove `output_schema`"),
+        );
+    }
+    let errors_before = out.len();
+    let mut resolved = None;
+    if let Some(schema) = inline {
+        let at = pointer(base, "output_schema");
+        resolved = Some(AgentOutput { schema: schema.clone(), reference: None, findings_field: None });
+        for problem in check_schema(schema) {
+            out.push(
+                Diagnostic::error(
+                    "invalid-schema",
+                    node.subject(),
+                    format!("{at}{}", problem.pointer),
+                    format!("output_schema is not a valid JSON Schema: {}", problem.message),
+                )
+                .with_help("fix the schema, or rebuild it with the field builder"),
+            );
+        }
+    }
+    if let Some(reference) = reference {
+        let at = pointer(base, "output_schema_ref");
+        match ctx.schemas.resolve(reference) {
+            Err(err) => out.push(
+                Diagnostic::error("unresolved-schema-ref", node.subject(), at, err.to_string())
+                    .with_help("create the schema file, or fix the reference"),
+            ),
+            Ok(found) => {
+                for problem in check_schema(&found.schema) {
+                    out.push(Diagnostic::error(
+                        "invalid-schema",
+                        node.subject(),
+                        at.clone(),
+                        format!(
+                            "schema `{reference}` ({}) is not a valid JSON Schema at {}: {}",
+                            found.source,
+                            if problem.pointer.is_empty() { "/" } else { &problem.pointer },
+                            problem.message
+                        ),
+                    ));
+                }
+                resolved = Some(AgentOutput {
+                    schema: found.schema,
+                    reference: Some(reference.to_string()),
+                    findings_field: None,
+                });
+            }
+        }
+    }
+    if out.len() > errors_before || node.kind != Some(NodeKind::Agent) {
+        return None;
+    }
+    resolved.map(|output| AgentOutput { findings_field: findings_field(&output.schema), ..output })
+}
+
+/// The closest known name, if one is close enough to be a likely typo.
+pub fn did_you_mean<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, k)| k)
+}
+
+/// serde_json appends " at line X column Y"; the diagnostic carries those separately.
+fn strip_position(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}

@@ -1,0 +1,43 @@
+//! The boundaries every other server crate meets at: the [`Provider`] trait and the
+//! conversation it continues, the [`StreamSink`] providers stream into, the
+//! [`ToolRunner`] agents' tool calls go through, and the [`RunStore`] runs are kept
+//! in. Also the small pieces every side shares: retry policy, prices, secrets, and
+//! the owner tokens that tell live runs from dead ones.
+//!
+//! The `testing` feature adds the test doubles: a scripted fake provider, an
+//! in-memory store, and the conformance suite every store must pass. Release builds
+//! never enable it.
+//!
+//! **Invariant:** no vendor, no HTTP, no database, no review logic.
+
+pub mod owner;
+pub mod pricing;
+pub mod provider;
+pub mod retry;
+pub mod secret;
+pub mod sink;
+pub mod store;
+pub mod tools;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use owner::{owner_alive, owner_token};
+pub use pricing::PriceTable;
+pub use provider::{
+    AgentReply, AgentRequest, Capabilities, KNOWN_PROVIDERS, Message, Provider, ProviderError, ProviderRegistry,
+    SchemaSpec, StopReason, ToolCall, ToolSpec,
+};
+pub use retry::RetryPolicy;
+pub use secret::Secret;
+pub use sink::{DiscardSink, StreamSink};
+pub use store::{NewRun, RunStore, StoreError, interrupted_event};
+pub use tools::{ToolOutcome, ToolRunner};
+
+/// Built-in tool ids an agent may list in `tools`.
+pub const BUILTIN_TOOLS: &[&str] = &["read_file", "list_files", "grep"];
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}

@@ -1,0 +1,282 @@
+//! The provider boundary: one trait every LLM backend implements, the conversation it
+//! is asked to continue, typed errors, and the registry the engine looks providers up
+//! in.
+//!
+//! **Invariant:** the engine sees only [`Provider`]; vendor wire formats live in the
+//! `conclave-providers` crate. Keys come from the environment only and never reach
+//! events, errors or logs.
+
+use async_trait::async_trait;
+use conclave_shared::{LowerTarget, OpenAiApi, Usage};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::sink::StreamSink;
+
+/// Provider names a conclave may use, in the order they are listed to users.
+pub const KNOWN_PROVIDERS: &[&str] = &["anthropic", "openai", "ollama", "claude-code", "local"];
+
+/// One turn of an agent's conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// Text from the user side (the input, feedback after a failed attempt).
+    User(String),
+    /// What the model said, with any tool calls it made.
+    Assistant {
+        /// Text of the answer.
+        text: String,
+        /// Tool calls, answered by the `ToolResult`s that follow.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call.
+    ToolResult {
+        /// The call this answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The tool's output (or error message).
+        content: String,
+        /// Whether the tool failed.
+        is_error: bool,
+    },
+}
+
+/// A tool call made by the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The provider's id for the call.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as JSON.
+    pub arguments: Value,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its arguments (closed objects, every property required).
+    pub parameters: Value,
+}
+
+/// A schema sent through the provider's native structured-output feature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaSpec {
+    /// A name for the schema (OpenAI requires one).
+    pub name: String,
+    /// The schema, lowered for this provider.
+    pub schema: Arc<Value>,
+}
+
+/// One call to a model on behalf of an agent node.
+#[derive(Debug, Clone)]
+pub struct AgentRequest {
+    /// The run.
+    pub run_id: String,
+    /// The agent node.
+    pub node_id: String,
+    /// Model name as configured.
+    pub model: String,
+    /// The agent's instructions (with the prompt contract appended when used).
+    pub system_prompt: String,
+    /// The agent's input as JSON: run input, upstream outputs, engine findings.
+    pub input: Value,
+    /// The conversation so far; the first message carries the input.
+    pub messages: Vec<Message>,
+    /// Tools the model may call in this turn.
+    pub tools: Vec<ToolSpec>,
+    /// Native structured output, when used.
+    pub output_schema: Option<SchemaSpec>,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+    /// For OpenAI: which API to call.
+    pub api: OpenAiApi,
+    /// Attempt number (schema retries), starting at 1.
+    pub attempt: u32,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants tool results.
+    ToolUse,
+    /// Anything else the provider reported.
+    Other(String),
+}
+
+/// What a provider answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentReply {
+    /// The answer's text, as received.
+    pub text: String,
+    /// The answer as JSON, when the provider delivered it structured.
+    pub json: Option<Value>,
+    /// Tool calls the model made.
+    pub tool_calls: Vec<ToolCall>,
+    /// Tokens used by this call.
+    pub usage: Usage,
+    /// Why the model stopped.
+    pub stop: StopReason,
+}
+
+impl AgentReply {
+    /// A finished text answer.
+    pub fn text(text: impl Into<String>, usage: Usage) -> AgentReply {
+        AgentReply { text: text.into(), json: None, tool_calls: Vec::new(), usage, stop: StopReason::EndTurn }
+    }
+}
+
+/// What a provider can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The schema dialect of its native structured output, if it has one.
+    pub native_schema: Option<LowerTarget>,
+    /// Whether it can offer tools to the model.
+    pub tools: bool,
+}
+
+/// Why a provider call failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// Missing key, base URL or binary; found before any call.
+    #[error("{provider} is not configured: {message}")]
+    Config {
+        /// Provider name.
+        provider: String,
+        /// What is missing and how to provide it.
+        message: String,
+    },
+    /// The service asked us to slow down.
+    #[error("rate limited by the provider{}", .retry_after.map(|d| format!(" (asked to retry after {}s)", d.as_secs())).unwrap_or_default())]
+    RateLimited {
+        /// How long the service asked us to wait.
+        retry_after: Option<Duration>,
+    },
+    /// The service failed (5xx or overloaded).
+    #[error("provider server error (HTTP {status}): {message}")]
+    Server {
+        /// HTTP status.
+        status: u16,
+        /// What the service said.
+        message: String,
+    },
+    /// The key was refused (401/403).
+    #[error("authentication failed: {0}; check the API key variable")]
+    Auth(String),
+    /// The request was refused as invalid (other 4xx).
+    #[error("request rejected by the provider: {0}")]
+    BadRequest(String),
+    /// Connection failure, reset or timeout.
+    #[error("could not reach the provider: {0}")]
+    Transport(String),
+    /// The model declined to answer.
+    #[error("the model refused: {0}")]
+    Refusal(String),
+    /// The answer was cut off (token limit or a stream that ended early).
+    #[error("the answer was cut off: {0}")]
+    Truncated(String),
+    /// The provider sent something that does not follow its own protocol.
+    #[error("malformed response from the provider: {0}")]
+    Malformed(String),
+    /// The provider's own structured-output retries ran out (Claude Code).
+    #[error("the provider could not produce output matching the schema: {0}")]
+    SchemaExhausted(String),
+}
+
+impl ProviderError {
+    /// Whether the same request may succeed if sent again after a pause.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, ProviderError::RateLimited { .. } | ProviderError::Server { .. } | ProviderError::Transport(_))
+    }
+
+    /// Short class name used in events and stored errors.
+    pub fn class(&self) -> &'static str {
+        match self {
+            ProviderError::Config { .. } => "config",
+            ProviderError::RateLimited { .. } => "rate_limited",
+            ProviderError::Server { .. } => "server",
+            ProviderError::Auth(_) => "auth",
+            ProviderError::BadRequest(_) => "bad_request",
+            ProviderError::Transport(_) => "transport",
+            ProviderError::Refusal(_) => "refusal",
+            ProviderError::Truncated(_) => "truncated",
+            ProviderError::Malformed(_) => "malformed",
+            ProviderError::SchemaExhausted(_) => "schema_exhausted",
+        }
+    }
+}
+
+/// An LLM backend.
+#[async_trait]
+pub trait Provider: Send + Sync + fmt::Debug {
+    /// The name agents use to pick this provider.
+    fn name(&self) -> &str;
+
+    /// What the provider supports.
+    fn capabilities(&self) -> Capabilities;
+
+    /// Checks configuration (keys, binaries) before a run starts.
+    fn check_config(&self) -> Result<(), ProviderError> {
+        Ok(())
+    }
+
+    /// Checks that `model` (an agent's model setting) can be used, before a run starts.
+    fn check_model(&self, _model: &str) -> Result<(), ProviderError> {
+        Ok(())
+    }
+
+    /// The model agents use when a run is switched onto this provider without naming one.
+    fn default_model(&self) -> &str;
+
+    /// Answers one request, streaming text and tool calls through `stream` as they arrive.
+    async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError>;
+}
+
+/// The providers available to a run, by name. `conclave-providers` builds the
+/// registry of the built-in vendors; tests register fakes.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderRegistry {
+    providers: BTreeMap<String, Arc<dyn Provider>>,
+}
+
+impl ProviderRegistry {
+    /// Adds (or replaces) a provider.
+    pub fn register(&mut self, provider: Arc<dyn Provider>) {
+        self.providers.insert(provider.name().to_string(), provider);
+    }
+
+    /// Looks a provider up.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Provider>> {
+        self.providers.get(name).cloned()
+    }
+
+    /// Names a conclave may use: the known built-ins plus anything registered.
+    pub fn known_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = KNOWN_PROVIDERS.iter().map(|s| s.to_string()).collect();
+        for name in self.providers.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The default model of a registered provider.
+    pub fn default_model(&self, name: &str) -> Option<String> {
+        self.providers.get(name).map(|p| p.default_model().to_string())
+    }
+
+    /// Every registered provider with whether it is configured.
+    pub fn status(&self) -> Vec<(String, Result<(), ProviderError>)> {
+        self.providers.iter().map(|(name, p)| (name.clone(), p.check_config())).collect()
+    }
+}

@@ -1,0 +1,111 @@
+//! The run store boundary: where runs, their events and node outputs are kept.
+//!
+//! The engine appends events; the store derives run and node state from them in the
+//! same write, so a stored run is always consistent with its event log.
+//!
+//! **Invariant:** the engine depends on [`RunStore`] only; SQL lives in `conclave-store`.
+//! How an event changes a run is `conclave_shared::effect_of`, the same for every backend.
+
+use async_trait::async_trait;
+use conclave_shared::{Conclave, RunEvent, RunRecord, RunSummary};
+use serde_json::Value;
+use std::fmt;
+
+/// A run about to start.
+#[derive(Debug, Clone)]
+pub struct NewRun {
+    /// Run id.
+    pub id: String,
+    /// The conclave exactly as it will run.
+    pub conclave: Conclave,
+    /// The run input.
+    pub input: Value,
+    /// Creation time, Unix milliseconds.
+    pub created_ms: u64,
+    /// Which process runs it (see [`crate::owner_token`]), so that a later
+    /// process can tell a live run from one whose process died.
+    pub owner: String,
+}
+
+/// Why the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database refused or failed.
+    #[error("run store error: {0}")]
+    Backend(String),
+    /// The run does not exist.
+    #[error("no run with id `{0}`")]
+    UnknownRun(String),
+    /// An event arrived out of order.
+    #[error("event {seq} for run `{run_id}` is not after the last stored event {last}")]
+    OutOfOrder {
+        /// The run.
+        run_id: String,
+        /// The rejected sequence number.
+        seq: u64,
+        /// The last stored one.
+        last: u64,
+    },
+    /// Stored data could not be read back.
+    #[error("stored data for run `{run_id}` is unreadable: {message}")]
+    Corrupt {
+        /// The run.
+        run_id: String,
+        /// What failed to parse.
+        message: String,
+    },
+}
+
+/// Durable storage of runs.
+#[async_trait]
+pub trait RunStore: Send + Sync + fmt::Debug {
+    /// Records a new run in status `running`, every node `queued`.
+    async fn create_run(&self, run: &NewRun) -> Result<(), StoreError>;
+
+    /// Appends one event and applies it to the run's and nodes' state atomically.
+    /// Sequence numbers must increase strictly within a run.
+    async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError>;
+
+    /// A run with its nodes, or `None` if unknown.
+    async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError>;
+
+    /// The newest runs first.
+    async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError>;
+
+    /// A run's events with `seq > after_seq`, in order.
+    async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError>;
+
+    /// Stores (or replaces) a rendered report of a run.
+    async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError>;
+
+    /// A stored report, or `None`.
+    async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError>;
+
+    /// Marks runs still `running` whose owner is not alive as `interrupted`, appending a
+    /// final `run_finished` event to each. Returns their ids.
+    async fn mark_interrupted(
+        &self,
+        owner_alive: &(dyn for<'s> Fn(&'s str) -> bool + Sync),
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError>;
+}
+
+impl fmt::Display for NewRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "run {} of {}", self.id, self.conclave.id)
+    }
+}
+
+/// The event a store appends when it finds a run whose process died.
+pub fn interrupted_event(run_id: &str, seq: u64, at_ms: u64) -> RunEvent {
+    RunEvent {
+        run_id: run_id.to_string(),
+        seq,
+        at_ms,
+        kind: conclave_shared::EventKind::RunFinished {
+            status: conclave_shared::RunStatus::Interrupted,
+            failed_node: None,
+            error: Some("the process running this run stopped before it finished".to_string()),
+        },
+    }
+}

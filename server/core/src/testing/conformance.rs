@@ -1,0 +1,230 @@
+//! The conformance suite every [`RunStore`] implementation must pass.
+//!
+//! Backends call [`run_all`] from their tests with a factory for fresh, empty stores.
+//! The checks panic with a message naming the broken behaviour.
+
+use conclave_shared::{
+    AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, Position, RunEvent,
+    RunStatus, Settings, Usage,
+};
+use serde_json::json;
+use std::sync::Arc;
+
+use crate::store::{NewRun, RunStore, StoreError};
+
+/// Runs every check against fresh stores from `make`.
+pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
+    create_and_read_back(make()).await;
+    unknown_runs_are_reported(make()).await;
+    events_come_back_in_order_and_filter_by_seq(make()).await;
+    out_of_order_events_are_refused(make()).await;
+    node_events_update_node_state(make()).await;
+    run_finished_updates_the_run_and_unfinished_nodes(make()).await;
+    listing_is_newest_first_and_limited(make()).await;
+    interrupted_runs_are_only_those_with_dead_owners(make()).await;
+    duplicate_run_ids_are_refused(make()).await;
+    reports_are_stored_and_replaced(make()).await;
+}
+
+/// A small conclave: trigger -> a, trigger -> b.
+pub fn sample_conclave() -> Conclave {
+    let node = |id: &str, kind| Node {
+        id: id.into(),
+        kind,
+        label: id.to_uppercase(),
+        position: Position::default(),
+        agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
+    };
+    Conclave {
+        version: 1,
+        id: "sample".into(),
+        name: "Sample".into(),
+        description: String::new(),
+        settings: Settings::default(),
+        nodes: vec![node("in", NodeKind::Trigger), node("a", NodeKind::Agent), node("b", NodeKind::Agent)],
+        edges: vec![Edge { from: "in".into(), to: "a".into() }, Edge { from: "in".into(), to: "b".into() }],
+    }
+}
+
+fn new_run(id: &str, created_ms: u64, owner: &str) -> NewRun {
+    NewRun {
+        id: id.into(),
+        conclave: sample_conclave(),
+        input: json!({"text": "hello"}),
+        created_ms,
+        owner: owner.into(),
+    }
+}
+
+fn event(run_id: &str, seq: u64, kind: EventKind) -> RunEvent {
+    RunEvent { run_id: run_id.into(), seq, at_ms: 1000 + seq, kind }
+}
+
+async fn create_and_read_back(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 5, "me")).await.expect("create_run");
+    let run = store.get_run("r1").await.expect("get_run").expect("run exists");
+    assert_eq!(run.summary.status, RunStatus::Running, "a new run is running");
+    assert_eq!(run.summary.created_ms, 5);
+    assert_eq!(run.conclave, sample_conclave(), "the conclave snapshot round-trips");
+    assert_eq!(run.input, json!({"text": "hello"}), "the input round-trips");
+    let nodes: Vec<(&str, NodeState)> = run.nodes.iter().map(|n| (n.node_id.as_str(), n.state)).collect();
+    assert_eq!(
+        nodes,
+        vec![("in", NodeState::Queued), ("a", NodeState::Queued), ("b", NodeState::Queued)],
+        "nodes queued in conclave order"
+    );
+}
+
+async fn unknown_runs_are_reported(store: Arc<dyn RunStore>) {
+    assert!(store.get_run("nope").await.expect("get_run").is_none(), "unknown run is None");
+    assert!(matches!(store.events("nope", 0).await, Err(StoreError::UnknownRun(_))), "events of unknown run");
+    let err = store.append_event(&event("nope", 1, EventKind::NodeStarted { node_id: "a".into() })).await;
+    assert!(matches!(err, Err(StoreError::UnknownRun(_))), "append to unknown run: {err:?}");
+}
+
+async fn events_come_back_in_order_and_filter_by_seq(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    let kinds = [
+        EventKind::RunStarted { conclave_id: "sample".into(), node_count: 3 },
+        EventKind::NodeStarted { node_id: "a".into() },
+        EventKind::TextDelta { node_id: "a".into(), text: "hé \"quoted\"".into() },
+        EventKind::ToolCall { node_id: "a".into(), tool: "grep".into(), arguments: json!({"pattern": "x"}) },
+    ];
+    for (i, kind) in kinds.iter().enumerate() {
+        store.append_event(&event("r1", i as u64 + 1, kind.clone())).await.expect("append");
+    }
+    let all = store.events("r1", 0).await.expect("events");
+    assert_eq!(all.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    assert_eq!(all[2].kind, kinds[2], "event payloads round-trip exactly");
+    let later = store.events("r1", 2).await.expect("events");
+    assert_eq!(later.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![3, 4], "after_seq filters");
+}
+
+async fn out_of_order_events_are_refused(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    store.append_event(&event("r1", 2, EventKind::NodeStarted { node_id: "a".into() })).await.expect("append");
+    for seq in [2, 1] {
+        let err = store.append_event(&event("r1", seq, EventKind::NodeStarted { node_id: "b".into() })).await;
+        assert!(matches!(err, Err(StoreError::OutOfOrder { .. })), "seq {seq} after 2 must be refused: {err:?}");
+    }
+    let run = store.get_run("r1").await.expect("get").expect("exists");
+    assert_eq!(run.nodes[2].state, NodeState::Queued, "a refused event changes nothing");
+    assert_eq!(store.events("r1", 0).await.expect("events").len(), 1);
+}
+
+async fn node_events_update_node_state(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    let usage = Usage { input_tokens: 10, output_tokens: 3, cost_usd: Some(0.25) };
+    let seq = [
+        EventKind::NodeStarted { node_id: "in".into() },
+        EventKind::NodeCompleted {
+            node_id: "in".into(),
+            output: NodeOutput::Json(json!({"x": 1})),
+            usage: usage.clone(),
+            duration_ms: 4,
+        },
+        EventKind::NodeFailed { node_id: "a".into(), error_kind: ErrorKind::Timeout, message: "took too long".into() },
+        EventKind::NodeSkipped { node_id: "b".into(), because_of: "a".into() },
+    ];
+    for (i, kind) in seq.into_iter().enumerate() {
+        store.append_event(&event("r1", i as u64 + 1, kind)).await.expect("append");
+    }
+    let run = store.get_run("r1").await.expect("get").expect("exists");
+    assert_eq!(run.nodes[0].state, NodeState::Succeeded);
+    assert_eq!(run.nodes[0].output, Some(NodeOutput::Json(json!({"x": 1}))), "output stored");
+    assert_eq!(run.nodes[0].usage, Some(usage), "usage stored");
+    assert_eq!(run.nodes[1].state, NodeState::Failed);
+    assert_eq!(run.nodes[1].error.as_deref(), Some("timeout: took too long"));
+    assert_eq!(run.nodes[2].state, NodeState::Skipped);
+    assert_eq!(run.nodes[2].error.as_deref(), Some("skipped because `a` did not succeed"));
+}
+
+async fn run_finished_updates_the_run_and_unfinished_nodes(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    store.append_event(&event("r1", 1, EventKind::NodeStarted { node_id: "a".into() })).await.expect("append");
+    let finished = EventKind::RunFinished {
+        status: RunStatus::Cancelled,
+        failed_node: None,
+        error: Some("cancelled by request".into()),
+    };
+    store.append_event(&event("r1", 2, finished)).await.expect("append");
+    let run = store.get_run("r1").await.expect("get").expect("exists");
+    assert_eq!(run.summary.status, RunStatus::Cancelled);
+    assert_eq!(run.summary.finished_ms, Some(1002), "finished at the event's time");
+    assert_eq!(run.summary.error.as_deref(), Some("cancelled by request"));
+    assert!(
+        run.nodes.iter().all(|n| n.state == NodeState::Cancelled),
+        "unfinished nodes are cancelled: {:?}",
+        run.nodes
+    );
+
+    store.create_run(&new_run("r2", 2, "me")).await.expect("create_run");
+    let failed =
+        EventKind::RunFinished { status: RunStatus::Failed, failed_node: Some("a".into()), error: Some("boom".into()) };
+    store.append_event(&event("r2", 1, failed)).await.expect("append");
+    let run = store.get_run("r2").await.expect("get").expect("exists");
+    assert_eq!((run.summary.status, run.summary.failed_node.as_deref()), (RunStatus::Failed, Some("a")));
+}
+
+async fn listing_is_newest_first_and_limited(store: Arc<dyn RunStore>) {
+    for (id, created) in [("r-old", 10), ("r-new", 30), ("r-mid", 20)] {
+        store.create_run(&new_run(id, created, "me")).await.expect("create_run");
+    }
+    let ids: Vec<String> = store.list_runs(10).await.expect("list").into_iter().map(|s| s.id).collect();
+    assert_eq!(ids, vec!["r-new", "r-mid", "r-old"], "newest first");
+    assert_eq!(store.list_runs(2).await.expect("list").len(), 2, "limit honoured");
+}
+
+async fn interrupted_runs_are_only_those_with_dead_owners(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("dead", 1, "pid:1")).await.expect("create_run");
+    store.create_run(&new_run("alive", 2, "pid:2")).await.expect("create_run");
+    store.create_run(&new_run("done", 3, "pid:1")).await.expect("create_run");
+    store.append_event(&event("dead", 1, EventKind::NodeStarted { node_id: "a".into() })).await.expect("append");
+    let done = EventKind::RunFinished { status: RunStatus::Succeeded, failed_node: None, error: None };
+    store.append_event(&event("done", 1, done)).await.expect("append");
+
+    let marked = store.mark_interrupted(&|owner| owner == "pid:2", 9000).await.expect("mark_interrupted");
+    assert_eq!(marked, vec!["dead".to_string()], "only the running run with a dead owner");
+    let dead = store.get_run("dead").await.expect("get").expect("exists");
+    assert_eq!(dead.summary.status, RunStatus::Interrupted);
+    assert_eq!(dead.nodes[1].state, NodeState::Interrupted, "the node that was running is marked interrupted");
+    let events = store.events("dead", 0).await.expect("events");
+    assert_eq!(events.len(), 2, "earlier events kept and one appended");
+    assert_eq!(events[1].seq, 2);
+    assert!(matches!(events[1].kind, EventKind::RunFinished { status: RunStatus::Interrupted, .. }));
+    assert_eq!(store.get_run("alive").await.expect("get").expect("exists").summary.status, RunStatus::Running);
+    assert_eq!(store.get_run("done").await.expect("get").expect("exists").summary.status, RunStatus::Succeeded);
+    assert!(store.mark_interrupted(&|_| false, 9001).await.expect("again").contains(&"alive".to_string()));
+}
+
+async fn duplicate_run_ids_are_refused(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    assert!(store.create_run(&new_run("r1", 2, "me")).await.is_err(), "a second run with the same id must be refused");
+    assert_eq!(
+        store.get_run("r1").await.expect("get").expect("exists").summary.created_ms,
+        1,
+        "the first run is intact"
+    );
+}
+
+async fn reports_are_stored_and_replaced(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    assert_eq!(store.get_report("r1", "markdown").await.expect("get"), None, "no report yet");
+    store.put_report("r1", "markdown", "# first").await.expect("put");
+    store.put_report("r1", "sarif", "{}").await.expect("put");
+    store.put_report("r1", "markdown", "# second \u{2014} ünïcode").await.expect("replace");
+    assert_eq!(store.get_report("r1", "markdown").await.expect("get").as_deref(), Some("# second \u{2014} ünïcode"));
+    assert_eq!(store.get_report("r1", "sarif").await.expect("get").as_deref(), Some("{}"));
+    assert!(matches!(store.put_report("nope", "markdown", "x").await, Err(StoreError::UnknownRun(_))));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::MemoryStore;
+
+    #[tokio::test]
+    async fn memory_store_conforms() {
+        run_all(&|| Arc::new(MemoryStore::new())).await;
+    }
+}

@@ -1,0 +1,280 @@
+//! Runs one agent node: a tool phase (when the agent has tools), then the answer,
+//! constrained natively or by the prompt contract, validated locally against the
+//! author's schema, and retried with the validation errors fed back.
+//!
+//! Provider faults that may pass (rate limits, 5xx, resets) are retried with backoff
+//! inside each call; schema failures are retried as new attempts.
+
+use conclave_core::{
+    AgentReply, AgentRequest, Message, PriceTable, ProviderError, RetryPolicy, ToolCall, ToolOutcome, ToolRunner,
+};
+use conclave_schema::OutputContract;
+use conclave_schema::contract::{extract_json, render_feedback};
+use conclave_shared::{ErrorKind, EventKind, NodeOutput, Usage};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::bus::{BusSink, EventBus};
+use crate::input::AgentInput;
+use crate::plan::AgentPlan;
+use crate::policy::OutputPolicy;
+
+/// Why a node failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NodeError {
+    /// The provider failed.
+    #[error("{0}")]
+    Provider(#[from] ProviderError),
+    /// The node ran past its timeout.
+    #[error("timed out after {}; raise `timeout_secs` on the agent or `settings.node_timeout_secs`", humanize(*.0))]
+    Timeout(Duration),
+    /// Every attempt produced output that failed the schema.
+    #[error("output still invalid after {attempts} attempt(s): {}", .errors.join("; "))]
+    InvalidOutput {
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's validation errors.
+        errors: Vec<String>,
+        /// The last attempt's raw answer.
+        raw: String,
+    },
+    /// A bug in Conclave (a task panicked).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl NodeError {
+    /// The class stored with the failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            NodeError::Provider(ProviderError::SchemaExhausted(_)) => ErrorKind::InvalidOutput,
+            NodeError::Provider(_) => ErrorKind::Provider,
+            NodeError::Timeout(_) => ErrorKind::Timeout,
+            NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
+            NodeError::Internal(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+fn humanize(d: Duration) -> String {
+    if d.as_millis().is_multiple_of(1000) { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
+}
+
+/// What every agent of a run shares.
+#[derive(Debug, Clone)]
+pub struct AgentContext {
+    /// The run's event bus.
+    pub bus: Arc<EventBus>,
+    /// How provider faults are retried.
+    pub retry: RetryPolicy,
+    /// Prices for the cost of each call.
+    pub prices: Arc<PriceTable>,
+    /// The tools, if this run offers any.
+    pub tools: Option<Arc<dyn ToolRunner>>,
+    /// The run's output policy, if any.
+    pub policy: Option<Arc<dyn OutputPolicy>>,
+}
+
+/// Runs the agent to its output.
+pub async fn run_agent(
+    plan: &AgentPlan,
+    ctx: &AgentContext,
+    node_id: &str,
+    input: AgentInput,
+) -> Result<(NodeOutput, Usage), NodeError> {
+    let sink = BusSink::new(ctx.bus.clone(), node_id.to_string());
+    let input_value = input.to_value();
+    let mut call = Caller { plan, ctx, sink: &sink, node_id, input: &input_value, usage: Usage::default() };
+    let mut messages = vec![Message::User(input.render())];
+    let Some(contract) = &plan.contract else {
+        let reply = call.converse(&mut messages, 1, false).await?;
+        let output = match reply.json {
+            Some(json) => NodeOutput::Json(json),
+            None => NodeOutput::Text(reply.text),
+        };
+        return Ok((output, call.usage));
+    };
+    let attempts = 1 + plan.config.retries();
+    let mut last = (Vec::new(), String::new());
+    for attempt in 1..=attempts {
+        let before = call.usage.clone();
+        let reply = call.converse(&mut messages, attempt, true).await?;
+        match check_answer(contract, ctx.policy.as_deref(), &reply) {
+            Ok(value) => return Ok((NodeOutput::Json(value), call.usage)),
+            Err(errors) => {
+                let usage = Usage {
+                    input_tokens: call.usage.input_tokens - before.input_tokens,
+                    output_tokens: call.usage.output_tokens - before.output_tokens,
+                    cost_usd: call.usage.cost_usd.map(|c| c - before.cost_usd.unwrap_or(0.0)),
+                };
+                let event = EventKind::AttemptFailed {
+                    node_id: node_id.to_string(),
+                    attempt,
+                    errors: errors.clone(),
+                    raw: reply.text.clone(),
+                    usage,
+                };
+                ctx.bus.emit(event).await;
+                messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: Vec::new() });
+                messages.push(Message::User(render_feedback(&errors)));
+                last = (errors, reply.text);
+            }
+        }
+    }
+    Err(NodeError::InvalidOutput { attempts, errors: last.0, raw: last.1 })
+}
+
+/// The validated value of an answer, or every reason it is not acceptable.
+fn check_answer(
+    contract: &OutputContract,
+    policy: Option<&dyn OutputPolicy>,
+    reply: &AgentReply,
+) -> Result<Value, Vec<String>> {
+    let mut value = match &reply.json {
+        Some(json) => json.clone(),
+        None => extract_json(&reply.text).map_err(|e| vec![e])?,
+    };
+    contract.restore(&mut value);
+    if let Some(policy) = policy {
+        policy.normalize_answer(&mut value, contract.findings_field.as_deref());
+    }
+    let errors = contract.violations(&value);
+    if errors.is_empty() { Ok(value) } else { Err(errors) }
+}
+
+/// Makes the calls of one agent node.
+struct Caller<'a> {
+    plan: &'a AgentPlan,
+    ctx: &'a AgentContext,
+    sink: &'a BusSink,
+    node_id: &'a str,
+    input: &'a Value,
+    usage: Usage,
+}
+
+impl Caller<'_> {
+    /// One attempt: the tool phase when the agent has tools, then (for structured
+    /// answers after tool use) an extraction turn without tools.
+    async fn converse(
+        &mut self,
+        messages: &mut Vec<Message>,
+        attempt: u32,
+        structured: bool,
+    ) -> Result<AgentReply, NodeError> {
+        let plan = self.plan;
+        if plan.tools.is_empty() {
+            return self.call(messages, attempt, false, structured).await;
+        }
+        let mut turns = 0;
+        loop {
+            let reply = self.call(messages, attempt, true, false).await?;
+            turns += 1;
+            if reply.tool_calls.is_empty() || turns >= plan.config.turns() {
+                if !structured {
+                    return Ok(reply);
+                }
+                messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: reply.tool_calls.clone() });
+                for call in &reply.tool_calls {
+                    messages.push(self.skipped_tool(call));
+                }
+                break;
+            }
+            messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: reply.tool_calls.clone() });
+            for call in &reply.tool_calls {
+                messages.push(self.run_tool(call).await);
+            }
+        }
+        messages.push(Message::User("Give your final answer now, as JSON only.".into()));
+        self.call(messages, attempt, false, true).await
+    }
+
+    async fn run_tool(&self, call: &ToolCall) -> Message {
+        let outcome = match &self.ctx.tools {
+            Some(runner) => runner.run(call).await,
+            None => ToolOutcome::error("no tools are available in this run"),
+        };
+        Message::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: outcome.content,
+            is_error: outcome.is_error,
+        }
+    }
+
+    fn skipped_tool(&self, call: &ToolCall) -> Message {
+        Message::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: "not run: the turn limit was reached".into(),
+            is_error: true,
+        }
+    }
+
+    /// One provider call, retrying faults that may pass.
+    async fn call(
+        &mut self,
+        messages: &[Message],
+        attempt: u32,
+        offer_tools: bool,
+        structured: bool,
+    ) -> Result<AgentReply, NodeError> {
+        let plan = self.plan;
+        let request = AgentRequest {
+            run_id: self.ctx.bus.run_id().to_string(),
+            node_id: self.node_id.to_string(),
+            model: plan.config.model.clone(),
+            system_prompt: plan.system_prompt.clone(),
+            input: self.input.clone(),
+            messages: messages.to_vec(),
+            tools: if offer_tools { plan.tools.clone() } else { Vec::new() },
+            output_schema: if structured { plan.native_schema.clone() } else { None },
+            max_tokens: plan.config.tokens(),
+            api: plan.config.api.unwrap_or_default(),
+            attempt,
+        };
+        let mut retry = 0;
+        let mut backoff = self.ctx.retry.backoff();
+        loop {
+            tracing::debug!(
+                node = self.node_id,
+                provider = plan.config.provider,
+                model = plan.config.model,
+                attempt,
+                messages = request.messages.len(),
+                tools = request.tools.len(),
+                native_schema = request.output_schema.is_some(),
+                "calling the provider"
+            );
+            match plan.provider.call(&request, self.sink).await {
+                Ok(mut reply) => {
+                    if reply.usage.cost_usd.is_none() {
+                        self.ctx.prices.apply(&plan.config.provider, &plan.config.model, &mut reply.usage);
+                    }
+                    self.usage.add(&reply.usage);
+                    return Ok(reply);
+                }
+                Err(error) => {
+                    tracing::warn!(
+                        node = self.node_id,
+                        provider = plan.config.provider,
+                        class = error.class(),
+                        "provider call failed: {error}"
+                    );
+                    let Some(delay) = backoff.next_delay(&error) else { return Err(error.into()) };
+                    retry += 1;
+                    self.ctx
+                        .bus
+                        .emit(EventKind::ProviderRetry {
+                            node_id: self.node_id.to_string(),
+                            retry,
+                            error: error.to_string(),
+                            delay_ms: delay.as_millis() as u64,
+                        })
+                        .await;
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+}

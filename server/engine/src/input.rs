@@ -1,0 +1,91 @@
+//! An agent's input, typed: the run input, the outputs of its upstream nodes, and the
+//! comparison of its upstream reviewers when the run's policy made one. It is sent to
+//! providers as JSON and shown to the model as readable text.
+
+use conclave_shared::{FindingGroup, FindingsCheck};
+use serde_json::{Map, Value};
+
+/// What one agent node receives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentInput {
+    /// The run's input.
+    pub run_input: Value,
+    /// Upstream outputs (validated JSON, or text), by node id, in edge order;
+    /// triggers are left out (their output is the run input).
+    pub upstream: Vec<(String, Value)>,
+    /// The comparison of the findings-shaped upstream agents, when there was one.
+    pub comparison: Option<FindingsCheck>,
+}
+
+impl AgentInput {
+    /// The input as JSON: `{input, upstream}`, plus `contradictions`,
+    /// `disagreements` and `duplicates` when there was a comparison.
+    pub fn to_value(&self) -> Value {
+        let mut input = Map::new();
+        input.insert("input".into(), self.run_input.clone());
+        input.insert("upstream".into(), Value::Object(self.upstream.iter().cloned().collect()));
+        if let Some(check) = &self.comparison {
+            for (key, groups) in sections(check) {
+                input.insert(key.into(), serde_json::to_value(groups).unwrap_or_default());
+            }
+        }
+        Value::Object(input)
+    }
+
+    /// The first message of the agent: its input, readable. Long multi-line strings
+    /// (a diff) go in text blocks rather than escaped JSON; upstream outputs and the
+    /// comparison get their own sections.
+    pub fn render(&self) -> String {
+        let mut out = String::from("## Run input\n\n");
+        out.push_str(&render_value(&self.run_input));
+        for (node, output) in &self.upstream {
+            out.push_str(&format!("\n\n## Output of `{node}`\n\n"));
+            out.push_str(&render_value(output));
+        }
+        if let Some(check) = &self.comparison {
+            for ((key, groups), title) in sections(check).into_iter().zip([
+                "Contradictions the engine found between the reviewers above",
+                "Disagreements (one severity level apart) the engine found",
+                "Near-duplicate findings the engine found (the same issue from several reviewers)",
+            ]) {
+                out.push_str(&format!("\n\n## {title} (`{key}`)\n\n"));
+                out.push_str(&fenced_json(&serde_json::to_value(groups).unwrap_or_default()));
+            }
+        }
+        out
+    }
+}
+
+fn sections(check: &FindingsCheck) -> [(&'static str, &Vec<FindingGroup>); 3] {
+    [
+        ("contradictions", &check.contradictions),
+        ("disagreements", &check.disagreements),
+        ("duplicates", &check.duplicates),
+    ]
+}
+
+fn render_value(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Object(map) if map.values().any(is_block) => {
+            let mut parts = Vec::new();
+            for (key, v) in map {
+                if is_block(v) {
+                    parts.push(format!("`{key}`:\n```\n{}\n```", v.as_str().unwrap_or_default().trim_end()));
+                } else {
+                    parts.push(format!("`{key}`: {}", serde_json::to_string(v).unwrap_or_default()));
+                }
+            }
+            parts.join("\n\n")
+        }
+        other => fenced_json(other),
+    }
+}
+
+fn is_block(value: &Value) -> bool {
+    value.as_str().is_some_and(|s| s.contains('\n') || s.len() > 200)
+}
+
+fn fenced_json(value: &Value) -> String {
+    format!("```json\n{}\n```", serde_json::to_string_pretty(value).unwrap_or_default())
+}

@@ -1,0 +1,268 @@
+//! The engine: plans a checked conclave, records the run, and schedules its nodes on
+//! tokio under limits that hold across every run of the engine.
+//!
+//! Layout: `plan.rs` turns a [`CheckedConclave`] into an executable plan,
+//! `scheduler.rs` drives one run, `agent.rs` runs one agent node with validation and
+//! retries, `input.rs` is an agent's typed input and how it is shown to the model,
+//! `policy.rs` the hook through which a run's output policy (code review) shapes
+//! schemas and compares siblings, `limits.rs` the engine-wide and per-run
+//! concurrency limits, `bus.rs` numbers, stores and publishes events.
+//!
+//! **Invariant:** the engine knows the `Provider`, `ToolRunner` and `RunStore` traits
+//! and the [`OutputPolicy`] hook only; it knows nothing of HTTP, SQL, any vendor or
+//! code review.
+
+pub mod agent;
+pub mod bus;
+pub mod input;
+pub mod limits;
+pub mod plan;
+pub mod policy;
+pub mod scheduler;
+
+use conclave_catalog::CheckedConclave;
+use conclave_core::{
+    NewRun, PriceTable, ProviderError, ProviderRegistry, RetryPolicy, RunStore, StoreError, ToolRunner, now_ms,
+    owner_token,
+};
+use conclave_schema::ContractError;
+use conclave_shared::{ErrorKind, RunEvent, RunStatus};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+pub use agent::{AgentContext, NodeError};
+pub use bus::{BusSink, EventBus};
+pub use input::AgentInput;
+pub use limits::Limits;
+pub use plan::{AgentPlan, Plan, PlanNode, build_plan};
+pub use policy::{OutputPolicy, SiblingOutput};
+pub use scheduler::RunOutcome;
+
+/// Engine-wide settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Nodes running at once across every run of the engine (a conclave may lower
+    /// it for its own runs, never raise it).
+    pub max_concurrency: usize,
+    /// Concurrent calls per provider across every run (a conclave may lower them).
+    pub provider_limits: HashMap<String, usize>,
+    /// Timeout for nodes that set none.
+    pub node_timeout: Option<Duration>,
+    /// How provider faults are retried.
+    pub retry: RetryPolicy,
+    /// Prices for the cost of each call.
+    pub prices: Arc<PriceTable>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            max_concurrency: 16,
+            provider_limits: HashMap::new(),
+            node_timeout: Some(Duration::from_secs(600)),
+            retry: RetryPolicy::default(),
+            prices: Arc::new(PriceTable::load(None)),
+        }
+    }
+}
+
+/// What one run brings besides its conclave and input.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The tools agents may call, if this run offers any.
+    pub tools: Option<Arc<dyn ToolRunner>>,
+    /// How structured outputs are shaped and compared, if at all.
+    pub policy: Option<Arc<dyn OutputPolicy>>,
+}
+
+/// Why a run could not start. Each variant is found before any provider is called.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The agent's provider is a known name but not compiled into this build.
+    #[error("node `{node_id}`: provider `{provider}` is not available in this build of Conclave")]
+    ProviderUnavailable {
+        /// The agent node.
+        node_id: String,
+        /// The provider.
+        provider: String,
+    },
+    /// The agent's provider or model is not usable (a missing key, binary or model file).
+    #[error("node `{node_id}`: {error}")]
+    ProviderConfig {
+        /// The agent node.
+        node_id: String,
+        /// What is missing and how to provide it.
+        error: ProviderError,
+    },
+    /// The agent's output schema cannot be used with its provider.
+    #[error("node `{node_id}`: {error}")]
+    Contract {
+        /// The agent node.
+        node_id: String,
+        /// Why.
+        error: ContractError,
+    },
+    /// The agent lists tools but the run offers none.
+    #[error(
+        "invalid conclave: agent `{node_id}` lists tools ({}) but this run has no tool sandbox; remove `tools` or run it where tools are available",
+        .tools.join(", ")
+    )]
+    NoTools {
+        /// The agent node.
+        node_id: String,
+        /// The tools it lists.
+        tools: Vec<String>,
+    },
+    /// The agent lists a tool the run's tools do not have.
+    #[error("invalid conclave: agent `{node_id}`: unknown tool `{tool}`")]
+    UnknownTool {
+        /// The agent node.
+        node_id: String,
+        /// The tool.
+        tool: String,
+    },
+    /// The run could not be recorded.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl StartError {
+    /// The node the problem is on, if any.
+    pub fn node_id(&self) -> Option<&str> {
+        match self {
+            StartError::ProviderUnavailable { node_id, .. }
+            | StartError::ProviderConfig { node_id, .. }
+            | StartError::Contract { node_id, .. }
+            | StartError::NoTools { node_id, .. }
+            | StartError::UnknownTool { node_id, .. } => Some(node_id),
+            StartError::Store(_) => None,
+        }
+    }
+}
+
+/// Runs conclaves. Clones share the same limits, so every run of one engine (and of
+/// its clones) counts against them together.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    providers: Arc<ProviderRegistry>,
+    store: Arc<dyn RunStore>,
+    config: EngineConfig,
+    limits: Arc<Limits>,
+}
+
+/// A run in progress.
+#[derive(Debug)]
+pub struct RunHandle {
+    run_id: String,
+    bus: Arc<EventBus>,
+    cancel: CancellationToken,
+    events: Option<broadcast::Receiver<RunEvent>>,
+    task: tokio::task::JoinHandle<RunOutcome>,
+}
+
+impl RunHandle {
+    /// The run's id.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Every event of the run from the first one; `None` after the first call.
+    pub fn take_events(&mut self) -> Option<broadcast::Receiver<RunEvent>> {
+        self.events.take()
+    }
+
+    /// Events published from now on (earlier ones are in the store).
+    pub fn subscribe(&self) -> broadcast::Receiver<RunEvent> {
+        self.bus.subscribe()
+    }
+
+    /// The run's event bus, for subscribers that come and go while it runs.
+    pub fn bus(&self) -> Arc<EventBus> {
+        self.bus.clone()
+    }
+
+    /// A token that cancels the run when triggered.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Cancels the run; in-flight provider calls are dropped, not awaited.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// Waits for the run to end.
+    pub async fn wait(self) -> RunOutcome {
+        let run_id = self.run_id.clone();
+        self.task.await.unwrap_or_else(|err| RunOutcome {
+            run_id,
+            status: RunStatus::Failed,
+            failed_node: None,
+            error_kind: Some(ErrorKind::Internal),
+            error: Some(format!("the run's task stopped unexpectedly: {err}")),
+            outputs: Default::default(),
+            result: Value::Null,
+        })
+    }
+}
+
+impl Engine {
+    /// An engine over these providers and store.
+    pub fn new(providers: ProviderRegistry, store: Arc<dyn RunStore>, config: EngineConfig) -> Engine {
+        let limits = Arc::new(Limits::new(config.max_concurrency, &config.provider_limits));
+        Engine { providers: Arc::new(providers), store, config, limits }
+    }
+
+    /// The store runs are recorded in.
+    pub fn store(&self) -> &Arc<dyn RunStore> {
+        &self.store
+    }
+
+    /// The providers runs may use.
+    pub fn providers(&self) -> &ProviderRegistry {
+        &self.providers
+    }
+
+    /// Checks that `conclave` can run here (providers, output contracts, tools)
+    /// without starting it.
+    pub fn plan(&self, conclave: &CheckedConclave, options: &RunOptions) -> Result<Plan, StartError> {
+        build_plan(conclave, &self.providers, self.config.node_timeout, options)
+    }
+
+    /// Plans, records and starts a run; returns at once with a handle.
+    pub async fn start(
+        &self,
+        conclave: CheckedConclave,
+        input: Value,
+        options: RunOptions,
+    ) -> Result<RunHandle, StartError> {
+        let plan = Arc::new(self.plan(&conclave, &options)?);
+        let conclave = conclave.conclave().clone();
+        let run_id = uuid::Uuid::now_v7().to_string();
+        let new_run = NewRun {
+            id: run_id.clone(),
+            conclave: conclave.clone(),
+            input: input.clone(),
+            created_ms: now_ms(),
+            owner: owner_token(),
+        };
+        self.store.create_run(&new_run).await?;
+        let bus = Arc::new(EventBus::new(run_id.clone(), self.store.clone()));
+        let events = bus.subscribe();
+        let cancel = CancellationToken::new();
+        let limits = self.limits.for_run(&conclave.settings);
+        let agents = AgentContext {
+            bus: bus.clone(),
+            retry: self.config.retry,
+            prices: self.config.prices.clone(),
+            tools: options.tools,
+            policy: options.policy,
+        };
+        let task = tokio::spawn(scheduler::drive(plan, agents, input, limits, conclave.id.clone(), cancel.clone()));
+        Ok(RunHandle { run_id, bus, cancel, events: Some(events), task })
+    }
+}

@@ -1,0 +1,194 @@
+//! Turns a checked conclave into an executable plan: node indices and adjacency, and
+//! for each agent its provider, output contract and tools. The graph was checked when
+//! the conclave was loaded; what is found here is what only a run can know: whether
+//! each provider is compiled in and configured, whether its schema dialect can carry
+//! the agent's schema, and whether the run offers the agent's tools.
+
+use conclave_catalog::CheckedConclave;
+use conclave_core::{Provider, ProviderRegistry, SchemaSpec, ToolRunner, ToolSpec};
+use conclave_schema::contract::render_contract;
+use conclave_schema::{ContractSpec, OutputContract, output_contract};
+use conclave_shared::{AgentConfig, Compatibility, Conclave, Node, NodeKind, OutputMode};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::{RunOptions, StartError};
+
+/// An agent ready to call.
+#[derive(Debug)]
+pub struct AgentPlan {
+    /// The node's configuration.
+    pub config: AgentConfig,
+    /// The provider it calls.
+    pub provider: Arc<dyn Provider>,
+    /// The system prompt sent, with the prompt contract appended when used.
+    pub system_prompt: String,
+    /// The output contract, when the agent has a schema.
+    pub contract: Option<OutputContract>,
+    /// The schema sent through the provider's native structured output, if used.
+    pub native_schema: Option<SchemaSpec>,
+    /// Tools offered to the model.
+    pub tools: Vec<ToolSpec>,
+    /// Per-node timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl AgentPlan {
+    /// The root property of the agent's findings, when its output is findings-shaped.
+    pub fn findings_field(&self) -> Option<&str> {
+        self.contract.as_ref()?.findings_field.as_deref()
+    }
+}
+
+/// One node of the plan.
+#[derive(Debug)]
+pub struct PlanNode {
+    /// Node id.
+    pub id: String,
+    /// Its kind.
+    pub kind: NodeKind,
+    /// For agents, how to run them.
+    pub agent: Option<Arc<AgentPlan>>,
+}
+
+/// An acyclic, fully resolved conclave.
+#[derive(Debug)]
+pub struct Plan {
+    /// Nodes in conclave order.
+    pub nodes: Vec<PlanNode>,
+    /// Downstream nodes of each node.
+    pub successors: Vec<Vec<usize>>,
+    /// Upstream nodes of each node, in edge order.
+    pub predecessors: Vec<Vec<usize>>,
+}
+
+/// Builds the plan of a checked conclave for one run.
+pub fn build_plan(
+    checked: &CheckedConclave,
+    providers: &ProviderRegistry,
+    default_timeout: Option<Duration>,
+    options: &RunOptions,
+) -> Result<Plan, StartError> {
+    let conclave = checked.conclave();
+    let (successors, predecessors) = adjacency(conclave);
+    let nodes = conclave
+        .nodes
+        .iter()
+        .map(|node| {
+            let agent = match (node.kind, &node.agent) {
+                (NodeKind::Agent, Some(config)) => {
+                    Some(Arc::new(plan_agent(checked, node, config, providers, default_timeout, options)?))
+                }
+                _ => None,
+            };
+            Ok(PlanNode { id: node.id.clone(), kind: node.kind, agent })
+        })
+        .collect::<Result<Vec<_>, StartError>>()?;
+    Ok(Plan { nodes, successors, predecessors })
+}
+
+/// Successors and predecessors of each node, by index; repeated edges count once.
+fn adjacency(conclave: &Conclave) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+    let index: HashMap<&str, usize> = conclave.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+    let mut successors = vec![Vec::new(); conclave.nodes.len()];
+    let mut predecessors = vec![Vec::new(); conclave.nodes.len()];
+    for edge in &conclave.edges {
+        // A checked conclave has no dangling edges.
+        let (Some(&from), Some(&to)) = (index.get(edge.from.as_str()), index.get(edge.to.as_str())) else { continue };
+        if !successors[from].contains(&to) {
+            successors[from].push(to);
+            predecessors[to].push(from);
+        }
+    }
+    (successors, predecessors)
+}
+
+fn plan_agent(
+    checked: &CheckedConclave,
+    node: &Node,
+    config: &AgentConfig,
+    providers: &ProviderRegistry,
+    default_timeout: Option<Duration>,
+    options: &RunOptions,
+) -> Result<AgentPlan, StartError> {
+    let node_id = node.id.clone();
+    let provider = providers.get(&config.provider).ok_or_else(|| StartError::ProviderUnavailable {
+        node_id: node_id.clone(),
+        provider: config.provider.clone(),
+    })?;
+    provider
+        .check_config()
+        .and_then(|()| provider.check_model(&config.model))
+        .map_err(|error| StartError::ProviderConfig { node_id: node_id.clone(), error })?;
+    let contract = match checked.output(&node.id) {
+        Some(output) => Some(contract_for(node, config, provider.as_ref(), output, options)?),
+        None => None,
+    };
+    let native_schema =
+        contract.as_ref().and_then(|c| Some(SchemaSpec { name: c.name.clone(), schema: c.native.clone()? }));
+    let system_prompt = match &contract {
+        Some(c) if c.native.is_none() => {
+            let rule = render_contract(&c.original);
+            if config.system_prompt.is_empty() { rule } else { format!("{}\n\n{rule}", config.system_prompt) }
+        }
+        _ => config.system_prompt.clone(),
+    };
+    let timeout = config
+        .timeout_secs
+        .or(checked.conclave().settings.node_timeout_secs)
+        .map(Duration::from_secs)
+        .or(default_timeout);
+    Ok(AgentPlan {
+        tools: agent_tools(&node.id, config, provider.as_ref(), options.tools.as_deref())?,
+        config: config.clone(),
+        provider,
+        system_prompt,
+        contract,
+        native_schema,
+        timeout,
+    })
+}
+
+/// The output contract: the policy shapes the schema, then it is lowered for the
+/// provider's dialect (or the prompt contract) and compiled.
+fn contract_for(
+    node: &Node,
+    config: &AgentConfig,
+    provider: &dyn Provider,
+    output: &conclave_catalog::AgentOutput,
+    options: &RunOptions,
+) -> Result<OutputContract, StartError> {
+    let mut schema = output.schema.clone();
+    let findings_field = output.findings_field.clone();
+    let shaping_notes = match &options.policy {
+        Some(policy) => policy.shape_schema(&mut schema, findings_field.as_deref()),
+        None => Vec::new(),
+    };
+    let wants_native = config.output_mode.unwrap_or_default() == OutputMode::Native;
+    let spec = ContractSpec {
+        name: config.output_schema_ref.clone().unwrap_or_else(|| format!("{}_output", node.id)),
+        provider: provider.name().to_string(),
+        native: provider.capabilities().native_schema.filter(|_| wants_native),
+        strict: config.compatibility.unwrap_or_default() == Compatibility::Strict,
+        findings_field,
+        shaping_notes,
+    };
+    output_contract(schema, spec).map_err(|error| StartError::Contract { node_id: node.id.clone(), error })
+}
+
+/// The tool specs offered to an agent.
+fn agent_tools(
+    node_id: &str,
+    config: &AgentConfig,
+    provider: &dyn Provider,
+    runner: Option<&dyn ToolRunner>,
+) -> Result<Vec<ToolSpec>, StartError> {
+    if config.tools.is_empty() || !provider.capabilities().tools {
+        return Ok(Vec::new());
+    }
+    let Some(runner) = runner else {
+        return Err(StartError::NoTools { node_id: node_id.to_string(), tools: config.tools.clone() });
+    };
+    runner.specs(&config.tools).map_err(|tool| StartError::UnknownTool { node_id: node_id.to_string(), tool })
+}

@@ -1,0 +1,45 @@
+//! The hook through which a run's output policy works on structured outputs beyond
+//! the schema. Code review is one such policy (in `conclave-review`): it narrows the
+//! `file` of findings to the files of the change, normalizes finding paths, compares
+//! sibling reviewers and checks a Writer's counts. The engine calls the hook at fixed
+//! points and records what it returns as events; it does not know what findings are.
+
+use conclave_shared::{CountMismatch, FindingsCheck, LoweringNote};
+use serde_json::Value;
+use std::fmt;
+
+/// The output of one upstream agent whose output is findings-shaped.
+#[derive(Debug, Clone, Copy)]
+pub struct SiblingOutput<'a> {
+    /// The agent.
+    pub node_id: &'a str,
+    /// Its validated output.
+    pub output: &'a Value,
+    /// The root property holding its findings.
+    pub findings_field: &'a str,
+}
+
+/// How a run treats agents' structured outputs beyond the schema. Every method has a
+/// default that does nothing, so a policy implements only what it needs.
+pub trait OutputPolicy: Send + Sync + fmt::Debug {
+    /// Adjusts an agent's output schema before it is lowered and compiled (the
+    /// schema answers are then validated against); returns a note per change.
+    fn shape_schema(&self, _schema: &mut Value, _findings_field: Option<&str>) -> Vec<LoweringNote> {
+        Vec::new()
+    }
+
+    /// Adjusts an answer before it is validated.
+    fn normalize_answer(&self, _answer: &mut Value, _findings_field: Option<&str>) {}
+
+    /// Compares the outputs of two or more findings-shaped agents that feed one node,
+    /// before that node runs; the result is given to the node and recorded.
+    fn compare(&self, _siblings: &[SiblingOutput<'_>]) -> Option<FindingsCheck> {
+        None
+    }
+
+    /// Problems in one agent's finished output, such as counts that disagree with
+    /// the findings they count.
+    fn check_output(&self, _output: &Value) -> Vec<CountMismatch> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,298 @@
+//! The scheduler of one run: starts each node once all of its upstream nodes are done,
+//! runs independent agents concurrently under the run's limits, skips the descendants
+//! of failed nodes, and stops everything promptly on cancellation.
+
+use conclave_shared::{ErrorKind, EventKind, FindingsCheck, NodeKind, NodeOutput, NodeState, RunStatus, Usage};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{AgentContext, NodeError, run_agent};
+use crate::bus::EventBus;
+use crate::input::AgentInput;
+use crate::limits::RunLimits;
+use crate::plan::Plan;
+use crate::policy::SiblingOutput;
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The run.
+    pub run_id: String,
+    /// Final status.
+    pub status: RunStatus,
+    /// The first node that failed.
+    pub failed_node: Option<String>,
+    /// Its error class.
+    pub error_kind: Option<ErrorKind>,
+    /// Why the run failed or stopped.
+    pub error: Option<String>,
+    /// Outputs of every node that succeeded, by id.
+    pub outputs: BTreeMap<String, NodeOutput>,
+    /// The run's result: the output node's value (or all output nodes' values by id).
+    pub result: Value,
+}
+
+type TaskResult = (usize, Result<(NodeOutput, Usage), NodeError>, u64);
+
+struct Run {
+    plan: Arc<Plan>,
+    agents: AgentContext,
+    bus: Arc<EventBus>,
+    input: Value,
+    limits: RunLimits,
+    waiting: Vec<usize>,
+    state: Vec<NodeState>,
+    outputs: Vec<Option<NodeOutput>>,
+    ready: Vec<usize>,
+    tasks: JoinSet<TaskResult>,
+    task_nodes: HashMap<tokio::task::Id, usize>,
+    first_failure: Option<(usize, ErrorKind, String)>,
+}
+
+/// Drives the run to its end and emits `run_finished`.
+pub async fn drive(
+    plan: Arc<Plan>,
+    agents: AgentContext,
+    input: Value,
+    limits: RunLimits,
+    conclave_id: String,
+    cancel: CancellationToken,
+) -> RunOutcome {
+    let n = plan.nodes.len();
+    let mut run = Run {
+        waiting: plan.predecessors.iter().map(Vec::len).collect(),
+        state: vec![NodeState::Queued; n],
+        outputs: vec![None; n],
+        ready: (0..n).rev().filter(|&i| plan.predecessors[i].is_empty()).collect(),
+        plan,
+        bus: agents.bus.clone(),
+        agents,
+        input,
+        limits,
+        tasks: JoinSet::new(),
+        task_nodes: HashMap::new(),
+        first_failure: None,
+    };
+    run.bus.emit(EventKind::RunStarted { conclave_id, node_count: n }).await;
+    for node in &run.plan.nodes {
+        if let Some(contract) = node.agent.as_ref().and_then(|a| a.contract.as_ref()) {
+            let event = EventKind::SchemaLowered {
+                node_id: node.id.clone(),
+                target: contract.target.clone(),
+                native: contract.native.is_some(),
+                notes: contract.notes.clone(),
+                findings_field: contract.findings_field.clone(),
+            };
+            run.bus.emit(event).await;
+        }
+    }
+    let mut cancelled = false;
+    loop {
+        while let Some(i) = run.ready.pop() {
+            run.start(i).await;
+        }
+        if run.tasks.is_empty() {
+            break;
+        }
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                cancelled = true;
+                run.tasks.abort_all();
+                while run.tasks.join_next().await.is_some() {}
+                break;
+            }
+            Some(joined) = run.tasks.join_next_with_id() => match joined {
+                Ok((_, (i, result, duration_ms))) => run.finish(i, result, duration_ms).await,
+                Err(err) => {
+                    let Some(&i) = run.task_nodes.get(&err.id()) else { continue };
+                    run.finish(i, Err(NodeError::Internal(format!("the node's task stopped unexpectedly: {err}"))), 0).await;
+                }
+            },
+        }
+    }
+    run.end(cancelled).await
+}
+
+impl Run {
+    /// Starts node `i`, whose inputs are all ready.
+    async fn start(&mut self, i: usize) {
+        let plan = self.plan.clone();
+        let node = &plan.nodes[i];
+        match node.kind {
+            NodeKind::Trigger => {
+                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone() }).await;
+                self.finish(i, Ok((NodeOutput::Json(self.input.clone()), Usage::default())), 0).await;
+            }
+            NodeKind::Output => {
+                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone() }).await;
+                self.check_findings(i).await;
+                let collected = Value::Object(self.upstream_outputs(i, true).into_iter().collect());
+                self.finish(i, Ok((NodeOutput::Json(collected), Usage::default())), 0).await;
+            }
+            NodeKind::Agent => {
+                let Some(agent) = node.agent.clone() else {
+                    self.finish(i, Err(NodeError::Internal("agent node without a plan".into())), 0).await;
+                    return;
+                };
+                let input = AgentInput {
+                    run_input: self.input.clone(),
+                    // The run input is already `run_input`; a trigger's output would repeat it.
+                    upstream: self.upstream_outputs(i, false),
+                    comparison: self.check_findings(i).await,
+                };
+                let agents = self.agents.clone();
+                let limits = self.limits.clone();
+                let node_id = node.id.clone();
+                let handle = self.tasks.spawn(async move {
+                    let _permits = limits.acquire(Some(&agent.config.provider)).await;
+                    agents.bus.emit(EventKind::NodeStarted { node_id: node_id.clone() }).await;
+                    let started = Instant::now();
+                    let work = run_agent(&agent, &agents, &node_id, input);
+                    let result = match agent.timeout {
+                        Some(limit) => {
+                            tokio::time::timeout(limit, work).await.unwrap_or(Err(NodeError::Timeout(limit)))
+                        }
+                        None => work.await,
+                    };
+                    (i, result, started.elapsed().as_millis() as u64)
+                });
+                self.task_nodes.insert(handle.id(), i);
+                self.state[i] = NodeState::Running;
+            }
+        }
+    }
+
+    /// Asks the run's policy to compare the outputs of `i`'s findings-shaped upstream
+    /// agents when there are two or more, and records the result; `None` when the
+    /// check does not apply.
+    async fn check_findings(&self, i: usize) -> Option<FindingsCheck> {
+        let policy = self.agents.policy.as_deref()?;
+        let siblings: Vec<SiblingOutput<'_>> = self.plan.predecessors[i]
+            .iter()
+            .filter_map(|&p| {
+                let node = &self.plan.nodes[p];
+                let findings_field = node.agent.as_ref()?.findings_field()?;
+                let NodeOutput::Json(output) = self.outputs[p].as_ref()? else { return None };
+                Some(SiblingOutput { node_id: &node.id, output, findings_field })
+            })
+            .collect();
+        if siblings.len() < 2 {
+            return None;
+        }
+        let check = policy.compare(&siblings)?;
+        let node_id = self.plan.nodes[i].id.clone();
+        self.bus.emit(EventKind::FindingsChecked { node_id: node_id.clone(), check: check.clone() }).await;
+        for contradiction in &check.contradictions {
+            self.bus
+                .emit(EventKind::ContradictionDetected {
+                    node_id: node_id.clone(),
+                    contradiction: contradiction.clone(),
+                })
+                .await;
+        }
+        Some(check)
+    }
+
+    /// The outputs of `i`'s upstream nodes, by node id, in edge order, with or
+    /// without triggers.
+    fn upstream_outputs(&self, i: usize, with_triggers: bool) -> Vec<(String, Value)> {
+        self.plan.predecessors[i]
+            .iter()
+            .filter(|&&p| with_triggers || self.plan.nodes[p].kind != NodeKind::Trigger)
+            .filter_map(|&p| Some((self.plan.nodes[p].id.clone(), self.outputs[p].as_ref()?.to_input_value())))
+            .collect()
+    }
+
+    /// Records a node's result and releases or skips its successors.
+    async fn finish(&mut self, i: usize, result: Result<(NodeOutput, Usage), NodeError>, duration_ms: u64) {
+        let node_id = self.plan.nodes[i].id.clone();
+        match result {
+            Ok((output, usage)) => {
+                self.state[i] = NodeState::Succeeded;
+                if let (NodeOutput::Json(value), Some(policy)) = (&output, &self.agents.policy)
+                    && self.plan.nodes[i].kind == NodeKind::Agent
+                {
+                    let mismatches = policy.check_output(value);
+                    if !mismatches.is_empty() {
+                        self.bus.emit(EventKind::CountMismatch { node_id: node_id.clone(), mismatches }).await;
+                    }
+                }
+                self.bus.emit(EventKind::NodeCompleted { node_id, output: output.clone(), usage, duration_ms }).await;
+                self.outputs[i] = Some(output);
+                for &s in &self.plan.successors[i] {
+                    self.waiting[s] -= 1;
+                    if self.waiting[s] == 0 && self.state[s] == NodeState::Queued {
+                        self.ready.push(s);
+                    }
+                }
+            }
+            Err(err) => {
+                self.state[i] = NodeState::Failed;
+                let message = err.to_string();
+                self.bus
+                    .emit(EventKind::NodeFailed { node_id, error_kind: err.kind(), message: message.clone() })
+                    .await;
+                self.first_failure.get_or_insert((i, err.kind(), message));
+                self.skip_descendants(i).await;
+            }
+        }
+    }
+
+    /// Marks every not-yet-started descendant of `i` skipped, naming the upstream cause.
+    async fn skip_descendants(&mut self, i: usize) {
+        let plan = self.plan.clone();
+        let mut stack: Vec<(usize, usize)> = plan.successors[i].iter().rev().map(|&s| (s, i)).collect();
+        while let Some((d, cause)) = stack.pop() {
+            if self.state[d] != NodeState::Queued {
+                continue;
+            }
+            self.state[d] = NodeState::Skipped;
+            self.bus
+                .emit(EventKind::NodeSkipped {
+                    node_id: plan.nodes[d].id.clone(),
+                    because_of: plan.nodes[cause].id.clone(),
+                })
+                .await;
+            stack.extend(plan.successors[d].iter().rev().map(|&s| (s, d)));
+        }
+    }
+
+    async fn end(self, cancelled: bool) -> RunOutcome {
+        let (mut status, mut failed_node, mut error_kind, mut error) = match (&self.first_failure, cancelled) {
+            (_, true) => (RunStatus::Cancelled, None, None, Some("cancelled by request".to_string())),
+            (Some((i, kind, message)), false) => {
+                let id = self.plan.nodes[*i].id.clone();
+                (RunStatus::Failed, Some(id.clone()), Some(*kind), Some(format!("node `{id}` failed: {message}")))
+            }
+            (None, false) => (RunStatus::Succeeded, None, None, None),
+        };
+        if let Some(store_error) = self.bus.store_error()
+            && status == RunStatus::Succeeded
+        {
+            (status, failed_node, error_kind, error) =
+                (RunStatus::Failed, None, Some(ErrorKind::Store), Some(store_error));
+        }
+        self.bus.emit(EventKind::RunFinished { status, failed_node: failed_node.clone(), error: error.clone() }).await;
+        let outputs: BTreeMap<String, NodeOutput> =
+            self.plan.nodes.iter().zip(&self.outputs).filter_map(|(n, o)| Some((n.id.clone(), o.clone()?))).collect();
+        let mut results: Vec<(String, Value)> = self
+            .plan
+            .nodes
+            .iter()
+            .zip(&self.outputs)
+            .filter(|(n, _)| n.kind == NodeKind::Output)
+            .filter_map(|(n, o)| Some((n.id.clone(), o.as_ref()?.to_input_value())))
+            .collect();
+        let result = match results.len() {
+            0 => Value::Null,
+            1 => results.remove(0).1,
+            _ => Value::Object(results.into_iter().collect()),
+        };
+        RunOutcome { run_id: self.bus.run_id().to_string(), status, failed_node, error_kind, error, outputs, result }
+    }
+}

@@ -1,0 +1,3 @@
+//! The engine's integration tests: one binary, a module per concern.
+
+mod engine;

@@ -1,0 +1,249 @@
+//! Anthropic's Messages API with streaming (Server-Sent Events).
+//!
+//! Structured output goes in `output_config.format` as a JSON schema; the answer
+//! arrives as text and the engine parses it. Tools are sent with `strict: true`.
+//! `ANTHROPIC_BASE_URL` is the origin; requests go to `<base>/v1/messages`.
+
+use async_trait::async_trait;
+use conclave_shared::Usage;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::http::{parse_data, send, sse_events};
+use conclave_core::Secret;
+use conclave_core::StreamSink;
+use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason, ToolCall};
+use conclave_shared::LowerTarget;
+
+const DEFAULT_BASE: &str = "https://api.anthropic.com";
+const API_VERSION: &str = "2023-06-01";
+
+/// The Anthropic provider.
+#[derive(Debug, Clone)]
+pub struct AnthropicProvider {
+    key: Option<Secret>,
+    base_url: String,
+}
+
+impl AnthropicProvider {
+    /// Configured from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> AnthropicProvider {
+        AnthropicProvider {
+            key: env("ANTHROPIC_API_KEY").map(Secret::new),
+            base_url: env("ANTHROPIC_BASE_URL")
+                .unwrap_or_else(|| DEFAULT_BASE.to_string())
+                .trim_end_matches('/')
+                .to_string(),
+        }
+    }
+
+    /// The request body for `request` (public for tests that pin the wire format).
+    pub fn request_body(request: &AgentRequest) -> Value {
+        let mut body = json!({
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": messages(&request.messages),
+            "stream": true,
+        });
+        if !request.system_prompt.is_empty() {
+            body["system"] = json!(request.system_prompt);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters, "strict": true}))
+                .collect();
+        }
+        if let Some(spec) = &request.output_schema {
+            body["output_config"] = json!({"format": {"type": "json_schema", "schema": *spec.schema}});
+        }
+        body
+    }
+}
+
+/// Converts the conversation, merging consecutive user-side turns (tool results are
+/// user content in this API).
+fn messages(conversation: &[Message]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for message in conversation {
+        let (role, blocks) = match message {
+            Message::User(text) => ("user", vec![json!({"type": "text", "text": text})]),
+            Message::Assistant { text, tool_calls } => {
+                let mut blocks = Vec::new();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for call in tool_calls {
+                    blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}));
+                }
+                ("assistant", blocks)
+            }
+            Message::ToolResult { call_id, content, is_error, .. } => (
+                "user",
+                vec![json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error})],
+            ),
+        };
+        match out.last_mut() {
+            Some(last) if last["role"] == role => {
+                if let Some(content) = last["content"].as_array_mut() {
+                    content.extend(blocks);
+                }
+            }
+            _ => out.push(json!({"role": role, "content": blocks})),
+        }
+    }
+    out
+}
+
+#[async_trait]
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { native_schema: Some(LowerTarget::Anthropic), tools: true }
+    }
+
+    fn default_model(&self) -> &str {
+        "claude-sonnet-4-5"
+    }
+
+    fn check_config(&self) -> Result<(), ProviderError> {
+        match self.key {
+            Some(_) => Ok(()),
+            None => Err(ProviderError::Config {
+                provider: "anthropic".into(),
+                message: "ANTHROPIC_API_KEY is not set; export it (and ANTHROPIC_BASE_URL for a proxy) before running"
+                    .into(),
+            }),
+        }
+    }
+
+    async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
+        self.check_config()?;
+        let key = self.key.as_ref();
+        let http = crate::http::client()
+            .post(format!("{}/v1/messages", self.base_url))
+            .header("x-api-key", key.map(Secret::expose).unwrap_or_default())
+            .header("anthropic-version", API_VERSION)
+            .json(&Self::request_body(request));
+        let response = send(http, key).await?;
+        read_stream(response, stream, key).await
+    }
+}
+
+/// A content block being streamed.
+enum Block {
+    Text,
+    Tool { id: String, name: String, json: String },
+    Other,
+}
+
+async fn read_stream(
+    response: reqwest::Response,
+    sink: &dyn StreamSink,
+    key: Option<&Secret>,
+) -> Result<AgentReply, ProviderError> {
+    let mut events = sse_events(response);
+    let mut text = String::new();
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut tool_calls = Vec::new();
+    let mut usage = Usage::default();
+    let mut stop_reason: Option<String> = None;
+    let mut finished = false;
+    while let Some(event) = events.next().await {
+        let event = event?;
+        if event.event == "ping" || event.data.is_empty() {
+            continue;
+        }
+        let data = parse_data(&event.data)?;
+        match data["type"].as_str().unwrap_or(&event.event) {
+            "message_start" => {
+                usage.input_tokens = data.pointer("/message/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0);
+            }
+            "content_block_start" => {
+                let block = &data["content_block"];
+                blocks.push(match block["type"].as_str() {
+                    Some("text") => Block::Text,
+                    Some("tool_use") => Block::Tool {
+                        id: block["id"].as_str().unwrap_or_default().to_string(),
+                        name: block["name"].as_str().unwrap_or_default().to_string(),
+                        json: String::new(),
+                    },
+                    _ => Block::Other,
+                });
+            }
+            "content_block_delta" => match (data.pointer("/delta/type").and_then(Value::as_str), blocks.last_mut()) {
+                (Some("text_delta"), _) => {
+                    let piece = data.pointer("/delta/text").and_then(Value::as_str).unwrap_or_default();
+                    text.push_str(piece);
+                    sink.text(piece).await;
+                }
+                (Some("input_json_delta"), Some(Block::Tool { json, .. })) => {
+                    json.push_str(data.pointer("/delta/partial_json").and_then(Value::as_str).unwrap_or_default());
+                }
+                _ => {}
+            },
+            "content_block_stop" => {
+                if let Some(Block::Tool { id, name, json }) = blocks.last() {
+                    let arguments = if json.trim().is_empty() {
+                        json!({})
+                    } else {
+                        serde_json::from_str(json).map_err(|e| {
+                            ProviderError::Malformed(format!("tool call `{name}` has arguments that are not JSON: {e}"))
+                        })?
+                    };
+                    sink.tool_call(name, arguments.clone()).await;
+                    tool_calls.push(ToolCall { id: id.clone(), name: name.clone(), arguments });
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    stop_reason = Some(reason.to_string());
+                }
+                if let Some(out) = data.pointer("/usage/output_tokens").and_then(Value::as_u64) {
+                    usage.output_tokens = out;
+                }
+            }
+            "message_stop" => {
+                finished = true;
+                break;
+            }
+            "error" => return Err(stream_error(&data, key)),
+            _ => {}
+        }
+    }
+    if !finished {
+        return Err(ProviderError::Truncated("the event stream ended before `message_stop`".into()));
+    }
+    match stop_reason.as_deref() {
+        Some("refusal") => {
+            Err(ProviderError::Refusal(if text.is_empty() { "stop_reason `refusal`".into() } else { text }))
+        }
+        Some("max_tokens") => Err(ProviderError::Truncated(format!(
+            "stop_reason `max_tokens` after {} tokens; the JSON is incomplete; raise `max_tokens` on the agent",
+            usage.output_tokens
+        ))),
+        Some("tool_use") => Ok(AgentReply { text, json: None, tool_calls, usage, stop: StopReason::ToolUse }),
+        Some("end_turn") | Some("stop_sequence") | None => {
+            Ok(AgentReply { text, json: None, tool_calls, usage, stop: StopReason::EndTurn })
+        }
+        Some(other) => {
+            Ok(AgentReply { text, json: None, tool_calls, usage, stop: StopReason::Other(other.to_string()) })
+        }
+    }
+}
+
+fn stream_error(data: &Value, key: Option<&Secret>) -> ProviderError {
+    let message = data.pointer("/error/message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
+    let message = key.map_or_else(|| message.clone(), |k| k.redact(&message));
+    match data.pointer("/error/type").and_then(Value::as_str) {
+        Some("overloaded_error") => ProviderError::Server { status: 529, message },
+        Some("rate_limit_error") => ProviderError::RateLimited { retry_after: None },
+        Some("api_error") => ProviderError::Server { status: 500, message },
+        Some("authentication_error" | "permission_error") => ProviderError::Auth(message),
+        _ => ProviderError::BadRequest(message),
+    }
+}

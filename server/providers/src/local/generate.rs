@@ -1,0 +1,219 @@
+//! Generation with llama.cpp: the model's chat template, prefill, then token by token
+//! under a JSON-Schema grammar (llguidance), so only tokens that keep the answer
+//! inside the schema can be picked. Runs on a blocking thread.
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llguidance::api::TopLevelGrammar;
+use llguidance::{Matcher, ParserFactory};
+use serde_json::{Value, json};
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use conclave_core::ProviderError;
+
+/// Prompt tokens decoded per batch.
+const BATCH: usize = 512;
+
+/// A model loaded once and shared by every call.
+pub struct LoadedModel {
+    model: LlamaModel,
+    factory: ParserFactory,
+}
+
+impl std::fmt::Debug for LoadedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LoadedModel")
+    }
+}
+
+/// How to run the model.
+#[derive(Debug, Clone, Copy)]
+pub struct RunSettings {
+    /// CPU threads.
+    pub threads: i32,
+    /// Context size in tokens.
+    pub context: u32,
+}
+
+/// One generation's figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timings {
+    /// Prompt tokens.
+    pub prompt_tokens: usize,
+    /// Generated tokens.
+    pub generated_tokens: usize,
+    /// Time to decode the prompt.
+    pub prefill: Duration,
+    /// Time to generate.
+    pub decode: Duration,
+    /// Time spent computing the grammar's token masks (inside sampling).
+    pub constraint: Duration,
+}
+
+/// What one generation produced.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    /// The text, as streamed.
+    pub text: String,
+    /// Its figures.
+    pub timings: Timings,
+    /// False when the token budget ran out before the model stopped.
+    pub finished: bool,
+}
+
+/// The llama.cpp backend, started once per process (it can only be started once).
+pub fn backend() -> Result<&'static LlamaBackend, ProviderError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    let backend = BACKEND.get_or_init(|| {
+        let mut backend = LlamaBackend::init().map_err(|e| e.to_string())?;
+        backend.void_logs();
+        Ok(backend)
+    });
+    backend.as_ref().map_err(|e| ProviderError::Config {
+        provider: "local".into(),
+        message: format!("llama.cpp did not start: {e}"),
+    })
+}
+
+fn failed(what: &str, e: impl std::fmt::Display) -> ProviderError {
+    ProviderError::Malformed(format!("the local model failed to {what}: {e}"))
+}
+
+/// Loads a GGUF file.
+pub fn load(path: &Path) -> Result<LoadedModel, ProviderError> {
+    let model = LlamaModel::load_from_file(backend()?, path, &LlamaModelParams::default()).map_err(|e| {
+        ProviderError::Config {
+            provider: "local".into(),
+            message: format!("cannot load {} as a GGUF model: {e}", path.display()),
+        }
+    })?;
+    let tok_env = LlamaSampler::llguidance_tok_env(&model);
+    let factory = ParserFactory::new_simple(&tok_env).map_err(|e| failed("prepare constrained decoding", e))?;
+    Ok(LoadedModel { model, factory })
+}
+
+/// Generates an answer to `messages` (role, text), constrained to `schema` when given,
+/// calling `on_text` with each piece. Stops at `max_tokens` (a typed error) or when
+/// `cancelled` is set.
+pub fn generate(
+    loaded: &LoadedModel,
+    settings: RunSettings,
+    messages: &[(String, String)],
+    schema: Option<&Value>,
+    max_tokens: usize,
+    cancelled: &AtomicBool,
+    on_text: &mut dyn FnMut(&str),
+) -> Result<Generation, ProviderError> {
+    let model = &loaded.model;
+    let template = model.chat_template(None).map_err(|e| failed("find its chat template", e))?;
+    let chat: Vec<LlamaChatMessage> = messages
+        .iter()
+        .map(|(role, text)| LlamaChatMessage::new(role.clone(), text.clone()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| failed("read the conversation", e))?;
+    let prompt = model.apply_chat_template(&template, &chat, true).map_err(|e| failed("apply its chat template", e))?;
+    let tokens = model.vocab().tokenize(prompt.as_bytes(), model.vocab().should_add_bos(), true);
+    let room = settings.context as usize;
+    if tokens.len() + 16 >= room {
+        return Err(ProviderError::BadRequest(format!(
+            "the input is {} tokens and the local model's context holds {room}; raise CONCLAVE_LOCAL_CONTEXT or review a smaller change",
+            tokens.len()
+        )));
+    }
+    let max_tokens = max_tokens.min(room - tokens.len() - 1);
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(settings.context))
+        .with_n_batch(BATCH as u32)
+        .with_n_threads(settings.threads)
+        .with_n_threads_batch(settings.threads);
+    let mut ctx = model.new_context(backend()?, params).map_err(|e| failed("create a context", e))?;
+
+    let mut timings = Timings { prompt_tokens: tokens.len(), ..Timings::default() };
+    let started = Instant::now();
+    let mut batch = LlamaBatch::new(BATCH, 1);
+    for (chunk_index, chunk) in tokens.chunks(BATCH).enumerate() {
+        batch.clear();
+        for (i, token) in chunk.iter().enumerate() {
+            let position = chunk_index * BATCH + i;
+            batch
+                .add(*token, position as i32, &[0], position == tokens.len() - 1)
+                .map_err(|e| failed("batch the prompt", e))?;
+        }
+        ctx.decode(&mut batch).map_err(|e| failed("read the prompt", e))?;
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(ProviderError::Transport("cancelled".into()));
+        }
+    }
+    timings.prefill = started.elapsed();
+
+    let mut sampler = match schema {
+        Some(schema) => {
+            let mut bounded = schema.clone();
+            if let Some(obj) = bounded.as_object_mut() {
+                // Compact JSON, and keywords the grammar cannot express are left to validation.
+                obj.insert(
+                    "x-guidance".into(),
+                    json!({"whitespace_flexible": false, "item_separator": ",", "key_separator": ":", "lenient": true}),
+                );
+            }
+            let parser = loaded
+                .factory
+                .create_parser(TopLevelGrammar::from_json_schema(bounded))
+                .map_err(|e| failed("compile the schema into a grammar", e))?;
+            LlamaSampler::chain_simple([LlamaSampler::from(Matcher::new(Ok(parser))), LlamaSampler::greedy()])
+        }
+        None => LlamaSampler::greedy(),
+    };
+    let decode_started = Instant::now();
+    let mut text = String::new();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut position = tokens.len();
+    let mut finished = true;
+    loop {
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(ProviderError::Transport("cancelled".into()));
+        }
+        if timings.generated_tokens >= max_tokens {
+            finished = false;
+            break;
+        }
+        let sampled = Instant::now();
+        let token = sampler.sample(&ctx, batch.n_tokens() - 1);
+        timings.constraint += sampled.elapsed();
+        if model.vocab().is_eog(token) {
+            break;
+        }
+        timings.generated_tokens += 1;
+        pending.extend(model.vocab().token_to_piece(token, false, None));
+        // Pieces may split a UTF-8 character; emit only complete characters.
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        if valid > 0 {
+            let piece = String::from_utf8_lossy(&pending[..valid]).into_owned();
+            pending.drain(..valid);
+            text.push_str(&piece);
+            on_text(&piece);
+        }
+        batch.clear();
+        batch.add(token, position as i32, &[0], true).map_err(|e| failed("batch a token", e))?;
+        position += 1;
+        ctx.decode(&mut batch).map_err(|e| failed("generate", e))?;
+    }
+    if !pending.is_empty() {
+        let piece = String::from_utf8_lossy(&pending).into_owned();
+        text.push_str(&piece);
+        on_text(&piece);
+    }
+    timings.decode = decode_started.elapsed();
+    Ok(Generation { text, timings, finished })
+}

@@ -1,0 +1,148 @@
+//! The Chat Completions API: `POST /chat/completions` with `stream: true`.
+
+use conclave_shared::Usage;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use super::{parse_arguments, schema_name};
+use crate::http::{parse_data, sse_events};
+use conclave_core::StreamSink;
+use conclave_core::{AgentReply, AgentRequest, Message, ProviderError, StopReason, ToolCall};
+
+pub(super) fn request_body(request: &AgentRequest) -> Value {
+    let mut messages = Vec::new();
+    if !request.system_prompt.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system_prompt}));
+    }
+    for message in &request.messages {
+        messages.push(match message {
+            Message::User(text) => json!({"role": "user", "content": text}),
+            Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
+                json!({"role": "assistant", "content": text})
+            }
+            Message::Assistant { text, tool_calls } => json!({
+                "role": "assistant",
+                "content": if text.is_empty() { Value::Null } else { json!(text) },
+                "tool_calls": tool_calls.iter().map(|c| json!({
+                    "id": c.id, "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments.to_string()}
+                })).collect::<Vec<_>>()
+            }),
+            Message::ToolResult { call_id, content, .. } => {
+                json!({"role": "tool", "tool_call_id": call_id, "content": content})
+            }
+        });
+    }
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "max_completion_tokens": request.max_tokens,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if let Some(spec) = &request.output_schema {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": schema_name(&spec.name), "schema": *spec.schema, "strict": true}
+        });
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters, "strict": true}}))
+            .collect();
+    }
+    body
+}
+
+#[derive(Default)]
+struct PendingCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+pub(super) async fn read_stream(
+    response: reqwest::Response,
+    sink: &dyn StreamSink,
+) -> Result<AgentReply, ProviderError> {
+    let mut events = sse_events(response);
+    let mut text = String::new();
+    let mut refusal = String::new();
+    let mut calls: BTreeMap<u64, PendingCall> = BTreeMap::new();
+    let mut usage = Usage::default();
+    let mut finish: Option<String> = None;
+    let mut done = false;
+    while let Some(event) = events.next().await {
+        let event = event?;
+        if event.data.trim() == "[DONE]" {
+            done = true;
+            break;
+        }
+        if event.data.trim().is_empty() {
+            continue;
+        }
+        let data = parse_data(&event.data)?;
+        if let Some(error) = data.get("error") {
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
+            return Err(ProviderError::Server { status: 500, message });
+        }
+        if let Some(u) = data.get("usage").filter(|u| u.is_object()) {
+            usage.input_tokens = u["prompt_tokens"].as_u64().unwrap_or(usage.input_tokens);
+            usage.output_tokens = u["completion_tokens"].as_u64().unwrap_or(usage.output_tokens);
+        }
+        let Some(choice) = data.get("choices").and_then(|c| c.get(0)) else { continue };
+        let delta = &choice["delta"];
+        if let Some(piece) = delta.get("content").and_then(Value::as_str) {
+            text.push_str(piece);
+            sink.text(piece).await;
+        }
+        if let Some(piece) = delta.get("refusal").and_then(Value::as_str) {
+            refusal.push_str(piece);
+        }
+        for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let pending = calls.entry(call["index"].as_u64().unwrap_or(0)).or_default();
+            if let Some(id) = call["id"].as_str() {
+                pending.id = id.to_string();
+            }
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                pending.name.push_str(name);
+            }
+            if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                pending.arguments.push_str(args);
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            finish = Some(reason.to_string());
+        }
+    }
+    if !refusal.is_empty() {
+        return Err(ProviderError::Refusal(refusal));
+    }
+    if !done && finish.is_none() {
+        return Err(ProviderError::Truncated("the event stream ended before a finish_reason or [DONE]".into()));
+    }
+    let mut tool_calls = Vec::new();
+    for call in calls.into_values() {
+        let arguments = parse_arguments(&call.name, &call.arguments)?;
+        sink.tool_call(&call.name, arguments.clone()).await;
+        tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
+    }
+    let stop = match finish.as_deref() {
+        Some("length") => {
+            return Err(ProviderError::Truncated(format!(
+                "finish_reason `length` after {} tokens; the JSON is incomplete; raise `max_tokens` on the agent",
+                usage.output_tokens
+            )));
+        }
+        Some("content_filter") => {
+            return Err(ProviderError::Refusal("the answer was withheld by the content filter".into()));
+        }
+        Some("tool_calls") => StopReason::ToolUse,
+        Some("stop") | None => StopReason::EndTurn,
+        Some(other) => StopReason::Other(other.to_string()),
+    };
+    Ok(AgentReply { text, json: None, tool_calls, usage, stop })
+}

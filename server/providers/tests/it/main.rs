@@ -1,0 +1,3 @@
+//! The providers' integration tests: one binary, a module per concern.
+
+mod providers_http;

@@ -1,0 +1,25 @@
+//! Code review: the one review pipeline (`pipeline.rs`: prepare → start → finish),
+//! the change read from git (`diff.rs`), the sandboxed repository tools agents call
+//! (`tools/`), the output policy the engine applies to every run (`policy.rs`:
+//! narrowing findings to the change, path normalization, comparisons, counts), the
+//! findings themselves (`findings.rs`), comparisons across reviewers (`compare.rs`,
+//! `similarity.rs`), and the reports (`report/`).
+//!
+//! **Invariant:** the comparison and counts checks are pure functions of agent
+//! outputs; they call no provider and touch no file. Nothing here knows HTTP routes or
+//! command-line flags: the API and the CLI call [`pipeline`].
+
+pub mod compare;
+pub mod diff;
+pub mod findings;
+pub mod pipeline;
+pub mod policy;
+pub mod report;
+pub mod similarity;
+pub mod tools;
+
+pub use compare::compare_findings;
+pub use findings::{count_mismatches, normalize_path, read_findings};
+pub use pipeline::{Catalog, PreparedReview, ReviewError, ReviewRequest};
+pub use policy::ReviewPolicy;
+pub use report::{ReportFormat, ReviewReport};

@@ -1,0 +1,239 @@
+//! The one review pipeline: prepare → start → finish. `conclave review` and
+//! `POST /api/runs` both call it and nothing else, so a review started from the
+//! editor and one started in a terminal make the same choices: the same conclave,
+//! the same `--provider` switch and local-model fallback, the same tools, the same
+//! narrowing of findings to the change, and the same stored reports.
+//!
+//! - [`prepare`] reads the change from git, picks and checks the conclave, switches
+//!   providers, and builds the run's tools and output policy;
+//! - [`start`] starts the run on an engine;
+//! - [`finish`] builds the report of the finished run and stores it in every format.
+
+use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_conclave};
+use conclave_core::{ProviderError, ProviderRegistry, RunStore, StoreError};
+use conclave_engine::{Engine, RunHandle, RunOptions, StartError};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diff::{Change, ChangeError, collect_change};
+use crate::policy::ReviewPolicy;
+use crate::report::{ReportFormat, ReviewReport, build_report};
+use crate::tools::RepoTools;
+
+/// The default review conclave, built into the binary for workspaces without one.
+pub const BUILTIN_REVIEW: &str = include_str!("../../../conclaves/light-code-review.conclave.json");
+/// Its id, looked up in the workspace first.
+pub const DEFAULT_REVIEW_ID: &str = "light-code-review";
+/// The provider agents fall back to when theirs is not configured.
+pub const FALLBACK_PROVIDER: &str = "local";
+
+/// What to review, and how.
+#[derive(Debug, Clone, Default)]
+pub struct ReviewRequest {
+    /// The repository (or a directory inside it).
+    pub repository: PathBuf,
+    /// Review `BASE...HEAD`; without it, the working tree against HEAD.
+    pub base: Option<String>,
+    /// A conclave file or id; without it, the workspace's `light-code-review`, else
+    /// the built-in one.
+    pub conclave: Option<String>,
+    /// Run every agent on this provider.
+    pub provider: Option<String>,
+    /// With `provider`: the model for every agent (default: the provider's default).
+    pub model: Option<String>,
+    /// Move agents whose provider is not configured onto the local model.
+    pub fallback: bool,
+}
+
+/// Where conclaves are found and what they are checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct Catalog<'a> {
+    /// The directory of `*.conclave.json` files.
+    pub dir: &'a Path,
+    /// Schema roots, providers and tools a conclave may use.
+    pub context: &'a CatalogContext,
+}
+
+/// A review ready to start.
+#[derive(Debug, Clone)]
+pub struct PreparedReview {
+    /// The change.
+    pub change: Change,
+    /// The conclave as it will run (providers switched where asked or needed).
+    pub conclave: CheckedConclave,
+    /// What was changed before the start, for the user (the fallback's one line).
+    pub notices: Vec<String>,
+    /// The repository tools agents may call.
+    pub tools: Arc<RepoTools>,
+    /// How findings are narrowed, normalized, compared and counted.
+    pub policy: Arc<ReviewPolicy>,
+}
+
+/// Why a review could not be prepared or finished.
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    /// The change is empty.
+    #[error("nothing to review: no changes in {repository} ({against})")]
+    NothingToReview {
+        /// The repository as given.
+        repository: String,
+        /// What was compared.
+        against: String,
+    },
+    /// The change could not be read.
+    #[error(transparent)]
+    Change(#[from] ChangeError),
+    /// The conclave could not be found or has errors.
+    #[error(transparent)]
+    Conclave(#[from] LoadError),
+    /// `provider` names no provider.
+    #[error("unknown provider `{provider}`; known providers: {known}")]
+    UnknownProvider {
+        /// The name given.
+        provider: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+    /// The repository's tools could not be set up.
+    #[error("cannot open the repository {root}: {message}")]
+    Repository {
+        /// The repository root.
+        root: String,
+        /// What failed.
+        message: String,
+    },
+    /// The run could not start.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The run store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Prepares a review: reads the change, picks and checks the conclave, applies the
+/// provider choices, and builds the run's tools and policy. Git runs on a blocking
+/// thread.
+pub async fn prepare(
+    request: &ReviewRequest,
+    catalog: Catalog<'_>,
+    providers: &ProviderRegistry,
+) -> Result<PreparedReview, ReviewError> {
+    let (repository, base) = (request.repository.clone(), request.base.clone());
+    let change = tokio::task::spawn_blocking(move || collect_change(&repository, base.as_deref()))
+        .await
+        .map_err(|e| ChangeError::Git { command: "diff".into(), message: format!("the git task stopped: {e}") })??
+        .ok_or_else(|| ReviewError::NothingToReview {
+            repository: request.repository.display().to_string(),
+            against: request
+                .base
+                .as_deref()
+                .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD")),
+        })?;
+    let mut conclave = review_conclave(request.conclave.as_deref(), catalog)?;
+    let mut notices = Vec::new();
+    if let Some(provider) = &request.provider {
+        switch_provider(&mut conclave, providers, provider, request.model.as_deref())?;
+    } else if request.fallback
+        && let Some(line) = fallback_to_local(&mut conclave, providers)
+    {
+        notices.push(line);
+    }
+    let tools = RepoTools::new(&change.root)
+        .map_err(|e| ReviewError::Repository { root: change.root.display().to_string(), message: e.to_string() })?;
+    let policy = if conclave.conclave().settings.diff_tightening == Some(false) {
+        ReviewPolicy::default()
+    } else {
+        ReviewPolicy::for_change(change.paths())
+    };
+    Ok(PreparedReview { change, conclave, notices, tools: Arc::new(tools), policy: Arc::new(policy) })
+}
+
+impl PreparedReview {
+    /// One line saying what is about to be reviewed.
+    pub fn describe(&self) -> String {
+        format!(
+            "reviewing {} file(s) in {} with {}",
+            self.change.files.len(),
+            self.change.root.display(),
+            self.conclave.conclave().id
+        )
+    }
+}
+
+/// Starts the prepared review on `engine`; returns at once with the run's handle.
+pub async fn start(engine: &Engine, review: &PreparedReview) -> Result<RunHandle, StartError> {
+    let options = RunOptions { tools: Some(review.tools.clone()), policy: Some(review.policy.clone()) };
+    engine.start(review.conclave.clone(), review.change.run_input(), options).await
+}
+
+/// Builds the report of a finished review run and stores it in every format.
+pub async fn finish(store: &dyn RunStore, run_id: &str) -> Result<ReviewReport, ReviewError> {
+    let record = store.get_run(run_id).await?.ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
+    let events = store.events(run_id, 0).await?;
+    let report = build_report(&record, &events);
+    for format in ReportFormat::ALL {
+        store.put_report(run_id, format.as_str(), &report.render(format)).await?;
+    }
+    Ok(report)
+}
+
+/// The review conclave: the one given, else the workspace's `light-code-review`, else
+/// the built-in one (which the id `light-code-review` also names when the workspace
+/// has no file of that name).
+fn review_conclave(given: Option<&str>, catalog: Catalog<'_>) -> Result<CheckedConclave, LoadError> {
+    let given = given.unwrap_or(DEFAULT_REVIEW_ID);
+    if given == DEFAULT_REVIEW_ID && !catalog.dir.join(format!("{DEFAULT_REVIEW_ID}.conclave.json")).is_file() {
+        return check_text("<built-in light-code-review>", BUILTIN_REVIEW, catalog.context);
+    }
+    load_conclave(given, catalog.dir, catalog.context)
+}
+
+/// Moves every agent onto `provider`, with `model` or the provider's default.
+fn switch_provider(
+    conclave: &mut CheckedConclave,
+    providers: &ProviderRegistry,
+    provider: &str,
+    model: Option<&str>,
+) -> Result<(), ReviewError> {
+    let known = providers.known_names();
+    if !known.iter().any(|k| k == provider) {
+        return Err(ReviewError::UnknownProvider { provider: provider.to_string(), known: known.join(", ") });
+    }
+    let model = model.map(str::to_string).or_else(|| providers.default_model(provider)).unwrap_or_default();
+    for id in agent_ids(conclave) {
+        conclave.reassign(&id, provider, &model);
+    }
+    Ok(())
+}
+
+/// Moves every agent whose provider is not configured (no key) onto the local model;
+/// returns the one line that says so, or `None` when nothing moved.
+pub fn fallback_to_local(conclave: &mut CheckedConclave, providers: &ProviderRegistry) -> Option<String> {
+    let local_model = providers.default_model(FALLBACK_PROVIDER)?;
+    let mut reasons: Vec<String> = Vec::new();
+    let mut moved: Vec<String> = Vec::new();
+    for id in agent_ids(conclave) {
+        let Some(agent) = conclave.conclave().node(&id).and_then(|n| n.agent.as_ref()) else { continue };
+        let Some(provider) = providers.get(&agent.provider) else { continue };
+        if let Err(ProviderError::Config { message, .. }) = provider.check_config() {
+            let reason = format!("{}: {}", agent.provider, message.split(';').next().unwrap_or(&message));
+            if !reasons.contains(&reason) {
+                reasons.push(reason);
+            }
+            conclave.reassign(&id, FALLBACK_PROVIDER, &local_model);
+            moved.push(id);
+        }
+    }
+    (!moved.is_empty()).then(|| {
+        format!(
+            "note: {} not configured ({}); running {} on the local model ({local_model}) instead; pass --no-fallback to fail instead",
+            if reasons.len() == 1 { "a provider is" } else { "providers are" },
+            reasons.join("; "),
+            moved.join(", "),
+        )
+    })
+}
+
+fn agent_ids(conclave: &CheckedConclave) -> Vec<String> {
+    conclave.conclave().nodes.iter().filter(|n| n.agent.is_some()).map(|n| n.id.clone()).collect()
+}

@@ -1,0 +1,74 @@
+//! Code review's output policy, the engine's `OutputPolicy` for every run Conclave
+//! starts: it narrows the `file` of findings to the files of the change (review runs
+//! only), normalizes finding paths before validation, compares the findings of
+//! sibling reviewers, and checks a Writer's counts against its findings.
+
+use conclave_engine::{OutputPolicy, SiblingOutput};
+use conclave_schema::walk::escape;
+use conclave_shared::{CountMismatch, Finding, FindingsCheck, LoweringNote, NoteKind};
+use serde_json::Value;
+
+use crate::compare::compare_findings;
+use crate::findings::{count_mismatches, normalize_path, read_findings};
+
+/// The review policy; [`ReviewPolicy::default`] compares and checks but narrows
+/// nothing, [`ReviewPolicy::for_change`] also narrows findings to a change's files.
+#[derive(Debug, Clone, Default)]
+pub struct ReviewPolicy {
+    changed_files: Option<Vec<String>>,
+}
+
+impl ReviewPolicy {
+    /// The policy of a review of a change with these files.
+    pub fn for_change(changed_files: Vec<String>) -> ReviewPolicy {
+        ReviewPolicy { changed_files: Some(changed_files) }
+    }
+}
+
+impl OutputPolicy for ReviewPolicy {
+    fn shape_schema(&self, schema: &mut Value, findings_field: Option<&str>) -> Vec<LoweringNote> {
+        let (Some(files), Some(field)) = (&self.changed_files, findings_field) else { return Vec::new() };
+        let Some(pointer) = narrow_files(schema, field, files) else { return Vec::new() };
+        let message = format!(
+            "`file` narrowed to the {} file(s) of the change (switch off with settings.diff_tightening)",
+            files.len()
+        );
+        vec![LoweringNote { path: pointer, kind: NoteKind::Tightened, message }]
+    }
+
+    fn normalize_answer(&self, answer: &mut Value, findings_field: Option<&str>) {
+        let Some(items) = findings_field.and_then(|f| answer.get_mut(f)).and_then(Value::as_array_mut) else { return };
+        for item in items {
+            if let Some(Value::String(file)) = item.get_mut("file") {
+                *file = normalize_path(file);
+            }
+        }
+    }
+
+    fn compare(&self, siblings: &[SiblingOutput<'_>]) -> Option<FindingsCheck> {
+        let findings: Vec<(String, Vec<Finding>)> = siblings
+            .iter()
+            .map(|s| (s.node_id.to_string(), read_findings(s.node_id, s.output, s.findings_field)))
+            .collect();
+        Some(compare_findings(&findings))
+    }
+
+    fn check_output(&self, output: &Value) -> Vec<CountMismatch> {
+        count_mismatches(output).unwrap_or_default()
+    }
+}
+
+/// Restricts the `file` property of the findings items to `files`; returns the JSON
+/// pointer changed, or `None` when the schema has no such property.
+fn narrow_files(schema: &mut Value, field: &str, files: &[String]) -> Option<String> {
+    let items_pointer = format!("/properties/{}/items", escape(field));
+    let items = schema.pointer(&items_pointer)?;
+    let target = match items.get("$ref").and_then(Value::as_str) {
+        Some(reference) => reference.strip_prefix('#')?.to_string(),
+        None => items_pointer,
+    };
+    let pointer = format!("{target}/properties/file");
+    let file = schema.pointer_mut(&pointer)?.as_object_mut()?;
+    file.insert("enum".into(), Value::Array(files.iter().map(|f| Value::String(f.clone())).collect()));
+    Some(pointer)
+}

@@ -1,0 +1,266 @@
+//! Reports of a finished review, built from the stored run (its record and events)
+//! and rendered as Markdown, the JSON envelope, SARIF 2.1.0 or reviewdog rdjsonl.
+//!
+//! **Invariant:** every total in a report is computed from the findings; an agent's
+//! own `counts` are only ever compared, never shown as the truth.
+
+mod envelope;
+mod markdown;
+mod rdjsonl;
+mod sarif;
+
+use conclave_shared::{
+    CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind, NodeOutput, RunEvent, RunRecord,
+    RunStatus, Severity, Stance, Usage,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+use crate::findings::read_findings;
+
+/// The formats a report can be rendered in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// For people.
+    Markdown,
+    /// The API envelope: status, result (json, schema_ref, text), provider, model, usage.
+    Json,
+    /// SARIF 2.1.0, for code-scanning interfaces.
+    Sarif,
+    /// reviewdog's rdjsonl, one diagnostic per line.
+    Rdjsonl,
+}
+
+impl ReportFormat {
+    /// The name used in storage and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportFormat::Markdown => "markdown",
+            ReportFormat::Json => "json",
+            ReportFormat::Sarif => "sarif",
+            ReportFormat::Rdjsonl => "rdjsonl",
+        }
+    }
+
+    /// Every format.
+    pub const ALL: [ReportFormat; 4] =
+        [ReportFormat::Markdown, ReportFormat::Json, ReportFormat::Sarif, ReportFormat::Rdjsonl];
+
+    /// The media type of a rendered report.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            ReportFormat::Markdown => "text/markdown; charset=utf-8",
+            ReportFormat::Json => "application/json",
+            ReportFormat::Sarif => "application/sarif+json",
+            ReportFormat::Rdjsonl => "application/x-ndjson",
+        }
+    }
+}
+
+impl std::str::FromStr for ReportFormat {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<ReportFormat, String> {
+        ReportFormat::ALL
+            .into_iter()
+            .find(|f| f.as_str() == name)
+            .ok_or_else(|| format!("unknown report format `{name}`; use markdown, json, sarif or rdjsonl"))
+    }
+}
+
+/// One agent's schema lowering, as reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoweringSummary {
+    /// The agent.
+    pub node_id: String,
+    /// The dialect, or `prompt`.
+    pub target: String,
+    /// Whether native structured output was used.
+    pub native: bool,
+    /// What changed.
+    pub notes: Vec<LoweringNote>,
+}
+
+/// One agent's usage, as reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentUsage {
+    /// The agent.
+    pub node_id: String,
+    /// Its provider.
+    pub provider: String,
+    /// Its model.
+    pub model: String,
+    /// Tokens and cost.
+    pub usage: Usage,
+}
+
+/// Everything a report shows.
+#[derive(Debug, Clone)]
+pub struct ReviewReport {
+    /// The run.
+    pub run_id: String,
+    /// The conclave's id and name.
+    pub conclave: (String, String),
+    /// How the run ended.
+    pub status: RunStatus,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+    /// The agents whose findings are the review's result (those feeding the output).
+    pub result_nodes: Vec<String>,
+    /// The result's findings.
+    pub findings: Vec<Finding>,
+    /// The result as JSON (the single result agent's output, or an object by node).
+    pub result: Value,
+    /// The schema reference of the result, when one agent produced it by reference.
+    pub schema_ref: Option<String>,
+    /// Comparisons the engine made, by the node that received them.
+    pub checks: Vec<(String, FindingsCheck)>,
+    /// Count mismatches, by agent.
+    pub mismatches: Vec<(String, Vec<CountMismatch>)>,
+    /// Schema lowerings with notes.
+    pub lowerings: Vec<LoweringSummary>,
+    /// Usage per agent, in conclave order.
+    pub usage: Vec<AgentUsage>,
+}
+
+impl ReviewReport {
+    /// Findings per severity, computed from the findings (concerns only).
+    pub fn totals(&self) -> BTreeMap<Severity, u64> {
+        let mut totals: BTreeMap<Severity, u64> = Severity::ALL.iter().map(|s| (*s, 0)).collect();
+        for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern) {
+            if let Some(s) = f.severity {
+                *totals.entry(s).or_default() += 1;
+            }
+        }
+        totals
+    }
+
+    /// Every contradiction across checks.
+    pub fn contradictions(&self) -> impl Iterator<Item = &conclave_shared::FindingGroup> {
+        self.checks.iter().flat_map(|(_, c)| &c.contradictions)
+    }
+
+    /// Renders the report.
+    pub fn render(&self, format: ReportFormat) -> String {
+        match format {
+            ReportFormat::Markdown => markdown::render(self),
+            ReportFormat::Json => envelope::render(self),
+            ReportFormat::Sarif => sarif::render(self),
+            ReportFormat::Rdjsonl => rdjsonl::render(self),
+        }
+    }
+}
+
+/// Builds the report of a stored run.
+pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
+    let conclave = &record.conclave;
+    let outputs: BTreeMap<&str, &NodeOutput> =
+        record.nodes.iter().filter_map(|n| Some((n.node_id.as_str(), n.output.as_ref()?))).collect();
+    let result_nodes: Vec<String> = conclave
+        .nodes
+        .iter()
+        .filter(|n| n.kind == NodeKind::Output)
+        .flat_map(|o| conclave.upstream_of(&o.id))
+        .filter(|id| conclave.node(id).is_some_and(|n| n.kind == NodeKind::Agent))
+        .map(str::to_string)
+        .fold(Vec::new(), |mut acc, id| {
+            if !acc.contains(&id) {
+                acc.push(id);
+            }
+            acc
+        });
+    // Which field holds each agent's findings was decided when its schema was lowered.
+    let findings_fields: BTreeMap<&str, &str> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::SchemaLowered { node_id, findings_field: Some(field), .. } => {
+                Some((node_id.as_str(), field.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut findings = Vec::new();
+    let mut results = serde_json::Map::new();
+    for id in &result_nodes {
+        let value = outputs.get(id.as_str()).map(|o| o.to_input_value()).unwrap_or(Value::Null);
+        if let Some(field) = findings_fields.get(id.as_str()) {
+            findings.extend(read_findings(id, &value, field));
+        }
+        results.insert(id.clone(), value);
+    }
+    let (result, schema_ref) = match result_nodes.as_slice() {
+        [only] => (
+            results.remove(only).unwrap_or(Value::Null),
+            conclave.node(only).and_then(|n| n.agent.as_ref()).and_then(|a| a.output_schema_ref.clone()),
+        ),
+        _ => (Value::Object(results), None),
+    };
+    let mut checks = Vec::new();
+    let mut mismatches = Vec::new();
+    let mut lowerings = Vec::new();
+    for event in events {
+        match &event.kind {
+            EventKind::FindingsChecked { node_id, check } => checks.push((node_id.clone(), check.clone())),
+            EventKind::CountMismatch { node_id, mismatches: m } => mismatches.push((node_id.clone(), m.clone())),
+            EventKind::SchemaLowered { node_id, target, native, notes, .. } if !notes.is_empty() || !native => {
+                lowerings.push(LoweringSummary {
+                    node_id: node_id.clone(),
+                    target: target.clone(),
+                    native: *native,
+                    notes: notes.clone(),
+                })
+            }
+            _ => {}
+        }
+    }
+    // Events of concurrent agents arrive in whatever order they finished; the report
+    // lists them in conclave order, so the same review always reads the same.
+    let position = |id: &str| conclave.nodes.iter().position(|n| n.id == id).unwrap_or(usize::MAX);
+    checks.sort_by_key(|(id, _)| position(id));
+    mismatches.sort_by_key(|(id, _)| position(id));
+    let usage = conclave
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            let agent = n.agent.as_ref()?;
+            let usage = record.nodes.iter().find(|s| s.node_id == n.id)?.usage.clone()?;
+            Some(AgentUsage {
+                node_id: n.id.clone(),
+                provider: agent.provider.clone(),
+                model: agent.model.clone(),
+                usage,
+            })
+        })
+        .collect();
+    ReviewReport {
+        run_id: record.summary.id.clone(),
+        conclave: (conclave.id.clone(), conclave.name.clone()),
+        status: record.summary.status,
+        error: record.summary.error.clone(),
+        result_nodes,
+        findings,
+        result,
+        schema_ref,
+        checks,
+        mismatches,
+        lowerings,
+        usage,
+    }
+}
+
+/// A stable identifier for a finding, unchanged when lines move: FNV-1a over the
+/// file, severity, lane and the start of the description.
+pub fn fingerprint(finding: &Finding) -> String {
+    let lane = finding.raised_by.as_deref().unwrap_or(&finding.agent);
+    let head: String = finding.description.split_whitespace().take(12).collect::<Vec<_>>().join(" ").to_lowercase();
+    let key = format!("{}\u{0}{}\u{0}{lane}\u{0}{head}", finding.file, finding.severity.map_or("", |s| s.as_str()));
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
+    format!("{hash:016x}")
+}
+
+/// The lane of a finding, for rule ids: its first `raisedBy` word, else the agent.
+pub fn lane(finding: &Finding) -> String {
+    let raw = finding.raised_by.as_deref().unwrap_or(&finding.agent);
+    let first = raw.split([',', ' ', '/']).find(|s| !s.is_empty()).unwrap_or("review");
+    first.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect::<String>().to_lowercase()
+}

@@ -1,0 +1,5 @@
+//! The review crate's integration tests: one binary, a module per concern.
+
+mod fallback;
+mod review_compare;
+mod tools_sandbox;

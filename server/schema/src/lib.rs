@@ -1,0 +1,23 @@
+//! JSON Schema handling for agent outputs: resolving dotted references, checking that
+//! an author's schema is itself valid, recognising findings-shaped output, normalizing
+//! and lowering a schema per provider, the output contract each agent is held to, and
+//! the prompt contract for providers without native structured output.
+//!
+//! **Invariant:** nothing here calls a provider or touches the network; remote `$ref`s
+//! are never fetched.
+
+pub mod check;
+pub mod contract;
+pub mod lower;
+pub mod normalize;
+pub mod output;
+pub mod refs;
+pub mod shape;
+pub mod walk;
+
+pub use check::{SchemaProblem, check_schema};
+pub use lower::{LowerTarget, Lowered, LoweringNote, NoteKind, lower};
+pub use normalize::{NormalizeError, normalize};
+pub use output::{ContractError, ContractSpec, OutputContract, output_contract};
+pub use refs::{RefError, ResolvedSchema, SchemaCatalog, SchemaSource};
+pub use shape::findings_field;

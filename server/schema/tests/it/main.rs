@@ -1,0 +1,3 @@
+//! The schema crate's integration tests: one binary, a module per concern.
+
+mod lowering;

@@ -1,0 +1,74 @@
+//! The workspace a `conclave` process works in: where conclave files and schemas are
+//! found, the providers it can run and what conclaves are checked against. Also the
+//! engine settings read from the environment and opening the run store, which the
+//! CLI and `conclave serve` share.
+
+use conclave_catalog::CatalogContext;
+use conclave_core::{BUILTIN_TOOLS, PriceTable, ProviderRegistry, RunStore, StoreError, now_ms, owner_alive};
+use conclave_engine::EngineConfig;
+use conclave_review::Catalog;
+use conclave_schema::SchemaCatalog;
+use conclave_store::SqliteStore;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where conclaves and schemas are found, and what can run them.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The directory holding `*.conclave.json` files.
+    pub catalog_dir: PathBuf,
+    /// Schema search roots.
+    pub schemas: SchemaCatalog,
+    /// Providers available to runs.
+    pub providers: ProviderRegistry,
+    context: CatalogContext,
+}
+
+impl Workspace {
+    /// The workspace rooted at the current directory.
+    pub fn current(providers: ProviderRegistry) -> Workspace {
+        // Relative paths keep messages short and identical wherever the repo lives.
+        Workspace::new(PathBuf::from("conclaves"), SchemaCatalog::for_workspace(Path::new("")), providers)
+    }
+
+    /// A workspace with its catalog in `catalog_dir`.
+    pub fn new(catalog_dir: PathBuf, schemas: SchemaCatalog, providers: ProviderRegistry) -> Workspace {
+        let context = CatalogContext {
+            schemas: schemas.clone(),
+            providers: providers.known_names(),
+            tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
+        };
+        Workspace { catalog_dir, schemas, providers, context }
+    }
+
+    /// What conclaves are checked against.
+    pub fn catalog_context(&self) -> &CatalogContext {
+        &self.context
+    }
+
+    /// The catalog, as the review pipeline takes it.
+    pub fn catalog(&self) -> Catalog<'_> {
+        Catalog { dir: &self.catalog_dir, context: &self.context }
+    }
+}
+
+/// Engine settings from the environment, with this concurrency.
+pub fn engine_config(max_concurrency: usize) -> EngineConfig {
+    let mut config = EngineConfig { max_concurrency: max_concurrency.max(1), ..EngineConfig::default() };
+    // One local generation at a time: they share the CPU, and parallel ones only thrash.
+    config.provider_limits.insert("local".into(), 1);
+    if let Some(retries) = std::env::var("CONCLAVE_PROVIDER_RETRIES").ok().and_then(|v| v.trim().parse().ok()) {
+        config.retry.max_retries = retries;
+    }
+    config.prices = Arc::new(PriceTable::load(conclave_schema::refs::user_config_dir().as_deref()));
+    config
+}
+
+/// Opens the run store at `path` and marks runs whose process died as interrupted.
+pub async fn open_store(path: &Path) -> Result<Arc<dyn RunStore>, StoreError> {
+    let store: Arc<dyn RunStore> = Arc::new(SqliteStore::open(path)?);
+    if let Err(e) = store.mark_interrupted(&owner_alive, now_ms()).await {
+        eprintln!("warning: could not check for interrupted runs: {e}");
+    }
+    Ok(store)
+}

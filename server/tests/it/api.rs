@@ -1,0 +1,304 @@
+//! The HTTP API through `app()` with `oneshot` (no socket): every route, its error
+//! statuses, the token check, and run events over SSE with resumption.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use conclave_core::Secret;
+use conclave_core::testing::{FakeProvider, MemoryStore};
+use conclave_engine::{Engine, EngineConfig};
+use conclave_schema::SchemaCatalog;
+use conclave_server::Workspace;
+use conclave_server::api::{AppState, app};
+use conclave_testkit::git;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tower::ServiceExt;
+
+struct Api {
+    state: AppState,
+    _dir: tempfile::TempDir,
+}
+
+fn api_with(token: Option<&str>) -> Api {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
+    let mut providers = conclave_providers::builtin();
+    providers.register(Arc::new(FakeProvider::new("fake")));
+    let workspace = Workspace::new(dir.path().join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
+    let engine = Engine::new(workspace.providers.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let state = AppState::new(workspace, engine, token.map(Secret::new), None);
+    Api { state, _dir: dir }
+}
+
+impl Api {
+    async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        body: Option<String>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, Value, String) {
+        let mut request = Request::builder().method(method).uri(uri);
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let request = request.body(body.map_or_else(Body::empty, Body::from)).expect("request");
+        let response = app(self.state.clone()).oneshot(request).await.expect("response");
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 64 * 1024 * 1024).await.expect("body");
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null), text)
+    }
+
+    async fn get(&self, uri: &str) -> (StatusCode, Value, String) {
+        self.call("GET", uri, None, &[]).await
+    }
+
+    async fn send(&self, method: &str, uri: &str, body: Value) -> (StatusCode, Value, String) {
+        self.call(method, uri, Some(body.to_string()), &[]).await
+    }
+}
+
+fn conclave(id: &str, model: &str) -> Value {
+    json!({
+        "version": 1, "id": id, "name": "Pair",
+        "nodes": [
+            {"id": "input", "kind": "trigger", "label": "Input", "position": {"x": 0, "y": 0}},
+            {"id": "a", "kind": "agent", "label": "A", "position": {"x": 200, "y": 0}, "agent": {"provider": "fake", "model": model}},
+            {"id": "out", "kind": "output", "label": "Out", "position": {"x": 400, "y": 0}}
+        ],
+        "edges": [{"from": "input", "to": "a"}, {"from": "a", "to": "out"}]
+    })
+}
+
+#[tokio::test]
+async fn conclaves_can_be_created_read_listed_updated_and_deleted() {
+    let api = api_with(None);
+    let (status, created, _) = api.send("POST", "/api/conclaves", conclave("pair", "text=hi")).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let on_disk = std::fs::read_to_string(api.state.workspace.catalog_dir.join("pair.conclave.json")).expect("written");
+    assert!(on_disk.starts_with("{\n  \"version\": 1,\n  \"id\": \"pair\","), "canonical file: {on_disk}");
+
+    let (status, body, _) = api.send("POST", "/api/conclaves", conclave("pair", "text=hi")).await;
+    assert_eq!((status, body["error"]["status"].as_u64()), (StatusCode::CONFLICT, Some(409)));
+
+    let (status, got, _) = api.get("/api/conclaves/pair").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(got, created);
+    let (_, listed, _) = api.get("/api/conclaves").await;
+    assert_eq!(listed[0]["id"], "pair");
+    assert_eq!(listed[0]["errors"], 0);
+
+    let mut changed = conclave("pair", "text=bye");
+    changed["name"] = json!("Renamed");
+    let (status, _, _) = api.send("PUT", "/api/conclaves/pair", changed).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        std::fs::read_to_string(api.state.workspace.catalog_dir.join("pair.conclave.json"))
+            .expect("file")
+            .contains("\"Renamed\"")
+    );
+
+    let (status, body, _) = api.send("PUT", "/api/conclaves/pair", conclave("other", "x")).await;
+    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("/id")));
+    let (status, _, _) = api.send("PUT", "/api/conclaves/ghost", conclave("ghost", "x")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let (status, _, _) = api.call("DELETE", "/api/conclaves/pair", None, &[]).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(api.get("/api/conclaves/pair").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(api.call("DELETE", "/api/conclaves/pair", None, &[]).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn bad_bodies_get_400_413_and_422_with_locations() {
+    let api = api_with(None);
+    let (status, body, _) = api.call("POST", "/api/conclaves", Some("{\"id\": \"x\",\n \"name\": }".into()), &[]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"]["message"].as_str().expect("message").contains("line 2, column"), "{body}");
+
+    let huge = "x".repeat(3 * 1024 * 1024);
+    let (status, body, _) = api.call("POST", "/api/conclaves", Some(format!("{{\"id\": \"{huge}\"}}")), &[]).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert_eq!(body["error"]["status"], 413);
+
+    let mut cyclic = conclave("loop", "x");
+    cyclic["edges"].as_array_mut().expect("edges").push(json!({"from": "a", "to": "a"}));
+    let (status, body, _) = api.send("POST", "/api/conclaves", cyclic).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let codes: Vec<&str> = body["error"]["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"cycle"), "{body}");
+    assert_eq!(body["error"]["path"], "/edges/2");
+
+    let (status, body, _) = api.send("POST", "/api/conclaves", conclave("../escape", "x")).await;
+    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::BAD_REQUEST, Some("/id")));
+    assert_eq!(api.get("/api/conclaves/..%2Fetc").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(api.get("/api/nope").await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn validation_schemas_lowering_and_providers() {
+    let api = api_with(None);
+    let (status, body, _) = api
+        .send("POST", "/api/validate", json!({"id": "x", "name": "x", "nodes": [{"id": "a", "kind": "router"}]}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["errors"], 2);
+    assert_eq!(body["diagnostics"][0]["path"], "/nodes/0/kind");
+
+    let (_, refs, _) = api.get("/api/schemas").await;
+    assert_eq!(refs, json!([{"reference": "review.findings.v1", "source": "built-in"}]));
+    let (status, schema, _) = api.get("/api/schemas/review.findings.v1").await;
+    assert_eq!((status, schema["type"].as_str()), (StatusCode::OK, Some("object")));
+    assert_eq!(api.get("/api/schemas/no.such.v1").await.0, StatusCode::NOT_FOUND);
+
+    let (status, lowered, _) =
+        api.send("POST", "/api/lower", json!({"schema_ref": "review.findings.v1", "provider": "anthropic"})).await;
+    assert_eq!(status, StatusCode::OK, "{lowered}");
+    assert_eq!((lowered["target"].as_str(), lowered["native"].as_bool()), (Some("anthropic"), Some(true)));
+    assert_eq!(lowered["meaning_losses"], 5);
+    let (status, body, _) =
+        api.send("POST", "/api/lower", json!({"schema": {"type": "object"}, "provider": "gemini"})).await;
+    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::BAD_REQUEST, Some("/provider")));
+    let (status, body, _) =
+        api.send("POST", "/api/lower", json!({"schema": {"type": "array"}, "provider": "openai"})).await;
+    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("/schema/type")));
+
+    let (_, providers, _) = api.get("/api/providers").await;
+    let names: Vec<&str> = providers.as_array().expect("list").iter().filter_map(|p| p["name"].as_str()).collect();
+    assert_eq!(names, vec!["anthropic", "openai", "ollama", "claude-code", "local", "fake"]);
+    let ollama = providers.as_array().expect("list").iter().find(|p| p["name"] == "ollama").expect("ollama");
+    assert_eq!((ollama["configured"].as_bool(), ollama["native_schema"].as_str()), (Some(true), Some("ollama")));
+
+    let (status, doc, _) = api.get("/api/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let paths: Vec<&String> = doc["paths"].as_object().expect("paths").keys().collect();
+    for route in [
+        "/api/conclaves",
+        "/api/conclaves/{id}",
+        "/api/validate",
+        "/api/lower",
+        "/api/providers",
+        "/api/schemas",
+        "/api/runs",
+        "/api/runs/{id}/events",
+        "/api/runs/{id}/cancel",
+        "/api/runs/{id}/report",
+    ] {
+        assert!(paths.iter().any(|p| p.as_str() == route), "{route} missing from {paths:?}");
+    }
+}
+
+fn sse_events(text: &str) -> Vec<(u64, String)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let id = block.lines().find_map(|l| l.strip_prefix("id: "))?.parse().ok()?;
+            let name = block.lines().find_map(|l| l.strip_prefix("event: "))?.to_string();
+            Some((id, name))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn runs_start_stream_over_sse_and_resume() {
+    let api = api_with(None);
+    api.send("POST", "/api/conclaves", conclave("pair", "delay=50;text=hello")).await;
+    let (status, started, _) = api.send("POST", "/api/runs", json!({"conclave_id": "pair", "input": {"x": 1}})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{started}");
+    let id = started["run_id"].as_str().expect("run id").to_string();
+
+    let (status, _, text) = api.get(&format!("/api/runs/{id}/events")).await;
+    assert_eq!(status, StatusCode::OK);
+    let events = sse_events(&text);
+    assert_eq!(events.first().map(|e| e.1.as_str()), Some("run_started"));
+    assert_eq!(events.last().map(|e| e.1.as_str()), Some("run_finished"), "{text}");
+    let seqs: Vec<u64> = events.iter().map(|e| e.0).collect();
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>());
+
+    let (_, _, resumed) = api.call("GET", &format!("/api/runs/{id}/events"), None, &[("last-event-id", "3")]).await;
+    let resumed = sse_events(&resumed);
+    assert_eq!(resumed.first().map(|e| e.0), Some(4), "resumes after Last-Event-ID");
+    assert_eq!(resumed.len(), events.len() - 3);
+
+    let (status, run, _) = api.get(&format!("/api/runs/{id}")).await;
+    assert_eq!((status, run["status"].as_str()), (StatusCode::OK, Some("succeeded")));
+    let (_, runs, _) = api.get("/api/runs?limit=5").await;
+    assert_eq!(runs[0]["id"], id.as_str());
+    assert_eq!(api.send("POST", &format!("/api/runs/{id}/cancel"), json!({})).await.0, StatusCode::CONFLICT);
+    assert_eq!(api.get(&format!("/api/runs/{id}/report")).await.0, StatusCode::NOT_FOUND, "plain runs have no report");
+    for uri in ["/api/runs/nope", "/api/runs/nope/events", "/api/runs/nope/report"] {
+        assert_eq!(api.get(uri).await.0, StatusCode::NOT_FOUND, "{uri}");
+    }
+    assert_eq!(api.send("POST", "/api/runs/nope/cancel", json!({})).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(api.send("POST", "/api/runs", json!({"conclave_id": "ghost"})).await.0, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_running_run_can_be_cancelled() {
+    let api = api_with(None);
+    api.send("POST", "/api/conclaves", conclave("slow", "delay=30000;text=never")).await;
+    let (_, started, _) = api.send("POST", "/api/runs", json!({"conclave_id": "slow"})).await;
+    let id = started["run_id"].as_str().expect("id").to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let (status, body, _) = api.send("POST", &format!("/api/runs/{id}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let (_, _, text) = api.get(&format!("/api/runs/{id}/events")).await;
+    assert!(text.contains("\"status\":\"cancelled\""), "{text}");
+}
+
+#[tokio::test]
+async fn a_review_run_through_the_api_stores_its_reports() {
+    let api = api_with(None);
+    let repo = api._dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("a.rs"), "fn a() {}\n").expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "a"]);
+    std::fs::write(repo.join("a.rs"), "fn a() { b() }\n").expect("write");
+    let answer = r#"json={"findings":[{"severity":"minor","file":"a.rs","line":1,"description":"b is undefined","raisedBy":"correctness"}],"counts":{"blocker":0,"major":0,"minor":1,"nit":0}}"#;
+    let mut review = conclave("mini-review", answer);
+    review["nodes"][1]["agent"]["output_schema_ref"] = json!("review.findings.v1");
+    assert_eq!(api.send("POST", "/api/conclaves", review).await.0, StatusCode::CREATED);
+    let body = json!({"conclave_id": "mini-review", "review": {"repository": repo.display().to_string()}});
+    let (status, started, _) = api.send("POST", "/api/runs", body).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{started}");
+    let id = started["run_id"].as_str().expect("id").to_string();
+    api.get(&format!("/api/runs/{id}/events")).await;
+    let mut report = (StatusCode::NOT_FOUND, Value::Null, String::new());
+    for _ in 0..50 {
+        report = api.get(&format!("/api/runs/{id}/report?format=markdown")).await;
+        if report.0 == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(report.0, StatusCode::OK);
+    assert!(report.2.contains("| 1 | minor | correctness | b is undefined |"), "{}", report.2);
+    assert_eq!(api.get(&format!("/api/runs/{id}/report?format=pdf")).await.0, StatusCode::BAD_REQUEST);
+    let not_repo = json!({"conclave_id": "mini-review", "review": {"repository": "/nonexistent"}});
+    let (status, body, _) = api.send("POST", "/api/runs", not_repo).await;
+    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::BAD_REQUEST, Some("/review/repository")));
+}
+
+#[tokio::test]
+async fn a_token_is_required_when_configured() {
+    let api = api_with(Some("s3cret-token"));
+    assert_eq!(api.get("/api/conclaves").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        api.call("GET", "/api/conclaves", None, &[("authorization", "Bearer wrong")]).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    let (status, body, _) = api.call("GET", "/api/conclaves", None, &[("authorization", "Bearer s3cret-token")]).await;
+    assert_eq!((status, body), (StatusCode::OK, json!([])));
+    let (status, _, _) = api.get("/api/conclaves?token=s3cret-token").await;
+    assert_eq!(status, StatusCode::OK, "EventSource clients pass the token as a query parameter");
+    let (status, _, page) = api.get("/").await;
+    assert_eq!(status, StatusCode::OK, "the editor page itself is public; its API calls carry the token");
+    assert!(page.contains("The editor has not been built"), "{page}");
+}

@@ -1,0 +1,9 @@
+//! The server's integration tests: the HTTP API without a socket, and the real
+//! `conclave` binary as a user runs it. One binary, a module per concern.
+
+mod api;
+mod local_model;
+mod provider_claude_code;
+mod providers_cli;
+mod review_e2e;
+mod validate_cli;

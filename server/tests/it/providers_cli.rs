@@ -1,0 +1,139 @@
+//! The real `conclave` binary against fake vendor servers on loopback: exit codes for
+//! exhausted structured-output attempts and missing keys, and proof that keys never
+//! reach stored runs, errors or log lines.
+
+use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, OpenAiApi, Position, Settings};
+use conclave_testkit::FakeServer;
+use conclave_testkit::wire::{Vendor, status};
+use serde_json::json;
+use std::path::Path;
+use std::process::Output;
+
+const KEY: &str = "sk-test-SECRET-9f8e7d6c5b4a";
+const INVALID: &str = r#"{"verdict":"maybe"}"#;
+
+fn write_conclave(dir: &Path, vendor: Vendor) {
+    let mut agent = AgentConfig::new(vendor.provider());
+    agent.model = "test-model".into();
+    agent.output_schema = Some(json!({
+        "type": "object",
+        "properties": {"verdict": {"type": "string", "enum": ["approve", "reject"]}},
+        "required": ["verdict"]
+    }));
+    if vendor == Vendor::OpenAiResponses {
+        agent.api = Some(OpenAiApi::Responses);
+    }
+    let node =
+        |id: &str, kind, agent| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent };
+    let conclave = Conclave {
+        version: 1,
+        id: "single".into(),
+        name: "Single".into(),
+        description: String::new(),
+        settings: Settings::default(),
+        nodes: vec![node("input", NodeKind::Trigger, None), node("reviewer", NodeKind::Agent, Some(agent))],
+        edges: vec![Edge { from: "input".into(), to: "reviewer".into() }],
+    };
+    std::fs::create_dir_all(dir.join("conclaves")).expect("mkdir");
+    std::fs::write(dir.join("conclaves/single.conclave.json"), conclave.to_file_text()).expect("write");
+}
+
+async fn conclave_run(dir: &Path, env: &[(&str, String)]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_conclave"));
+    cmd.args(["run", "single", "--input", "review this"])
+        .current_dir(dir)
+        .env("CONCLAVE_DB", dir.join("runs.db"))
+        .env("CONCLAVE_CONFIG_DIR", dir.join("config"))
+        .env("CONCLAVE_LOG", "trace")
+        .env("CONCLAVE_PROVIDER_RETRIES", "1");
+    for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST"] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().await.expect("conclave runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const VENDORS: [Vendor; 4] = [Vendor::Anthropic, Vendor::OpenAiChat, Vendor::OpenAiResponses, Vendor::Ollama];
+
+#[tokio::test]
+async fn three_invalid_answers_exit_4_with_a_typed_failure() {
+    for vendor in VENDORS {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_conclave(dir.path(), vendor);
+        let server =
+            FakeServer::start(vec![vendor.answer(INVALID), vendor.answer(INVALID), vendor.answer(INVALID)]).await;
+        let out = conclave_run(dir.path(), &vendor.env(&server.base, KEY)).await;
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{vendor:?}: {stderr}");
+        assert!(
+            stderr.contains("output still invalid after 3 attempt(s): /verdict: \"maybe\" is not one of"),
+            "{vendor:?}: {stderr}"
+        );
+        assert_eq!(server.requests().len(), 3, "{vendor:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_key_is_a_configuration_error_naming_the_variable() {
+    for (vendor, variable) in [(Vendor::Anthropic, "ANTHROPIC_API_KEY"), (Vendor::OpenAiChat, "OPENAI_API_KEY")] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_conclave(dir.path(), vendor);
+        let out = conclave_run(dir.path(), &[]).await;
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{vendor:?}: {stderr}");
+        assert!(stderr.contains(&format!("{variable} is not set")), "{vendor:?}: {stderr}");
+        assert!(
+            !dir.path().join("runs.db").exists()
+                || text(&std::fs::read(dir.path().join("runs.db")).expect("db")).find("\"run_started\"").is_none()
+        );
+    }
+}
+
+#[tokio::test]
+async fn keys_never_reach_stored_runs_errors_or_logs() {
+    for vendor in [Vendor::Anthropic, Vendor::OpenAiChat, Vendor::OpenAiResponses] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_conclave(dir.path(), vendor);
+        let echo = json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}});
+        let scripts = vec![
+            vec![status(401, vec![], echo.clone())],
+            vec![status(500, vec![], echo.clone()), status(500, vec![], echo.clone())],
+            vec![vendor.answer(INVALID), vendor.answer(INVALID), vendor.answer(r#"{"verdict":"approve"}"#)],
+        ];
+        let mut seen = String::new();
+        for script in scripts {
+            let server = FakeServer::start(script).await;
+            let out = conclave_run(dir.path(), &vendor.env(&server.base, KEY)).await;
+            seen.push_str(&text(&out.stdout));
+            seen.push_str(&text(&out.stderr));
+            let sent_key = server.requests().iter().any(|r| format!("{:?}", r.headers).contains(KEY));
+            assert!(sent_key, "{vendor:?}: the key must reach the provider itself");
+        }
+        assert!(seen.contains("authentication failed"), "{vendor:?}: the runs really failed: {seen}");
+        assert!(seen.contains("calling the provider"), "{vendor:?}: debug logs were captured: {seen}");
+        assert!(
+            seen.contains("provider call failed: authentication failed"),
+            "{vendor:?}: error logs were captured: {seen}"
+        );
+        for file in ["runs.db", "runs.db-wal"] {
+            if let Ok(bytes) = std::fs::read(dir.path().join(file)) {
+                assert!(!text(&bytes).contains(KEY), "{vendor:?}: the key is in {file}");
+            }
+        }
+        let show = std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+            .args(["runs", "list", "--json"])
+            .current_dir(dir.path())
+            .env("CONCLAVE_DB", dir.path().join("runs.db"))
+            .output()
+            .expect("runs list");
+        seen.push_str(&text(&show.stdout));
+        assert!(!seen.contains(KEY), "{vendor:?}: the key appeared in output or logs:\n{seen}");
+        assert!(seen.contains("[redacted]"), "{vendor:?}: the echoed key was redacted, not just absent: {seen}");
+    }
+}

@@ -1,0 +1,293 @@
+//! `conclave review` end to end: a fixture git repository with a path-traversal bug,
+//! Anthropic faked over loopback in its real streaming wire format, the built-in
+//! review conclave, and every report format.
+
+use conclave_testkit::git;
+use conclave_testkit::wire::Vendor;
+use conclave_testkit::{FakeServer, Route};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SAFE: &str = "//! Saving uploaded files.
+
+use std::io;
+use std::path::{Component, Path};
+
+/// Saves `data` as `name` under `root`, refusing names that leave it.
+pub fn save_upload(root: &Path, name: &str, data: &[u8]) -> io::Result<()> {
+    let relative = Path::new(name);
+    if relative.components().any(|c| !matches!(c, Component::Normal(_))) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, \"bad name\"));
+    }
+    std::fs::write(root.join(relative), data)
+}
+";
+
+/// The change under review: line 8 joins a client-supplied name onto the root.
+const VULNERABLE: &str = "//! Saving uploaded files.
+
+use std::io;
+use std::path::Path;
+
+/// Saves `data` as `name` under `root`.
+pub fn save_upload(root: &Path, name: &str, data: &[u8]) -> io::Result<()> {
+    let target = root.join(name);
+    std::fs::write(target, data)
+}
+";
+
+/// A repository whose `feature` branch adds the bug on top of `main`.
+fn fixture_repo(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("src/upload.rs"), SAFE).expect("write");
+    std::fs::write(repo.join("README.md"), "# Uploads\n").expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "safe uploads"]);
+    git(&repo, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(repo.join("src/upload.rs"), VULNERABLE).expect("write");
+    std::fs::write(repo.join("README.md"), "# Uploads\n\nSaves uploaded files.\n").expect("write");
+    git(&repo, &["commit", "-q", "-am", "simplify uploads"]);
+    repo
+}
+
+fn findings(items: Value, counts: [u64; 4]) -> String {
+    json!({"findings": items, "counts": {"blocker": counts[0], "major": counts[1], "minor": counts[2], "nit": counts[3]}}).to_string()
+}
+
+const TRAVERSAL: &str = "The client-supplied name is joined to the upload root without rejecting `..` or absolute paths: path traversal lets a client write anywhere.";
+
+fn routes() -> Vec<Route> {
+    let a = Vendor::Anthropic;
+    let looked = || a.answer("I read the diff; nothing more to look up.");
+    vec![
+        Route {
+            marker: "You are the security reviewer".into(),
+            replies: vec![looked(), a.answer(&findings(json!([{"severity": "blocker", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": "security", "stance": "concern"}]), [1, 0, 0, 0]))],
+        },
+        Route {
+            marker: "You are the correctness reviewer".into(),
+            replies: vec![looked(), a.answer(&findings(json!([{"severity": "minor", "file": "src/upload.rs", "line": 9, "description": "The write is not atomic; a crash leaves a partial file. Write to a temporary file and rename it.", "raisedBy": "correctness", "stance": "concern"}]), [0, 0, 1, 0]))],
+        },
+        Route {
+            marker: "You are the conventions reviewer".into(),
+            replies: vec![looked(), a.answer(&findings(json!([{"severity": "nit", "file": "./src/upload.rs", "line": 8, "description": "Reads cleanly; joining the name onto the root is idiomatic.", "raisedBy": "conventions", "stance": "approval"}]), [0, 0, 0, 1]))],
+        },
+        Route {
+            marker: "You are the Writer".into(),
+            replies: vec![a.answer(&findings(
+                json!([
+                    {"severity": "blocker", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": "security", "stance": "concern"},
+                    {"severity": "minor", "file": "src/upload.rs", "line": 9, "description": "The write is not atomic; write to a temporary file and rename it.", "raisedBy": "correctness", "stance": "concern"}
+                ]),
+                [3, 0, 1, 0],
+            ))],
+        },
+    ]
+}
+
+fn conclave(workdir: &Path, server: &FakeServer, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_conclave"))
+        .args(args)
+        .current_dir(workdir)
+        .env("CONCLAVE_DB", workdir.join("runs.db"))
+        .env("CONCLAVE_CONFIG_DIR", workdir.join("config"))
+        .env("ANTHROPIC_BASE_URL", &server.base)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("conclave runs")
+}
+
+/// Runs `conclave review ARGS` off the async runtime, so the fake server keeps serving.
+async fn review(workdir: &Path, server: &FakeServer, args: Vec<String>) -> Output {
+    let (workdir, base) = (workdir.to_path_buf(), server.base.clone());
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_conclave"))
+            .arg("review")
+            .args(&args)
+            .current_dir(&workdir)
+            .env("CONCLAVE_DB", workdir.join("runs.db"))
+            .env("CONCLAVE_CONFIG_DIR", workdir.join("config"))
+            .env("ANTHROPIC_BASE_URL", base)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .output()
+            .expect("conclave runs")
+    })
+    .await
+    .expect("joined")
+}
+
+fn last_run(workdir: &Path, server: &FakeServer) -> String {
+    let out = conclave(workdir, server, &["runs", "list", "--json", "--limit", "1"]);
+    let runs: Value = serde_json::from_slice(&out.stdout).expect("json");
+    runs[0]["id"].as_str().expect("a run").to_string()
+}
+
+#[tokio::test]
+async fn a_review_surfaces_the_contradiction_and_the_miscount_in_every_format() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let server = FakeServer::start_routed(routes()).await;
+    let report_md = workdir.join("review.md");
+    let args = ["--base", "main", "--output-file", &report_md.display().to_string(), "--fail-on", "contradiction"]
+        .map(String::from);
+    let out = review(&workdir, &server, [vec![repo.display().to_string()], args.to_vec()].concat()).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "--fail-on contradiction trips after writing the report: {stderr}");
+    assert!(stderr.contains("gate: 1 contradiction(s) between reviewers (--fail-on contradiction)"), "{stderr}");
+    assert!(stderr.contains("reviewing 2 file(s)"), "{stderr}");
+
+    let markdown = std::fs::read_to_string(&report_md).expect("the report was written: the run succeeded");
+    let run_id = last_run(&workdir, &server);
+    insta::assert_snapshot!("review_markdown", markdown.replace(&run_id, "<run>"));
+
+    let requests = server.requests();
+    let writer =
+        requests.iter().find(|r| r.body.to_string().contains("You are the Writer")).expect("the writer was called");
+    let writer_text = writer.body.to_string();
+    assert!(
+        writer_text.contains("Contradictions the engine found between the reviewers above (`contradictions`)"),
+        "{writer_text}"
+    );
+    assert!(writer_text.contains("security (blocker) raised a concern that conventions approved"), "{writer_text}");
+    let security_final = requests
+        .iter()
+        .filter(|r| r.body.to_string().contains("You are the security reviewer"))
+        .find(|r| r.body.get("output_config").is_some())
+        .expect("the security extraction turn");
+    assert_eq!(
+        security_final.body.pointer("/output_config/format/schema/properties/findings/items/properties/file/enum"),
+        Some(&json!(["README.md", "src/upload.rs"])),
+        "findings may only cite the changed files"
+    );
+    let tool_turn =
+        requests.iter().find(|r| r.body.to_string().contains("You are the security reviewer")).expect("tool turn");
+    let tools: Vec<&str> =
+        tool_turn.body["tools"].as_array().expect("tools offered").iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(tools, vec!["read_file", "list_files", "grep"]);
+
+    let sarif_out = conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "sarif"]);
+    let sarif: Value = serde_json::from_slice(&sarif_out.stdout).expect("SARIF is JSON");
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/sarif/sarif-schema-2.1.0.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).expect("schema fixture")).expect("json");
+    let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&sarif).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "SARIF does not validate: {errors:?}");
+    let results = sarif.pointer("/runs/0/results").and_then(Value::as_array).expect("results");
+    let levels: Vec<(&str, &str)> =
+        results.iter().map(|r| (r["ruleId"].as_str().unwrap_or(""), r["level"].as_str().unwrap_or(""))).collect();
+    assert_eq!(levels, vec![("security/blocker", "error"), ("correctness/minor", "note")]);
+    assert_eq!(results[1]["properties"]["severity"], "minor");
+    assert!(results[0]["partialFingerprints"]["conclaveFinding/v1"].as_str().is_some_and(|f| f.len() == 16));
+
+    let rd = conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "rdjsonl"]);
+    let lines: Vec<Value> = String::from_utf8_lossy(&rd.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["location"], json!({"path": "src/upload.rs", "range": {"start": {"line": 8}}}));
+    assert_eq!(lines[0]["severity"], "ERROR");
+
+    let env_out = conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "json"]);
+    let envelope: Value = serde_json::from_slice(&env_out.stdout).expect("json");
+    assert_eq!(envelope["status"], "succeeded");
+    assert_eq!(envelope["result"]["schema_ref"], "review.findings.v1");
+    let text: Value =
+        serde_json::from_str(envelope["result"]["text"].as_str().expect("text")).expect("canonical JSON parses");
+    assert_eq!(text, envelope["result"]["json"]);
+    assert_eq!(
+        envelope["review"]["totals"],
+        json!({"blocker": 1, "major": 0, "minor": 1, "nit": 0}),
+        "totals come from the findings"
+    );
+    assert_eq!(envelope["provider"], "anthropic");
+}
+
+#[tokio::test]
+async fn repeat_counts_mismatches_contradictions_and_findings_per_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let server = FakeServer::start_routed(routes()).await;
+    let args = [
+        repo.display().to_string(),
+        "--base".into(),
+        "main".into(),
+        "--repeat".into(),
+        "2".into(),
+        "--format".into(),
+        "json".into(),
+    ];
+    let out = review(&workdir, &server, args.to_vec()).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for line in [
+        "run 1/2 (succeeded): 1 count mismatch(es), 1 contradiction(s), 2 finding(s)",
+        "run 2/2 (succeeded): 1 count mismatch(es), 1 contradiction(s), 2 finding(s)",
+        "total over 2 runs: 2 count mismatch(es), 2 contradiction(s), 4 finding(s)",
+    ] {
+        assert!(stderr.contains(line), "missing {line:?} in {stderr}");
+    }
+}
+
+#[test]
+fn working_tree_changes_include_staged_unstaged_and_untracked_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    std::fs::write(repo.join("README.md"), "# Uploads, staged\n").expect("write");
+    git(&repo, &["add", "README.md"]);
+    std::fs::write(repo.join("src/upload.rs"), format!("{VULNERABLE}// unstaged\n")).expect("write");
+    std::fs::write(repo.join("src/new.rs"), "pub fn fresh() {}\n").expect("write");
+    let change = conclave_review::diff::collect_change(&repo, None).expect("git works").expect("a change");
+    let files: Vec<(String, String)> = change.files.iter().map(|f| (f.path.clone(), f.status.clone())).collect();
+    assert_eq!(
+        files,
+        vec![
+            ("README.md".to_string(), "modified".to_string()),
+            ("src/upload.rs".to_string(), "modified".to_string()),
+            ("src/new.rs".to_string(), "added".to_string())
+        ]
+    );
+    assert_eq!(change.files[1].changed_lines, vec![(11, 11)]);
+    assert!(change.annotated.contains("+   11 | // unstaged"), "{}", change.annotated);
+}
+
+#[test]
+fn no_change_is_a_clear_message_and_a_non_repository_is_exit_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_conclave"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("CONCLAVE_DB", dir.path().join("r.db"))
+            .output()
+            .expect("runs")
+    };
+    let clean = run(&["review", &repo.display().to_string()]);
+    assert_eq!(clean.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&clean.stderr).contains("nothing to review: no changes in"),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    let plain = tempfile::tempdir().expect("tempdir");
+    let not_git = run(&["review", &plain.path().display().to_string()]);
+    assert_eq!(not_git.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&not_git.stderr).contains("is not a git repository"));
+    let bad_base = run(&["review", &repo.display().to_string(), "--base", "no-such-branch"]);
+    assert_eq!(bad_base.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad_base.stderr).contains("no-such-branch"),
+        "{}",
+        String::from_utf8_lossy(&bad_base.stderr)
+    );
+}

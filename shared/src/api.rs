@@ -1,0 +1,175 @@
+//! The bodies of the HTTP API: what the editor sends and what the server answers,
+//! including the one error shape. The server serializes these and the editor
+//! deserializes the same types, so the two cannot drift apart.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::diagnostic::Diagnostic;
+use crate::lowering::LoweringNote;
+
+/// A conclave in the catalog listing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ConclaveSummary {
+    /// Its id (the file name stem).
+    pub id: String,
+    /// Its name, when the file parses.
+    pub name: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Errors found in the file.
+    pub errors: usize,
+}
+
+/// The diagnostics of a conclave, and what validation learned about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Validation {
+    /// Every problem, with node or edge and JSON pointer.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Number of errors (a conclave with errors cannot be saved or run).
+    pub errors: usize,
+    /// Number of warnings.
+    pub warnings: usize,
+    /// The agents whose output is findings-shaped: a conclave with any reviews code,
+    /// so a run of it takes a repository and a base ref.
+    #[serde(default)]
+    pub findings_agents: Vec<String>,
+}
+
+/// A schema reference and where it resolves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SchemaRef {
+    /// The dotted reference, such as `review.findings.v1`.
+    pub reference: String,
+    /// The file it resolves to, or `built-in`.
+    pub source: String,
+}
+
+/// A lowering preview request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LowerRequest {
+    /// The schema to lower (inline).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
+    /// Or a reference to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_ref: Option<String>,
+    /// The provider whose dialect to lower to.
+    pub provider: String,
+}
+
+/// What a provider will receive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LowerResponse {
+    /// The provider.
+    pub provider: String,
+    /// `openai`, `anthropic`, `ollama`, `claude-code`, or `prompt` for the prompt contract.
+    pub target: String,
+    /// Whether native structured output is used.
+    pub native: bool,
+    /// The schema sent (the rendered contract's schema for `prompt`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub schema: Value,
+    /// Every change made, with its JSON pointer.
+    pub notes: Vec<LoweringNote>,
+    /// How many notes lose meaning (what `"compatibility": "strict"` refuses).
+    pub meaning_losses: usize,
+}
+
+/// A provider and whether it can be used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ProviderInfo {
+    /// Its name.
+    pub name: String,
+    /// Whether its configuration (keys, binaries) is present.
+    pub configured: bool,
+    /// What is missing, when not configured.
+    pub message: Option<String>,
+    /// The model `--provider` uses by default.
+    pub default_model: String,
+    /// Its structured-output dialect, if it has native structured output.
+    pub native_schema: Option<String>,
+    /// Whether it can call tools.
+    pub tools: bool,
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StartRun {
+    /// The conclave's id in the catalog.
+    pub conclave_id: String,
+    /// The run input (any JSON), for plain runs.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// For a review: the repository, base ref and provider choices; the change becomes the input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewTarget>,
+}
+
+/// The change to review, and how (the same choices as `conclave review`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ReviewTarget {
+    /// A path to a git repository on the server's machine.
+    pub repository: String,
+    /// Review `BASE...HEAD`; without it, the working tree against HEAD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// Run every agent on this provider (`--provider`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// With `provider`: the model for every agent (`--model`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Fail when an agent's provider has no key instead of running it on the local
+    /// model (`--no-fallback`).
+    #[serde(default)]
+    pub no_fallback: bool,
+}
+
+/// A started run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Started {
+    /// Its id; follow it at `/api/runs/{id}/events`.
+    pub run_id: String,
+    /// What the server changed before starting, such as agents moved to the local
+    /// model because their provider has no key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+}
+
+/// Every API error: `{"error": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// What went wrong, where, and every diagnostic when a document was invalid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorDetail {
+    /// The HTTP status.
+    pub status: u16,
+    /// What went wrong and what to do.
+    pub message: String,
+    /// The offending field, as a JSON pointer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Every problem found, for invalid conclaves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Vec<Diagnostic>>,
+}

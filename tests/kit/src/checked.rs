@@ -1,0 +1,30 @@
+//! Conclaves built in a test, checked the way loading a file checks them: the fake
+//! provider and the built-in ones are known, schema references resolve to the
+//! built-in set.
+
+use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_conclave};
+use conclave_core::{BUILTIN_TOOLS, KNOWN_PROVIDERS};
+use conclave_schema::SchemaCatalog;
+use conclave_shared::Conclave;
+
+/// What test conclaves are checked against.
+pub fn test_catalog() -> CatalogContext {
+    CatalogContext {
+        schemas: SchemaCatalog::with_roots(vec![]),
+        providers: ["fake"].into_iter().chain(KNOWN_PROVIDERS.iter().copied()).map(str::to_string).collect(),
+        tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
+    }
+}
+
+/// Checks `conclave`, or says why it does not pass.
+pub fn check(conclave: Conclave) -> Result<CheckedConclave, LoadError> {
+    check_conclave(&format!("{}.conclave.json", conclave.id), conclave, &test_catalog())
+}
+
+/// Checks a conclave that must pass, failing the test with its diagnostics otherwise.
+pub fn checked(conclave: Conclave) -> CheckedConclave {
+    match check(conclave) {
+        Ok(checked) => checked,
+        Err(e) => panic!("the test conclave does not pass the checks: {e:?}"),
+    }
+}

@@ -1,0 +1,152 @@
+//! A fake LLM server on a loopback socket: it records every request and answers from
+//! a script, by what the request body contains, or with a function of the request.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, Request, Response, StatusCode};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A 200 streaming body, sent in these chunks.
+    Stream { content_type: &'static str, chunks: Vec<String> },
+    /// A status with headers and a body.
+    Status { status: u16, headers: Vec<(&'static str, String)>, body: String },
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+/// Replies for requests whose body contains `marker`, used in order; the last one is
+/// repeated once the others are used up.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub marker: String,
+    pub replies: Vec<Reply>,
+}
+
+/// Routes by marker, each with the replies still to give.
+type RouteTable = Vec<(String, VecDeque<Reply>)>;
+
+/// Answers a request body when neither a route nor the script has a reply.
+pub type Responder = fn(&Value) -> Reply;
+
+#[derive(Clone, Default)]
+struct Shared {
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+    routes: Arc<Mutex<RouteTable>>,
+    responder: Arc<Mutex<Option<Responder>>>,
+}
+
+/// The fake server; it stops when dropped.
+pub struct FakeServer {
+    pub base: String,
+    shared: Shared,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeServer {
+    /// Starts a server on 127.0.0.1 with a free port, answering with `script` in order.
+    pub async fn start(script: Vec<Reply>) -> FakeServer {
+        let shared = Shared::default();
+        shared.script.lock().expect("lock").extend(script);
+        let app = axum::Router::new().fallback(handle).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        FakeServer { base, shared, task }
+    }
+
+    /// Starts a server that picks replies by what the request body contains, so
+    /// concurrent agents each get their own script.
+    pub async fn start_routed(routes: Vec<Route>) -> FakeServer {
+        let server = FakeServer::start(Vec::new()).await;
+        server
+            .shared
+            .routes
+            .lock()
+            .expect("lock")
+            .extend(routes.into_iter().map(|r| (r.marker, r.replies.into_iter().collect())));
+        server
+    }
+
+    /// Starts a server that answers every request with `responder(body)`.
+    pub async fn start_responding(responder: Responder) -> FakeServer {
+        let server = FakeServer::start(Vec::new()).await;
+        *server.shared.responder.lock().expect("lock") = Some(responder);
+        server
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests.lock().expect("lock").clone()
+    }
+}
+
+impl std::fmt::Debug for FakeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeServer").field("base", &self.base).finish_non_exhaustive()
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, 16 * 1024 * 1024).await.unwrap_or_default();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let text = body.to_string();
+    shared.requests.lock().expect("lock").push(Recorded {
+        path: parts.uri.path().to_string(),
+        headers: parts.headers,
+        body: body.clone(),
+    });
+    let routed = {
+        let mut routes = shared.routes.lock().expect("lock");
+        routes
+            .iter_mut()
+            .find(|(marker, _)| text.contains(marker.as_str()))
+            .and_then(|(_, replies)| if replies.len() > 1 { replies.pop_front() } else { replies.front().cloned() })
+    };
+    let reply = routed
+        .or_else(|| shared.script.lock().expect("lock").pop_front())
+        .or_else(|| shared.responder.lock().expect("lock").map(|answer| answer(&body)));
+    let mut response = Response::builder();
+    match reply {
+        Some(Reply::Stream { content_type, chunks }) => {
+            let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+            response
+                .status(StatusCode::OK)
+                .header("content-type", content_type)
+                .body(Body::from_stream(stream))
+                .expect("response")
+        }
+        Some(Reply::Status { status, headers, body }) => {
+            response = response.status(status).header("content-type", "application/json");
+            for (name, value) in headers {
+                response = response.header(name, value);
+            }
+            response.body(Body::from(body)).expect("response")
+        }
+        None => response
+            .status(500)
+            .body(Body::from(r#"{"error":{"message":"the fake server has no scripted reply left"}}"#))
+            .expect("response"),
+    }
+}

@@ -1,0 +1,161 @@
+//! The `conclave` CLI as a process: runs, exit codes, progress lines, run listing,
+//! and recovery after the process is killed mid-run.
+
+use conclave_testkit::{TempWorkspace, fake_conclave};
+use std::io::Read;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_conclave-testbed");
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_successful_run_prints_the_result_and_plain_progress_lines() {
+    let ws = TempWorkspace::new().expect("workspace");
+    ws.write_conclave("pair", &fake_conclave("pair", &[("a", "json={\"ok\":true}"), ("b<a", "text=done")]))
+        .expect("write");
+    let out = ws.run(BIN, &["run", "pair", "--input", "hello"]).expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).expect("stdout is the JSON result"),
+        serde_json::json!({"b": "done"})
+    );
+    let progress = stderr(&out);
+    for line in ["node a: running", "node a: succeeded in", "node b: succeeded in", "succeeded"] {
+        assert!(progress.contains(line), "missing {line:?} in:\n{progress}");
+    }
+}
+
+fn last_run_id(ws: &TempWorkspace) -> String {
+    let list = ws.run(BIN, &["runs", "list", "--json", "--limit", "1"]).expect("runs list");
+    let runs: serde_json::Value = serde_json::from_str(&stdout(&list)).expect("json");
+    runs[0]["id"].as_str().expect("a run").to_string()
+}
+
+#[test]
+fn exit_codes_follow_the_design() {
+    let ws = TempWorkspace::new().expect("workspace");
+    ws.write_conclave("fails", &fake_conclave("fails", &[("a", "fail=upstream exploded")])).expect("write");
+    let out = ws.command(BIN).args(["run", "fails"]).env("CONCLAVE_PROVIDER_RETRIES", "1").output().expect("runs");
+    assert_eq!(out.status.code(), Some(3), "provider failure is exit 3: {}", stderr(&out));
+    let show = ws.run(BIN, &["runs", "show", "--json", &last_run_id(&ws)]).expect("runs show");
+    let retries = stdout(&show).matches("\"type\": \"provider_retry\"").count();
+    assert_eq!(retries, 1, "a 500 is retried once with CONCLAVE_PROVIDER_RETRIES=1");
+    assert!(
+        stderr(&out).contains("node `a` failed: provider server error (HTTP 500): upstream exploded"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = ws.run(BIN, &["run", "nope"]).expect("runs");
+    assert_eq!(out.status.code(), Some(2), "unknown conclave is exit 2");
+    assert!(
+        stderr(&out).contains("no conclave `nope`: it is neither a file nor an id in conclaves/ (ids there: fails)"),
+        "{}",
+        stderr(&out)
+    );
+
+    ws.write_conclave("broken", "{ \"id\": \"broken\", ").expect("write");
+    let out = ws.run(BIN, &["run", "broken"]).expect("runs");
+    assert_eq!(out.status.code(), Some(2), "invalid conclave is exit 2");
+    assert!(stderr(&out).contains("error[malformed-json]"), "{}", stderr(&out));
+
+    let mut text = fake_conclave("strict", &[("a", "text=not json")]);
+    text = text.replace(
+        "\"system_prompt\": \"\"",
+        "\"system_prompt\": \"\", \"output_schema\": {\"type\": \"object\"}, \"output_retries\": 1",
+    );
+    ws.write_conclave("strict", &text).expect("write");
+    let out = ws.run(BIN, &["run", "strict"]).expect("runs");
+    assert_eq!(out.status.code(), Some(4), "invalid structured output is exit 4: {}", stderr(&out));
+}
+
+#[test]
+fn runs_list_and_show_describe_stored_runs() {
+    let ws = TempWorkspace::new().expect("workspace");
+    ws.write_conclave("solo", &fake_conclave("solo", &[("a", "text=the answer")])).expect("write");
+    assert_eq!(ws.run(BIN, &["run", "solo"]).expect("runs").status.code(), Some(0));
+    let list = ws.run(BIN, &["runs", "list"]).expect("runs");
+    let text = stdout(&list);
+    assert!(text.starts_with("RUN "), "{text}");
+    let line = text.lines().nth(1).expect("one run listed");
+    assert!(line.contains("solo") && line.contains("succeeded"), "{line}");
+    let id = line.split_whitespace().next().expect("id");
+    let show = ws.run(BIN, &["runs", "show", &id[..13]]).expect("runs");
+    let text = stdout(&show);
+    assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
+    for expected in [
+        "status    succeeded",
+        "  a                    succeeded",
+        "output: the answer",
+        "run_started",
+        "text_delta       a: \"the answer\"",
+        "run_finished     succeeded",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn a_run_killed_mid_flight_is_listed_as_interrupted_with_every_event_before_the_kill() {
+    let ws = TempWorkspace::new().expect("workspace");
+    let text = fake_conclave("slow", &[("quick", "text=first"), ("slow", "delay=30000;text=never")]);
+    ws.write_conclave("slow", &text).expect("write");
+    let mut child =
+        ws.command(BIN).args(["run", "slow"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+
+    // Wait until the slow node is running and the quick one has finished.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (run_id, before) = loop {
+        assert!(Instant::now() < deadline, "the run never reached the slow node");
+        std::thread::sleep(Duration::from_millis(50));
+        let Ok(conn) = rusqlite::Connection::open_with_flags(ws.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        else {
+            continue;
+        };
+        let Ok(mut stmt) = conn.prepare("SELECT run_id, seq, payload FROM events ORDER BY seq") else { continue };
+        let rows: Vec<(String, u64, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .expect("query")
+            .map(|r| r.expect("row"))
+            .collect();
+        let slow_started =
+            rows.iter().any(|(_, _, p)| p.contains("\"node_started\"") && p.contains("\"node_id\":\"slow\""));
+        let quick_done =
+            rows.iter().any(|(_, _, p)| p.contains("\"node_completed\"") && p.contains("\"node_id\":\"quick\""));
+        if slow_started && quick_done {
+            break (rows[0].0.clone(), rows);
+        }
+    };
+    child.kill().expect("SIGKILL");
+    let status = child.wait().expect("reaped");
+    assert!(!status.success());
+    let mut ignored = String::new();
+    let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut ignored));
+
+    let list = ws.run(BIN, &["runs", "list"]).expect("runs list");
+    let text = stdout(&list);
+    let line = text.lines().find(|l| l.starts_with(&run_id)).unwrap_or_else(|| panic!("run missing from:\n{text}"));
+    assert!(line.contains("interrupted"), "{line}");
+
+    let show = ws.run(BIN, &["runs", "show", "--json", &run_id]).expect("runs show");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&show)).expect("json");
+    let events = doc["events"].as_array().expect("events");
+    assert_eq!(events.len(), before.len() + 1, "every event before the kill, plus the interruption");
+    for (stored, (_, seq, payload)) in events.iter().zip(&before) {
+        assert_eq!(stored["seq"].as_u64(), Some(*seq));
+        assert_eq!(stored, &serde_json::from_str::<serde_json::Value>(payload).expect("payload"));
+    }
+    let last = events.last().expect("last");
+    assert_eq!((last["type"].as_str(), last["status"].as_str()), (Some("run_finished"), Some("interrupted")));
+    let nodes = doc["run"]["nodes"].as_array().expect("nodes");
+    let state = |id: &str| nodes.iter().find(|n| n["node_id"] == id).map(|n| n["state"].clone());
+    assert_eq!(state("quick"), Some("succeeded".into()));
+    assert_eq!(state("slow"), Some("interrupted".into()));
+}

@@ -1,0 +1,8 @@
+//! Workspace-level end-to-end tests: the real binaries as a user runs them, the
+//! editor in headless Chromium, and the code's own rules (`tidy`). One binary, a
+//! module per concern.
+
+mod cli_runs;
+mod editor_browser;
+mod review_answered;
+mod review_paths;
