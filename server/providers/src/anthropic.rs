@@ -147,25 +147,45 @@ async fn read_stream(
     key: Option<&Secret>,
 ) -> Result<AgentReply, ProviderError> {
     let mut events = sse_events(response);
-    let mut text = String::new();
-    let mut blocks: Vec<Block> = Vec::new();
-    let mut tool_calls = Vec::new();
-    let mut usage = Usage::default();
-    let mut stop_reason: Option<String> = None;
-    let mut finished = false;
+    let mut reading = Reading::default();
     while let Some(event) = events.next().await {
         let event = event?;
         if event.event == "ping" || event.data.is_empty() {
             continue;
         }
         let data = parse_data(&event.data)?;
-        match data["type"].as_str().unwrap_or(&event.event) {
+        let kind = data["type"].as_str().unwrap_or(&event.event).to_string();
+        if kind == "error" {
+            return Err(stream_error(&data, key));
+        }
+        if reading.apply(&kind, &data, sink).await? {
+            return reading.finish();
+        }
+    }
+    Err(ProviderError::Truncated("the event stream ended before `message_stop`".into()))
+}
+
+/// One answer as its stream events arrive.
+#[derive(Default)]
+struct Reading {
+    text: String,
+    blocks: Vec<Block>,
+    tool_calls: Vec<ToolCall>,
+    usage: Usage,
+    stop_reason: Option<String>,
+}
+
+impl Reading {
+    /// Takes one event; true once the message has ended.
+    async fn apply(&mut self, kind: &str, data: &Value, sink: &dyn StreamSink) -> Result<bool, ProviderError> {
+        match kind {
             "message_start" => {
-                usage.input_tokens = data.pointer("/message/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0);
+                self.usage.input_tokens =
+                    data.pointer("/message/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0);
             }
             "content_block_start" => {
                 let block = &data["content_block"];
-                blocks.push(match block["type"].as_str() {
+                self.blocks.push(match block["type"].as_str() {
                     Some("text") => Block::Text,
                     Some("tool_use") => Block::Tool {
                         id: block["id"].as_str().unwrap_or_default().to_string(),
@@ -175,64 +195,71 @@ async fn read_stream(
                     _ => Block::Other,
                 });
             }
-            "content_block_delta" => match (data.pointer("/delta/type").and_then(Value::as_str), blocks.last_mut()) {
-                (Some("text_delta"), _) => {
-                    let piece = data.pointer("/delta/text").and_then(Value::as_str).unwrap_or_default();
-                    text.push_str(piece);
-                    sink.text(piece).await;
-                }
-                (Some("input_json_delta"), Some(Block::Tool { json, .. })) => {
-                    json.push_str(data.pointer("/delta/partial_json").and_then(Value::as_str).unwrap_or_default());
-                }
-                _ => {}
-            },
-            "content_block_stop" => {
-                if let Some(Block::Tool { id, name, json }) = blocks.last() {
-                    let arguments = if json.trim().is_empty() {
-                        json!({})
-                    } else {
-                        serde_json::from_str(json).map_err(|e| {
-                            ProviderError::Malformed(format!("tool call `{name}` has arguments that are not JSON: {e}"))
-                        })?
-                    };
-                    sink.tool_call(name, arguments.clone()).await;
-                    tool_calls.push(ToolCall { id: id.clone(), name: name.clone(), arguments });
+            "content_block_delta" => {
+                match (data.pointer("/delta/type").and_then(Value::as_str), self.blocks.last_mut()) {
+                    (Some("text_delta"), _) => {
+                        let piece = data.pointer("/delta/text").and_then(Value::as_str).unwrap_or_default();
+                        self.text.push_str(piece);
+                        sink.text(piece).await;
+                    }
+                    (Some("input_json_delta"), Some(Block::Tool { json, .. })) => {
+                        json.push_str(data.pointer("/delta/partial_json").and_then(Value::as_str).unwrap_or_default());
+                    }
+                    _ => {}
                 }
             }
+            "content_block_stop" => self.end_block(sink).await?,
             "message_delta" => {
                 if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    stop_reason = Some(reason.to_string());
+                    self.stop_reason = Some(reason.to_string());
                 }
                 if let Some(out) = data.pointer("/usage/output_tokens").and_then(Value::as_u64) {
-                    usage.output_tokens = out;
+                    self.usage.output_tokens = out;
                 }
             }
-            "message_stop" => {
-                finished = true;
-                break;
-            }
-            "error" => return Err(stream_error(&data, key)),
+            "message_stop" => return Ok(true),
             _ => {}
         }
+        Ok(false)
     }
-    if !finished {
-        return Err(ProviderError::Truncated("the event stream ended before `message_stop`".into()));
+
+    /// A finished tool-use block becomes a tool call.
+    async fn end_block(&mut self, sink: &dyn StreamSink) -> Result<(), ProviderError> {
+        let Some(Block::Tool { id, name, json }) = self.blocks.last() else { return Ok(()) };
+        let arguments = if json.trim().is_empty() {
+            json!({})
+        } else {
+            serde_json::from_str(json).map_err(|e| {
+                ProviderError::Malformed(format!("tool call `{name}` has arguments that are not JSON: {e}"))
+            })?
+        };
+        sink.tool_call(name, arguments.clone()).await;
+        self.tool_calls.push(ToolCall { id: id.clone(), name: name.clone(), arguments });
+        Ok(())
     }
-    match stop_reason.as_deref() {
-        Some("refusal") => {
-            Err(ProviderError::Refusal(if text.is_empty() { "stop_reason `refusal`".into() } else { text }))
-        }
-        Some("max_tokens") => Err(ProviderError::Truncated(format!(
-            "stop_reason `max_tokens` after {} tokens; the JSON is incomplete; raise `max_tokens` on the agent",
-            usage.output_tokens
-        ))),
-        Some("tool_use") => Ok(AgentReply { text, json: None, tool_calls, usage, stop: StopReason::ToolUse }),
-        Some("end_turn") | Some("stop_sequence") | None => {
-            Ok(AgentReply { text, json: None, tool_calls, usage, stop: StopReason::EndTurn })
-        }
-        Some(other) => {
-            Ok(AgentReply { text, json: None, tool_calls, usage, stop: StopReason::Other(other.to_string()) })
-        }
+
+    /// The reply, by why the model stopped.
+    fn finish(self) -> Result<AgentReply, ProviderError> {
+        let Reading { text, tool_calls, usage, stop_reason, .. } = self;
+        let stop = match stop_reason.as_deref() {
+            Some("refusal") => {
+                return Err(ProviderError::Refusal(if text.is_empty() {
+                    "stop_reason `refusal`".into()
+                } else {
+                    text
+                }));
+            }
+            Some("max_tokens") => {
+                return Err(ProviderError::Truncated(format!(
+                    "stop_reason `max_tokens` after {} tokens; the JSON is incomplete; raise `max_tokens` on the agent",
+                    usage.output_tokens
+                )));
+            }
+            Some("tool_use") => StopReason::ToolUse,
+            Some("end_turn") | Some("stop_sequence") | None => StopReason::EndTurn,
+            Some(other) => StopReason::Other(other.to_string()),
+        };
+        Ok(AgentReply { text, json: None, tool_calls, usage, stop })
     }
 }
 

@@ -7,6 +7,8 @@ use reqwest::header::HeaderMap;
 use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::io::StreamReader;
 
 use conclave_core::ProviderError;
 use conclave_core::Secret;
@@ -83,18 +85,8 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     if let Ok(secs) = value.parse::<f64>() {
         return Some(Duration::from_secs_f64(secs.max(0.0)));
     }
-    let when = humantime::parse_rfc3339_weak(value).ok().or_else(|| parse_http_date(value))?;
+    let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
-}
-
-/// `Sun, 06 Nov 1994 08:49:37 GMT`.
-fn parse_http_date(value: &str) -> Option<SystemTime> {
-    let parts: Vec<&str> = value.split_whitespace().collect();
-    let [_, day, month, year, time, _] = parts.as_slice() else { return None };
-    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let month = months.iter().position(|m| m == month)? + 1;
-    let text = format!("{year}-{month:02}-{:02} {time}", day.parse::<u32>().ok()?);
-    humantime::parse_rfc3339_weak(&text).ok()
 }
 
 fn describe(err: &reqwest::Error) -> String {
@@ -124,33 +116,28 @@ pub fn sse_events(response: reqwest::Response) -> impl Stream<Item = Result<SseE
     })
 }
 
-/// The JSON values of an NDJSON response body, one per line.
+/// The longest NDJSON line accepted; a longer one is a broken stream, not an answer.
+const NDJSON_LINE_LIMIT: usize = 16 * 1024 * 1024;
+
+/// The JSON values of an NDJSON response body, one per line (the last line may lack
+/// its newline).
 pub fn ndjson_values(response: reqwest::Response) -> impl Stream<Item = Result<Value, ProviderError>> + Send + Unpin {
-    let mut buffer: Vec<u8> = Vec::new();
-    let bytes = response.bytes_stream();
-    Box::pin(
-        bytes
-            .map(move |chunk| -> Vec<Result<Value, ProviderError>> {
-                let chunk = match chunk {
-                    Ok(c) => c,
-                    Err(e) => return vec![Err(ProviderError::Transport(format!("the response stream broke: {e}")))],
-                };
-                buffer.extend_from_slice(&chunk);
-                let mut out = Vec::new();
-                while let Some(pos) = buffer.iter().position(|&b| b == b'\n') {
-                    let line: Vec<u8> = buffer.drain(..=pos).collect();
-                    let text = String::from_utf8_lossy(&line);
-                    if text.trim().is_empty() {
-                        continue;
-                    }
-                    out.push(serde_json::from_str(text.trim()).map_err(|e| {
-                        ProviderError::Malformed(format!("a stream line is not JSON ({e}): {}", text.trim()))
-                    }));
-                }
-                out
-            })
-            .flat_map(futures::stream::iter),
-    )
+    let body = StreamReader::new(response.bytes_stream().map(|chunk| chunk.map_err(std::io::Error::other)));
+    FramedRead::new(body, LinesCodec::new_with_max_length(NDJSON_LINE_LIMIT)).filter_map(|line| {
+        futures::future::ready(match line {
+            Ok(text) if text.trim().is_empty() => None,
+            Ok(text) => Some(
+                serde_json::from_str(text.trim())
+                    .map_err(|e| ProviderError::Malformed(format!("a stream line is not JSON ({e}): {}", text.trim()))),
+            ),
+            Err(LinesCodecError::MaxLineLengthExceeded) => {
+                Some(Err(ProviderError::Malformed(format!("a stream line is longer than {NDJSON_LINE_LIMIT} bytes"))))
+            }
+            Err(LinesCodecError::Io(e)) => {
+                Some(Err(ProviderError::Transport(format!("the response stream broke: {e}"))))
+            }
+        })
+    })
 }
 
 /// Parses one event's JSON payload.
@@ -161,6 +148,17 @@ pub fn parse_data(data: &str) -> Result<Value, ProviderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn ndjson_lines_are_split_including_a_last_line_without_newline() {
+        let body = "{\"a\":1}\n\n{\"b\":2}\r\n{\"c\":3}";
+        let response = reqwest::Response::from(http::Response::new(body));
+        let values: Vec<Value> = ndjson_values(response).map(|v| v.expect("JSON")).collect().await;
+        assert_eq!(values, vec![serde_json::json!({"a": 1}), serde_json::json!({"b": 2}), serde_json::json!({"c": 3})]);
+        let broken = reqwest::Response::from(http::Response::new("{\"a\":1}\nnot json\n"));
+        let results: Vec<Result<Value, ProviderError>> = ndjson_values(broken).collect().await;
+        assert!(matches!(&results[1], Err(ProviderError::Malformed(m)) if m.contains("not json")), "{results:?}");
+    }
 
     #[test]
     fn statuses_map_to_actionable_errors() {

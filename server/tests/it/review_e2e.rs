@@ -146,6 +146,37 @@ async fn a_review_surfaces_the_contradiction_and_the_miscount_in_every_format() 
     let run_id = last_run(&workdir, &server);
     insta::assert_snapshot!("review_markdown", markdown.replace(&run_id, "<run>"));
 
+    what_the_agents_were_sent(&server);
+
+    sarif_validates_and_ranks(&conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "sarif"]));
+
+    let rd = conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "rdjsonl"]);
+    let lines: Vec<Value> = String::from_utf8_lossy(&rd.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["location"], json!({"path": "src/upload.rs", "range": {"start": {"line": 8}}}));
+    assert_eq!(lines[0]["severity"], "ERROR");
+
+    let env_out = conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "json"]);
+    let envelope: Value = serde_json::from_slice(&env_out.stdout).expect("json");
+    assert_eq!(envelope["status"], "succeeded");
+    assert_eq!(envelope["result"]["schema_ref"], "review.findings.v1");
+    let text: Value =
+        serde_json::from_str(envelope["result"]["text"].as_str().expect("text")).expect("canonical JSON parses");
+    assert_eq!(text, envelope["result"]["json"]);
+    assert_eq!(
+        envelope["review"]["totals"],
+        json!({"blocker": 1, "major": 0, "minor": 1, "nit": 0}),
+        "totals come from the findings"
+    );
+    assert_eq!(envelope["provider"], "anthropic");
+}
+
+/// The Writer got the engine's comparison; reviewers were offered the tools and the
+/// findings schema narrowed to the change.
+fn what_the_agents_were_sent(server: &FakeServer) {
     let requests = server.requests();
     let writer =
         requests.iter().find(|r| r.body.to_string().contains("You are the Writer")).expect("the writer was called");
@@ -170,8 +201,10 @@ async fn a_review_surfaces_the_contradiction_and_the_miscount_in_every_format() 
     let tools: Vec<&str> =
         tool_turn.body["tools"].as_array().expect("tools offered").iter().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(tools, vec!["read_file", "list_files", "grep"]);
+}
 
-    let sarif_out = conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "sarif"]);
+/// The SARIF report validates against the official schema and maps severities to levels.
+fn sarif_validates_and_ranks(sarif_out: &Output) {
     let sarif: Value = serde_json::from_slice(&sarif_out.stdout).expect("SARIF is JSON");
     let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/sarif/sarif-schema-2.1.0.json");
     let schema: Value =
@@ -185,29 +218,6 @@ async fn a_review_surfaces_the_contradiction_and_the_miscount_in_every_format() 
     assert_eq!(levels, vec![("security/blocker", "error"), ("correctness/minor", "note")]);
     assert_eq!(results[1]["properties"]["severity"], "minor");
     assert!(results[0]["partialFingerprints"]["conclaveFinding/v1"].as_str().is_some_and(|f| f.len() == 16));
-
-    let rd = conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "rdjsonl"]);
-    let lines: Vec<Value> = String::from_utf8_lossy(&rd.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect();
-    assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0]["location"], json!({"path": "src/upload.rs", "range": {"start": {"line": 8}}}));
-    assert_eq!(lines[0]["severity"], "ERROR");
-
-    let env_out = conclave(&workdir, &server, &["runs", "report", &run_id, "--format", "json"]);
-    let envelope: Value = serde_json::from_slice(&env_out.stdout).expect("json");
-    assert_eq!(envelope["status"], "succeeded");
-    assert_eq!(envelope["result"]["schema_ref"], "review.findings.v1");
-    let text: Value =
-        serde_json::from_str(envelope["result"]["text"].as_str().expect("text")).expect("canonical JSON parses");
-    assert_eq!(text, envelope["result"]["json"]);
-    assert_eq!(
-        envelope["review"]["totals"],
-        json!({"blocker": 1, "major": 0, "minor": 1, "nit": 0}),
-        "totals come from the findings"
-    );
-    assert_eq!(envelope["provider"], "anthropic");
 }
 
 #[tokio::test]

@@ -6,3 +6,4 @@ mod cli_runs;
 mod editor_browser;
 mod review_answered;
 mod review_paths;
+mod tidy;

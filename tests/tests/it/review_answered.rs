@@ -44,3 +44,23 @@ async fn review_runs_end_to_end_against_an_answering_fake_server() {
     let mismatches = envelope["review"]["count_mismatches"].as_array().expect("mismatches");
     assert!(!mismatches.is_empty(), "the fake's zero counts disagree with its one finding, and the engine says so");
 }
+
+#[test]
+fn made_up_answers_satisfy_their_schema() {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "findings": {"type": "array", "items": {"$ref": "#/$defs/f"}},
+            "note": {"type": ["string", "null"]},
+            "counts": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}, "required": ["n"], "additionalProperties": false}
+        },
+        "required": ["findings", "note", "counts"],
+        "additionalProperties": false,
+        "$defs": {"f": {"type": "object", "properties": {"file": {"type": "string", "enum": ["src/a.rs"]}, "line": {"type": "integer"}}, "required": ["file", "line"], "additionalProperties": false}}
+    });
+    let value = conclave_testkit::answers::example(&schema, &schema, "", 0);
+    assert_eq!(
+        value,
+        serde_json::json!({"findings": [{"file": "src/a.rs", "line": 1}], "note": "example", "counts": {"n": 0}})
+    );
+}

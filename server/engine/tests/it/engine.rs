@@ -209,9 +209,7 @@ async fn a_node_past_its_timeout_fails_with_a_timeout_error() {
     assert_eq!(outcome.status, RunStatus::Failed);
     assert_eq!(outcome.error_kind, Some(ErrorKind::Timeout));
     let failure = events.iter().find_map(|e| match &e.kind {
-        EventKind::NodeFailed { node_id, error_kind, message } => {
-            Some((node_id.clone(), *error_kind, message.clone()))
-        }
+        EventKind::NodeFailed { node_id, error_kind, message } => Some((node_id.clone(), *error_kind, message.clone())),
         _ => None,
     });
     let (node, kind, message) = failure.expect("a node_failed event");

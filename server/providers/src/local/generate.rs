@@ -2,12 +2,14 @@
 //! under a JSON-Schema grammar (llguidance), so only tokens that keep the answer
 //! inside the schema can be picked. Runs on a blocking thread.
 
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use llguidance::api::TopLevelGrammar;
 use llguidance::{Matcher, ParserFactory};
 use serde_json::{Value, json};
@@ -113,14 +115,7 @@ pub fn generate(
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Generation, ProviderError> {
     let model = &loaded.model;
-    let template = model.chat_template(None).map_err(|e| failed("find its chat template", e))?;
-    let chat: Vec<LlamaChatMessage> = messages
-        .iter()
-        .map(|(role, text)| LlamaChatMessage::new(role.clone(), text.clone()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| failed("read the conversation", e))?;
-    let prompt = model.apply_chat_template(&template, &chat, true).map_err(|e| failed("apply its chat template", e))?;
-    let tokens = model.vocab().tokenize(prompt.as_bytes(), model.vocab().should_add_bos(), true);
+    let tokens = prompt_tokens(model, messages)?;
     let room = settings.context as usize;
     if tokens.len() + 16 >= room {
         return Err(ProviderError::BadRequest(format!(
@@ -128,16 +123,48 @@ pub fn generate(
             tokens.len()
         )));
     }
-    let max_tokens = max_tokens.min(room - tokens.len() - 1);
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(settings.context))
         .with_n_batch(BATCH as u32)
         .with_n_threads(settings.threads)
         .with_n_threads_batch(settings.threads);
     let mut ctx = model.new_context(backend()?, params).map_err(|e| failed("create a context", e))?;
-
     let mut timings = Timings { prompt_tokens: tokens.len(), ..Timings::default() };
     let started = Instant::now();
+    let batch = prefill(&mut ctx, &tokens, cancelled)?;
+    timings.prefill = started.elapsed();
+    let decoder = Decoder {
+        model,
+        ctx,
+        batch,
+        sampler: sampler_for(loaded, schema)?,
+        position: tokens.len(),
+        max_tokens: max_tokens.min(room - tokens.len() - 1),
+    };
+    let decode_started = Instant::now();
+    let (text, finished) = decoder.run(&mut timings, cancelled, on_text)?;
+    timings.decode = decode_started.elapsed();
+    Ok(Generation { text, timings, finished })
+}
+
+/// The conversation in the model's chat template, as tokens.
+fn prompt_tokens(model: &LlamaModel, messages: &[(String, String)]) -> Result<Vec<LlamaToken>, ProviderError> {
+    let template = model.chat_template(None).map_err(|e| failed("find its chat template", e))?;
+    let chat: Vec<LlamaChatMessage> = messages
+        .iter()
+        .map(|(role, text)| LlamaChatMessage::new(role.clone(), text.clone()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| failed("read the conversation", e))?;
+    let prompt = model.apply_chat_template(&template, &chat, true).map_err(|e| failed("apply its chat template", e))?;
+    Ok(model.vocab().tokenize(prompt.as_bytes(), model.vocab().should_add_bos(), true))
+}
+
+/// Decodes the prompt in batches; returns the batch holding its last token.
+fn prefill(
+    ctx: &mut LlamaContext<'_>,
+    tokens: &[LlamaToken],
+    cancelled: &AtomicBool,
+) -> Result<LlamaBatch<'static>, ProviderError> {
     let mut batch = LlamaBatch::new(BATCH, 1);
     for (chunk_index, chunk) in tokens.chunks(BATCH).enumerate() {
         batch.clear();
@@ -152,68 +179,85 @@ pub fn generate(
             return Err(ProviderError::Transport("cancelled".into()));
         }
     }
-    timings.prefill = started.elapsed();
+    Ok(batch)
+}
 
-    let mut sampler = match schema {
-        Some(schema) => {
-            let mut bounded = schema.clone();
-            if let Some(obj) = bounded.as_object_mut() {
-                // Compact JSON, and keywords the grammar cannot express are left to validation.
-                obj.insert(
-                    "x-guidance".into(),
-                    json!({"whitespace_flexible": false, "item_separator": ",", "key_separator": ":", "lenient": true}),
-                );
+/// Greedy sampling, behind the schema's grammar when there is a schema.
+fn sampler_for(loaded: &LoadedModel, schema: Option<&Value>) -> Result<LlamaSampler, ProviderError> {
+    let Some(schema) = schema else { return Ok(LlamaSampler::greedy()) };
+    let mut bounded = schema.clone();
+    if let Some(obj) = bounded.as_object_mut() {
+        // Compact JSON, and keywords the grammar cannot express are left to validation.
+        obj.insert(
+            "x-guidance".into(),
+            json!({"whitespace_flexible": false, "item_separator": ",", "key_separator": ":", "lenient": true}),
+        );
+    }
+    let parser = loaded
+        .factory
+        .create_parser(TopLevelGrammar::from_json_schema(bounded))
+        .map_err(|e| failed("compile the schema into a grammar", e))?;
+    Ok(LlamaSampler::chain_simple([LlamaSampler::from(Matcher::new(Ok(parser))), LlamaSampler::greedy()]))
+}
+
+/// The token-by-token generation after the prompt.
+struct Decoder<'m> {
+    model: &'m LlamaModel,
+    ctx: LlamaContext<'m>,
+    batch: LlamaBatch<'static>,
+    sampler: LlamaSampler,
+    position: usize,
+    max_tokens: usize,
+}
+
+impl Decoder<'_> {
+    /// Generates until the model ends its turn (true) or the budget is spent (false).
+    fn run(
+        mut self,
+        timings: &mut Timings,
+        cancelled: &AtomicBool,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<(String, bool), ProviderError> {
+        let mut text = String::new();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut finished = true;
+        loop {
+            if cancelled.load(Ordering::Relaxed) {
+                return Err(ProviderError::Transport("cancelled".into()));
             }
-            let parser = loaded
-                .factory
-                .create_parser(TopLevelGrammar::from_json_schema(bounded))
-                .map_err(|e| failed("compile the schema into a grammar", e))?;
-            LlamaSampler::chain_simple([LlamaSampler::from(Matcher::new(Ok(parser))), LlamaSampler::greedy()])
+            if timings.generated_tokens >= self.max_tokens {
+                finished = false;
+                break;
+            }
+            let sampled = Instant::now();
+            let token = self.sampler.sample(&self.ctx, self.batch.n_tokens() - 1);
+            timings.constraint += sampled.elapsed();
+            if self.model.vocab().is_eog(token) {
+                break;
+            }
+            timings.generated_tokens += 1;
+            pending.extend(self.model.vocab().token_to_piece(token, false, None));
+            // Pieces may split a UTF-8 character; emit only complete characters.
+            let valid = match std::str::from_utf8(&pending) {
+                Ok(s) => s.len(),
+                Err(e) => e.valid_up_to(),
+            };
+            if valid > 0 {
+                let piece = String::from_utf8_lossy(&pending[..valid]).into_owned();
+                pending.drain(..valid);
+                text.push_str(&piece);
+                on_text(&piece);
+            }
+            self.batch.clear();
+            self.batch.add(token, self.position as i32, &[0], true).map_err(|e| failed("batch a token", e))?;
+            self.position += 1;
+            self.ctx.decode(&mut self.batch).map_err(|e| failed("generate", e))?;
         }
-        None => LlamaSampler::greedy(),
-    };
-    let decode_started = Instant::now();
-    let mut text = String::new();
-    let mut pending: Vec<u8> = Vec::new();
-    let mut position = tokens.len();
-    let mut finished = true;
-    loop {
-        if cancelled.load(Ordering::Relaxed) {
-            return Err(ProviderError::Transport("cancelled".into()));
-        }
-        if timings.generated_tokens >= max_tokens {
-            finished = false;
-            break;
-        }
-        let sampled = Instant::now();
-        let token = sampler.sample(&ctx, batch.n_tokens() - 1);
-        timings.constraint += sampled.elapsed();
-        if model.vocab().is_eog(token) {
-            break;
-        }
-        timings.generated_tokens += 1;
-        pending.extend(model.vocab().token_to_piece(token, false, None));
-        // Pieces may split a UTF-8 character; emit only complete characters.
-        let valid = match std::str::from_utf8(&pending) {
-            Ok(s) => s.len(),
-            Err(e) => e.valid_up_to(),
-        };
-        if valid > 0 {
-            let piece = String::from_utf8_lossy(&pending[..valid]).into_owned();
-            pending.drain(..valid);
+        if !pending.is_empty() {
+            let piece = String::from_utf8_lossy(&pending).into_owned();
             text.push_str(&piece);
             on_text(&piece);
         }
-        batch.clear();
-        batch.add(token, position as i32, &[0], true).map_err(|e| failed("batch a token", e))?;
-        position += 1;
-        ctx.decode(&mut batch).map_err(|e| failed("generate", e))?;
+        Ok((text, finished))
     }
-    if !pending.is_empty() {
-        let piece = String::from_utf8_lossy(&pending).into_owned();
-        text.push_str(&piece);
-        on_text(&piece);
-    }
-    timings.decode = decode_started.elapsed();
-    Ok(Generation { text, timings, finished })
 }

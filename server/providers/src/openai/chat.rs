@@ -69,11 +69,7 @@ pub(super) async fn read_stream(
     sink: &dyn StreamSink,
 ) -> Result<AgentReply, ProviderError> {
     let mut events = sse_events(response);
-    let mut text = String::new();
-    let mut refusal = String::new();
-    let mut calls: BTreeMap<u64, PendingCall> = BTreeMap::new();
-    let mut usage = Usage::default();
-    let mut finish: Option<String> = None;
+    let mut reading = Reading::default();
     let mut done = false;
     while let Some(event) = events.next().await {
         let event = event?;
@@ -84,26 +80,49 @@ pub(super) async fn read_stream(
         if event.data.trim().is_empty() {
             continue;
         }
-        let data = parse_data(&event.data)?;
+        reading.apply(&parse_data(&event.data)?, sink).await?;
+    }
+    if !reading.refusal.is_empty() {
+        return Err(ProviderError::Refusal(reading.refusal));
+    }
+    if !done && reading.finish.is_none() {
+        return Err(ProviderError::Truncated("the event stream ended before a finish_reason or [DONE]".into()));
+    }
+    reading.reply(sink).await
+}
+
+/// One answer as its chunks arrive.
+#[derive(Default)]
+struct Reading {
+    text: String,
+    refusal: String,
+    calls: BTreeMap<u64, PendingCall>,
+    usage: Usage,
+    finish: Option<String>,
+}
+
+impl Reading {
+    /// Takes one chunk.
+    async fn apply(&mut self, data: &Value, sink: &dyn StreamSink) -> Result<(), ProviderError> {
         if let Some(error) = data.get("error") {
             let message = error.get("message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
             return Err(ProviderError::Server { status: 500, message });
         }
         if let Some(u) = data.get("usage").filter(|u| u.is_object()) {
-            usage.input_tokens = u["prompt_tokens"].as_u64().unwrap_or(usage.input_tokens);
-            usage.output_tokens = u["completion_tokens"].as_u64().unwrap_or(usage.output_tokens);
+            self.usage.input_tokens = u["prompt_tokens"].as_u64().unwrap_or(self.usage.input_tokens);
+            self.usage.output_tokens = u["completion_tokens"].as_u64().unwrap_or(self.usage.output_tokens);
         }
-        let Some(choice) = data.get("choices").and_then(|c| c.get(0)) else { continue };
+        let Some(choice) = data.get("choices").and_then(|c| c.get(0)) else { return Ok(()) };
         let delta = &choice["delta"];
         if let Some(piece) = delta.get("content").and_then(Value::as_str) {
-            text.push_str(piece);
+            self.text.push_str(piece);
             sink.text(piece).await;
         }
         if let Some(piece) = delta.get("refusal").and_then(Value::as_str) {
-            refusal.push_str(piece);
+            self.refusal.push_str(piece);
         }
         for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            let pending = calls.entry(call["index"].as_u64().unwrap_or(0)).or_default();
+            let pending = self.calls.entry(call["index"].as_u64().unwrap_or(0)).or_default();
             if let Some(id) = call["id"].as_str() {
                 pending.id = id.to_string();
             }
@@ -115,34 +134,33 @@ pub(super) async fn read_stream(
             }
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            finish = Some(reason.to_string());
+            self.finish = Some(reason.to_string());
         }
+        Ok(())
     }
-    if !refusal.is_empty() {
-        return Err(ProviderError::Refusal(refusal));
-    }
-    if !done && finish.is_none() {
-        return Err(ProviderError::Truncated("the event stream ended before a finish_reason or [DONE]".into()));
-    }
-    let mut tool_calls = Vec::new();
-    for call in calls.into_values() {
-        let arguments = parse_arguments(&call.name, &call.arguments)?;
-        sink.tool_call(&call.name, arguments.clone()).await;
-        tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
-    }
-    let stop = match finish.as_deref() {
-        Some("length") => {
-            return Err(ProviderError::Truncated(format!(
-                "finish_reason `length` after {} tokens; the JSON is incomplete; raise `max_tokens` on the agent",
-                usage.output_tokens
-            )));
+
+    /// The reply: tool calls reported, then the stop reason decides.
+    async fn reply(self, sink: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
+        let mut tool_calls = Vec::new();
+        for call in self.calls.into_values() {
+            let arguments = parse_arguments(&call.name, &call.arguments)?;
+            sink.tool_call(&call.name, arguments.clone()).await;
+            tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
         }
-        Some("content_filter") => {
-            return Err(ProviderError::Refusal("the answer was withheld by the content filter".into()));
-        }
-        Some("tool_calls") => StopReason::ToolUse,
-        Some("stop") | None => StopReason::EndTurn,
-        Some(other) => StopReason::Other(other.to_string()),
-    };
-    Ok(AgentReply { text, json: None, tool_calls, usage, stop })
+        let stop = match self.finish.as_deref() {
+            Some("length") => {
+                return Err(ProviderError::Truncated(format!(
+                    "finish_reason `length` after {} tokens; the JSON is incomplete; raise `max_tokens` on the agent",
+                    self.usage.output_tokens
+                )));
+            }
+            Some("content_filter") => {
+                return Err(ProviderError::Refusal("the answer was withheld by the content filter".into()));
+            }
+            Some("tool_calls") => StopReason::ToolUse,
+            Some("stop") | None => StopReason::EndTurn,
+            Some(other) => StopReason::Other(other.to_string()),
+        };
+        Ok(AgentReply { text: self.text, json: None, tool_calls, usage: self.usage, stop })
+    }
 }

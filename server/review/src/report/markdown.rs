@@ -10,6 +10,18 @@ use super::ReviewReport;
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
+    verdict(&mut out, r);
+    conflicts(&mut out, r);
+    miscounts(&mut out, r);
+    findings(&mut out, r);
+    merged(&mut out, r);
+    lowerings(&mut out, r);
+    usage(&mut out, r);
+    out
+}
+
+/// The title and the totals, computed from the findings.
+fn verdict(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "# Review: {}\n", r.conclave.1);
     let totals = r.totals();
     let summary: Vec<String> = totals.iter().map(|(s, n)| format!("{n} {}", plural(*s, *n))).collect();
@@ -18,6 +30,10 @@ pub(super) fn render(r: &ReviewReport) -> String {
     if let Some(error) = &r.error {
         let _ = writeln!(out, "\n> **The run did not succeed:** {}", one_line(error));
     }
+}
+
+/// Contradictions first, then disagreements: where reviewers part ways.
+fn conflicts(out: &mut String, r: &ReviewReport) {
     let contradictions: Vec<&FindingGroup> = r.contradictions().collect();
     let disagreements: Vec<&FindingGroup> = r.checks.iter().flat_map(|(_, c)| &c.disagreements).collect();
     if !contradictions.is_empty() {
@@ -27,34 +43,43 @@ pub(super) fn render(r: &ReviewReport) -> String {
             "Reviewers gave opposite verdicts, or severities two or more levels apart, about the same code.\n"
         );
         for g in &contradictions {
-            group(&mut out, g);
+            group(out, g);
         }
     }
     if !disagreements.is_empty() {
         let _ = writeln!(out, "\n## Disagreements ({})\n", disagreements.len());
         let _ = writeln!(out, "Severities one level apart about the same line.\n");
         for g in &disagreements {
-            group(&mut out, g);
+            group(out, g);
         }
     }
-    if !r.mismatches.is_empty() {
-        let _ = writeln!(out, "\n## Warning: count mismatches\n");
-        let _ = writeln!(
-            out,
-            "An agent's `counts` disagree with its own findings; the totals above are computed from the findings.\n"
-        );
-        for (node, mismatches) in &r.mismatches {
-            for m in mismatches {
-                let _ = writeln!(
-                    out,
-                    "- `{node}` claimed **{} {}** but listed **{}**.",
-                    m.claimed,
-                    plural(m.severity, m.claimed),
-                    m.actual
-                );
-            }
+}
+
+/// Agents whose `counts` disagree with their own findings.
+fn miscounts(out: &mut String, r: &ReviewReport) {
+    if r.mismatches.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Warning: count mismatches\n");
+    let _ = writeln!(
+        out,
+        "An agent's `counts` disagree with its own findings; the totals above are computed from the findings.\n"
+    );
+    for (node, mismatches) in &r.mismatches {
+        for m in mismatches {
+            let _ = writeln!(
+                out,
+                "- `{node}` claimed **{} {}** but listed **{}**.",
+                m.claimed,
+                plural(m.severity, m.claimed),
+                m.actual
+            );
         }
     }
+}
+
+/// The findings by file, in line order.
+fn findings(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "\n## Findings\n");
     if r.findings.is_empty() {
         let _ = writeln!(out, "No findings.");
@@ -84,6 +109,10 @@ pub(super) fn render(r: &ReviewReport) -> String {
         }
         out.push('\n');
     }
+}
+
+/// Near-duplicates merged with all their raisers, then corroborated findings.
+fn merged(out: &mut String, r: &ReviewReport) {
     let duplicates: Vec<&FindingGroup> = r.checks.iter().flat_map(|(_, c)| &c.duplicates).collect();
     if !duplicates.is_empty() {
         let _ = writeln!(out, "## Near-duplicates, merged ({})\n", duplicates.len());
@@ -108,51 +137,60 @@ pub(super) fn render(r: &ReviewReport) -> String {
         }
         out.push('\n');
     }
-    if !r.lowerings.is_empty() {
-        let _ = writeln!(out, "## Schema lowering notes\n");
-        // Agents lowered the same way share one entry.
-        let mut shared: Vec<(Vec<&str>, &super::LoweringSummary)> = Vec::new();
-        for l in &r.lowerings {
-            match shared.iter_mut().find(|(_, s)| s.target == l.target && s.native == l.native && s.notes == l.notes) {
-                Some((nodes, _)) => nodes.push(&l.node_id),
-                None => shared.push((vec![&l.node_id], l)),
-            }
-        }
-        for (nodes, l) in shared {
-            let how = if l.native { format!("native, {}", l.target) } else { "prompt contract".to_string() };
-            let names: Vec<String> = nodes.iter().map(|n| format!("`{n}`")).collect();
-            let _ = writeln!(out, "- {} ({how}):", names.join(", "));
-            for note in &l.notes {
-                let _ = writeln!(out, "  - [{}] {}", note.kind.as_str(), note);
-            }
-        }
-        out.push('\n');
+}
+
+/// What lowering changed, one entry per way of lowering.
+fn lowerings(out: &mut String, r: &ReviewReport) {
+    if r.lowerings.is_empty() {
+        return;
     }
-    if !r.usage.is_empty() {
-        let _ = writeln!(out, "## Tokens and cost\n");
-        let _ = writeln!(out, "| Agent | Provider | Model | Input tokens | Output tokens | Cost |");
-        let _ = writeln!(out, "|---|---|---|---:|---:|---:|");
-        let (mut input, mut output, mut cost) = (0, 0, None::<f64>);
-        for a in &r.usage {
-            input += a.usage.input_tokens;
-            output += a.usage.output_tokens;
-            if let Some(c) = a.usage.cost_usd {
-                cost = Some(cost.unwrap_or(0.0) + c);
-            }
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                a.node_id,
-                a.provider,
-                cell(&a.model),
-                a.usage.input_tokens,
-                a.usage.output_tokens,
-                money(a.usage.cost_usd)
-            );
+    let _ = writeln!(out, "## Schema lowering notes\n");
+    // Agents lowered the same way share one entry.
+    let mut shared: Vec<(Vec<&str>, &super::LoweringSummary)> = Vec::new();
+    for l in &r.lowerings {
+        match shared.iter_mut().find(|(_, s)| s.target == l.target && s.native == l.native && s.notes == l.notes) {
+            Some((nodes, _)) => nodes.push(&l.node_id),
+            None => shared.push((vec![&l.node_id], l)),
         }
-        let _ = writeln!(out, "| **total** | | | {input} | {output} | {} |", money(cost));
     }
-    out
+    for (nodes, l) in shared {
+        let how = if l.native { format!("native, {}", l.target) } else { "prompt contract".to_string() };
+        let names: Vec<String> = nodes.iter().map(|n| format!("`{n}`")).collect();
+        let _ = writeln!(out, "- {} ({how}):", names.join(", "));
+        for note in &l.notes {
+            let _ = writeln!(out, "  - [{}] {}", note.kind.as_str(), note);
+        }
+    }
+    out.push('\n');
+}
+
+/// Tokens and cost per agent, with the total.
+fn usage(out: &mut String, r: &ReviewReport) {
+    if r.usage.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Tokens and cost\n");
+    let _ = writeln!(out, "| Agent | Provider | Model | Input tokens | Output tokens | Cost |");
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|");
+    let (mut input, mut output, mut cost) = (0, 0, None::<f64>);
+    for a in &r.usage {
+        input += a.usage.input_tokens;
+        output += a.usage.output_tokens;
+        if let Some(c) = a.usage.cost_usd {
+            cost = Some(cost.unwrap_or(0.0) + c);
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            a.node_id,
+            a.provider,
+            cell(&a.model),
+            a.usage.input_tokens,
+            a.usage.output_tokens,
+            money(a.usage.cost_usd)
+        );
+    }
+    let _ = writeln!(out, "| **total** | | | {input} | {output} | {} |", money(cost));
 }
 
 fn group(out: &mut String, g: &FindingGroup) {

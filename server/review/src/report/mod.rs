@@ -10,8 +10,8 @@ mod rdjsonl;
 mod sarif;
 
 use conclave_shared::{
-    CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind, NodeOutput, RunEvent, RunRecord,
-    RunStatus, Severity, Stance, Usage,
+    Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind, NodeOutput, RunEvent,
+    RunRecord, RunStatus, Severity, Stance, Usage,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -154,9 +154,28 @@ impl ReviewReport {
 /// Builds the report of a stored run.
 pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
     let conclave = &record.conclave;
-    let outputs: BTreeMap<&str, &NodeOutput> =
-        record.nodes.iter().filter_map(|n| Some((n.node_id.as_str(), n.output.as_ref()?))).collect();
-    let result_nodes: Vec<String> = conclave
+    let result_nodes = result_nodes(conclave);
+    let (findings, result, schema_ref) = result_of(record, events, &result_nodes);
+    let (checks, mismatches, lowerings) = engine_checks(conclave, events);
+    ReviewReport {
+        run_id: record.summary.id.clone(),
+        conclave: (conclave.id.clone(), conclave.name.clone()),
+        status: record.summary.status,
+        error: record.summary.error.clone(),
+        result_nodes,
+        findings,
+        result,
+        schema_ref,
+        checks,
+        mismatches,
+        lowerings,
+        usage: usage_of(record),
+    }
+}
+
+/// The agents whose output is the review's result: those feeding an output node.
+fn result_nodes(conclave: &Conclave) -> Vec<String> {
+    conclave
         .nodes
         .iter()
         .filter(|n| n.kind == NodeKind::Output)
@@ -168,7 +187,18 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
                 acc.push(id);
             }
             acc
-        });
+        })
+}
+
+/// The result's findings, its JSON (the single result agent's output, or an object
+/// by node) and its schema reference.
+fn result_of(
+    record: &RunRecord,
+    events: &[RunEvent],
+    result_nodes: &[String],
+) -> (Vec<Finding>, Value, Option<String>) {
+    let outputs: BTreeMap<&str, &NodeOutput> =
+        record.nodes.iter().filter_map(|n| Some((n.node_id.as_str(), n.output.as_ref()?))).collect();
     // Which field holds each agent's findings was decided when its schema was lowered.
     let findings_fields: BTreeMap<&str, &str> = events
         .iter()
@@ -181,20 +211,27 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         .collect();
     let mut findings = Vec::new();
     let mut results = serde_json::Map::new();
-    for id in &result_nodes {
+    for id in result_nodes {
         let value = outputs.get(id.as_str()).map(|o| o.to_input_value()).unwrap_or(Value::Null);
         if let Some(field) = findings_fields.get(id.as_str()) {
             findings.extend(read_findings(id, &value, field));
         }
         results.insert(id.clone(), value);
     }
-    let (result, schema_ref) = match result_nodes.as_slice() {
-        [only] => (
-            results.remove(only).unwrap_or(Value::Null),
-            conclave.node(only).and_then(|n| n.agent.as_ref()).and_then(|a| a.output_schema_ref.clone()),
-        ),
-        _ => (Value::Object(results), None),
-    };
+    match result_nodes {
+        [only] => {
+            let node = record.conclave.node(only);
+            let schema_ref = node.and_then(|n| n.agent.as_ref()).and_then(|a| a.output_schema_ref.clone());
+            (findings, results.remove(only).unwrap_or(Value::Null), schema_ref)
+        }
+        _ => (findings, Value::Object(results), None),
+    }
+}
+
+type EngineChecks = (Vec<(String, FindingsCheck)>, Vec<(String, Vec<CountMismatch>)>, Vec<LoweringSummary>);
+
+/// What the engine recorded about the run: comparisons, miscounts, lowering notes.
+fn engine_checks(conclave: &Conclave, events: &[RunEvent]) -> EngineChecks {
     let mut checks = Vec::new();
     let mut mismatches = Vec::new();
     let mut lowerings = Vec::new();
@@ -218,7 +255,13 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
     let position = |id: &str| conclave.nodes.iter().position(|n| n.id == id).unwrap_or(usize::MAX);
     checks.sort_by_key(|(id, _)| position(id));
     mismatches.sort_by_key(|(id, _)| position(id));
-    let usage = conclave
+    (checks, mismatches, lowerings)
+}
+
+/// Usage per agent, in conclave order.
+fn usage_of(record: &RunRecord) -> Vec<AgentUsage> {
+    record
+        .conclave
         .nodes
         .iter()
         .filter_map(|n| {
@@ -231,21 +274,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
                 usage,
             })
         })
-        .collect();
-    ReviewReport {
-        run_id: record.summary.id.clone(),
-        conclave: (conclave.id.clone(), conclave.name.clone()),
-        status: record.summary.status,
-        error: record.summary.error.clone(),
-        result_nodes,
-        findings,
-        result,
-        schema_ref,
-        checks,
-        mismatches,
-        lowerings,
-        usage,
-    }
+        .collect()
 }
 
 /// A stable identifier for a finding, unchanged when lines move: FNV-1a over the

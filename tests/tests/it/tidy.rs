@@ -1,0 +1,207 @@
+//! The code's own rules, checked on every test run: each crate depends only on what
+//! ARCHITECTURE.md says it may know (read from `cargo tree`), `conclave-shared`
+//! builds for the browser with serde and serde_json alone, the release binary has no
+//! test doubles, every source file opens with a `//!` header, and no function in the
+//! server or the editor runs past 80 lines.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use syn::visit::Visit;
+
+/// What each crate must not depend on (directly or through another crate).
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    (
+        "conclave-shared",
+        &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "jsonschema", "conclave-core"],
+    ),
+    ("conclave-schema", &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "conclave-core"]),
+    ("conclave-core", &["reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "jsonschema", "conclave-schema"]),
+    ("conclave-catalog", &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "conclave-core"]),
+    (
+        "conclave-engine",
+        &[
+            "reqwest",
+            "axum",
+            "rusqlite",
+            "llama-cpp-2",
+            "clap",
+            "conclave-review",
+            "conclave-providers",
+            "conclave-store",
+        ],
+    ),
+    ("conclave-providers", &["axum", "rusqlite", "clap", "conclave-engine", "conclave-review", "conclave-store"]),
+    ("conclave-store", &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-engine", "conclave-review"]),
+    (
+        "conclave-review",
+        &["reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "conclave-providers", "conclave-store"],
+    ),
+];
+
+/// The longest a function may be, in lines, outside `view!` blocks.
+const MAX_FUNCTION_LINES: usize = 80;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `cargo tree` for one package, normal dependencies only, one package name a line.
+fn tree(package: &str, extra: &[&str]) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(root())
+        .args(["tree", "-p", package, "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .args(extra)
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "cargo tree -p {package}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn each_crate_depends_only_on_what_it_may_know() {
+    let mut broken = Vec::new();
+    for (package, forbidden) in FORBIDDEN {
+        let dependencies = tree(package, &[]);
+        for name in forbidden.iter().filter(|f| dependencies.contains(**f)) {
+            broken.push(format!("{package} depends on {name}"));
+        }
+    }
+    assert!(broken.is_empty(), "crate boundaries broken (see ARCHITECTURE.md):\n{}", broken.join("\n"));
+}
+
+#[test]
+fn shared_builds_for_the_browser_with_serde_alone() {
+    let direct = tree("conclave-shared", &["--depth", "1", "--target", "wasm32-unknown-unknown"]);
+    let expected: BTreeSet<String> = ["conclave-shared", "serde", "serde_json"].map(String::from).into();
+    assert_eq!(direct, expected, "conclave-shared's direct dependencies for wasm32");
+}
+
+#[test]
+fn the_release_binary_has_no_test_doubles() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(root())
+        .args(["tree", "-p", "conclave-server", "-e", "normal,features", "-i", "conclave-core", "--prefix", "none"])
+        .output()
+        .expect("cargo tree runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("conclave-core"), "conclave-server uses conclave-core:\n{text}");
+    assert!(!text.contains("feature \"testing\""), "the conclave binary compiles the test doubles:\n{text}");
+}
+
+/// Every Rust file of the workspace's crates.
+fn sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["shared", "server", "client", "tests"] {
+        collect(&root().join(dir), &mut files);
+    }
+    files.sort();
+    files
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readable directory").flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if path.is_dir() && !matches!(name.to_str(), Some("target" | "dist" | "fixtures" | "snapshots")) {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+}
+
+#[test]
+fn every_source_file_says_what_it_is_for() {
+    let missing: Vec<String> = sources()
+        .into_iter()
+        .filter(|path| {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            !text.lines().next().is_some_and(|first| first.starts_with("//!"))
+        })
+        .map(|path| relative(&path))
+        .collect();
+    assert!(missing.is_empty(), "files without a `//!` header on their first line:\n{}", missing.join("\n"));
+}
+
+/// Collects functions with their length, not counting lines inside `view!` blocks.
+struct Lengths {
+    found: Vec<(String, usize, usize)>,
+}
+
+impl Lengths {
+    fn measure(&mut self, name: String, start: proc_macro2::Span, block: &syn::Block) {
+        let (first, last) = (start.start().line, block_end(block));
+        let mut views = ViewLines(0);
+        views.visit_block(block);
+        self.found.push((name, first, (last + 1 - first).saturating_sub(views.0)));
+    }
+}
+
+fn block_end(block: &syn::Block) -> usize {
+    block.brace_token.span.close().end().line
+}
+
+/// Counts the lines inside `view!` macro invocations.
+struct ViewLines(usize);
+
+impl<'a> Visit<'a> for ViewLines {
+    fn visit_macro(&mut self, mac: &'a syn::Macro) {
+        if mac.path.is_ident("view") {
+            let span = mac.delimiter.span().join();
+            self.0 += span.end().line + 1 - span.start().line;
+        }
+    }
+}
+
+impl<'a> Visit<'a> for Lengths {
+    fn visit_item_fn(&mut self, item: &'a syn::ItemFn) {
+        self.measure(item.sig.ident.to_string(), item.sig.fn_token.span, &item.block);
+        syn::visit::visit_item_fn(self, item);
+    }
+
+    fn visit_impl_item_fn(&mut self, item: &'a syn::ImplItemFn) {
+        self.measure(item.sig.ident.to_string(), item.sig.fn_token.span, &item.block);
+        syn::visit::visit_impl_item_fn(self, item);
+    }
+
+    fn visit_trait_item_fn(&mut self, item: &'a syn::TraitItemFn) {
+        if let Some(block) = &item.default {
+            self.measure(item.sig.ident.to_string(), item.sig.fn_token.span, block);
+        }
+        syn::visit::visit_trait_item_fn(self, item);
+    }
+}
+
+#[test]
+fn no_function_in_the_server_or_the_editor_runs_past_80_lines() {
+    let mut long = Vec::new();
+    for path in sources().into_iter().filter(|p| {
+        let r = relative(p);
+        r.starts_with("server/") || r.starts_with("client/")
+    }) {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{} does not parse: {e}", relative(&path)));
+        let mut lengths = Lengths { found: Vec::new() };
+        lengths.visit_file(&file);
+        for (name, line, lines) in lengths.found.into_iter().filter(|f| f.2 > MAX_FUNCTION_LINES) {
+            long.push(format!("{}:{line} `{name}` is {lines} lines", relative(&path)));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines (split them along a real seam):\n{}",
+        long.join("\n")
+    );
+}
