@@ -8,9 +8,10 @@ use async_trait::async_trait;
 use conclave_shared::{
     Conclave, NodeOutput, NodeState, NodeSummary, RunEvent, RunRecord, RunStatus, RunSummary, Usage,
 };
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use conclave_core::{NewRun, RunStore, StoreError, interrupted_event};
 use conclave_shared::{Effect, effect_of};
@@ -62,6 +63,9 @@ CREATE TABLE reports (
 "#,
 ];
 
+/// How long a write waits for another process's lock before it fails.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Runs in a SQLite file.
 #[derive(Debug)]
 pub struct SqliteStore {
@@ -77,11 +81,14 @@ impl SqliteStore {
                 StoreError::Backend(format!("cannot create the directory {} for the run database: {e}", dir.display()))
             })?;
         }
-        let conn =
+        let mut conn =
             Connection::open(path).map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
-        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;")
+        // The busy timeout comes first: switching to WAL and migrating take locks that
+        // another process opening the same file may hold for a moment.
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(backend)?;
-        migrate(&conn, path)?;
+        migrate(&mut conn, path)?;
         Ok(SqliteStore { conn: Mutex::new(conn), path: path.to_path_buf() })
     }
 
@@ -96,8 +103,12 @@ impl SqliteStore {
     }
 }
 
-fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let version: usize = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(backend)?;
+/// Applies the migrations not yet applied. The version is read inside an immediate
+/// (write-locked) transaction, so when several processes open a fresh file at once,
+/// one migrates and the others find the work done.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(backend)?;
+    let version: usize = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(backend)?;
     if version > MIGRATIONS.len() {
         return Err(StoreError::Backend(format!(
             "{} was written by a newer Conclave (schema version {version}, this one knows {}); upgrade Conclave or use another --db",
@@ -106,9 +117,16 @@ fn migrate(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         )));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-        conn.execute_batch(&format!("BEGIN; {sql}; PRAGMA user_version = {}; COMMIT;", i + 1)).map_err(backend)?;
+        tx.execute_batch(&format!("{sql}; PRAGMA user_version = {};", i + 1)).map_err(backend)?;
     }
-    Ok(())
+    tx.commit().map_err(backend)
+}
+
+/// Starts a write transaction that takes the write lock at once. A deferred one that
+/// first reads and then writes cannot wait for a lock another process holds; it
+/// fails with "database is locked" instead.
+fn write(conn: &mut Connection) -> Result<rusqlite::Transaction<'_>, StoreError> {
+    conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(backend)
 }
 
 fn backend(e: rusqlite::Error) -> StoreError {
@@ -189,7 +207,7 @@ impl RunStore for SqliteStore {
         let conclave = to_json(&run.conclave)?;
         let input = to_json(&run.input)?;
         self.with_conn(|conn| {
-            let tx = conn.transaction().map_err(backend)?;
+            let tx = write(conn)?;
             tx.execute(
                 "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner) VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6)",
                 params![run.id, run.conclave.id, conclave, input, run.created_ms, run.owner],
@@ -208,7 +226,7 @@ impl RunStore for SqliteStore {
 
     async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError> {
         self.with_conn(|conn| {
-            let tx = conn.transaction().map_err(backend)?;
+            let tx = write(conn)?;
             let known: bool = tx
                 .prepare_cached("SELECT 1 FROM runs WHERE id = ?1")
                 .and_then(|mut s| s.query_row([&event.run_id], |_| Ok(true)).optional())
@@ -323,7 +341,7 @@ impl RunStore for SqliteStore {
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError> {
         self.with_conn(|conn| {
-            let tx = conn.transaction().map_err(backend)?;
+            let tx = write(conn)?;
             let candidates: Vec<(String, String, u64)> = {
                 let mut stmt = tx
                     .prepare("SELECT id, owner, (SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = runs.id) FROM runs WHERE status = 'running' ORDER BY id")

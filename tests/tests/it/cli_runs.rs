@@ -159,3 +159,48 @@ fn a_run_killed_mid_flight_is_listed_as_interrupted_with_every_event_before_the_
     assert_eq!(state("quick"), Some("succeeded".into()));
     assert_eq!(state("slow"), Some("interrupted".into()));
 }
+
+/// Starts `count` runs of `conclave` at once in `ws` and waits for all of them.
+fn concurrent_runs(ws: &TempWorkspace, conclave: &str, count: usize) -> Vec<std::process::Output> {
+    let children: Vec<std::process::Child> = (0..count)
+        .map(|i| {
+            ws.command(BIN)
+                .args(["run", conclave, "--input", &format!("run {i}")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawns")
+        })
+        .collect();
+    children.into_iter().map(|c| c.wait_with_output().expect("waits")).collect()
+}
+
+#[test]
+fn eight_processes_share_one_run_database_fresh_and_existing() {
+    let ws = TempWorkspace::new().expect("workspace");
+    let agents = [("a", "delay=30;text=one"), ("b", "delay=30;text=two"), ("c<a", "text=three")];
+    ws.write_conclave("busy", &fake_conclave("busy", &agents)).expect("write");
+    // A fresh file: every process races to create and migrate it.
+    for out in concurrent_runs(&ws, "busy", 8) {
+        assert_eq!(out.status.code(), Some(0), "a run on a fresh file failed: {}", stderr(&out));
+    }
+    // The same file again, now existing, with eight more writers.
+    for out in concurrent_runs(&ws, "busy", 8) {
+        assert_eq!(out.status.code(), Some(0), "a run on an existing file failed: {}", stderr(&out));
+    }
+    let list = ws.run(BIN, &["runs", "list", "--json", "--limit", "100"]).expect("runs list");
+    let runs: serde_json::Value = serde_json::from_str(&stdout(&list)).expect("json");
+    let runs = runs.as_array().expect("a list");
+    assert_eq!(runs.len(), 16, "every run is recorded");
+    for run in runs {
+        assert_eq!(run["status"], "succeeded", "{run}");
+        let id = run["id"].as_str().expect("id");
+        let show = ws.run(BIN, &["runs", "show", "--json", id]).expect("runs show");
+        let record: serde_json::Value = serde_json::from_str(&stdout(&show)).expect("json");
+        let seqs: Vec<u64> =
+            record["events"].as_array().expect("events").iter().filter_map(|e| e["seq"].as_u64()).collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "run {id} lost or reordered events");
+        let finished = record["events"].as_array().and_then(|e| e.last()).map(|e| e["type"].clone());
+        assert_eq!(finished, Some(serde_json::json!("run_finished")), "run {id} has its whole log");
+    }
+}
