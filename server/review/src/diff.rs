@@ -15,6 +15,14 @@ pub enum ChangeError {
     /// The path is not inside a git repository.
     #[error("{0} is not a git repository (or a directory inside one); give the repository to review")]
     NotARepository(String),
+    /// The base is not a commit of the repository (or looks like an option).
+    #[error("`{base}` is not a commit in this repository{}; give a branch, tag or commit as --base", .reason)]
+    InvalidBase {
+        /// The base as given.
+        base: String,
+        /// Why, with a leading separator, or empty.
+        reason: String,
+    },
     /// git failed.
     #[error("git {command} failed: {message}")]
     Git {
@@ -97,7 +105,7 @@ pub fn collect_change(repo: &Path, base: Option<&str>) -> Result<Option<Change>,
     let diff_args = ["diff", "--no-color", "--no-ext-diff", "--find-renames", "-U3"];
     let mut diff = match base {
         Some(base) => {
-            let range = format!("{base}...HEAD");
+            let range = format!("{}...HEAD", verify_base(&root, base)?);
             git(&root, &[&diff_args[..], &[range.as_str(), "--"]].concat())?
         }
         None => {
@@ -124,6 +132,27 @@ pub fn collect_change(repo: &Path, base: Option<&str>) -> Result<Option<Change>,
         files: files.into_iter().map(|f| f.file).collect(),
         annotated,
     }))
+}
+
+/// The commit `base` names, as a full hash. Anything that starts with `-` is refused
+/// before git sees it, and git is told where its options end, so a base can never
+/// become an option (`--output=...`).
+fn verify_base(root: &Path, base: &str) -> Result<String, ChangeError> {
+    let invalid = |reason: &str| ChangeError::InvalidBase { base: base.to_string(), reason: reason.to_string() };
+    if base.starts_with('-') {
+        return Err(invalid(" (it starts with `-`, like an option)"));
+    }
+    if base.is_empty() || base.contains(['\0', '\n']) {
+        return Err(invalid(""));
+    }
+    let commit = format!("{base}^{{commit}}");
+    let hash =
+        git(root, &["rev-parse", "--verify", "--quiet", "--end-of-options", &commit]).map_err(|_| invalid(""))?;
+    let hash = hash.trim();
+    if hash.len() < 40 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid(""));
+    }
+    Ok(hash.to_string())
 }
 
 /// A parsed file with its annotated text.

@@ -14,6 +14,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use conclave_catalog::{LoadError, load_conclave};
 use conclave_engine::{RunHandle, RunOptions, StartError};
+use conclave_review::diff::ChangeError;
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::{ReportFormat, ReviewPolicy};
 use conclave_shared::api::{ReviewTarget, StartRun, Started};
@@ -111,6 +112,7 @@ async fn start_review(
     let review = pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await.map_err(|e| match e {
         ReviewError::Conclave(e) => load_error(&conclave_id, e),
         e @ ReviewError::NothingToReview { .. } => ApiError::bad_field("/review", e.to_string()),
+        e @ ReviewError::Change(ChangeError::InvalidBase { .. }) => ApiError::bad_field("/review/base", e.to_string()),
         e @ (ReviewError::Change(_) | ReviewError::Repository { .. }) => {
             ApiError::bad_field("/review/repository", e.to_string())
         }
