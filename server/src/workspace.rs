@@ -21,6 +21,9 @@ pub struct Workspace {
     pub schemas: SchemaCatalog,
     /// Providers available to runs.
     pub providers: ProviderRegistry,
+    /// Globs of files the review tools may read although `.git/` or `.gitignore`
+    /// hide them (`CONCLAVE_ALLOW_PATHS`, comma-separated).
+    pub allow_paths: Vec<String>,
     context: CatalogContext,
 }
 
@@ -38,7 +41,10 @@ impl Workspace {
             providers: providers.known_names(),
             tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
         };
-        Workspace { catalog_dir, schemas, providers, context }
+        let allow_paths = std::env::var("CONCLAVE_ALLOW_PATHS")
+            .map(|v| v.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect())
+            .unwrap_or_default();
+        Workspace { catalog_dir, schemas, providers, allow_paths, context }
     }
 
     /// What conclaves are checked against.

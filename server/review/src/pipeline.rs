@@ -43,6 +43,8 @@ pub struct ReviewRequest {
     pub model: Option<String>,
     /// Move agents whose provider is not configured onto the local model.
     pub fallback: bool,
+    /// Globs of files the tools may read although `.git/` or `.gitignore` hide them.
+    pub allow_paths: Vec<String>,
 }
 
 /// Where conclaves are found and what they are checked against.
@@ -138,7 +140,7 @@ pub async fn prepare(
     {
         notices.push(line);
     }
-    let tools = RepoTools::new(&change.root)
+    let tools = RepoTools::new(&change.root, &request.allow_paths)
         .map_err(|e| ReviewError::Repository { root: change.root.display().to_string(), message: e.to_string() })?;
     let policy = if conclave.conclave().settings.diff_tightening == Some(false) {
         ReviewPolicy::default()

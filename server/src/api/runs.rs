@@ -107,6 +107,7 @@ async fn start_review(
         provider: target.provider,
         model: target.model,
         fallback: !target.no_fallback,
+        allow_paths: state.workspace.allow_paths.clone(),
     };
     let workspace = &state.workspace;
     let review = pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await.map_err(|e| match e {

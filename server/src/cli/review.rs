@@ -49,6 +49,10 @@ pub struct ReviewArgs {
     /// Fail when an agent's provider has no key, instead of running it on the local model.
     #[arg(long)]
     pub no_fallback: bool,
+    /// Let the review tools read files matching this glob although `.git/` or
+    /// `.gitignore` hide them (repeatable; adds to CONCLAVE_ALLOW_PATHS).
+    #[arg(long = "allow-path", value_name = "GLOB")]
+    pub allow_paths: Vec<String>,
 }
 
 /// CI gates.
@@ -69,6 +73,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
         provider: args.provider.clone(),
         model: args.model.clone(),
         fallback: !args.no_fallback,
+        allow_paths: workspace.allow_paths.iter().chain(&args.allow_paths).cloned().collect(),
     };
     let review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
         Ok(review) => review,
