@@ -24,6 +24,8 @@ pub struct Workspace {
     /// Globs of files the review tools may read although `.git/` or `.gitignore`
     /// hide them (`CONCLAVE_ALLOW_PATHS`, comma-separated).
     pub allow_paths: Vec<String>,
+    /// The most diff text a review sends to providers (`CONCLAVE_MAX_DIFF_BYTES`).
+    pub max_diff_bytes: usize,
     context: CatalogContext,
 }
 
@@ -44,7 +46,11 @@ impl Workspace {
         let allow_paths = std::env::var("CONCLAVE_ALLOW_PATHS")
             .map(|v| v.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect())
             .unwrap_or_default();
-        Workspace { catalog_dir, schemas, providers, allow_paths, context }
+        let max_diff_bytes = std::env::var("CONCLAVE_MAX_DIFF_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(conclave_review::diff::DEFAULT_MAX_DIFF_BYTES);
+        Workspace { catalog_dir, schemas, providers, allow_paths, max_diff_bytes, context }
     }
 
     /// What conclaves are checked against.

@@ -28,7 +28,7 @@ pub const DEFAULT_REVIEW_ID: &str = "light-code-review";
 pub const FALLBACK_PROVIDER: &str = "local";
 
 /// What to review, and how.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ReviewRequest {
     /// The repository (or a directory inside it).
     pub repository: PathBuf,
@@ -45,6 +45,8 @@ pub struct ReviewRequest {
     pub fallback: bool,
     /// Globs of files the tools may read although `.git/` or `.gitignore` hide them.
     pub allow_paths: Vec<String>,
+    /// The most diff text sent to providers, in bytes; larger files are left out.
+    pub max_diff_bytes: usize,
 }
 
 /// Where conclaves are found and what they are checked against.
@@ -120,8 +122,8 @@ pub async fn prepare(
     catalog: Catalog<'_>,
     providers: &ProviderRegistry,
 ) -> Result<PreparedReview, ReviewError> {
-    let (repository, base) = (request.repository.clone(), request.base.clone());
-    let change = tokio::task::spawn_blocking(move || collect_change(&repository, base.as_deref()))
+    let (repository, base, cap) = (request.repository.clone(), request.base.clone(), request.max_diff_bytes);
+    let change = tokio::task::spawn_blocking(move || collect_change(&repository, base.as_deref(), cap))
         .await
         .map_err(|e| ChangeError::Git { command: "diff".into(), message: format!("the git task stopped: {e}") })??
         .ok_or_else(|| ReviewError::NothingToReview {

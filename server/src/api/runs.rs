@@ -108,6 +108,7 @@ async fn start_review(
         model: target.model,
         fallback: !target.no_fallback,
         allow_paths: state.workspace.allow_paths.clone(),
+        max_diff_bytes: state.workspace.max_diff_bytes,
     };
     let workspace = &state.workspace;
     let review = pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await.map_err(|e| match e {

@@ -53,6 +53,10 @@ pub struct ReviewArgs {
     /// `.gitignore` hide them (repeatable; adds to CONCLAVE_ALLOW_PATHS).
     #[arg(long = "allow-path", value_name = "GLOB")]
     pub allow_paths: Vec<String>,
+    /// Most bytes of diff sent to the agents; the largest files are left out beyond
+    /// it, and the report lists them (default 1 MiB, or CONCLAVE_MAX_DIFF_BYTES).
+    #[arg(long, value_name = "BYTES")]
+    pub max_diff_bytes: Option<usize>,
 }
 
 /// CI gates.
@@ -74,6 +78,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
         model: args.model.clone(),
         fallback: !args.no_fallback,
         allow_paths: workspace.allow_paths.iter().chain(&args.allow_paths).cloned().collect(),
+        max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
     };
     let review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
         Ok(review) => review,

@@ -64,3 +64,86 @@ fn made_up_answers_satisfy_their_schema() {
         serde_json::json!({"findings": [{"file": "src/a.rs", "line": 1}], "note": "example", "counts": {"n": 0}})
     );
 }
+
+/// Runs `conclave review REPO ARGS --provider openai --format json` against a fake
+/// server that answers every schema; returns the exit code, the report and stderr.
+async fn review_json(repo: &std::path::Path, args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let server = FakeServer::start_responding(chat_completion_answer).await;
+    let base = format!("{}/v1", server.base);
+    let (repo, args): (std::path::PathBuf, Vec<String>) =
+        (repo.to_path_buf(), args.iter().map(|a| a.to_string()).collect());
+    let out = tokio::task::spawn_blocking(move || {
+        let workdir = repo.parent().expect("parent").to_path_buf();
+        Command::new(CLI)
+            .arg("review")
+            .arg(&repo)
+            .args(&args)
+            .args(["--provider", "openai", "--format", "json"])
+            .current_dir(&workdir)
+            .env("CONCLAVE_DB", workdir.join("runs.db"))
+            .env("OPENAI_BASE_URL", base)
+            .env("OPENAI_API_KEY", "not-a-real-key")
+            .output()
+            .expect("review runs")
+    })
+    .await
+    .expect("joined");
+    let report = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.code(), report, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quoted_unicode_and_spaced_paths_are_reviewed_exactly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("docs")).expect("mkdir");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let names = ["docs/User Guide.md", "ünïcode.txt", "tab\there.txt", "quote\"d.txt"];
+    for name in names {
+        std::fs::write(repo.join(name), "one\n").expect("write");
+    }
+    std::fs::write(repo.join("body.txt"), "-- a\n").expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    git(&repo, &["checkout", "-q", "-b", "feature"]);
+    for name in names {
+        std::fs::write(repo.join(name), "one\ntwo\n").expect("write");
+    }
+    // Body lines that look like file headers stay body lines.
+    std::fs::write(repo.join("body.txt"), "-- a\n--- b\n+++ c\n").expect("write");
+    git(&repo, &["commit", "-q", "-am", "two"]);
+
+    let (code, report, stderr) = review_json(&repo, &["--base", "main"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["status"], "succeeded", "{report}");
+    assert!(stderr.contains("reviewing 5 file(s)"), "{stderr}");
+    let cited: Vec<&str> = report["result"]["json"]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["file"].as_str())
+        .collect();
+    assert!(!cited.is_empty() && cited.iter().all(|f| ["body.txt", "docs/User Guide.md", "quote\"d.txt", "tab\there.txt", "ünïcode.txt"].contains(f)), "{cited:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_diff_over_the_cap_leaves_the_largest_files_out_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("small.rs"), "fn a() {}\n").expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    std::fs::write(repo.join("small.rs"), "fn a() {}\nfn b() {}\n").expect("write");
+    std::fs::write(repo.join("generated.json"), "[1,2,3]\n".repeat(20_000)).expect("write");
+
+    let (code, report, stderr) = review_json(&repo, &["--max-diff-bytes", "4096"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["review"]["omitted"], serde_json::json!([{"path": "generated.json", "diff_bytes": 340047}]));
+    assert!(stderr.contains("reviewing 1 file(s)"), "{stderr}");
+
+    let (code, _, stderr) = review_json(&repo, &["--max-diff-bytes", "10"]).await;
+    assert_eq!(code, Some(2), "nothing fits: the review refuses: {stderr}");
+    assert!(stderr.contains("the change is too large to review"), "{stderr}");
+}

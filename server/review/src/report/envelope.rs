@@ -35,6 +35,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
             "totals": totals,
             "findings_checks": checks,
             "count_mismatches": mismatches,
+            "omitted": report.omitted.iter().map(|(path, bytes)| json!({"path": path, "diff_bytes": bytes})).collect::<Vec<_>>(),
         },
     });
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();

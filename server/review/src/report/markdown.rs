@@ -14,6 +14,7 @@ pub(super) fn render(r: &ReviewReport) -> String {
     conflicts(&mut out, r);
     miscounts(&mut out, r);
     findings(&mut out, r);
+    omitted(&mut out, r);
     merged(&mut out, r);
     lowerings(&mut out, r);
     usage(&mut out, r);
@@ -109,6 +110,19 @@ fn findings(out: &mut String, r: &ReviewReport) {
         }
         out.push('\n');
     }
+}
+
+/// Files of the change the agents did not see, because the diff was over the cap.
+fn omitted(out: &mut String, r: &ReviewReport) {
+    if r.omitted.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Not reviewed ({})\n", r.omitted.len());
+    let _ = writeln!(out, "The diff was over the size cap, so these files were left out, largest first:\n");
+    for (path, bytes) in &r.omitted {
+        let _ = writeln!(out, "- `{path}` ({bytes} bytes of diff)");
+    }
+    out.push('\n');
 }
 
 /// Near-duplicates merged with all their raisers, then corroborated findings.

@@ -121,6 +121,8 @@ pub struct ReviewReport {
     pub lowerings: Vec<LoweringSummary>,
     /// Usage per agent, in conclave order.
     pub usage: Vec<AgentUsage>,
+    /// Files of the change left out to keep the diff under the cap: path and size.
+    pub omitted: Vec<(String, u64)>,
 }
 
 impl ReviewReport {
@@ -170,7 +172,14 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         mismatches,
         lowerings,
         usage: usage_of(record),
+        omitted: omitted_of(record),
     }
+}
+
+/// The files the review input says were left out.
+fn omitted_of(record: &RunRecord) -> Vec<(String, u64)> {
+    let Some(list) = record.input.get("omitted").and_then(Value::as_array) else { return Vec::new() };
+    list.iter().filter_map(|f| Some((f.get("path")?.as_str()?.to_string(), f.get("diff_bytes")?.as_u64()?))).collect()
 }
 
 /// The agents whose output is the review's result: those feeding an output node.

@@ -1,0 +1,224 @@
+//! The change under review, read from git: the diff of `BASE...HEAD`, or of the
+//! working tree (staged, unstaged and untracked files) against `HEAD`, parsed into
+//! files with their exact paths and changed line ranges (`parse.rs`), re-rendered
+//! with new-file line numbers on every line so reviewers can cite lines exactly, and
+//! kept under a size cap by leaving the largest files out (and saying so).
+
+mod parse;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub use parse::ParseError;
+use parse::{ParsedFile, parse_patch_with_raw, parse_single};
+
+/// The default cap on the diff text sent to providers.
+pub const DEFAULT_MAX_DIFF_BYTES: usize = 1024 * 1024;
+
+/// Why a change could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// The path is not inside a git repository.
+    #[error("{0} is not a git repository (or a directory inside one); give the repository to review")]
+    NotARepository(String),
+    /// The base is not a commit of the repository (or looks like an option).
+    #[error("`{base}` is not a commit in this repository{}; give a branch, tag or commit as --base", .reason)]
+    InvalidBase {
+        /// The base as given.
+        base: String,
+        /// Why, with a leading separator, or empty.
+        reason: String,
+    },
+    /// git failed.
+    #[error("git {command} failed: {message}")]
+    Git {
+        /// The git subcommand.
+        command: String,
+        /// git's error output.
+        message: String,
+    },
+    /// git's output could not be read.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// Even the smallest file's diff is over the cap.
+    #[error(
+        "the change is too large to review: the smallest file's diff is {smallest} bytes and the cap is {max} bytes; review a smaller change or raise the cap (--max-diff-bytes)"
+    )]
+    TooLarge {
+        /// The smallest file's diff, in bytes.
+        smallest: usize,
+        /// The cap.
+        max: usize,
+    },
+}
+
+/// A file left out of the review to keep the diff under the cap.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OmittedFile {
+    /// Its path.
+    pub path: String,
+    /// The size of its part of the diff, in bytes.
+    pub diff_bytes: usize,
+}
+
+/// One file of the change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChangedFile {
+    /// Path relative to the repository root (the new path for renames).
+    pub path: String,
+    /// `added`, `modified`, `deleted` or `renamed`.
+    pub status: String,
+    /// Ranges of added or changed lines in the new file, inclusive.
+    pub changed_lines: Vec<(u64, u64)>,
+}
+
+/// A change ready for review.
+#[derive(Debug, Clone)]
+pub struct Change {
+    /// The repository root.
+    pub root: PathBuf,
+    /// The base ref, when reviewing `BASE...HEAD`.
+    pub base: Option<String>,
+    /// The files changed.
+    pub files: Vec<ChangedFile>,
+    /// The diff with new-file line numbers on every line.
+    pub annotated: String,
+    /// Files left out because the diff was over the cap, largest first.
+    pub omitted: Vec<OmittedFile>,
+}
+
+impl Change {
+    /// The run input of a review.
+    pub fn run_input(&self) -> Value {
+        let mut input = json!({
+            "repository": self.root.display().to_string(),
+            "base": self.base,
+            "files": self.files,
+            "diff": self.annotated,
+        });
+        if !self.omitted.is_empty()
+            && let Some(object) = input.as_object_mut()
+        {
+            object.insert("omitted".into(), json!(self.omitted));
+        }
+        input
+    }
+
+    /// Every path in the change.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.iter().map(|f| f.path.clone()).collect()
+    }
+}
+
+fn git_bytes(root: &Path, args: &[&str]) -> Result<Vec<u8>, ChangeError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "core.quotePath=false"])
+        .args(args)
+        .env("GIT_PAGER", "cat")
+        .env("LC_ALL", "C")
+        .output()
+        .map_err(|e| ChangeError::Git { command: args.join(" "), message: format!("cannot run git: {e}") })?;
+    // `git diff --no-index` exits 1 when the files differ, which is the point.
+    let differs = args.contains(&"--no-index") && out.status.code() == Some(1);
+    if !out.status.success() && !differs {
+        return Err(ChangeError::Git {
+            command: args.join(" "),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(out.stdout)
+}
+
+fn git(root: &Path, args: &[&str]) -> Result<String, ChangeError> {
+    git_bytes(root, args).map(|out| String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Reads the change in `repo`: `base...HEAD` when `base` is given, otherwise the
+/// working tree against `HEAD`. `None` when there is nothing to review. Files are
+/// left out, largest first, until the numbered diff fits in `max_diff_bytes`.
+pub fn collect_change(repo: &Path, base: Option<&str>, max_diff_bytes: usize) -> Result<Option<Change>, ChangeError> {
+    let root = git(repo, &["rev-parse", "--show-toplevel"])
+        .map_err(|_| ChangeError::NotARepository(repo.display().to_string()))?
+        .trim()
+        .to_string();
+    let root = PathBuf::from(root);
+    let diff_args = ["diff", "--patch-with-raw", "-z", "--no-color", "--no-ext-diff", "--find-renames", "-U3"];
+    let range = match base {
+        Some(base) => format!("{}...HEAD", verify_base(&root, base)?),
+        None if git(&root, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_ok() => "HEAD".to_string(),
+        // No commit yet: everything staged is new, compared with the empty tree.
+        None => "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string(),
+    };
+    let mut files = parse_patch_with_raw(&git_bytes(&root, &[&diff_args[..], &[range.as_str(), "--"]].concat())?)?;
+    if base.is_none() {
+        files.extend(untracked(&root)?);
+    }
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let omitted = keep_under(&mut files, max_diff_bytes)?;
+    let annotated = files.iter().map(|f| f.annotated.as_str()).collect::<Vec<_>>().join("\n");
+    Ok(Some(Change {
+        root,
+        base: base.map(str::to_string),
+        files: files.into_iter().map(|f| f.file).collect(),
+        annotated,
+        omitted,
+    }))
+}
+
+/// Untracked files (not ignored), each diffed against `/dev/null`; the paths come
+/// from `git ls-files -z`, exact.
+fn untracked(root: &Path) -> Result<Vec<ParsedFile>, ChangeError> {
+    let listed = git_bytes(root, &["ls-files", "--others", "--exclude-standard", "-z"])?;
+    let mut files = Vec::new();
+    for path in listed.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+        let path = String::from_utf8_lossy(path).into_owned();
+        let patch = git_bytes(root, &["diff", "--no-color", "--no-ext-diff", "--no-index", "--", "/dev/null", &path])?;
+        files.push(parse_single(path, "added", &patch)?);
+    }
+    Ok(files)
+}
+
+/// Leaves out the largest files until the numbered diff fits in `max_bytes`;
+/// returns what was left out, largest first. When nothing fits, the change is too
+/// large to review.
+fn keep_under(files: &mut Vec<ParsedFile>, max_bytes: usize) -> Result<Vec<OmittedFile>, ChangeError> {
+    let mut total: usize = files.iter().map(|f| f.annotated.len() + 1).sum();
+    let mut omitted = Vec::new();
+    while total > max_bytes {
+        let Some((largest, _)) = files.iter().enumerate().max_by_key(|(_, f)| f.annotated.len()) else { break };
+        if files.len() == 1 {
+            return Err(ChangeError::TooLarge { smallest: files[largest].annotated.len(), max: max_bytes });
+        }
+        let file = files.remove(largest);
+        total -= file.annotated.len() + 1;
+        omitted.push(OmittedFile { path: file.file.path, diff_bytes: file.annotated.len() });
+    }
+    Ok(omitted)
+}
+
+/// The commit `base` names, as a full hash. Anything that starts with `-` is refused
+/// before git sees it, and git is told where its options end, so a base can never
+/// become an option (`--output=...`).
+fn verify_base(root: &Path, base: &str) -> Result<String, ChangeError> {
+    let invalid = |reason: &str| ChangeError::InvalidBase { base: base.to_string(), reason: reason.to_string() };
+    if base.starts_with('-') {
+        return Err(invalid(" (it starts with `-`, like an option)"));
+    }
+    if base.is_empty() || base.contains(['\0', '\n']) {
+        return Err(invalid(""));
+    }
+    let commit = format!("{base}^{{commit}}");
+    let hash =
+        git(root, &["rev-parse", "--verify", "--quiet", "--end-of-options", &commit]).map_err(|_| invalid(""))?;
+    let hash = hash.trim();
+    if hash.len() < 40 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid(""));
+    }
+    Ok(hash.to_string())
+}
