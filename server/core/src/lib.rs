@@ -1,8 +1,9 @@
 //! The boundaries every other server crate meets at: the [`Provider`] trait and the
 //! conversation it continues, the [`StreamSink`] providers stream into, the
 //! [`ToolRunner`] agents' tool calls go through, and the [`RunStore`] runs are kept
-//! in. Also the small pieces every side shares: retry policy, prices, secrets, and
-//! the owner tokens that tell live runs from dead ones.
+//! in. Also the small pieces every side shares: retry policy, prices, secrets and
+//! the one point where they are redacted, and the owner tokens that tell live runs
+//! from dead ones.
 //!
 //! The `testing` feature adds the test doubles: a scripted fake provider, an
 //! in-memory store, and the conformance suite every store must pass. Release builds
@@ -13,6 +14,7 @@
 pub mod owner;
 pub mod pricing;
 pub mod provider;
+pub mod redact;
 pub mod retry;
 pub mod secret;
 pub mod sink;
@@ -28,6 +30,7 @@ pub use provider::{
     AgentReply, AgentRequest, Capabilities, KNOWN_PROVIDERS, Message, Provider, ProviderError, ProviderRegistry,
     SchemaSpec, StopReason, ToolCall, ToolSpec,
 };
+pub use redact::{REDACTED, RedactingProvider, Redactor};
 pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use sink::{DiscardSink, StreamSink};

@@ -249,6 +249,19 @@ pub struct ProviderRegistry {
 }
 
 impl ProviderRegistry {
+    /// The same providers, each wrapped so its every output passes through `redactor`.
+    pub fn redacted(self, redactor: Arc<crate::redact::Redactor>) -> ProviderRegistry {
+        let providers = self
+            .providers
+            .into_iter()
+            .map(|(name, p)| {
+                let wrapped: Arc<dyn Provider> = Arc::new(crate::redact::RedactingProvider::new(p, redactor.clone()));
+                (name, wrapped)
+            })
+            .collect();
+        ProviderRegistry { providers }
+    }
+
     /// Adds (or replaces) a provider.
     pub fn register(&mut self, provider: Arc<dyn Provider>) {
         self.providers.insert(provider.name().to_string(), provider);

@@ -129,8 +129,8 @@ impl Provider for AnthropicProvider {
             .header("x-api-key", key.map(Secret::expose).unwrap_or_default())
             .header("anthropic-version", API_VERSION)
             .json(&Self::request_body(request));
-        let response = send(http, key).await?;
-        read_stream(response, stream, key).await
+        let response = send(http).await?;
+        read_stream(response, stream).await
     }
 }
 
@@ -141,11 +141,7 @@ enum Block {
     Other,
 }
 
-async fn read_stream(
-    response: reqwest::Response,
-    sink: &dyn StreamSink,
-    key: Option<&Secret>,
-) -> Result<AgentReply, ProviderError> {
+async fn read_stream(response: reqwest::Response, sink: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
     let mut events = sse_events(response);
     let mut reading = Reading::default();
     while let Some(event) = events.next().await {
@@ -156,7 +152,7 @@ async fn read_stream(
         let data = parse_data(&event.data)?;
         let kind = data["type"].as_str().unwrap_or(&event.event).to_string();
         if kind == "error" {
-            return Err(stream_error(&data, key));
+            return Err(stream_error(&data));
         }
         if reading.apply(&kind, &data, sink).await? {
             return reading.finish();
@@ -263,9 +259,8 @@ impl Reading {
     }
 }
 
-fn stream_error(data: &Value, key: Option<&Secret>) -> ProviderError {
+fn stream_error(data: &Value) -> ProviderError {
     let message = data.pointer("/error/message").and_then(Value::as_str).unwrap_or("unknown error").to_string();
-    let message = key.map_or_else(|| message.clone(), |k| k.redact(&message));
     match data.pointer("/error/type").and_then(Value::as_str) {
         Some("overloaded_error") => ProviderError::Server { status: 529, message },
         Some("rate_limit_error") => ProviderError::RateLimited { retry_after: None },

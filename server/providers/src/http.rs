@@ -11,7 +11,6 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 use tokio_util::io::StreamReader;
 
 use conclave_core::ProviderError;
-use conclave_core::Secret;
 
 /// Largest error body read into a message.
 const ERROR_BODY_LIMIT: usize = 2000;
@@ -29,21 +28,17 @@ pub fn client() -> &'static reqwest::Client {
     })
 }
 
-/// Sends a request and turns transport failures and non-2xx answers into typed errors,
-/// with the key redacted from anything reported.
-pub async fn send(
-    request: reqwest::RequestBuilder,
-    secret: Option<&Secret>,
-) -> Result<reqwest::Response, ProviderError> {
-    let redact = |text: String| secret.map_or_else(|| text.clone(), |s| s.redact(&text));
-    let response = request.send().await.map_err(|e| ProviderError::Transport(redact(describe(&e))))?;
+/// Sends a request and turns transport failures and non-2xx answers into typed errors.
+/// (What they say is redacted where every provider's output is: `RedactingProvider`.)
+pub async fn send(request: reqwest::RequestBuilder) -> Result<reqwest::Response, ProviderError> {
+    let response = request.send().await.map_err(|e| ProviderError::Transport(describe(&e)))?;
     let status = response.status().as_u16();
     if (200..300).contains(&status) {
         return Ok(response);
     }
     let retry_after = retry_after(response.headers());
     let body = response.text().await.unwrap_or_default();
-    Err(error_from_status(status, retry_after, &redact(body)))
+    Err(error_from_status(status, retry_after, &body))
 }
 
 /// Maps an HTTP error status to the error a user can act on.

@@ -7,8 +7,8 @@
 //! SSE and NDJSON readers.
 //!
 //! **Invariant:** vendor wire formats live here and nowhere else. Keys come from the
-//! environment only, are held as `Secret`s, and are redacted from anything a provider
-//! echoes back.
+//! environment only and are held as `Secret`s; every built-in provider is wrapped in
+//! `conclave_core::RedactingProvider`, the one point where what it says is redacted.
 
 pub mod anthropic;
 pub mod claude_code;
@@ -18,7 +18,7 @@ pub mod local;
 pub mod ollama;
 pub mod openai;
 
-use conclave_core::ProviderRegistry;
+use conclave_core::{ProviderRegistry, Redactor};
 use std::sync::Arc;
 
 /// The providers built into this build of Conclave, configured from the process
@@ -36,5 +36,5 @@ pub fn builtin_with_env(env: &dyn Fn(&str) -> Option<String>) -> ProviderRegistr
     registry.register(Arc::new(claude_code::ClaudeCodeProvider::from_env(env)));
     #[cfg(feature = "local")]
     registry.register(Arc::new(local::LocalProvider::from_env(env)));
-    registry
+    registry.redacted(Arc::new(Redactor::from_env(env)))
 }

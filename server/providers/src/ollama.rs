@@ -85,7 +85,7 @@ impl Provider for OllamaProvider {
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let http = crate::http::client().post(format!("{}/api/chat", self.base_url)).json(&Self::request_body(request));
-        let response = send(http, None).await.map_err(|e| match e {
+        let response = send(http).await.map_err(|e| match e {
             ProviderError::Transport(m) => {
                 ProviderError::Transport(format!("{m} (is Ollama running at {}? set OLLAMA_HOST)", self.base_url))
             }

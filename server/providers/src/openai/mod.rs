@@ -85,7 +85,7 @@ impl Provider for OpenAiProvider {
         if let Some(key) = &self.key {
             http = http.bearer_auth(key.expose());
         }
-        let response = send(http, self.key.as_ref()).await?;
+        let response = send(http).await?;
         match request.api {
             OpenAiApi::Chat => chat::read_stream(response, stream).await,
             OpenAiApi::Responses => responses::read_stream(response, stream).await,

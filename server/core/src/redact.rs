@@ -1,0 +1,345 @@
+//! The one redaction point. Every provider is wrapped in a [`RedactingProvider`]
+//! when the registry is built, so whatever a provider says (its reply, the pieces it
+//! streams, its tool calls, its errors, its configuration messages) passes through a
+//! [`Redactor`] before the engine sees it: before it becomes an event, a stored row,
+//! a log line, a report or an error message.
+//!
+//! A secret is recognised raw, JSON-escaped (`\u0073k-...`, wholly or in part) and
+//! percent-encoded, and credentials in any URL (`scheme://user:pass@host`) are
+//! removed whatever they are. Streamed text is held back just long enough that a
+//! secret split across two pieces is still caught.
+
+use async_trait::async_trait;
+use regex::Regex;
+use serde_json::Value;
+use std::fmt;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use crate::provider::{AgentReply, AgentRequest, Capabilities, Provider, ProviderError, ToolCall};
+use crate::sink::StreamSink;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// Secrets shorter than this are not redacted: they would match ordinary text.
+const MIN_SECRET_LEN: usize = 6;
+
+/// Environment variables whose values are secrets.
+pub const SECRET_VARIABLES: &[&str] =
+    &["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CONCLAVE_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN"];
+
+/// Environment variables holding URLs whose credentials are secrets.
+pub const URL_VARIABLES: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST"];
+
+/// Credentials in a URL: `scheme://user[:password]@`.
+static URL_CREDENTIALS: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@").ok());
+
+/// Removes secrets from text.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    patterns: Vec<Regex>,
+    secrets: Vec<Vec<char>>,
+    longest: usize,
+}
+
+impl fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Redactor({} secret(s))", self.patterns.len())
+    }
+}
+
+impl Redactor {
+    /// A redactor for these secrets (and URL credentials, always).
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
+        let mut redactor = Redactor::default();
+        for secret in secrets.into_iter().filter(|s| s.chars().count() >= MIN_SECRET_LEN) {
+            if let Ok(pattern) = Regex::new(&disguises(&secret)) {
+                // The longest form a secret can take: every character escaped as `\uXXXX`.
+                redactor.longest = redactor.longest.max(secret.chars().count() * 6);
+                redactor.patterns.push(pattern);
+                redactor.secrets.push(secret.chars().collect());
+            }
+        }
+        redactor
+    }
+
+    /// A redactor for the secrets in the environment: API keys and tokens, and the
+    /// user and password of any provider URL.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Redactor {
+        let mut secrets: Vec<String> = SECRET_VARIABLES.iter().filter_map(|name| env(name)).collect();
+        for url in URL_VARIABLES.iter().filter_map(|name| env(name)) {
+            secrets.extend(url_credentials(&url));
+        }
+        Redactor::new(secrets)
+    }
+
+    /// `text` with every secret and every URL credential replaced.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = match URL_CREDENTIALS.as_ref() {
+            Some(re) => re.replace_all(text, format!("${{1}}{REDACTED}@")).into_owned(),
+            None => text.to_string(),
+        };
+        for pattern in &self.patterns {
+            if pattern.is_match(&out) {
+                out = pattern.replace_all(&out, REDACTED).into_owned();
+            }
+        }
+        out
+    }
+
+    /// Redacts every string in a JSON value, keys included.
+    pub fn redact_value(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => *s = self.redact(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (key, mut v) in entries {
+                    self.redact_value(&mut v);
+                    map.insert(self.redact(&key), v);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// The error with every message in it redacted.
+    pub fn redact_error(&self, error: ProviderError) -> ProviderError {
+        let r = |s: String| self.redact(&s);
+        match error {
+            ProviderError::Config { provider, message } => ProviderError::Config { provider, message: r(message) },
+            ProviderError::Server { status, message } => ProviderError::Server { status, message: r(message) },
+            ProviderError::Auth(m) => ProviderError::Auth(r(m)),
+            ProviderError::BadRequest(m) => ProviderError::BadRequest(r(m)),
+            ProviderError::Transport(m) => ProviderError::Transport(r(m)),
+            ProviderError::Refusal(m) => ProviderError::Refusal(r(m)),
+            ProviderError::Truncated(m) => ProviderError::Truncated(r(m)),
+            ProviderError::Malformed(m) => ProviderError::Malformed(r(m)),
+            ProviderError::SchemaExhausted(m) => ProviderError::SchemaExhausted(r(m)),
+            ProviderError::RateLimited { retry_after } => ProviderError::RateLimited { retry_after },
+        }
+    }
+
+    /// Where the end of `text` could be the beginning of a secret still arriving, in
+    /// any disguise; `None` when it cannot.
+    fn partial_start(&self, text: &str) -> Option<usize> {
+        let mut from = text.len().saturating_sub(self.longest);
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        text[from..]
+            .char_indices()
+            .map(|(i, _)| from + i)
+            .find(|&start| self.secrets.iter().any(|secret| begins(&text[start..], secret)))
+    }
+
+    fn redact_reply(&self, mut reply: AgentReply) -> AgentReply {
+        reply.text = self.redact(&reply.text);
+        if let Some(json) = reply.json.as_mut() {
+            self.redact_value(json);
+        }
+        for call in &mut reply.tool_calls {
+            self.redact_call(call);
+        }
+        reply
+    }
+
+    fn redact_call(&self, call: &mut ToolCall) {
+        call.name = self.redact(&call.name);
+        self.redact_value(&mut call.arguments);
+    }
+}
+
+/// A regular expression matching `secret` raw, JSON-escaped or percent-encoded, each
+/// character in any of its forms.
+fn disguises(secret: &str) -> String {
+    secret
+        .chars()
+        .map(|c| {
+            let literal = regex::escape(&c.to_string());
+            if c.is_ascii() {
+                let code = c as u32;
+                format!(r"(?:{literal}|\\u(?i:{code:04x})|%(?i:{code:02x}))")
+            } else {
+                literal
+            }
+        })
+        .collect()
+}
+
+/// Whether all of `tail` reads as the beginning of `secret` (each character raw,
+/// `\uXXXX` or `%XX`, the last escape possibly cut short) without completing it.
+fn begins(tail: &str, secret: &[char]) -> bool {
+    let mut rest = tail;
+    for &expected in secret {
+        if rest.is_empty() {
+            return true;
+        }
+        let (code, width) = if let Some(hex) = rest.strip_prefix("\\u") {
+            (hex.get(..4).and_then(|h| u32::from_str_radix(h, 16).ok()), 6)
+        } else if let Some(hex) = rest.strip_prefix('%') {
+            (hex.get(..2).and_then(|h| u32::from_str_radix(h, 16).ok()), 3)
+        } else {
+            let c = rest.chars().next().unwrap_or_default();
+            (Some(c as u32), c.len_utf8())
+        };
+        match code {
+            Some(code) if code == expected as u32 => rest = &rest[width.min(rest.len())..],
+            // An escape cut off at the end of the text may still complete the secret.
+            None if rest.len() < width && rest.starts_with(['\\', '%']) => return true,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The user and password of `url` (`scheme://user:pass@host`), when it has them.
+fn url_credentials(url: &str) -> Vec<String> {
+    let Some(rest) = url.split_once("://").map(|(_, r)| r) else { return Vec::new() };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let Some((userinfo, _)) = authority.rsplit_once('@') else { return Vec::new() };
+    let mut found = vec![userinfo.to_string()];
+    if let Some((user, password)) = userinfo.split_once(':') {
+        found.push(password.to_string());
+        found.push(user.to_string());
+    }
+    found
+}
+
+/// A provider whose every output passes through a [`Redactor`].
+#[derive(Debug)]
+pub struct RedactingProvider {
+    inner: Arc<dyn Provider>,
+    redactor: Arc<Redactor>,
+}
+
+impl RedactingProvider {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn Provider>, redactor: Arc<Redactor>) -> RedactingProvider {
+        RedactingProvider { inner, redactor }
+    }
+}
+
+#[async_trait]
+impl Provider for RedactingProvider {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+
+    fn check_config(&self) -> Result<(), ProviderError> {
+        self.inner.check_config().map_err(|e| self.redactor.redact_error(e))
+    }
+
+    fn check_model(&self, model: &str) -> Result<(), ProviderError> {
+        self.inner.check_model(model).map_err(|e| self.redactor.redact_error(e))
+    }
+
+    fn default_model(&self) -> &str {
+        self.inner.default_model()
+    }
+
+    async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
+        let sink = RedactingSink { inner: stream, redactor: &self.redactor, pending: Mutex::default() };
+        let result = self.inner.call(request, &sink).await;
+        sink.flush().await;
+        result.map(|reply| self.redactor.redact_reply(reply)).map_err(|e| self.redactor.redact_error(e))
+    }
+}
+
+/// Streams redacted text, holding back a tail as long as the longest secret could be,
+/// so a secret split across pieces is redacted whole.
+struct RedactingSink<'a> {
+    inner: &'a dyn StreamSink,
+    redactor: &'a Redactor,
+    pending: Mutex<String>,
+}
+
+impl RedactingSink<'_> {
+    async fn flush(&self) {
+        let rest = std::mem::take(&mut *self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        if !rest.is_empty() {
+            self.inner.text(&self.redactor.redact(&rest)).await;
+        }
+    }
+}
+
+#[async_trait]
+impl StreamSink for RedactingSink<'_> {
+    async fn text(&self, text: &str) {
+        let ready = {
+            let mut pending = self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            pending.push_str(text);
+            let redacted = self.redactor.redact(&pending);
+            // Keep back only what could still be the start of a secret.
+            let cut = self.redactor.partial_start(&redacted).unwrap_or(redacted.len());
+            *pending = redacted[cut..].to_string();
+            redacted[..cut].to_string()
+        };
+        if !ready.is_empty() {
+            self.inner.text(&ready).await;
+        }
+    }
+
+    async fn tool_call(&self, tool: &str, mut arguments: Value) {
+        self.redactor.redact_value(&mut arguments);
+        self.inner.tool_call(&self.redactor.redact(tool), arguments).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "sk-live-0123456789abcdef";
+
+    #[test]
+    fn a_secret_is_caught_in_every_disguise() {
+        let r = Redactor::new([KEY.to_string()]);
+        let escaped: String = KEY.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+        let half: String = KEY
+            .chars()
+            .enumerate()
+            .map(|(i, c)| if i % 2 == 0 { format!("\\u{:04X}", c as u32) } else { c.to_string() })
+            .collect();
+        let percent: String = KEY.chars().map(|c| format!("%{:02X}", c as u32)).collect();
+        for text in [KEY.to_string(), escaped, half, percent, format!("{{\"key\":\"{KEY}\"}}")] {
+            let out = r.redact(&format!("before {text} after"));
+            assert!(out.contains(REDACTED) && !out.contains("0123456789"), "{text} -> {out}");
+        }
+        assert_eq!(r.redact("sk-live is a prefix, not the key"), "sk-live is a prefix, not the key");
+    }
+
+    #[test]
+    fn url_credentials_are_removed_whatever_they_are() {
+        let r = Redactor::from_env(&|name| {
+            (name == "OLLAMA_HOST").then(|| "http://admin:hunter22pw@10.0.0.5:11434".into())
+        });
+        let out = r.redact("could not reach http://admin:hunter22pw@10.0.0.5:11434/api/chat (password hunter22pw)");
+        assert_eq!(out, "could not reach http://[redacted]@10.0.0.5:11434/api/chat (password [redacted])");
+        assert_eq!(Redactor::default().redact("see https://u:p@example.com/x"), "see https://[redacted]@example.com/x");
+    }
+
+    #[test]
+    fn only_a_tail_that_could_begin_a_secret_is_held_back() {
+        let r = Redactor::new([KEY.to_string()]);
+        assert_eq!(r.partial_start("no secret here"), None);
+        assert_eq!(r.partial_start("the key is sk-li"), Some(11));
+        assert_eq!(r.partial_start("escaped \\u0073\\u006"), Some(8));
+        assert_eq!(r.partial_start("percent %73%6"), Some(8));
+        assert_eq!(r.partial_start("ends with s"), Some(10));
+        assert_eq!(r.partial_start("sk-lime"), None, "diverges from the key");
+    }
+
+    #[test]
+    fn json_values_are_redacted_throughout() {
+        let r = Redactor::new([KEY.to_string()]);
+        let mut value = serde_json::json!({"a": [KEY, {"b": format!("x{KEY}y")}], KEY: 1});
+        r.redact_value(&mut value);
+        assert!(!value.to_string().contains(KEY), "{value}");
+    }
+}
