@@ -8,6 +8,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+/// The largest limit: more concurrency than this is no limit at all, and it keeps
+/// every count well inside what a semaphore can hold.
+pub const MAX_LIMIT: usize = 1 << 20;
+
 /// The engine-wide limits.
 #[derive(Debug)]
 pub struct Limits {
@@ -34,13 +38,15 @@ pub struct Permits {
 impl Limits {
     /// `max_concurrency` nodes at once, and at most `providers[p]` calls to `p` at once.
     pub fn new(max_concurrency: usize, providers: &HashMap<String, usize>) -> Limits {
-        let global_size = max_concurrency.max(1);
+        let global_size = max_concurrency.clamp(1, MAX_LIMIT);
         Limits {
             global: Arc::new(Semaphore::new(global_size)),
             global_size,
             providers: providers
                 .iter()
-                .map(|(name, &n)| (name.clone(), (Arc::new(Semaphore::new(n.max(1))), n.max(1))))
+                .map(|(name, &n)| {
+                    (name.clone(), (Arc::new(Semaphore::new(n.clamp(1, MAX_LIMIT))), n.clamp(1, MAX_LIMIT)))
+                })
                 .collect(),
         }
     }

@@ -69,16 +69,21 @@ pub fn error_message(body: &str) -> String {
     trimmed.chars().take(ERROR_BODY_LIMIT).collect()
 }
 
+/// The longest wait a `retry-after` header is believed for; the retry policy caps it
+/// further. Values beyond it (`inf`, `1e30`) are a provider's bug, not a reason to
+/// wait a lifetime or to crash.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
+
 /// `retry-after` (seconds or an HTTP date) or `retry-after-ms`.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     if let Some(ms) =
         headers.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<f64>().ok())
     {
-        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        return Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok().map(|d| d.min(MAX_RETRY_AFTER));
     }
     let value = headers.get("retry-after")?.to_str().ok()?.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return Some(Duration::from_secs_f64(secs.max(0.0)));
+        return Duration::try_from_secs_f64(secs.max(0.0)).ok().map(|d| d.min(MAX_RETRY_AFTER));
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
@@ -177,6 +182,19 @@ mod tests {
         assert!(error_from_status(503, None, "").is_retryable());
         assert!(!error_from_status(401, None, "").is_retryable());
         assert!(!error_from_status(422, None, "").is_retryable());
+    }
+
+    #[test]
+    fn absurd_retry_after_values_never_panic() {
+        for value in ["inf", "1e30", "-5", "NaN", "18446744073709551616"] {
+            let mut headers = HeaderMap::new();
+            headers.insert("retry-after", value.parse().expect("header"));
+            let wait = retry_after(&headers);
+            assert!(wait.is_none_or(|d| d <= MAX_RETRY_AFTER), "{value}: {wait:?}");
+            let mut headers = HeaderMap::new();
+            headers.insert("retry-after-ms", value.parse().expect("header"));
+            assert!(retry_after(&headers).is_none_or(|d| d <= MAX_RETRY_AFTER), "{value} ms");
+        }
     }
 
     #[test]

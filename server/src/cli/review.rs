@@ -43,9 +43,9 @@ pub struct ReviewArgs {
     /// Run the same review N times and report mismatches, contradictions and findings per run.
     #[arg(long, default_value_t = 1)]
     pub repeat: u32,
-    /// Most nodes running at once.
-    #[arg(long, default_value_t = 16)]
-    pub max_concurrency: usize,
+    /// Most nodes running at once (1 to 1024).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub max_concurrency: u16,
     /// Fail when an agent's provider has no key, instead of running it on the local model.
     #[arg(long)]
     pub no_fallback: bool,
@@ -88,7 +88,8 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
     for notice in &review.notices {
         eprintln!("{notice}");
     }
-    let engine = Engine::new(workspace.providers.clone(), store.clone(), engine_config(args.max_concurrency));
+    let engine =
+        Engine::new(workspace.providers.clone(), store.clone(), engine_config(usize::from(args.max_concurrency)));
     eprintln!("{}", review.describe());
 
     let mut worst = exit::OK;

@@ -30,9 +30,9 @@ pub struct RunArgs {
     /// Read the run input from a file (`-` for standard input); `.json` files are parsed as JSON.
     #[arg(long)]
     pub input_file: Option<PathBuf>,
-    /// Most nodes running at once.
-    #[arg(long, default_value_t = 16)]
-    pub max_concurrency: usize,
+    /// Most nodes running at once (1 to 1024).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub max_concurrency: u16,
 }
 
 /// Runs the conclave; returns the exit code.
@@ -49,7 +49,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, store: Arc<dyn RunStore>) 
         Err(code) => return code,
     };
     let conclave = checked.conclave().clone();
-    let engine = Engine::new(workspace.providers, store, engine_config(args.max_concurrency));
+    let engine = Engine::new(workspace.providers, store, engine_config(usize::from(args.max_concurrency)));
     // Plain runs compare findings-shaped siblings and check counts too; only reviews
     // narrow findings to a change.
     let options = RunOptions { tools: None, policy: Some(Arc::new(ReviewPolicy::default())) };
