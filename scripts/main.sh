@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CONCLAVE_SKIP_BROWSER=1 bash scripts/setup.sh
+CONCLAVE_SKIP_TEST_TOOLS=1 bash scripts/setup.sh
 cargo build --bin conclave
 conclave="${CARGO_TARGET_DIR:-target}/debug/conclave"
 

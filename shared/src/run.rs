@@ -158,6 +158,9 @@ pub struct RunRecord {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
+    /// The provider is not set up (not logged in, a missing key or binary), found
+    /// when it was called.
+    Config,
     /// The provider failed (after retries of faults that may pass).
     Provider,
     /// The node ran past its timeout.
@@ -174,6 +177,7 @@ impl ErrorKind {
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
+            ErrorKind::Config => "config",
             ErrorKind::Provider => "provider",
             ErrorKind::Timeout => "timeout",
             ErrorKind::InvalidOutput => "invalid_output",

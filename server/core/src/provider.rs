@@ -100,6 +100,10 @@ pub struct AgentRequest {
     pub api: OpenAiApi,
     /// Attempt number (schema retries), starting at 1.
     pub attempt: u32,
+    /// The agent's turn limit (for providers that run their own tool loop).
+    pub max_turns: u32,
+    /// The directory the agent works in (the repository under review), if any.
+    pub workdir: Option<std::path::PathBuf>,
 }
 
 /// Why the model stopped.

@@ -49,6 +49,7 @@ impl NodeError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             NodeError::Provider(ProviderError::SchemaExhausted(_)) => ErrorKind::InvalidOutput,
+            NodeError::Provider(ProviderError::Config { .. }) => ErrorKind::Config,
             NodeError::Provider(_) => ErrorKind::Provider,
             NodeError::Timeout(_) => ErrorKind::Timeout,
             NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
@@ -74,6 +75,8 @@ pub struct AgentContext {
     pub tools: Option<Arc<dyn ToolRunner>>,
     /// The run's output policy, if any.
     pub policy: Option<Arc<dyn OutputPolicy>>,
+    /// The directory agents work in, if the run has one.
+    pub workdir: Option<std::path::PathBuf>,
 }
 
 /// Runs the agent to its output.
@@ -232,6 +235,8 @@ impl Caller<'_> {
             max_tokens: plan.config.tokens(),
             api: plan.config.api.unwrap_or_default(),
             attempt,
+            max_turns: plan.config.turns(),
+            workdir: self.ctx.workdir.clone(),
         };
         let mut retry = 0;
         let mut backoff = self.ctx.retry.backoff();

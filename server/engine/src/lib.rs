@@ -77,6 +77,9 @@ pub struct RunOptions {
     pub tools: Option<Arc<dyn ToolRunner>>,
     /// How structured outputs are shaped and compared, if at all.
     pub policy: Option<Arc<dyn OutputPolicy>>,
+    /// The directory agents work in (a review's repository), for providers that
+    /// run in one.
+    pub workdir: Option<std::path::PathBuf>,
 }
 
 /// Why a run could not start. Each variant is found before any provider is called.
@@ -261,6 +264,7 @@ impl Engine {
             prices: self.config.prices.clone(),
             tools: options.tools,
             policy: options.policy,
+            workdir: options.workdir,
         };
         let task = tokio::spawn(scheduler::drive(plan, agents, input, limits, conclave.id.clone(), cancel.clone()));
         Ok(RunHandle { run_id, bus, cancel, events: Some(events), task })

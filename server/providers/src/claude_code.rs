@@ -1,8 +1,11 @@
 //! The Claude Code CLI as a provider: `claude -p --output-format stream-json --verbose
-//! --json-schema <schema>`, with the prompt on standard input. Stream events become
-//! run events as they arrive; the final `result` event's `structured_output` is the
-//! answer. The subprocess gets a scrubbed environment and is killed if the node is
-//! cancelled or times out.
+//! --json-schema <schema>`, with the prompt on standard input, in the repository under
+//! review, with its read-only tools only (`--tools Read,Grep,Glob`) and the agent's
+//! turn limit. Stream events become run events as they arrive; the final `result`
+//! event's `structured_output` is the answer, and a result marked `is_error` is an
+//! error whatever its subtype (not being logged in is a configuration error). The
+//! subprocess gets a scrubbed environment, its standard error is drained while it
+//! runs, and it is killed if the node is cancelled or times out.
 
 use async_trait::async_trait;
 use conclave_shared::Usage;
@@ -19,6 +22,13 @@ use conclave_shared::LowerTarget;
 /// credentials, tokens) is withheld.
 const PASSED_VARIABLES: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "TZ"];
 const PASSED_PREFIXES: &[&str] = &["LC_", "XDG_", "ANTHROPIC_", "CLAUDE_"];
+
+/// The CLI's own tools an agent may use: reading and searching, never writing,
+/// running commands or fetching.
+const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
+
+/// How much of the CLI's standard error is kept for messages.
+const STDERR_KEPT: usize = 64 * 1024;
 
 /// The Claude Code provider.
 #[derive(Debug, Clone)]
@@ -42,7 +52,10 @@ impl ClaudeCodeProvider {
 
     /// The arguments for `request` (public for tests that pin the invocation).
     pub fn arguments(request: &AgentRequest) -> Vec<String> {
-        let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"].map(String::from).to_vec();
+        let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose", "--tools", READ_ONLY_TOOLS]
+            .map(String::from)
+            .to_vec();
+        args.extend(["--max-turns".into(), request.max_turns.max(1).to_string()]);
         if !request.model.is_empty() {
             args.extend(["--model".into(), request.model.clone()]);
         }
@@ -100,6 +113,35 @@ impl Provider for ClaudeCodeProvider {
         let binary = self
             .resolved_binary()
             .ok_or_else(|| self.check_config().err().unwrap_or(ProviderError::Transport("no binary".into())))?;
+        let mut child = self.spawn(&binary, request)?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(prompt(request).as_bytes())
+                .await
+                .map_err(|e| ProviderError::Transport(format!("cannot write the prompt: {e}")))?;
+        }
+        // Drained while the CLI runs, so a chatty CLI never blocks on a full pipe.
+        let stderr = child.stderr.take().map(|err| tokio::spawn(read_bounded(err)));
+        let stdout = child.stdout.take().ok_or_else(|| ProviderError::Transport("no stdout from the CLI".into()))?;
+        let read = read_events(stdout, stream).await;
+        let status = child.wait().await.map_err(|e| ProviderError::Transport(format!("waiting for the CLI: {e}")))?;
+        let stderr = match stderr {
+            Some(task) => task.await.unwrap_or_default(),
+            None => String::new(),
+        };
+        let (result, auth_failed) = read?;
+        let Some(result) = result else {
+            let tail: String = stderr.trim().chars().rev().take(500).collect::<Vec<_>>().into_iter().rev().collect();
+            return Err(ProviderError::Malformed(format!(
+                "the CLI exited ({status}) without a `result` event: {tail}"
+            )));
+        };
+        read_result(&result, auth_failed)
+    }
+}
+
+impl ClaudeCodeProvider {
+    fn spawn(&self, binary: &std::path::Path, request: &AgentRequest) -> Result<tokio::process::Child, ProviderError> {
         let mut command = tokio::process::Command::new(binary);
         command
             .args(Self::arguments(request))
@@ -108,70 +150,73 @@ impl Provider for ClaudeCodeProvider {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        if let Some(dir) = &request.workdir {
+            command.current_dir(dir);
+        }
         for (key, value) in std::env::vars_os() {
             let name = key.to_string_lossy();
             if PASSED_VARIABLES.contains(&name.as_ref()) || PASSED_PREFIXES.iter().any(|p| name.starts_with(p)) {
                 command.env(&key, value);
             }
         }
-        let mut child =
-            command.spawn().map_err(|e| ProviderError::Transport(format!("cannot start the Claude Code CLI: {e}")))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            stdin
-                .write_all(prompt(request).as_bytes())
-                .await
-                .map_err(|e| ProviderError::Transport(format!("cannot write the prompt: {e}")))?;
-        }
-        let stdout = child.stdout.take().ok_or_else(|| ProviderError::Transport("no stdout from the CLI".into()))?;
-        let mut stderr = child.stderr.take();
-        let mut lines = BufReader::new(stdout).lines();
-        let mut result: Option<Value> = None;
-        while let Some(line) =
-            lines.next_line().await.map_err(|e| ProviderError::Transport(format!("reading the CLI's output: {e}")))?
-        {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let event: Value = serde_json::from_str(&line).map_err(|e| {
-                ProviderError::Malformed(format!("the CLI printed a line that is not JSON ({e}): {line}"))
-            })?;
-            match event["type"].as_str() {
-                Some("assistant") => {
-                    for block in event.pointer("/message/content").and_then(Value::as_array).into_iter().flatten() {
-                        match block["type"].as_str() {
-                            Some("text") => stream.text(block["text"].as_str().unwrap_or_default()).await,
-                            Some("tool_use") => {
-                                stream
-                                    .tool_call(block["name"].as_str().unwrap_or_default(), block["input"].clone())
-                                    .await;
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                Some("result") => {
-                    result = Some(event);
-                    break;
-                }
-                _ => {}
-            }
-        }
-        let status = child.wait().await.map_err(|e| ProviderError::Transport(format!("waiting for the CLI: {e}")))?;
-        let Some(result) = result else {
-            let mut err = String::new();
-            if let Some(s) = stderr.as_mut() {
-                let _ = s.read_to_string(&mut err).await;
-            }
-            let tail: String = err.trim().chars().rev().take(500).collect::<Vec<_>>().into_iter().rev().collect();
-            return Err(ProviderError::Truncated(format!(
-                "the CLI exited ({status}) without a `result` event: {tail}"
-            )));
-        };
-        read_result(&result)
+        command.spawn().map_err(|e| ProviderError::Transport(format!("cannot start the Claude Code CLI: {e}")))
     }
 }
 
-fn read_result(result: &Value) -> Result<AgentReply, ProviderError> {
+/// Reads the CLI's stream-json events, forwarding text and tool calls; returns the
+/// `result` event and whether an assistant message reported a failed login.
+async fn read_events(
+    stdout: tokio::process::ChildStdout,
+    stream: &dyn StreamSink,
+) -> Result<(Option<Value>, bool), ProviderError> {
+    let mut lines = BufReader::new(stdout).lines();
+    let mut auth_failed = false;
+    while let Some(line) =
+        lines.next_line().await.map_err(|e| ProviderError::Transport(format!("reading the CLI's output: {e}")))?
+    {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event: Value = serde_json::from_str(&line)
+            .map_err(|e| ProviderError::Malformed(format!("the CLI printed a line that is not JSON ({e}): {line}")))?;
+        match event["type"].as_str() {
+            Some("assistant") => {
+                auth_failed |= event["error"].as_str() == Some("authentication_failed");
+                for block in event.pointer("/message/content").and_then(Value::as_array).into_iter().flatten() {
+                    match block["type"].as_str() {
+                        Some("text") => stream.text(block["text"].as_str().unwrap_or_default()).await,
+                        Some("tool_use") => {
+                            stream.tool_call(block["name"].as_str().unwrap_or_default(), block["input"].clone()).await;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Some("result") => return Ok((Some(event), auth_failed)),
+            _ => {}
+        }
+    }
+    Ok((None, auth_failed))
+}
+
+/// The first [`STDERR_KEPT`] bytes of the CLI's standard error; the rest is read and
+/// dropped.
+async fn read_bounded(mut stderr: tokio::process::ChildStderr) -> String {
+    let mut kept = Vec::new();
+    let mut buffer = [0u8; 8192];
+    while let Ok(n) = stderr.read(&mut buffer).await {
+        if n == 0 {
+            break;
+        }
+        let room = STDERR_KEPT.saturating_sub(kept.len());
+        kept.extend_from_slice(&buffer[..n.min(room)]);
+    }
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// The answer in a `result` event, or the error it reports. A result marked
+/// `is_error` is an error whatever its subtype.
+fn read_result(result: &Value, auth_failed: bool) -> Result<AgentReply, ProviderError> {
     let usage = Usage {
         input_tokens: result.pointer("/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0),
         output_tokens: result.pointer("/usage/output_tokens").and_then(Value::as_u64).unwrap_or(0),
@@ -179,17 +224,43 @@ fn read_result(result: &Value) -> Result<AgentReply, ProviderError> {
     };
     let text = result.get("result").and_then(Value::as_str).unwrap_or_default().to_string();
     let subtype = result["subtype"].as_str().unwrap_or("success");
-    match subtype {
-        "success" if result["is_error"].as_bool() != Some(true) => {
-            let json = result.get("structured_output").filter(|v| !v.is_null()).cloned();
-            Ok(AgentReply { text, json, tool_calls: Vec::new(), usage, stop: StopReason::EndTurn })
-        }
-        "error_max_structured_output_retries" => Err(ProviderError::SchemaExhausted(format!(
-            "Claude Code gave up after its own structured-output retries (`{subtype}`)"
-        ))),
-        "error_max_turns" => {
-            Err(ProviderError::Truncated(format!("Claude Code ran out of turns (`{subtype}`); raise max_turns")))
-        }
-        other => Err(ProviderError::Server { status: 500, message: format!("Claude Code failed (`{other}`): {text}") }),
+    let is_error = result["is_error"].as_bool() == Some(true) || subtype != "success";
+    if !is_error {
+        let json = result.get("structured_output").filter(|v| !v.is_null()).cloned();
+        return Ok(AgentReply { text, json, tool_calls: Vec::new(), usage, stop: StopReason::EndTurn });
     }
+    let lowered = text.to_lowercase();
+    if auth_failed
+        || lowered.contains("not logged in")
+        || lowered.contains("invalid api key")
+        || lowered.contains("/login")
+    {
+        return Err(ProviderError::Config {
+            provider: "claude-code".into(),
+            message: format!(
+                "the Claude Code CLI cannot sign in ({}); run `claude` once and log in with /login, or set ANTHROPIC_API_KEY for it",
+                text.trim()
+            ),
+        });
+    }
+    Err(match subtype {
+        "error_max_structured_output_retries" => ProviderError::SchemaExhausted(format!(
+            "Claude Code gave up after its own structured-output retries (`{subtype}`)"
+        )),
+        "error_max_turns" => {
+            ProviderError::Truncated(format!("Claude Code ran out of turns (`{subtype}`); raise max_turns"))
+        }
+        // A fault inside the CLI's run may pass; retrying it can help.
+        "error_during_execution" => {
+            ProviderError::Server { status: 500, message: format!("Claude Code failed (`{subtype}`): {text}") }
+        }
+        _ if lowered.contains("rate limit") || lowered.contains("overloaded") => {
+            ProviderError::RateLimited { retry_after: None }
+        }
+        // Anything else would fail the same way again, at the user's cost.
+        other => ProviderError::BadRequest(format!(
+            "Claude Code reported an error (`{other}`, {}): {text}",
+            result["terminal_reason"].as_str().unwrap_or("no reason given")
+        )),
+    })
 }

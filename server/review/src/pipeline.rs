@@ -166,7 +166,11 @@ impl PreparedReview {
 
 /// Starts the prepared review on `engine`; returns at once with the run's handle.
 pub async fn start(engine: &Engine, review: &PreparedReview) -> Result<RunHandle, StartError> {
-    let options = RunOptions { tools: Some(review.tools.clone()), policy: Some(review.policy.clone()) };
+    let options = RunOptions {
+        tools: Some(review.tools.clone()),
+        policy: Some(review.policy.clone()),
+        workdir: Some(review.change.root.clone()),
+    };
     engine.start(review.conclave.clone(), review.change.run_input(), options).await
 }
 

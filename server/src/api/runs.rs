@@ -90,7 +90,7 @@ async fn start_plain(state: &AppState, conclave_id: &str, input: Value) -> Resul
     let workspace = &state.workspace;
     let conclave = load_conclave(conclave_id, &workspace.catalog_dir, workspace.catalog_context())
         .map_err(|e| load_error(conclave_id, e))?;
-    let options = RunOptions { tools: None, policy: Some(Arc::new(ReviewPolicy::default())) };
+    let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() };
     state.engine.start(conclave, input, options).await.map_err(start_error)
 }
 

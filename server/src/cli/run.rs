@@ -52,7 +52,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, store: Arc<dyn RunStore>) 
     let engine = Engine::new(workspace.providers, store, engine_config(usize::from(args.max_concurrency)));
     // Plain runs compare findings-shaped siblings and check counts too; only reviews
     // narrow findings to a change.
-    let options = RunOptions { tools: None, policy: Some(Arc::new(ReviewPolicy::default())) };
+    let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() };
     match follow(&conclave, engine.start(checked, input, options).await).await {
         Ok(outcome) => {
             if outcome.status == RunStatus::Succeeded {
@@ -141,6 +141,7 @@ pub fn announce(outcome: &RunOutcome) {
 pub fn exit_code(outcome: &RunOutcome) -> u8 {
     match (outcome.status, outcome.error_kind) {
         (RunStatus::Succeeded, _) => exit::OK,
+        (RunStatus::Failed, Some(ErrorKind::Config)) => exit::CONFIG,
         (RunStatus::Failed, Some(ErrorKind::Provider | ErrorKind::Timeout)) => exit::PROVIDER,
         (RunStatus::Failed, Some(ErrorKind::InvalidOutput)) => exit::CONTRACT,
         _ => exit::OTHER,

@@ -59,7 +59,8 @@ async fn run(
     conclave: Conclave,
     input: &str,
 ) -> (RunOutcome, Vec<conclave_shared::RunEvent>) {
-    let options = RunOptions { tools: None, policy: Some(Arc::new(conclave_review::ReviewPolicy::default())) };
+    let options =
+        RunOptions { policy: Some(Arc::new(conclave_review::ReviewPolicy::default())), ..RunOptions::default() };
     let outcome = engine.start(checked(conclave), json!(input), options).await.expect("starts").wait().await;
     let events = store.events(&outcome.run_id, 0).await.expect("events");
     (outcome, events)

@@ -58,6 +58,10 @@ fn a_successful_transcript_gives_the_structured_output_and_streams_events_live()
     let schema: Value = serde_json::from_str(args[schema_at + 1]).expect("schema argument is JSON");
     assert_eq!(schema["properties"]["verdict"]["enum"], json!(["approve", "reject"]));
     assert!(args.windows(2).any(|w| w == ["--model", "sonnet"]), "{args:?}");
+    assert!(args.windows(2).any(|w| w == ["--tools", "Read,Grep,Glob"]), "read-only tools only: {args:?}");
+    assert!(args.windows(2).any(|w| w == ["--max-turns", "8"]), "the agent's turn limit: {args:?}");
+    let schema_at = args.iter().position(|a| *a == "--json-schema").expect("a schema") + 1;
+    assert!(!args[schema_at].contains("$schema"), "no draft 2020-12 metadata for the CLI's validator");
     assert!(args.windows(2).any(|w| w == ["--append-system-prompt", "Review the change."]), "{args:?}");
     let stdin = std::fs::read_to_string(dir.path().join("claude.stdin")).expect("stdin recorded");
     assert!(stdin.starts_with("## Run input\n\nthe diff"), "the prompt carries the input: {stdin}");
@@ -128,4 +132,55 @@ fn a_missing_cli_is_a_configuration_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("CONCLAVE_CLAUDE_BIN"), "{stderr}");
+}
+
+/// The real Claude Code CLI, installed from npm by `scripts/fetch-claude.sh`.
+fn real_claude() -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .expect("HOME is set");
+    let bin = cache.join("conclave/claude-code/node_modules/.bin/claude");
+    assert!(
+        bin.is_file(),
+        "the Claude Code CLI is not installed at {}: run `bash scripts/fetch-claude.sh`",
+        bin.display()
+    );
+    bin
+}
+
+#[test]
+fn the_real_cli_accepts_the_findings_schema_and_a_missing_login_is_exit_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conclave = json!({
+        "version": 1, "id": "cc", "name": "Claude Code",
+        "nodes": [
+            {"id": "input", "kind": "trigger", "label": "Input", "position": {"x": 0, "y": 0}},
+            {"id": "reviewer", "kind": "agent", "label": "Reviewer", "position": {"x": 200, "y": 0}, "agent": {
+                "provider": "claude-code", "model": "sonnet", "system_prompt": "Review the change.",
+                "output_schema_ref": "review.findings.v1"
+            }}
+        ],
+        "edges": [{"from": "input", "to": "reviewer"}]
+    });
+    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
+    std::fs::write(dir.path().join("conclaves/cc.conclave.json"), conclave.to_string()).expect("write");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("mkdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+        .args(["run", "cc", "--input", "the diff"])
+        .current_dir(dir.path())
+        .env("CONCLAVE_DB", dir.path().join("runs.db"))
+        .env("CONCLAVE_CLAUDE_BIN", real_claude())
+        // A home with no login, and no key: the CLI cannot sign in.
+        .env("HOME", &home)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .expect("conclave runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("is not a valid JSON Schema"), "the CLI refused the schema: {stderr}");
+    assert!(stderr.contains("the Claude Code CLI cannot sign in"), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "not logged in is a configuration error: {stderr}");
+    assert!(!stderr.contains("provider_retry") && !stderr.contains("retry 1"), "it is not retried: {stderr}");
 }

@@ -138,7 +138,8 @@ async fn run(vendor: Vendor, script: Vec<Reply>, tools: bool) -> Ran {
         tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
     };
     let checked = check_conclave("single.conclave.json", conclave(vendor, tools), &context).expect("checks");
-    let options = RunOptions { tools: tools.then(|| Arc::new(FakeTools) as Arc<dyn ToolRunner>), policy: None };
+    let options =
+        RunOptions { tools: tools.then(|| Arc::new(FakeTools) as Arc<dyn ToolRunner>), ..RunOptions::default() };
     let handle = engine.start(checked, json!({"diff": "+fn main() {}"}), options).await.expect("run starts");
     let outcome = handle.wait().await;
     let events = store.events(&outcome.run_id, 0).await.expect("events");

@@ -141,7 +141,7 @@ async fn a_refused_tool_call_is_shown_to_the_model_and_the_run_goes_on() {
     let mut providers = ProviderRegistry::default();
     providers.register(fake.clone());
     let engine = Engine::new(providers, Arc::new(MemoryStore::new()), EngineConfig::default());
-    let options = RunOptions { tools: Some(Arc::new(f.tools.clone())), policy: None };
+    let options = RunOptions { tools: Some(Arc::new(f.tools.clone())), ..RunOptions::default() };
     let mut agent = AgentConfig::new("fake");
     agent.tools = vec!["read_file".into()];
     let node =

@@ -6,6 +6,7 @@
 //! `oneOf`) make an agent in `strict` compatibility mode refuse to run.
 
 mod anthropic;
+mod claude_code;
 mod local;
 mod ollama;
 mod openai;
@@ -46,7 +47,7 @@ pub fn lower(schema: &Value, target: LowerTarget) -> Result<Lowered, NormalizeEr
         LowerTarget::OpenAi => openai::lower_for_openai(normalized),
         LowerTarget::Anthropic => anthropic::lower_for_anthropic(normalized),
         LowerTarget::Ollama => ollama::lower_for_ollama(normalized),
-        LowerTarget::ClaudeCode => Lowered { target, schema: normalized, notes: Vec::new(), native: true },
+        LowerTarget::ClaudeCode => claude_code::lower_for_claude_code(normalized),
         LowerTarget::Local => local::lower_for_local(normalized),
     })
 }
