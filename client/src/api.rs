@@ -1,80 +1,18 @@
 //! Every call the editor makes to the server: conclaves, validation, schemas,
 //! lowering previews, providers, runs, their events (Server-Sent Events) and reports.
+//! Request and response bodies are the shared API types, so the editor and the server
+//! cannot disagree about them.
 
-use conclave_shared::{Conclave, RunEvent, RunSummary};
-use gloo_net::http::{Request, Response};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use conclave_shared::api::{
+    ConclaveSummary, ErrorBody, LowerRequest, LowerResponse, ProviderInfo, SchemaRef, StartRun, Started, Validation,
+};
+use conclave_shared::{Conclave, Diagnostic, EventKind, RunEvent, RunRecord, RunSummary};
+use gloo_net::http::{Request, RequestBuilder, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
-
-/// A conclave in the catalog listing.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Summary {
-    /// Its id.
-    pub id: String,
-    /// Its name, when the file parses.
-    pub name: Option<String>,
-    /// Errors in the file.
-    pub errors: usize,
-}
-
-/// One diagnostic, as `conclave validate` reports it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Diagnostic {
-    /// error, warning or note.
-    pub severity: String,
-    /// Short code.
-    pub code: String,
-    /// What it is about: `{"kind": "node", "id": ...}` and so on.
-    pub subject: Value,
-    /// JSON pointer.
-    pub path: String,
-    /// What is wrong.
-    pub message: String,
-    /// What to do.
-    pub help: Option<String>,
-}
-
-impl Diagnostic {
-    /// The node the diagnostic is about, if any.
-    pub fn node_id(&self) -> Option<String> {
-        (self.subject["kind"] == "node").then(|| self.subject["id"].as_str().map(str::to_string)).flatten()
-    }
-}
-
-/// A provider the editor can offer.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Provider {
-    /// Its name.
-    pub name: String,
-    /// Whether it is configured on the server.
-    pub configured: bool,
-    /// Its default model.
-    pub default_model: String,
-}
-
-/// A lowering preview.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Lowering {
-    /// `openai`, `anthropic`, ... or `prompt`.
-    pub target: String,
-    /// Whether native structured output is used.
-    pub native: bool,
-    /// The changes.
-    pub notes: Vec<Note>,
-}
-
-/// One lowering change.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Note {
-    /// JSON pointer.
-    pub path: String,
-    /// Kind of change.
-    pub kind: String,
-    /// What changed.
-    pub message: String,
-}
 
 /// A failed call: the server's message and, for invalid conclaves, the diagnostics.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,51 +27,16 @@ impl ApiError {
     fn network(e: impl std::fmt::Display) -> ApiError {
         ApiError { message: format!("cannot reach the server: {e}"), diagnostics: Vec::new() }
     }
+
+    fn unreadable(e: impl std::fmt::Display) -> ApiError {
+        ApiError { message: format!("the server's answer was not understood: {e}"), diagnostics: Vec::new() }
+    }
 }
 
 type Result<T> = std::result::Result<T, ApiError>;
 
-/// The bearer token, when the page was opened with `#token=...`.
-fn token() -> Option<String> {
-    let hash = web_sys::window()?.location().hash().ok()?;
-    hash.strip_prefix("#token=").map(str::to_string)
-}
-
-fn authorized(request: gloo_net::http::RequestBuilder) -> gloo_net::http::RequestBuilder {
-    match token() {
-        Some(t) => request.header("Authorization", &format!("Bearer {t}")),
-        None => request,
-    }
-}
-
-async fn decode<T: for<'de> Deserialize<'de>>(response: Response) -> Result<T> {
-    if response.ok() {
-        return response.json().await.map_err(ApiError::network);
-    }
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    let message =
-        body.pointer("/error/message").and_then(Value::as_str).unwrap_or("the server refused the request").to_string();
-    let diagnostics =
-        body.pointer("/error/diagnostics").and_then(|d| serde_json::from_value(d.clone()).ok()).unwrap_or_default();
-    Err(ApiError { message, diagnostics })
-}
-
-async fn get<T: for<'de> Deserialize<'de>>(url: &str) -> Result<T> {
-    decode(authorized(Request::get(url)).send().await.map_err(ApiError::network)?).await
-}
-
-async fn send<T: for<'de> Deserialize<'de>>(method: &str, url: &str, body: &Value) -> Result<T> {
-    let builder = match method {
-        "PUT" => Request::put(url),
-        "DELETE" => Request::delete(url),
-        _ => Request::post(url),
-    };
-    let request = authorized(builder).json(body).map_err(ApiError::network)?;
-    decode(request.send().await.map_err(ApiError::network)?).await
-}
-
 /// The catalog.
-pub async fn list_conclaves() -> Result<Vec<Summary>> {
+pub async fn list_conclaves() -> Result<Vec<ConclaveSummary>> {
     get("/api/conclaves").await
 }
 
@@ -144,36 +47,27 @@ pub async fn get_conclave(id: &str) -> Result<Conclave> {
 
 /// Saves a conclave: updates it when it exists, creates it otherwise.
 pub async fn save_conclave(conclave: &Conclave, exists: bool) -> Result<Conclave> {
-    let body = serde_json::to_value(conclave).unwrap_or(Value::Null);
     if exists {
-        send("PUT", &format!("/api/conclaves/{}", conclave.id), &body).await
+        send(Request::put(&format!("/api/conclaves/{}", conclave.id)), conclave).await
     } else {
-        send("POST", "/api/conclaves", &body).await
+        send(Request::post("/api/conclaves"), conclave).await
     }
 }
 
-/// The diagnostics of an unsaved conclave.
-pub async fn validate(conclave: &Conclave) -> Result<Vec<Diagnostic>> {
-    #[derive(Deserialize)]
-    struct Validation {
-        diagnostics: Vec<Diagnostic>,
-    }
-    let body = serde_json::to_value(conclave).unwrap_or(Value::Null);
-    send::<Validation>("POST", "/api/validate", &body).await.map(|v| v.diagnostics)
+/// What the server's validation finds in a conclave (saved or not): its diagnostics
+/// and which agents review code.
+pub async fn validate(conclave: &Conclave) -> Result<Validation> {
+    send(Request::post("/api/validate"), conclave).await
 }
 
 /// The providers.
-pub async fn providers() -> Result<Vec<Provider>> {
+pub async fn providers() -> Result<Vec<ProviderInfo>> {
     get("/api/providers").await
 }
 
 /// The schema references.
-pub async fn schema_refs() -> Result<Vec<String>> {
-    #[derive(Deserialize)]
-    struct Ref {
-        reference: String,
-    }
-    get::<Vec<Ref>>("/api/schemas").await.map(|r| r.into_iter().map(|r| r.reference).collect())
+pub async fn schema_refs() -> Result<Vec<SchemaRef>> {
+    get("/api/schemas").await
 }
 
 /// A schema by reference.
@@ -182,31 +76,17 @@ pub async fn schema(reference: &str) -> Result<Value> {
 }
 
 /// The lowering preview of an inline schema or a reference for a provider.
-pub async fn lower(schema: Option<&Value>, reference: Option<&str>, provider: &str) -> Result<Lowering> {
-    let body = match (schema, reference) {
-        (Some(s), _) => json!({"schema": s, "provider": provider}),
-        (None, r) => json!({"schema_ref": r, "provider": provider}),
-    };
-    send("POST", "/api/lower", &body).await
+pub async fn lower(request: &LowerRequest) -> Result<LowerResponse> {
+    send(Request::post("/api/lower"), request).await
 }
 
 /// Starts a run: a review of a repository, or a run with an input.
-pub async fn start_run(conclave_id: &str, input: Value, review: Option<(String, Option<String>)>) -> Result<String> {
-    #[derive(Deserialize)]
-    struct Started {
-        run_id: String,
-    }
-    let body = match review {
-        Some((repository, base)) => {
-            json!({"conclave_id": conclave_id, "review": {"repository": repository, "base": base}})
-        }
-        None => json!({"conclave_id": conclave_id, "input": input}),
-    };
-    send::<Started>("POST", "/api/runs", &body).await.map(|s| s.run_id)
+pub async fn start_run(request: &StartRun) -> Result<Started> {
+    send(Request::post("/api/runs"), request).await
 }
 
 /// One run with its conclave snapshot.
-pub async fn get_run(run_id: &str) -> Result<conclave_shared::RunRecord> {
+pub async fn get_run(run_id: &str) -> Result<RunRecord> {
     get(&format!("/api/runs/{run_id}")).await
 }
 
@@ -234,25 +114,68 @@ pub fn follow_run(run_id: &str, on_event: impl Fn(RunEvent) + 'static) -> Option
             on_event(event);
         }
     });
-    // Every event type arrives under its own SSE name.
-    for name in [
-        "run_started",
-        "schema_lowered",
-        "node_started",
-        "text_delta",
-        "tool_call",
-        "provider_retry",
-        "attempt_failed",
-        "findings_checked",
-        "contradiction_detected",
-        "count_mismatch",
-        "node_completed",
-        "node_failed",
-        "node_skipped",
-        "run_finished",
-    ] {
+    // Every event type arrives under its own SSE name, and an EventSource only hands
+    // over the names it listens for, so the list must be the shared one.
+    for name in EventKind::TYPE_NAMES {
         let _ = source.add_event_listener_with_callback(name, handler.as_ref().unchecked_ref());
     }
+    // The handler must outlive this call: the source calls it until it is closed.
     handler.forget();
     Some(source)
+}
+
+/// Where the token is kept for the browser tab's session.
+const TOKEN_KEY: &str = "conclave-token";
+
+/// The bearer token: taken from the `#token=...` of the URL `conclave serve` printed,
+/// kept in the tab's session storage, and removed from the address bar so it is not
+/// copied along with the URL.
+fn token() -> Option<String> {
+    let window = web_sys::window()?;
+    let storage = window.session_storage().ok().flatten();
+    let hash = window.location().hash().ok().unwrap_or_default();
+    if let Some(token) = hash.strip_prefix("#token=").filter(|t| !t.is_empty()) {
+        if let Some(storage) = &storage {
+            let _ = storage.set_item(TOKEN_KEY, token);
+        }
+        let path = window.location().pathname().unwrap_or_else(|_| "/".into());
+        if let Ok(history) = window.history() {
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path));
+        }
+        return Some(token.to_string());
+    }
+    storage?.get_item(TOKEN_KEY).ok().flatten()
+}
+
+fn authorized(request: RequestBuilder) -> RequestBuilder {
+    match token() {
+        Some(t) => request.header("Authorization", &format!("Bearer {t}")),
+        None => request,
+    }
+}
+
+async fn get<T: DeserializeOwned>(url: &str) -> Result<T> {
+    decode(authorized(Request::get(url)).send().await.map_err(ApiError::network)?).await
+}
+
+async fn send<B: Serialize + ?Sized, T: DeserializeOwned>(request: RequestBuilder, body: &B) -> Result<T> {
+    let request = authorized(request).json(body).map_err(ApiError::network)?;
+    decode(request.send().await.map_err(ApiError::network)?).await
+}
+
+/// The body of a successful response, or the server's error.
+async fn decode<T: DeserializeOwned>(response: Response) -> Result<T> {
+    if response.ok() {
+        return response.json().await.map_err(ApiError::unreadable);
+    }
+    match response.json::<ErrorBody>().await {
+        Ok(body) => {
+            Err(ApiError { message: body.error.message, diagnostics: body.error.diagnostics.unwrap_or_default() })
+        }
+        // Something in between (a proxy, a crashed server) answered instead of the API.
+        Err(_) => Err(ApiError {
+            message: format!("the server refused the request (HTTP {})", response.status()),
+            diagnostics: Vec::new(),
+        }),
+    }
 }

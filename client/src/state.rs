@@ -1,12 +1,14 @@
 //! The editor's state: the open conclave with its undo and redo history, the
-//! selection, the viewport, drags in progress, and the run being watched. Every edit
-//! goes through [`Editor::edit`], so every edit can be undone.
+//! selection, the viewport, drags in progress, what the server's validation learned,
+//! and the run being watched (its typed record, kept current by its events). Every
+//! edit goes through [`Editor::edit`], so every edit can be undone.
 
-use conclave_shared::{Conclave, FindingGroup, NodeKind};
+use conclave_shared::api::{ConclaveSummary, ProviderInfo};
+use conclave_shared::{
+    Conclave, Diagnostic, Effect, EventKind, FindingGroup, NodeSummary, RunEvent, RunRecord, effect_of,
+};
 use leptos::prelude::*;
 use std::collections::HashMap;
-
-use crate::api::{Diagnostic, Provider, Summary};
 
 /// Width of a node card, in canvas pixels.
 pub const NODE_WIDTH: f64 = 200.0;
@@ -48,34 +50,72 @@ pub enum Drag {
     Pan { sx: f64, sy: f64, px: f64, py: f64 },
 }
 
-/// One node's state in the watched run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct NodeRun {
-    /// queued, running, succeeded, failed or skipped.
-    pub state: String,
-    /// Its output, pretty-printed.
-    pub output: Option<String>,
-    /// Failed attempts: number and validation errors.
-    pub attempts: Vec<(u32, Vec<String>)>,
-    /// Its error, when it failed.
-    pub error: Option<String>,
+/// A failed attempt of a node: its number and what validation said about the answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedAttempt {
+    /// Attempt number, starting at 1.
+    pub attempt: u32,
+    /// The validation errors, one line each.
+    pub errors: Vec<String>,
 }
 
-/// The run being watched.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The run being watched: the run record as the server keeps it, kept current by
+/// applying each event exactly as the store does, plus what only the editor shows.
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunView {
-    /// The run.
-    pub run_id: String,
-    /// Its status: running, succeeded, failed, cancelled.
-    pub status: String,
-    /// Per node.
-    pub nodes: HashMap<String, NodeRun>,
-    /// Contradictions the engine found.
+    /// The run's record: its status and every node's state, output and error.
+    pub record: RunRecord,
+    /// The sequence number of the last event applied; an event at or below it was
+    /// applied already (a stream that reconnects may repeat events), so it is skipped.
+    pub last_seq: u64,
+    /// Failed attempts per node id; the record keeps only a node's final outcome.
+    pub attempts: HashMap<String, Vec<FailedAttempt>>,
+    /// Contradictions the engine found among reviewers.
     pub contradictions: Vec<FindingGroup>,
-    /// The report, when the run has one.
+    /// The Markdown report, once the run has finished.
     pub report: Option<String>,
-    /// Why it failed.
-    pub error: Option<String>,
+}
+
+impl RunView {
+    /// Starts watching the run `record` describes.
+    pub fn new(record: RunRecord) -> RunView {
+        RunView { record, last_seq: 0, attempts: HashMap::new(), contradictions: Vec::new(), report: None }
+    }
+
+    /// The run's id.
+    pub fn id(&self) -> &str {
+        &self.record.summary.id
+    }
+
+    /// Where node `id` stands in the run.
+    pub fn node(&self, id: &str) -> Option<&NodeSummary> {
+        self.record.nodes.iter().find(|n| n.node_id == id)
+    }
+
+    /// Applies one event of this run; false when it changes nothing the editor shows
+    /// (streamed text, say), so watchers need not redraw.
+    pub fn apply(&mut self, event: &RunEvent) -> bool {
+        if event.run_id != self.record.summary.id || event.seq <= self.last_seq {
+            return false;
+        }
+        self.last_seq = event.seq;
+        let noted = match &event.kind {
+            EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
+                let failed = FailedAttempt { attempt: *attempt, errors: errors.clone() };
+                self.attempts.entry(node_id.clone()).or_default().push(failed);
+                true
+            }
+            // The same contradiction is reported to every node that receives it.
+            EventKind::ContradictionDetected { contradiction, .. } if !self.contradictions.contains(contradiction) => {
+                self.contradictions.push(contradiction.clone());
+                true
+            }
+            _ => false,
+        };
+        let changes_record = !matches!(effect_of(event), Effect::None);
+        self.record.apply(event);
+        noted || changes_record
+    }
 }
 
 /// Everything the editor shares between components.
@@ -97,12 +137,15 @@ pub struct Editor {
     pub message: RwSignal<Option<(String, bool)>>,
     /// The last validation.
     pub diagnostics: RwSignal<Vec<Diagnostic>>,
+    /// The agents whose output the server's last validation found findings-shaped.
+    /// Any at all means the conclave reviews code; see [`Editor::reviews_code`].
+    pub findings_agents: RwSignal<Vec<String>>,
     /// Providers offered in the inspector.
-    pub providers: RwSignal<Vec<Provider>>,
+    pub providers: RwSignal<Vec<ProviderInfo>>,
     /// Schema references offered in the inspector.
     pub schema_refs: RwSignal<Vec<String>>,
     /// The catalog.
-    pub catalog: RwSignal<Vec<Summary>>,
+    pub catalog: RwSignal<Vec<ConclaveSummary>>,
     /// The canvas transform.
     pub view: RwSignal<Viewport>,
     /// The drag in progress.
@@ -125,6 +168,7 @@ impl Editor {
             selection: RwSignal::new(Selection::None),
             message: RwSignal::new(None),
             diagnostics: RwSignal::new(Vec::new()),
+            findings_agents: RwSignal::new(Vec::new()),
             providers: RwSignal::new(Vec::new()),
             schema_refs: RwSignal::new(Vec::new()),
             catalog: RwSignal::new(Vec::new()),
@@ -144,6 +188,7 @@ impl Editor {
         self.redo_stack.set(Vec::new());
         self.selection.set(Selection::None);
         self.diagnostics.set(Vec::new());
+        self.findings_agents.set(Vec::new());
         self.run.set(None);
     }
 
@@ -200,6 +245,13 @@ impl Editor {
         self.dirty.set(true);
     }
 
+    /// Whether the open conclave reviews code, so a run of it takes a repository and a
+    /// base ref. The server decides this during validation; the editor only keeps the
+    /// answer of the last validation.
+    pub fn reviews_code(&self) -> bool {
+        self.findings_agents.with(|agents| !agents.is_empty())
+    }
+
     /// Shows a line in the status bar.
     pub fn say(&self, text: impl Into<String>, error: bool) {
         self.message.set(Some((text.into(), error)));
@@ -210,34 +262,6 @@ impl Default for Editor {
     fn default() -> Self {
         Editor::new()
     }
-}
-
-/// Why an edge from `from` to `to` cannot be added, if it cannot.
-pub fn edge_problem(conclave: &Conclave, from: &str, to: &str) -> Option<String> {
-    if from == to {
-        return Some("a node cannot feed itself".into());
-    }
-    if conclave.edges.iter().any(|e| e.from == from && e.to == to) {
-        return Some(format!("`{from}` already feeds `{to}`"));
-    }
-    if conclave.node(to).is_some_and(|n| n.kind == NodeKind::Trigger) {
-        return Some("a trigger only receives the run input; it takes no edges".into());
-    }
-    if conclave.node(from).is_some_and(|n| n.kind == NodeKind::Output) {
-        return Some("an output ends the graph; it feeds nothing".into());
-    }
-    // `to` reaching `from` means the new edge closes a cycle.
-    let mut stack = vec![to.to_string()];
-    let mut seen = std::collections::HashSet::new();
-    while let Some(id) = stack.pop() {
-        if id == from {
-            return Some(format!("`{from}` -> `{to}` would make a cycle; a conclave must be acyclic"));
-        }
-        if seen.insert(id.clone()) {
-            stack.extend(conclave.edges.iter().filter(|e| e.from == id).map(|e| e.to.clone()));
-        }
-    }
-    None
 }
 
 /// A node id not yet used: `base`, `base-2`, `base-3`, ...

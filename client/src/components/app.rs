@@ -1,13 +1,14 @@
 //! The editor's root: layout, toolbar, keyboard shortcuts, the unsaved-changes guard,
 //! and the initial loads (catalog, providers, schema references).
 
+use conclave_shared::api::Validation;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use wasm_bindgen::JsCast;
 
 use super::canvas::Canvas;
 use super::inspector::Inspector;
-use super::runs::{Diagnostics, RunDialog, RunPanel};
+use super::runs::{Diagnostics, RunDialog, RunPanel, open_run_dialog};
 use super::sidebar::Sidebar;
 use crate::api;
 use crate::state::{Editor, Selection};
@@ -25,7 +26,7 @@ pub fn App() -> impl IntoView {
             editor.providers.set(providers);
         }
         if let Ok(refs) = api::schema_refs().await {
-            editor.schema_refs.set(refs);
+            editor.schema_refs.set(refs.into_iter().map(|r| r.reference).collect());
         }
     });
     super::canvas::install_pointer_handlers(editor);
@@ -124,19 +125,28 @@ pub fn save(editor: Editor) {
     });
 }
 
-fn validate(editor: Editor) {
+/// Asks the server to validate the open conclave, keeps which agents review code
+/// (the run dialog asks for a repository when any do), and hands the whole answer to
+/// `then`. The Validate button and the run dialog both come through here, so the
+/// editor never decides on its own whether a conclave reviews code.
+pub fn validate(editor: Editor, then: impl FnOnce(Validation) + 'static) {
     let Some(conclave) = editor.conclave.get_untracked() else { return };
     spawn_local(async move {
         match api::validate(&conclave).await {
-            Ok(diagnostics) => {
-                let errors = diagnostics.iter().filter(|d| d.severity == "error").count();
-                editor
-                    .say(if errors == 0 { "No errors".to_string() } else { format!("{errors} error(s)") }, errors > 0);
-                editor.diagnostics.set(diagnostics);
+            Ok(validation) => {
+                editor.findings_agents.set(validation.findings_agents.clone());
+                then(validation);
             }
             Err(e) => editor.say(e.message, true),
         }
     });
+}
+
+/// Shows a validation's outcome in the status bar and its diagnostics in their list.
+fn show_validation(editor: Editor, validation: Validation) {
+    let errors = validation.errors;
+    editor.say(if errors == 0 { "No errors".to_string() } else { format!("{errors} error(s)") }, errors > 0);
+    editor.diagnostics.set(validation.diagnostics);
 }
 
 #[component]
@@ -153,13 +163,13 @@ fn Toolbar() -> impl IntoView {
             <div class="spacer"></div>
             <button data-testid="undo" disabled=move || editor.undo_stack.with(Vec::is_empty) on:click=move |_| editor.undo() title="Undo (Ctrl+Z)">"Undo"</button>
             <button data-testid="redo" disabled=move || editor.redo_stack.with(Vec::is_empty) on:click=move |_| editor.redo() title="Redo (Ctrl+Shift+Z)">"Redo"</button>
-            <button data-testid="validate" disabled=move || !open() on:click=move |_| validate(editor)>"Validate"</button>
+            <button data-testid="validate" disabled=move || !open() on:click=move |_| validate(editor, move |v| show_validation(editor, v))>"Validate"</button>
             <button data-testid="save" class="primary" disabled=move || !open() on:click=move |_| save(editor) title="Save (Ctrl+S)">"Save"</button>
             <button data-testid="run" class="accent" disabled=move || !open() on:click=move |_| {
                 if editor.dirty.get_untracked() || !editor.stored.get_untracked() {
                     editor.say("Save the conclave before running it", true);
                 } else {
-                    editor.run_dialog.set(true);
+                    open_run_dialog(editor);
                 }
             }>"Run"</button>
         </header>

@@ -3,11 +3,12 @@
 //! zoom (wheel). Drags use pointer events; [`install_pointer_handlers`] follows them
 //! on the window.
 
+use conclave_shared::graph::edge_problem;
 use conclave_shared::{AgentConfig, Edge, Node, NodeKind, Position, empty_schema};
 use leptos::prelude::*;
 
 use super::sidebar::TOOLS;
-use crate::state::{Drag, Editor, NODE_WIDTH, PORT_Y, Selection, edge_problem, fresh_id};
+use crate::state::{Drag, Editor, NODE_WIDTH, PORT_Y, Selection, fresh_id};
 
 /// The canvas.
 #[component]
@@ -112,7 +113,7 @@ fn NodeCard(id: String) -> impl IntoView {
     };
     let run_state = {
         let id = id.clone();
-        move || editor.run.with(|r| r.as_ref().and_then(|r| r.nodes.get(&id).map(|n| n.state.clone())))
+        move || editor.run.with(|r| r.as_ref().and_then(|r| r.node(&id)).map(|n| n.state.as_str()))
     };
     let label = move || {
         node.with(|n| {
@@ -158,7 +159,7 @@ fn NodeCard(id: String) -> impl IntoView {
                 <span class="kind">{kind.as_str()}</span>
                 <span class="label">{label}</span>
                 {move || run_state().map(|s| view! {
-                    <span class=format!("node-status state-{s}") data-testid="node-status" data-node-id=status_id.clone()>{s.clone()}</span>
+                    <span class=format!("node-status state-{s}") data-testid="node-status" data-node-id=status_id.clone()>{s}</span>
                 })}
             </div>
             <div class="node-sub">{subtitle}</div>
@@ -304,7 +305,7 @@ fn finish_edge(editor: Editor, from: &str, x: f64, y: f64) {
     let Some(to) = node_at(x, y) else { return };
     let Some(conclave) = editor.conclave.get_untracked() else { return };
     match edge_problem(&conclave, from, &to) {
-        Some(problem) => editor.say(format!("Edge refused: {problem}"), true),
+        Some(rule) => editor.say(format!("Edge refused: {}", rule.message(from, &to)), true),
         None => {
             editor.edit(|c| c.edges.push(Edge { from: from.to_string(), to: to.clone() }));
             editor.say(format!("Connected {from} -> {to}"), false);
@@ -312,44 +313,55 @@ fn finish_edge(editor: Editor, from: &str, x: f64, y: f64) {
     }
 }
 
+/// Drops a palette item: a node kind onto the canvas, a capability onto an agent.
 fn drop_item(editor: Editor, item: &str, x: f64, y: f64) {
-    let on_canvas = element_at(x, y).and_then(|e| e.closest("[data-testid=canvas]").ok().flatten()).is_some();
     let kind = match item {
         "trigger" => Some(NodeKind::Trigger),
         "agent" => Some(NodeKind::Agent),
         "output" => Some(NodeKind::Output),
         _ => None,
     };
-    if let Some(kind) = kind {
-        if !on_canvas {
-            editor.say("Drop node kinds onto the canvas", true);
-            return;
-        }
-        let Some((cx, cy)) = to_canvas(editor, x, y) else { return };
-        let provider = editor.providers.with_untracked(|p| {
-            p.iter().find(|p| p.configured).or(p.first()).map(|p| (p.name.clone(), p.default_model.clone()))
-        });
-        let mut new_id = String::new();
-        editor.edit(|c| {
-            let base = match kind {
-                NodeKind::Trigger => "input",
-                NodeKind::Agent => "agent",
-                NodeKind::Output => "output",
-            };
-            new_id = fresh_id(c, base);
-            let agent = (kind == NodeKind::Agent).then(|| {
-                let (name, model) =
-                    provider.clone().unwrap_or_else(|| ("anthropic".into(), "claude-sonnet-4-5".into()));
-                let mut a = AgentConfig::new(name);
-                a.model = model;
-                a
-            });
-            let position = Position { x: (cx - NODE_WIDTH / 2.0).round() as i32, y: (cy - 20.0).round() as i32 };
-            c.nodes.push(Node { id: new_id.clone(), kind, label: new_id.clone(), position, agent });
-        });
-        editor.selection.set(Selection::Node(new_id));
+    match kind {
+        Some(kind) => add_node(editor, kind, x, y),
+        None => attach_capability(editor, item, x, y),
+    }
+}
+
+/// Adds a node of `kind` centred under the screen point (x, y) and selects it. A new
+/// agent gets the first configured provider, so it can run without further setup.
+fn add_node(editor: Editor, kind: NodeKind, x: f64, y: f64) {
+    let on_canvas = element_at(x, y).and_then(|e| e.closest("[data-testid=canvas]").ok().flatten()).is_some();
+    if !on_canvas {
+        editor.say("Drop node kinds onto the canvas", true);
         return;
     }
+    let Some((cx, cy)) = to_canvas(editor, x, y) else { return };
+    let provider = editor.providers.with_untracked(|p| {
+        p.iter().find(|p| p.configured).or(p.first()).map(|p| (p.name.clone(), p.default_model.clone()))
+    });
+    let mut new_id = String::new();
+    editor.edit(|c| {
+        let base = match kind {
+            NodeKind::Trigger => "input",
+            NodeKind::Agent => "agent",
+            NodeKind::Output => "output",
+        };
+        new_id = fresh_id(c, base);
+        let agent = (kind == NodeKind::Agent).then(|| {
+            let (name, model) = provider.clone().unwrap_or_else(|| ("anthropic".into(), "claude-sonnet-4-5".into()));
+            let mut a = AgentConfig::new(name);
+            a.model = model;
+            a
+        });
+        let position = Position { x: (cx - NODE_WIDTH / 2.0).round() as i32, y: (cy - 20.0).round() as i32 };
+        c.nodes.push(Node { id: new_id.clone(), kind, label: new_id.clone(), position, agent });
+    });
+    editor.selection.set(Selection::Node(new_id));
+}
+
+/// Gives the agent under the screen point (x, y) a capability: `structured-output` or
+/// a tool (`tool:<id>`).
+fn attach_capability(editor: Editor, item: &str, x: f64, y: f64) {
     let Some(target) = node_at(x, y) else {
         editor.say("Drop capabilities onto an agent node", true);
         return;

@@ -1,7 +1,7 @@
 //! The right column: the selected node's settings. Agents get provider, model, prompt,
 //! turns, their tools, and, with the Structured Output chip, the field builder.
 
-use conclave_shared::{AgentConfig, NodeKind};
+use conclave_shared::{AgentConfig, NodeKind, NodeOutput};
 use leptos::prelude::*;
 
 use super::builder::SchemaEditor;
@@ -30,7 +30,7 @@ pub fn Inspector() -> impl IntoView {
                                 on:change=move |ev| { let v = event_target_value(&ev); let id = label_id.clone(); editor.edit(move |c| if let Some(n) = c.nodes.iter_mut().find(|n| n.id == id) { n.label = v; }); } />
                         </label>
                         {(node.kind == NodeKind::Agent).then(|| node.agent.clone().map(|a| view! { <AgentForm id=id.clone() agent=a/> }))}
-                        <NodeOutput id=id/>
+                        <RunOutcome id=id/>
                     }.into_any()
                 }
             }}
@@ -99,20 +99,34 @@ fn AgentForm(id: String, agent: AgentConfig) -> impl IntoView {
     }
 }
 
-/// The node's output in the watched run.
+/// The node's outcome in the watched run: its state, failed attempts, error and output.
 #[component]
-fn NodeOutput(id: String) -> impl IntoView {
+fn RunOutcome(id: String) -> impl IntoView {
     let editor = expect_context::<Editor>();
     move || {
-        let run = editor.run.get()?;
-        let node = run.nodes.get(&id)?.clone();
-        Some(view! {
-            <section class="node-run">
-                <h4>{format!("In run: {}", node.state)}</h4>
-                {node.attempts.iter().map(|(n, errors)| view! { <p class="attempt">{format!("Attempt {n} failed: {}", errors.join("; "))}</p> }).collect_view()}
-                {node.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
-                {node.output.clone().map(|o| view! { <pre class="output" data-testid="node-output">{o}</pre> })}
-            </section>
+        editor.run.with(|run| {
+            let run = run.as_ref()?;
+            let node = run.node(&id)?;
+            let attempts = run.attempts.get(&id).cloned().unwrap_or_default();
+            let output = node.output.as_ref().map(output_text);
+            Some(view! {
+                <section class="node-run">
+                    <h4>{format!("In run: {}", node.state.as_str())}</h4>
+                    {attempts.into_iter().map(|a| view! {
+                        <p class="attempt">{format!("Attempt {} failed: {}", a.attempt, a.errors.join("; "))}</p>
+                    }).collect_view()}
+                    {node.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
+                    {output.map(|o| view! { <pre class="output" data-testid="node-output">{o}</pre> })}
+                </section>
+            })
         })
+    }
+}
+
+/// A node's output as the inspector shows it: JSON pretty-printed, text as is.
+fn output_text(output: &NodeOutput) -> String {
+    match output {
+        NodeOutput::Json(value) => serde_json::to_string_pretty(value).unwrap_or_default(),
+        NodeOutput::Text(text) => text.clone(),
     }
 }

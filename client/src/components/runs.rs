@@ -1,27 +1,26 @@
-//! Runs in the editor: the run dialog (a repository and base ref for review
-//! conclaves, an input otherwise), live node states from the event stream, the run
-//! panel with contradictions and the report, and the diagnostics list.
+//! Runs in the editor: the run dialog (a repository and base ref for conclaves that
+//! review code, an input otherwise), the watched run kept current from its event
+//! stream, the run panel with contradictions and the report, and the diagnostics list.
 
-use conclave_shared::{EventKind, NodeOutput, RunEvent};
+use conclave_shared::api::{ReviewTarget, StartRun};
+use conclave_shared::{EventKind, Level, RunEvent};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::cell::RefCell;
 
+use super::app::validate;
 use crate::api;
-use crate::state::{Editor, NodeRun, RunView, Selection};
+use crate::state::{Editor, RunView, Selection};
 
 thread_local! {
-    /// The event stream being followed; replaced when another run is watched.
-    static SOURCE: RefCell<Option<web_sys::EventSource>> = const { RefCell::new(None) };
+    /// The event stream being followed, with its run's id; replaced when another run
+    /// is watched.
+    static STREAM: RefCell<Option<(String, web_sys::EventSource)>> = const { RefCell::new(None) };
 }
 
 /// Follows a run's events into the editor, opening its conclave when another one is open.
 pub fn watch_run(editor: Editor, run_id: String) {
-    SOURCE.with(|s| {
-        if let Some(old) = s.borrow_mut().take() {
-            old.close();
-        }
-    });
+    replace_stream(None);
     spawn_local(async move {
         let record = match api::get_run(&run_id).await {
             Ok(r) => r,
@@ -32,111 +31,110 @@ pub fn watch_run(editor: Editor, run_id: String) {
             let stored = editor.catalog.with_untracked(|c| c.iter().any(|s| s.id == record.conclave.id));
             editor.open(record.conclave.clone(), stored);
         }
-        let nodes = record
-            .conclave
-            .nodes
-            .iter()
-            .map(|n| (n.id.clone(), NodeRun { state: "queued".into(), ..NodeRun::default() }))
-            .collect();
-        editor.run.set(Some(RunView { run_id: run_id.clone(), status: "running".into(), nodes, ..RunView::default() }));
-        let source = api::follow_run(&run_id, move |event| apply(editor, event));
-        SOURCE.with(|s| *s.borrow_mut() = source);
+        editor.run.set(Some(RunView::new(record)));
+        let source = api::follow_run(&run_id, move |event| apply(editor, &event));
+        replace_stream(source.map(|source| (run_id, source)));
     });
 }
 
-/// Applies one event to the watched run.
-fn apply(editor: Editor, event: RunEvent) {
-    let mut finished = None;
-    editor.run.update(|run| {
-        let Some(run) = run.as_mut().filter(|r| r.run_id == event.run_id) else { return };
-        fn node<'a>(run: &'a mut RunView, id: &str) -> &'a mut NodeRun {
-            run.nodes.entry(id.to_string()).or_default()
-        }
-        match event.kind {
-            EventKind::NodeStarted { node_id } => node(run, &node_id).state = "running".into(),
-            EventKind::NodeCompleted { node_id, output, .. } => {
-                let n = node(run, &node_id);
-                n.state = "succeeded".into();
-                n.output = Some(match output {
-                    NodeOutput::Json(v) => serde_json::to_string_pretty(&v).unwrap_or_default(),
-                    NodeOutput::Text(t) => t,
-                });
-            }
-            EventKind::NodeFailed { node_id, message, .. } => {
-                let n = node(run, &node_id);
-                n.state = "failed".into();
-                n.error = Some(message);
-            }
-            EventKind::NodeSkipped { node_id, .. } => node(run, &node_id).state = "skipped".into(),
-            EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
-                node(run, &node_id).attempts.push((attempt, errors))
-            }
-            EventKind::ContradictionDetected { contradiction, .. } if !run.contradictions.contains(&contradiction) => {
-                run.contradictions.push(contradiction);
-            }
-            EventKind::RunFinished { status, error, .. } => {
-                run.status = status.as_str().to_string();
-                run.error = error;
-                for n in run.nodes.values_mut().filter(|n| n.state == "queued" || n.state == "running") {
-                    n.state = if status.as_str() == "cancelled" { "cancelled".into() } else { n.state.clone() };
-                }
-                finished = Some(run.run_id.clone());
-            }
-            _ => {}
-        }
-    });
-    if let Some(run_id) = finished {
-        SOURCE.with(|s| {
-            if let Some(source) = s.borrow_mut().take() {
-                source.close();
-            }
-        });
-        spawn_local(async move {
-            let report = api::report(&run_id).await;
-            editor.run.update(|r| {
-                if let Some(r) = r.as_mut().filter(|r| r.run_id == run_id) {
-                    r.report = Some(
-                        report.unwrap_or_else(|| "This run has no report (reports are made for review runs).".into()),
-                    );
-                }
-            });
-        });
+/// Follows `stream` instead of the stream followed so far, which is closed.
+fn replace_stream(stream: Option<(String, web_sys::EventSource)>) {
+    if let Some((_, old)) = STREAM.with(|s| s.replace(stream)) {
+        old.close();
     }
 }
 
-/// Whether the open conclave reviews code (its agents answer with the findings schema).
-fn is_review(editor: Editor) -> bool {
-    editor.conclave.with_untracked(|c| {
-        c.as_ref().is_some_and(|c| {
-            c.nodes
-                .iter()
-                .filter_map(|n| n.agent.as_ref())
-                .any(|a| a.output_schema_ref.as_deref() == Some("review.findings.v1"))
-        })
-    })
+/// Closes the stream of run `run_id`, if it is the one followed. The server ends a
+/// stream after `run_finished`, and an EventSource left open would reconnect to it.
+fn stop_following(run_id: &str) {
+    let finished = STREAM.with(|s| {
+        let mut stream = s.borrow_mut();
+        if stream.as_ref().is_some_and(|(id, _)| id == run_id) { stream.take() } else { None }
+    });
+    if let Some((_, source)) = finished {
+        source.close();
+    }
+}
+
+/// Applies one event to the watched run; once the run finishes, fetches its report.
+fn apply(editor: Editor, event: &RunEvent) {
+    editor.run.maybe_update(|run| run.as_mut().is_some_and(|run| run.apply(event)));
+    if !matches!(event.kind, EventKind::RunFinished { .. }) {
+        return;
+    }
+    stop_following(&event.run_id);
+    let run_id = event.run_id.clone();
+    if !editor.run.with_untracked(|r| r.as_ref().is_some_and(|r| r.id() == run_id)) {
+        return;
+    }
+    spawn_local(async move {
+        let report = api::report(&run_id).await;
+        editor.run.update(|r| {
+            if let Some(r) = r.as_mut().filter(|r| r.id() == run_id) {
+                r.report =
+                    Some(report.unwrap_or_else(|| "This run has no report (reports are made for review runs).".into()));
+            }
+        });
+    });
+}
+
+/// Opens the run dialog once the server has said whether the conclave reviews code,
+/// since that decides what the dialog asks for.
+pub fn open_run_dialog(editor: Editor) {
+    validate(editor, move |_| editor.run_dialog.set(true));
+}
+
+/// What the run dialog's fields ask for, as the body that starts the run.
+fn start_request(editor: Editor, conclave_id: String, fields: RunFields) -> StartRun {
+    if untrack(|| editor.reviews_code()) {
+        let base = fields.base.get_untracked().trim().to_string();
+        let review = ReviewTarget {
+            repository: fields.repository.get_untracked(),
+            base: (!base.is_empty()).then_some(base),
+            ..ReviewTarget::default()
+        };
+        StartRun { conclave_id, input: None, review: Some(review) }
+    } else {
+        // Text that is not JSON is the input as a string, so a plain question works.
+        let text = fields.input.get_untracked();
+        let input = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+        StartRun { conclave_id, input: Some(input), review: None }
+    }
+}
+
+/// The run dialog's fields.
+#[derive(Debug, Clone, Copy)]
+struct RunFields {
+    repository: RwSignal<String>,
+    base: RwSignal<String>,
+    input: RwSignal<String>,
 }
 
 /// The dialog that starts a run.
 #[component]
 pub fn RunDialog() -> impl IntoView {
     let editor = expect_context::<Editor>();
-    let repository = RwSignal::new(".".to_string());
-    let base = RwSignal::new(String::new());
-    let input = RwSignal::new(String::new());
+    let fields = RunFields {
+        repository: RwSignal::new(".".to_string()),
+        base: RwSignal::new(String::new()),
+        input: RwSignal::new(String::new()),
+    };
+    let RunFields { repository, base, input } = fields;
     let start = move || {
         let Some(id) = editor.conclave.with_untracked(|c| c.as_ref().map(|c| c.id.clone())) else { return };
-        let review = is_review(editor).then(|| {
-            let b = base.get_untracked();
-            (repository.get_untracked(), (!b.trim().is_empty()).then(|| b.trim().to_string()))
-        });
-        let text = input.get_untracked();
-        let value = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+        let request = start_request(editor, id, fields);
         editor.run_dialog.set(false);
         spawn_local(async move {
-            match api::start_run(&id, value, review).await {
-                Ok(run_id) => {
-                    editor.say(format!("Run {run_id} started"), false);
-                    watch_run(editor, run_id);
+            match api::start_run(&request).await {
+                Ok(started) => {
+                    // The server says what it changed before starting (agents moved to the
+                    // local model, say); the user should know why the run differs.
+                    let mut message = format!("Run {} started", started.run_id);
+                    if !started.notices.is_empty() {
+                        message = format!("{message}. {}", started.notices.join(" "));
+                    }
+                    editor.say(message, false);
+                    watch_run(editor, started.run_id);
                 }
                 Err(e) => {
                     editor.diagnostics.set(e.diagnostics);
@@ -150,7 +148,7 @@ pub fn RunDialog() -> impl IntoView {
         <div class="modal-back">
             <div class="modal" data-testid="run-dialog">
                 <h3>"Run"</h3>
-                {if is_review(editor) {
+                {if editor.reviews_code() {
                     view! {
                         <label>"Repository" <input data-testid="run-repository" prop:value=move || repository.get() on:input=move |ev| repository.set(event_target_value(&ev)) /></label>
                         <label>"Base ref (empty: the working tree against HEAD)" <input data-testid="run-base" placeholder="main" prop:value=move || base.get() on:input=move |ev| base.set(event_target_value(&ev)) /></label>
@@ -176,14 +174,15 @@ pub fn RunPanel() -> impl IntoView {
     let editor = expect_context::<Editor>();
     move || {
         editor.run.get().map(|run| {
+            let status = run.record.summary.status.as_str();
             view! {
                 <section class="run-panel">
                     <header>
-                        <span>"Run "<code>{run.run_id.chars().take(13).collect::<String>()}</code></span>
-                        <span class=format!("badge {}", run.status) data-testid="run-status">{run.status.clone()}</span>
+                        <span>"Run "<code>{run.id().chars().take(13).collect::<String>()}</code></span>
+                        <span class=format!("badge {status}") data-testid="run-status">{status}</span>
                         <button class="link" on:click=move |_| editor.run.set(None)>"close"</button>
                     </header>
-                    {run.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
+                    {run.record.summary.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
                     <div data-testid="contradictions" class="contradictions">
                         <h4>{format!("Contradictions ({})", run.contradictions.len())}</h4>
                         {run.contradictions.iter().map(|c| view! {
@@ -209,12 +208,13 @@ pub fn Diagnostics() -> impl IntoView {
             <header><span>"Diagnostics"</span><button class="link" on:click=move |_| editor.diagnostics.set(Vec::new())>"close"</button></header>
             <ul>
                 {editor.diagnostics.get().into_iter().map(|d| {
-                    let node = d.node_id();
+                    let node = d.node_id().map(str::to_string);
+                    let level = level_name(d.severity);
                     view! {
-                        <li class=d.severity.clone() data-testid="diagnostic" on:click=move |_| {
+                        <li class=level data-testid="diagnostic" on:click=move |_| {
                             if let Some(id) = node.clone() { editor.selection.set(Selection::Node(id)); }
                         }>
-                            <span class="code">{format!("{}[{}]", d.severity, d.code)}</span>" "{d.message.clone()}
+                            <span class="code">{format!("{level}[{}]", d.code)}</span>" "{d.message.clone()}
                             <span class="where">{format!(" at {}", d.path)}</span>
                         </li>
                     }
@@ -222,5 +222,14 @@ pub fn Diagnostics() -> impl IntoView {
             </ul>
         </section>
     })
+    }
+}
+
+/// A diagnostic level's name, as the CLI prints it and the stylesheet's classes use it.
+fn level_name(level: Level) -> &'static str {
+    match level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+        Level::Note => "note",
     }
 }

@@ -1,7 +1,7 @@
 //! The left column: the catalog (open or create a conclave), the palette of node
 //! kinds and capabilities, and recent runs.
 
-use conclave_shared::Conclave;
+use conclave_shared::{Conclave, RunSummary};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -15,17 +15,20 @@ pub const TOOLS: [(&str, &str); 3] = [("read_file", "Read file"), ("list_files",
 /// The left column.
 #[component]
 pub fn Sidebar() -> impl IntoView {
+    view! {
+        <aside class="sidebar">
+            <Catalog/>
+            <Palette/>
+            <RunList/>
+        </aside>
+    }
+}
+
+/// The conclaves on the server: open one, or create a new one by id.
+#[component]
+fn Catalog() -> impl IntoView {
     let editor = expect_context::<Editor>();
     let new_id = RwSignal::new(String::new());
-    let runs = RwSignal::new(Vec::<conclave_shared::RunSummary>::new());
-    let refresh_runs = move || {
-        spawn_local(async move {
-            if let Ok(list) = api::runs().await {
-                runs.set(list);
-            }
-        })
-    };
-    refresh_runs();
     let create = move || {
         let id = new_id.get_untracked().trim().to_lowercase().replace(' ', "-");
         if id.is_empty() {
@@ -56,77 +59,102 @@ pub fn Sidebar() -> impl IntoView {
             }
         });
     };
-    let palette = |testid: &'static str, item: &'static str, label: &'static str, class: &'static str| {
-        view! {
-            <div class=format!("palette-item {class}") data-testid=testid
-                on:pointerdown=move |ev: web_sys::PointerEvent| {
-                    ev.prevent_default();
-                    editor.drag.set(Some(Drag::Palette { item: item.to_string(), x: ev.client_x() as f64, y: ev.client_y() as f64 }));
-                }>{label}</div>
-        }
-    };
     view! {
-        <aside class="sidebar">
-            <section>
-                <h3>"Conclaves"</h3>
-                <div class="new-row">
-                    <input placeholder="new-conclave-id" prop:value=move || new_id.get() on:input=move |ev| new_id.set(event_target_value(&ev))
-                        on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Enter" { create() } />
-                    <button data-testid="conclave-new" on:click=move |_| create()>"New"</button>
-                </div>
-                <ul class="catalog">
-                    <For each=move || editor.catalog.get() key=|s| s.id.clone() children=move |s| {
-                        let id = s.id.clone();
-                        let current = id.clone();
-                        view! {
-                            <li data-testid="conclave-item" data-conclave-id=id.clone()
-                                class:active=move || editor.conclave.with(|c| c.as_ref().is_some_and(|c| c.id == current))
-                                on:click=move |_| open(id.clone())>
-                                <span>{s.name.clone().unwrap_or_else(|| s.id.clone())}</span>
-                                {(s.errors > 0).then(|| view! { <span class="badge error">{format!("{} errors", s.errors)}</span> })}
-                            </li>
-                        }
-                    }/>
-                </ul>
-            </section>
-            <section>
-                <h3>"Nodes"</h3>
-                {palette("palette-trigger", "trigger", "Trigger", "kind-trigger")}
-                {palette("palette-agent", "agent", "Agent", "kind-agent")}
-                {palette("palette-output", "output", "Output", "kind-output")}
-                <h3>"Capabilities"</h3>
-                <p class="hint">"Drop these onto an agent."</p>
-                {palette("palette-structured-output", "structured-output", "Structured Output", "capability")}
-                {TOOLS.iter().map(|(id, label)| {
-                    let testid = format!("palette-tool-{id}");
-                    let item = format!("tool:{id}");
+        <section>
+            <h3>"Conclaves"</h3>
+            <div class="new-row">
+                <input placeholder="new-conclave-id" prop:value=move || new_id.get() on:input=move |ev| new_id.set(event_target_value(&ev))
+                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Enter" { create() } />
+                <button data-testid="conclave-new" on:click=move |_| create()>"New"</button>
+            </div>
+            <ul class="catalog">
+                <For each=move || editor.catalog.get() key=|s| s.id.clone() children=move |s| {
+                    let id = s.id.clone();
+                    let current = id.clone();
                     view! {
-                        <div class="palette-item capability" data-testid=testid
-                            on:pointerdown=move |ev: web_sys::PointerEvent| {
-                                ev.prevent_default();
-                                editor.drag.set(Some(Drag::Palette { item: item.clone(), x: ev.client_x() as f64, y: ev.client_y() as f64 }));
-                            }>{*label}</div>
+                        <li data-testid="conclave-item" data-conclave-id=id.clone()
+                            class:active=move || editor.conclave.with(|c| c.as_ref().is_some_and(|c| c.id == current))
+                            on:click=move |_| open(id.clone())>
+                            <span>{s.name.clone().unwrap_or_else(|| s.id.clone())}</span>
+                            {(s.errors > 0).then(|| view! { <span class="badge error">{format!("{} errors", s.errors)}</span> })}
+                        </li>
                     }
-                }).collect_view()}
-            </section>
-            <section>
-                <h3>"Runs" <button class="link" on:click=move |_| refresh_runs()>"refresh"</button></h3>
-                <ul class="runs">
-                    <For each=move || runs.get() key=|r| r.id.clone() children=move |r| {
-                        let id = r.id.clone();
-                        view! {
-                            <li data-testid="run-item" on:click=move |_| watch_run(editor, id.clone())>
-                                <span>{r.conclave_id.clone()}</span>
-                                <span class=format!("badge {}", r.status.as_str())>{r.status.as_str()}</span>
-                            </li>
-                        }
-                    }/>
-                </ul>
-            </section>
-        </aside>
+                }/>
+            </ul>
+        </section>
     }
 }
 
+/// What can be dragged onto the canvas: node kinds, and capabilities for agents.
+#[component]
+fn Palette() -> impl IntoView {
+    view! {
+        <section>
+            <h3>"Nodes"</h3>
+            <PaletteItem testid="palette-trigger" item="trigger" label="Trigger" class="kind-trigger"/>
+            <PaletteItem testid="palette-agent" item="agent" label="Agent" class="kind-agent"/>
+            <PaletteItem testid="palette-output" item="output" label="Output" class="kind-output"/>
+            <h3>"Capabilities"</h3>
+            <p class="hint">"Drop these onto an agent."</p>
+            <PaletteItem testid="palette-structured-output" item="structured-output" label="Structured Output" class="capability"/>
+            {TOOLS.iter().map(|(id, label)| view! {
+                <PaletteItem testid=format!("palette-tool-{id}") item=format!("tool:{id}") label=*label class="capability"/>
+            }).collect_view()}
+        </section>
+    }
+}
+
+/// One palette entry; pressing it starts a drag of `item` (see [`Drag::Palette`]).
+#[component]
+fn PaletteItem(
+    #[prop(into)] testid: String,
+    #[prop(into)] item: String,
+    label: &'static str,
+    class: &'static str,
+) -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    view! {
+        <div class=format!("palette-item {class}") data-testid=testid
+            on:pointerdown=move |ev: web_sys::PointerEvent| {
+                ev.prevent_default();
+                editor.drag.set(Some(Drag::Palette { item: item.clone(), x: ev.client_x() as f64, y: ev.client_y() as f64 }));
+            }>{label}</div>
+    }
+}
+
+/// Recent runs; clicking one watches it.
+#[component]
+fn RunList() -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    let runs = RwSignal::new(Vec::<RunSummary>::new());
+    let refresh = move || {
+        spawn_local(async move {
+            if let Ok(list) = api::runs().await {
+                runs.set(list);
+            }
+        })
+    };
+    refresh();
+    view! {
+        <section>
+            <h3>"Runs" <button class="link" on:click=move |_| refresh()>"refresh"</button></h3>
+            <ul class="runs">
+                <For each=move || runs.get() key=|r| r.id.clone() children=move |r| {
+                    let id = r.id.clone();
+                    let status = r.status.as_str();
+                    view! {
+                        <li data-testid="run-item" on:click=move |_| watch_run(editor, id.clone())>
+                            <span>{r.conclave_id.clone()}</span>
+                            <span class=format!("badge {status}")>{status}</span>
+                        </li>
+                    }
+                }/>
+            </ul>
+        </section>
+    }
+}
+
+/// Asks the user to confirm; without a window to ask in, the answer is yes.
 fn confirm(text: &str) -> bool {
     web_sys::window().and_then(|w| w.confirm_with_message(text).ok()).unwrap_or(true)
 }
