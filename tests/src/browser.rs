@@ -40,6 +40,10 @@ pub struct Editor {
     pub driver: WebDriver,
     /// The server's base URL.
     pub base: String,
+    /// The URL the server printed, with its token: what a user opens.
+    pub url: String,
+    /// The server's token, for the tests' own API calls.
+    pub token: String,
     /// The server's workspace (conclaves, database).
     pub ws: TempWorkspace,
     _server: Killed,
@@ -82,14 +86,29 @@ impl Editor {
         );
         let ws = TempWorkspace::new().expect("workspace");
         let (server_port, driver_port) = (free_port(), free_port());
-        let server = Command::new(server_binary)
+        let mut server = Command::new(server_binary)
             .args(["serve", "--bind", &format!("127.0.0.1:{server_port}"), "--editor-dir"])
             .arg(&dist)
+            .args(["--repo-root", "/"])
             .current_dir(ws.root())
             .env("CONCLAVE_DB", ws.db())
-            .stderr(Stdio::null())
+            .env_remove("CONCLAVE_TOKEN")
+            .stderr(Stdio::piped())
             .spawn()
             .expect("server starts");
+        // The URL the server prints, with its token, is the one a user opens.
+        let mut banner = String::new();
+        let stderr = server.stderr.take().expect("stderr");
+        let mut reader = std::io::BufReader::new(stderr);
+        while !banner.contains("#token=") {
+            banner.clear();
+            if std::io::BufRead::read_line(&mut reader, &mut banner).unwrap_or(0) == 0 {
+                panic!("the server printed no URL with a token");
+            }
+        }
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let url = banner.split_whitespace().find(|w| w.starts_with("http://")).expect("a URL").to_string();
+        let token = url.split_once("#token=").map(|(_, t)| t.to_string()).expect("a token");
         let base = format!("http://127.0.0.1:{server_port}");
         let driver_process = Command::new(&chromedriver)
             .arg(format!("--port={driver_port}"))
@@ -100,7 +119,7 @@ impl Editor {
         let probe = base.clone();
         wait_until("the server", || {
             let probe = probe.clone();
-            async move { reqwest::get(format!("{probe}/api/conclaves")).await.is_ok() }
+            async move { reqwest::get(format!("{probe}/api/openapi.json")).await.is_ok() }
         })
         .await;
         wait_until("chromedriver", || async move { std::net::TcpStream::connect(("127.0.0.1", driver_port)).is_ok() })
@@ -123,10 +142,12 @@ impl Editor {
             caps.add_arg(arg).expect("arg");
         }
         let driver = WebDriver::new(format!("http://127.0.0.1:{driver_port}"), caps).await.expect("a browser session");
-        driver.goto(&base).await.expect("page loads");
+        driver.goto(&url).await.expect("page loads");
         let editor = Editor {
             driver,
             base,
+            url,
+            token,
             ws,
             _server: Killed(server),
             _driver_process: Killed(driver_process),
@@ -203,6 +224,7 @@ impl Editor {
 
     /// GETs an API path as JSON.
     pub async fn api(&self, path: &str) -> Value {
-        reqwest::get(format!("{}{path}", self.base)).await.expect("api").json().await.expect("json")
+        let request = reqwest::Client::new().get(format!("{}{path}", self.base)).bearer_auth(&self.token);
+        request.send().await.expect("api").json().await.expect("json")
     }
 }

@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 pub use checks::{AgentOutput, CatalogContext, Checked, check_conclave_text, check_conclave_value, did_you_mean};
 pub use conclave_shared::diagnostic::pointer;
 pub use conclave_shared::{Diagnostic, Level, Subject};
-pub use load::{CheckedConclave, LoadError, check_conclave, check_text, list_ids, load_conclave};
+pub use load::{
+    CheckedConclave, LoadError, check_conclave, check_text, is_valid_id, list_ids, load_by_id, load_conclave,
+};
 
 /// The diagnostics for every file looked at, in the order looked at.
 #[derive(Debug, Default)]

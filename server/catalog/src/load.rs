@@ -113,6 +113,28 @@ fn accept(
     Ok(CheckedConclave { conclave, outputs, diagnostics })
 }
 
+/// Whether `id` can be a conclave id: a file name stem of lowercase letters, digits,
+/// `-` and `_` (never a path).
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && !id.starts_with(['-', '_'])
+}
+
+/// Finds a conclave by id in `catalog_dir` only (never as a path) and checks it.
+pub fn load_by_id(id: &str, catalog_dir: &Path, ctx: &CatalogContext) -> Result<CheckedConclave, LoadError> {
+    let candidate = catalog_dir.join(format!("{id}.conclave.json"));
+    if !is_valid_id(id) || !candidate.is_file() {
+        return Err(LoadError::NotFound {
+            given: id.to_string(),
+            dir: display(catalog_dir),
+            known: list_ids(catalog_dir).join(", "),
+        });
+    }
+    load_conclave(&candidate.display().to_string(), catalog_dir, ctx)
+}
+
 /// Finds a conclave by path, or by id in `catalog_dir`, and checks it.
 pub fn load_conclave(given: &str, catalog_dir: &Path, ctx: &CatalogContext) -> Result<CheckedConclave, LoadError> {
     let as_path = PathBuf::from(given);

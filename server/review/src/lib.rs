@@ -20,6 +20,6 @@ pub mod tools;
 
 pub use compare::compare_findings;
 pub use findings::{count_mismatches, normalize_path, read_findings};
-pub use pipeline::{Catalog, PreparedReview, ReviewError, ReviewRequest};
+pub use pipeline::{Catalog, ConclaveChoice, PreparedReview, ReviewError, ReviewRequest};
 pub use policy::ReviewPolicy;
 pub use report::{ReportFormat, ReviewReport};

@@ -9,7 +9,7 @@
 //! - [`start`] starts the run on an engine;
 //! - [`finish`] builds the report of the finished run and stores it in every format.
 
-use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_conclave};
+use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderError, ProviderRegistry, RunStore, StoreError};
 use conclave_engine::{Engine, RunHandle, RunOptions, StartError};
 use std::path::{Path, PathBuf};
@@ -34,9 +34,8 @@ pub struct ReviewRequest {
     pub repository: PathBuf,
     /// Review `BASE...HEAD`; without it, the working tree against HEAD.
     pub base: Option<String>,
-    /// A conclave file or id; without it, the workspace's `light-code-review`, else
-    /// the built-in one.
-    pub conclave: Option<String>,
+    /// Which conclave reviews the change.
+    pub conclave: ConclaveChoice,
     /// Run every agent on this provider.
     pub provider: Option<String>,
     /// With `provider`: the model for every agent (default: the provider's default).
@@ -47,6 +46,17 @@ pub struct ReviewRequest {
     pub allow_paths: Vec<String>,
     /// The most diff text sent to providers, in bytes; larger files are left out.
     pub max_diff_bytes: usize,
+}
+
+/// Which conclave reviews a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConclaveChoice {
+    /// The workspace's `light-code-review`, else the built-in one.
+    Default,
+    /// A file, or an id in the catalog (the command line).
+    PathOrId(String),
+    /// An id in the catalog only, never a path (the HTTP API).
+    Id(String),
 }
 
 /// Where conclaves are found and what they are checked against.
@@ -133,7 +143,7 @@ pub async fn prepare(
                 .as_deref()
                 .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD")),
         })?;
-    let mut conclave = review_conclave(request.conclave.as_deref(), catalog)?;
+    let mut conclave = review_conclave(&request.conclave, catalog)?;
     let mut notices = Vec::new();
     if let Some(provider) = &request.provider {
         switch_provider(&mut conclave, providers, provider, request.model.as_deref())?;
@@ -185,15 +195,21 @@ pub async fn finish(store: &dyn RunStore, run_id: &str) -> Result<ReviewReport, 
     Ok(report)
 }
 
-/// The review conclave: the one given, else the workspace's `light-code-review`, else
-/// the built-in one (which the id `light-code-review` also names when the workspace
-/// has no file of that name).
-fn review_conclave(given: Option<&str>, catalog: Catalog<'_>) -> Result<CheckedConclave, LoadError> {
-    let given = given.unwrap_or(DEFAULT_REVIEW_ID);
+/// The review conclave: the one chosen, else the workspace's `light-code-review`,
+/// else the built-in one (which the id `light-code-review` also names when the
+/// workspace has no file of that name).
+fn review_conclave(choice: &ConclaveChoice, catalog: Catalog<'_>) -> Result<CheckedConclave, LoadError> {
+    let given = match choice {
+        ConclaveChoice::Default => DEFAULT_REVIEW_ID,
+        ConclaveChoice::PathOrId(given) | ConclaveChoice::Id(given) => given,
+    };
     if given == DEFAULT_REVIEW_ID && !catalog.dir.join(format!("{DEFAULT_REVIEW_ID}.conclave.json")).is_file() {
         return check_text("<built-in light-code-review>", BUILTIN_REVIEW, catalog.context);
     }
-    load_conclave(given, catalog.dir, catalog.context)
+    match choice {
+        ConclaveChoice::Id(id) => load_by_id(id, catalog.dir, catalog.context),
+        _ => load_conclave(given, catalog.dir, catalog.context),
+    }
 }
 
 /// Moves every agent onto `provider`, with `model` or the provider's default.

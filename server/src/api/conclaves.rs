@@ -4,24 +4,21 @@
 
 use axum::Json;
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use conclave_catalog::{Level, check_conclave_value, checks::malformed, list_ids};
+use conclave_catalog::{Level, check_conclave_value, checks::malformed, is_valid_id, list_ids};
 use conclave_shared::Conclave;
 use conclave_shared::api::{ConclaveSummary, Validation};
 use serde_json::Value;
 
 use super::error::parse_json;
+use super::extract::ApiPath;
 use super::{ApiError, AppState, body_bytes};
 
 /// Ids are file name stems: lowercase letters, digits, `-` and `_`.
 fn check_id(id: &str) -> Result<(), ApiError> {
-    let ok = !id.is_empty()
-        && id.len() <= 64
-        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        && !id.starts_with(['-', '_']);
-    if ok {
+    if is_valid_id(id) {
         Ok(())
     } else {
         Err(ApiError::bad_field(
@@ -104,7 +101,7 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<ConclaveSumm
 /// One conclave.
 #[utoipa::path(get, path = "/api/conclaves/{id}", params(("id" = String, Path, description = "Conclave id")),
     responses((status = 200, body = Conclave), (status = 404, description = "No such conclave"), (status = 422, description = "The file is invalid")))]
-pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Conclave>, ApiError> {
+pub async fn get_one(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Json<Conclave>, ApiError> {
     check_id(&id).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
     let text =
         std::fs::read_to_string(path_of(&state, &id)).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
@@ -141,7 +138,7 @@ pub async fn create(
     responses((status = 200, body = Conclave), (status = 400, description = "Bad JSON"), (status = 404, description = "No such conclave"), (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
 pub async fn update(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Conclave>, ApiError> {
     check_id(&id).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
@@ -163,7 +160,7 @@ pub async fn update(
 /// Deletes a conclave file.
 #[utoipa::path(delete, path = "/api/conclaves/{id}", params(("id" = String, Path, description = "Conclave id")),
     responses((status = 204, description = "Deleted"), (status = 404, description = "No such conclave")))]
-pub async fn remove(State(state): State<AppState>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+pub async fn remove(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<StatusCode, ApiError> {
     check_id(&id).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
     std::fs::remove_file(path_of(&state, &id)).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
     Ok(StatusCode::NO_CONTENT)

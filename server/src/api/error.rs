@@ -31,8 +31,20 @@ pub enum ApiError {
         path: Option<String>,
     },
     /// Missing or wrong bearer token.
-    #[error("this server requires `Authorization: Bearer <CONCLAVE_TOKEN>`")]
+    #[error(
+        "this server requires its token: send `Authorization: Bearer <token>` (the token is in the URL `conclave serve` printed, or CONCLAVE_TOKEN)"
+    )]
     Unauthorized,
+    /// A request the server refuses to serve (foreign Host or Origin, a repository
+    /// outside the allowed roots).
+    #[error("{0}")]
+    Forbidden(String),
+    /// The route exists, but not with this method.
+    #[error("this route does not take that method; GET /api/openapi.json lists the routes and their methods")]
+    MethodNotAllowed,
+    /// A state-changing request whose body is not declared JSON.
+    #[error("send the request body as JSON with `Content-Type: application/json`")]
+    UnsupportedMediaType,
     /// No such conclave, run or report.
     #[error("{0}")]
     NotFound(String),
@@ -63,6 +75,9 @@ impl ApiError {
         match self {
             ApiError::BadJson { .. } | ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

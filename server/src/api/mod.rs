@@ -9,25 +9,25 @@
 
 pub mod conclaves;
 pub mod error;
+pub mod extract;
+pub mod guard;
 pub mod openapi;
 pub mod runs;
 pub mod schemas;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::header::AUTHORIZATION;
-use axum::middleware::Next;
-use axum::response::{Html, IntoResponse, Response};
+use axum::extract::DefaultBodyLimit;
+use axum::response::Html;
 use axum::routing::{get, post};
-use conclave_core::{RunStore, Secret};
+use conclave_core::RunStore;
 use conclave_engine::{Engine, EventBus};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 pub use error::ApiError;
+pub use guard::Security;
 
 use crate::workspace::Workspace;
 
@@ -52,16 +52,22 @@ pub struct AppState {
     pub engine: Engine,
     /// Runs started by this server that have not finished.
     pub live: Arc<Mutex<HashMap<String, LiveRun>>>,
-    /// The bearer token every API request must carry, when set.
-    pub token: Option<Secret>,
+    /// How requests are admitted: token, hosts, repository roots.
+    pub security: Arc<Security>,
     /// The built editor (index.html and the wasm bundle), when available.
     pub editor_dir: Option<PathBuf>,
 }
 
 impl AppState {
     /// The state of a server over `workspace` and `engine`.
-    pub fn new(workspace: Workspace, engine: Engine, token: Option<Secret>, editor_dir: Option<PathBuf>) -> AppState {
-        AppState { workspace: Arc::new(workspace), engine, live: Default::default(), token, editor_dir }
+    pub fn new(workspace: Workspace, engine: Engine, security: Security, editor_dir: Option<PathBuf>) -> AppState {
+        AppState {
+            workspace: Arc::new(workspace),
+            engine,
+            live: Default::default(),
+            security: Arc::new(security),
+            editor_dir,
+        }
     }
 
     /// Where runs are kept.
@@ -92,8 +98,8 @@ pub fn app(state: AppState) -> Router {
         .route("/runs/{id}/report", get(runs::report))
         .route("/openapi.json", get(openapi::document))
         .fallback(|| async { ApiError::NotFound("no such API route; GET /api/openapi.json lists them".into()) })
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), require_token));
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT));
     let editor = match &state.editor_dir {
         Some(dir) if dir.join("index.html").is_file() => {
             let files = tower_http::services::ServeDir::new(dir)
@@ -102,27 +108,17 @@ pub fn app(state: AppState) -> Router {
         }
         _ => Router::new().fallback(|| async { Html(EDITOR_MISSING) }),
     };
-    Router::new().nest("/api", api).merge(editor).with_state(state)
+    Router::new()
+        .nest("/api", api)
+        .merge(editor)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
+        .with_state(state)
 }
 
 const EDITOR_MISSING: &str = "<!doctype html><meta charset=utf-8><title>Conclave</title>\
-<body style=\"font-family:system-ui;max-width:40rem;margin:4rem auto\"><h1>Conclave</h1>\
+<body><h1>Conclave</h1>\
 <p>The API is running at <code>/api</code> (see <a href=\"/api/openapi.json\">/api/openapi.json</a>). \
 The editor has not been built: run <code>bash scripts/build-editor.sh</code>, then restart <code>conclave serve</code>.</p>";
-
-/// Rejects API requests without the bearer token, when one is configured.
-async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if let Some(token) = &state.token {
-        let header =
-            request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-        // Browsers cannot set headers on an EventSource, so a `token` query parameter counts too.
-        let query = request.uri().query().and_then(|q| q.split('&').find_map(|p| p.strip_prefix("token=")));
-        if !header.or(query).is_some_and(|g| bool::from(g.as_bytes().ct_eq(token.expose().as_bytes()))) {
-            return ApiError::Unauthorized.into_response();
-        }
-    }
-    next.run(request).await
-}
 
 /// The body of a request, with a too-large body reported as a JSON 413.
 pub fn body_bytes(

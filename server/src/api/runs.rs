@@ -7,16 +7,16 @@
 
 use axum::Json;
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use conclave_catalog::{LoadError, load_conclave};
+use conclave_catalog::{LoadError, load_by_id};
 use conclave_engine::{RunHandle, RunOptions, StartError};
 use conclave_review::diff::ChangeError;
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
-use conclave_review::{ReportFormat, ReviewPolicy};
+use conclave_review::{ConclaveChoice, ReportFormat, ReviewPolicy};
 use conclave_shared::api::{ReviewTarget, StartRun, Started};
 use conclave_shared::{EventKind, RunEvent, RunRecord, RunSummary};
 use futures::Stream;
@@ -29,6 +29,7 @@ use tokio::sync::{broadcast, mpsc};
 use utoipa::IntoParams;
 
 use super::error::parse_json;
+use super::extract::{ApiPath, ApiQuery};
 use super::{ApiError, AppState, LiveRun, body_bytes};
 
 /// How often a run owned by another process is polled for new events.
@@ -88,7 +89,7 @@ pub async fn start(
 /// Starts a plain run of a catalog conclave with an input.
 async fn start_plain(state: &AppState, conclave_id: &str, input: Value) -> Result<RunHandle, ApiError> {
     let workspace = &state.workspace;
-    let conclave = load_conclave(conclave_id, &workspace.catalog_dir, workspace.catalog_context())
+    let conclave = load_by_id(conclave_id, &workspace.catalog_dir, workspace.catalog_context())
         .map_err(|e| load_error(conclave_id, e))?;
     let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() };
     state.engine.start(conclave, input, options).await.map_err(start_error)
@@ -100,10 +101,16 @@ async fn start_review(
     conclave_id: String,
     target: ReviewTarget,
 ) -> Result<(RunHandle, Vec<String>), ApiError> {
+    if !state.security.allows_repository(std::path::Path::new(&target.repository)) {
+        return Err(ApiError::Forbidden(format!(
+            "`{}` is not a repository under this server's allowed roots; start `conclave serve` with --repo-root for it",
+            target.repository
+        )));
+    }
     let request = ReviewRequest {
         repository: target.repository.into(),
         base: target.base,
-        conclave: Some(conclave_id.clone()),
+        conclave: ConclaveChoice::Id(conclave_id.clone()),
         provider: target.provider,
         model: target.model,
         fallback: !target.no_fallback,
@@ -146,7 +153,7 @@ fn start_error(error: StartError) -> ApiError {
 #[utoipa::path(get, path = "/api/runs", params(ListQuery), responses((status = 200, body = [RunSummary])))]
 pub async fn list(
     State(state): State<AppState>,
-    Query(q): Query<ListQuery>,
+    ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<Vec<RunSummary>>, ApiError> {
     Ok(Json(state.store().list_runs(q.limit.unwrap_or(50).min(1000)).await?))
 }
@@ -154,7 +161,7 @@ pub async fn list(
 /// One run with its nodes.
 #[utoipa::path(get, path = "/api/runs/{id}", params(("id" = String, Path, description = "Run id")),
     responses((status = 200, body = RunRecord), (status = 404, description = "No such run")))]
-pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<RunRecord>, ApiError> {
+pub async fn get_one(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Json<RunRecord>, ApiError> {
     state.store().get_run(&id).await?.map(Json).ok_or_else(|| ApiError::NotFound(format!("no run `{id}`")))
 }
 
@@ -165,9 +172,9 @@ pub async fn get_one(State(state): State<AppState>, Path(id): Path<String>) -> R
     responses((status = 200, description = "text/event-stream of run events"), (status = 404, description = "No such run")))]
 pub async fn events(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
-    Query(q): Query<EventsQuery>,
+    ApiQuery(q): ApiQuery<EventsQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     if state.store().get_run(&id).await?.is_none() {
         return Err(ApiError::NotFound(format!("no run `{id}`")));
@@ -240,7 +247,7 @@ async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<Ru
     responses((status = 202, description = "Cancellation requested"), (status = 404, description = "No such run"), (status = 409, description = "Not running here")))]
 pub async fn cancel(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     if let Some(live) = state.live_run(&id) {
         live.cancel.cancel();
@@ -260,8 +267,8 @@ pub async fn cancel(
     responses((status = 200, description = "The report in the asked format"), (status = 400, description = "Unknown format"), (status = 404, description = "No such run or report")))]
 pub async fn report(
     State(state): State<AppState>,
-    Path(id): Path<String>,
-    Query(q): Query<ReportQuery>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<ReportQuery>,
 ) -> Result<Response, ApiError> {
     let name = q.format.as_deref().unwrap_or("markdown");
     let format: ReportFormat = name.parse().map_err(|message: String| ApiError::bad_field("/format", message))?;

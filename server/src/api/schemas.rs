@@ -3,14 +3,15 @@
 
 use axum::Json;
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
 use conclave_core::ProviderError;
 use conclave_schema::{LowerTarget, check_schema, lower};
 use conclave_shared::api::{LowerRequest, LowerResponse, ProviderInfo, SchemaRef};
 use serde_json::Value;
 
 use super::error::parse_json;
+use super::extract::ApiPath;
 use super::{ApiError, AppState, body_bytes};
 
 /// Lists the schema references.
@@ -30,7 +31,10 @@ pub async fn list(State(state): State<AppState>) -> Json<Vec<SchemaRef>> {
 /// One schema by reference.
 #[utoipa::path(get, path = "/api/schemas/{reference}", params(("reference" = String, Path, description = "Dotted reference")),
     responses((status = 200, description = "The schema"), (status = 404, description = "Unknown reference")))]
-pub async fn get_one(State(state): State<AppState>, Path(reference): Path<String>) -> Result<Json<Value>, ApiError> {
+pub async fn get_one(
+    State(state): State<AppState>,
+    ApiPath(reference): ApiPath<String>,
+) -> Result<Json<Value>, ApiError> {
     state.workspace.schemas.resolve(&reference).map(|r| Json(r.schema)).map_err(|e| ApiError::NotFound(e.to_string()))
 }
 

@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use conclave_core::RunStore;
 use conclave_engine::Engine;
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
-use conclave_review::{ReportFormat, ReviewReport};
+use conclave_review::{ConclaveChoice, ReportFormat, ReviewReport};
 use conclave_shared::{RunStatus, Severity};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -73,7 +73,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
     let request = ReviewRequest {
         repository: args.repo.clone().unwrap_or_else(|| PathBuf::from(".")),
         base: args.base.clone(),
-        conclave: args.conclave.clone(),
+        conclave: args.conclave.clone().map_or(ConclaveChoice::Default, ConclaveChoice::PathOrId),
         provider: args.provider.clone(),
         model: args.model.clone(),
         fallback: !args.no_fallback,

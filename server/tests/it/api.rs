@@ -8,7 +8,7 @@ use conclave_core::testing::{FakeProvider, MemoryStore};
 use conclave_engine::{Engine, EngineConfig};
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
-use conclave_server::api::{AppState, app};
+use conclave_server::api::{AppState, Security, app};
 use conclave_testkit::git;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -26,7 +26,12 @@ fn api_with(token: Option<&str>) -> Api {
     providers.register(Arc::new(FakeProvider::new("fake")));
     let workspace = Workspace::new(dir.path().join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
     let engine = Engine::new(workspace.providers.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
-    let state = AppState::new(workspace, engine, token.map(Secret::new), None);
+    let security = Security {
+        token: token.map(Secret::new),
+        allowed_hosts: Vec::new(),
+        repo_roots: vec![std::env::temp_dir().canonicalize().expect("temp dir")],
+    };
+    let state = AppState::new(workspace, engine, security, None);
     Api { state, _dir: dir }
 }
 
@@ -39,6 +44,13 @@ impl Api {
         headers: &[(&str, &str)],
     ) -> (StatusCode, Value, String) {
         let mut request = Request::builder().method(method).uri(uri);
+        // What a browser on the served page sends, unless the test says otherwise.
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            request = request.header("host", "127.0.0.1:7700");
+        }
+        if method != "GET" && !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+            request = request.header("content-type", "application/json");
+        }
         for (k, v) in headers {
             request = request.header(*k, *v);
         }
@@ -283,7 +295,12 @@ async fn a_review_run_through_the_api_stores_its_reports() {
     assert_eq!(api.get(&format!("/api/runs/{id}/report?format=pdf")).await.0, StatusCode::BAD_REQUEST);
     let not_repo = json!({"conclave_id": "mini-review", "review": {"repository": "/nonexistent"}});
     let (status, body, _) = api.send("POST", "/api/runs", not_repo).await;
-    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::BAD_REQUEST, Some("/review/repository")));
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not a repository under this server's allowed roots"))
+    );
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 //! `conclave` binary as a user runs it. One binary, a module per concern.
 
 mod api;
+mod attack;
 mod local_model;
 mod provider_claude_code;
 mod providers_cli;

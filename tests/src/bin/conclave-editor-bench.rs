@@ -52,6 +52,7 @@ async fn main() {
     let editor = Editor::start(&testbed).await;
     let created = reqwest::Client::new()
         .post(format!("{}/api/conclaves", editor.base))
+        .bearer_auth(&editor.token)
         .json(&big_conclave())
         .send()
         .await
@@ -60,7 +61,7 @@ async fn main() {
     let mut loads = Vec::new();
     let mut renders = Vec::new();
     for _ in 0..SAMPLES {
-        editor.driver.goto(&editor.base).await.expect("navigate");
+        editor.driver.goto(&editor.url).await.expect("navigate");
         editor.wait_for(thirtyfour::By::Css("[data-testid='conclave-item'][data-conclave-id='big']")).await;
         let load: Value =
             editor.driver.execute("return performance.now();", Vec::new()).await.expect("script").json().clone();

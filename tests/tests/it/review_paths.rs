@@ -12,7 +12,7 @@ use conclave_core::Secret;
 use conclave_engine::Engine;
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
-use conclave_server::api::{AppState, app};
+use conclave_server::api::{AppState, Security, app};
 use conclave_server::workspace::{engine_config, open_store};
 use conclave_testkit::answers::chat_completion_answer;
 use conclave_testkit::{FakeServer, git};
@@ -93,7 +93,12 @@ impl Paths {
         let workspace = Workspace::new(work.join("conclaves"), SchemaCatalog::for_workspace(&work), providers.clone());
         let store = open_store(&dir.path().join("api.db")).await.expect("store");
         let engine = Engine::new(providers, store, engine_config(16));
-        let state = AppState::new(workspace, engine, Some(Secret::new("t0ken")), None);
+        let security = Security {
+            token: Some(Secret::new("t0ken")),
+            allowed_hosts: Vec::new(),
+            repo_roots: vec![dir.path().to_path_buf()],
+        };
+        let state = AppState::new(workspace, engine, security, None);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let api = format!("http://{}", listener.local_addr().expect("addr"));
         tokio::spawn(async move { axum::serve(listener, app(state)).await });
