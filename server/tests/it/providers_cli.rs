@@ -137,3 +137,94 @@ async fn keys_never_reach_stored_runs_errors_or_logs() {
         assert!(seen.contains("[redacted]"), "{vendor:?}: the echoed key was redacted, not just absent: {seen}");
     }
 }
+
+/// An OpenAI Chat Completions stream of these raw SSE chunks.
+fn chat_stream(chunks: &[String]) -> conclave_testkit::Reply {
+    conclave_testkit::Reply::Stream { content_type: "text/event-stream", chunks: chunks.to_vec() }
+}
+
+fn delta(text: &str) -> String {
+    let chunk = json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+    format!("data: {chunk}\n\n")
+}
+
+#[tokio::test]
+async fn the_key_in_six_disguises_never_reaches_an_artifact() {
+    let escaped: String = KEY.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+    let half_escaped: String = KEY
+        .chars()
+        .enumerate()
+        .map(|(i, c)| if i % 3 == 0 { format!("\\u{:04X}", c as u32) } else { c.to_string() })
+        .collect();
+    let percent: String = KEY.chars().map(|c| format!("%{:02X}", c as u32)).collect();
+    let (head, tail) = KEY.split_at(9);
+    let scripts: Vec<(&str, Vec<conclave_testkit::Reply>)> = vec![
+        (
+            "echoed raw in an error body",
+            vec![status(401, vec![], json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}}))],
+        ),
+        (
+            "JSON-escaped in an error body",
+            vec![status(400, vec![], json!({"error": {"message": "see below"}, "detail": format!("key {escaped}")}))],
+        ),
+        (
+            "split across two stream chunks",
+            vec![chat_stream(&[
+                delta(&format!("the key is {head}")),
+                delta(&format!("{tail} ok")),
+                "data: [DONE]\n\n".into(),
+            ])],
+        ),
+        ("in a malformed stream chunk", vec![chat_stream(&[format!("data: {{not json {KEY}\n\n")])]),
+        (
+            "in a stream error chunk, partly escaped",
+            vec![chat_stream(&[format!("data: {{\"error\": {{\"message\": \"leaked {half_escaped}\"}}}}\n\n")])],
+        ),
+        (
+            "percent-encoded in an answer",
+            vec![chat_stream(&[delta(&format!("url?key={percent}")), "data: [DONE]\n\n".into()])],
+        ),
+    ];
+    let mut seen = String::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_conclave(dir.path(), Vendor::OpenAiChat);
+    for (disguise, script) in scripts {
+        let server = FakeServer::start(script.into_iter().cycle().take(6).collect()).await;
+        let out = conclave_run(dir.path(), &Vendor::OpenAiChat.env(&server.base, KEY)).await;
+        assert_ne!(out.status.code(), Some(0), "{disguise}: the run failed as scripted");
+        seen.push_str(&text(&out.stdout));
+        seen.push_str(&text(&out.stderr));
+    }
+    // The sixth disguise: a password in a provider URL, in a transport error.
+    write_conclave(dir.path(), Vendor::Ollama);
+    let out = conclave_run(dir.path(), &[("OLLAMA_HOST", "http://reviewer:hunter2-pass@127.0.0.1:9".into())]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    seen.push_str(&text(&out.stdout));
+    seen.push_str(&text(&out.stderr));
+    let runs = std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+        .args(["runs", "list", "--json", "--limit", "100"])
+        .current_dir(dir.path())
+        .env("CONCLAVE_DB", dir.path().join("runs.db"))
+        .output()
+        .expect("runs list");
+    let list: serde_json::Value = serde_json::from_slice(&runs.stdout).expect("json");
+    for run in list.as_array().expect("runs") {
+        let show = std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+            .args(["runs", "show", "--json", run["id"].as_str().expect("id")])
+            .current_dir(dir.path())
+            .env("CONCLAVE_DB", dir.path().join("runs.db"))
+            .output()
+            .expect("runs show");
+        seen.push_str(&text(&show.stdout));
+    }
+    for file in ["runs.db", "runs.db-wal"] {
+        if let Ok(bytes) = std::fs::read(dir.path().join(file)) {
+            seen.push_str(&text(&bytes));
+        }
+    }
+    for secret in [KEY, &escaped, &half_escaped, &percent, "hunter2-pass", "9f8e7d6c5b4a"] {
+        assert!(!seen.contains(secret), "`{secret}` reached an artifact");
+    }
+    assert!(seen.contains("[redacted]"), "the echoes were redacted, not lost");
+    assert!(seen.contains("http://[redacted]@127.0.0.1:9"), "the URL is shown without its credentials");
+}
