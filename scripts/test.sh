@@ -19,3 +19,5 @@ step "build the editor (wasm32, for the browser tests)"
 bash scripts/build-editor.sh
 step "cargo test (unit, integration, end-to-end, browser)"
 cargo test --workspace
+step "schemathesis against the HTTP API (every check)"
+bash scripts/api-fuzz.sh

@@ -29,8 +29,10 @@ pub struct Conclave {
     /// Format version; always 1 for now.
     #[serde(default = "format_version")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1, max = 1)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1))]
     pub version: u32,
     /// Identifier, also the file name stem (`<id>.conclave.json`).
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$"))]
     pub id: String,
     /// Human-readable name.
     pub name: String,

@@ -167,7 +167,7 @@ pub async fn remove(State(state): State<AppState>, ApiPath(id): ApiPath<String>)
 }
 
 /// Validates a conclave without saving it: the same diagnostics as `conclave validate`.
-#[utoipa::path(post, path = "/api/validate", request_body = Conclave,
+#[utoipa::path(post, path = "/api/validate", request_body(content = Object, description = "A conclave document, valid or not: validation reports what is wrong with it"),
     responses((status = 200, body = Validation), (status = 400, description = "Bad JSON"), (status = 413, description = "Too large")))]
 pub async fn validate(
     State(state): State<AppState>,
@@ -175,6 +175,9 @@ pub async fn validate(
 ) -> Result<Json<Validation>, ApiError> {
     let bytes = body_bytes(body)?;
     let value: Value = parse_json(&bytes)?;
+    if !value.is_object() {
+        return Err(ApiError::BadRequest { message: "send a conclave document: a JSON object".into(), path: None });
+    }
     let id = value.get("id").and_then(Value::as_str).unwrap_or("conclave");
     Ok(Json(validation(&state, &format!("{id}.conclave.json"), &String::from_utf8_lossy(&bytes))))
 }

@@ -6,7 +6,7 @@
 //! The editor's files get a Content-Security-Policy that forbids inline script.
 
 use axum::extract::{Request, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING};
 use axum::http::{HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -87,8 +87,10 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     {
         return ApiError::Unauthorized.into_response();
     }
-    let changes_state = !matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if changes_state && !is_json(headers) {
+    // A state change that carries a body must declare it JSON: browsers send form
+    // posts and text/plain cross-site without asking first; a JSON body needs CORS.
+    let changes_state = matches!(*request.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    if changes_state && has_body(headers) && !is_json(headers) {
         return ApiError::UnsupportedMediaType.into_response();
     }
     next.run(request).await
@@ -106,6 +108,11 @@ fn carries(headers: &HeaderMap, query: Option<&str>, token: &Secret) -> bool {
     // Browsers cannot set headers on an EventSource, so a `token` query parameter counts too.
     let query = query.and_then(|q| q.split('&').find_map(|p| p.strip_prefix("token=")));
     header.or(query).is_some_and(|given| bool::from(given.as_bytes().ct_eq(token.expose().as_bytes())))
+}
+
+fn has_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(TRANSFER_ENCODING)
+        || headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim() != "0")
 }
 
 fn is_json(headers: &HeaderMap) -> bool {

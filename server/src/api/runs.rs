@@ -37,22 +37,32 @@ const POLL: Duration = Duration::from_millis(400);
 
 /// Paging of the run list.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// How many runs, newest first (default 50).
-    pub limit: Option<usize>,
+    /// How many runs, newest first (default 50, at most 1000).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u16>,
 }
 
 /// Where to resume an event stream.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     /// Only events after this sequence number (the `Last-Event-ID` header wins).
+    #[param(minimum = 0, maximum = 9007199254740991_i64)]
     pub after: Option<u64>,
 }
 
+/// The largest event sequence number a client may name: the largest integer a
+/// JavaScript client can hold exactly.
+const MAX_SEQ: u64 = 9_007_199_254_740_991;
+
 /// Which report.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ReportQuery {
     /// markdown (default), json, sarif or rdjsonl.
+    #[param(pattern = "^(markdown|json|sarif|rdjsonl)$")]
     pub format: Option<String>,
 }
 
@@ -155,7 +165,11 @@ pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<Vec<RunSummary>>, ApiError> {
-    Ok(Json(state.store().list_runs(q.limit.unwrap_or(50).min(1000)).await?))
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::BadRequest { message: format!("limit must be 1 to 1000, not {limit}"), path: None });
+    }
+    Ok(Json(state.store().list_runs(usize::from(limit)).await?))
 }
 
 /// One run with its nodes.
@@ -181,6 +195,9 @@ pub async fn events(
     }
     let resume = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
     let after = resume.or(q.after).unwrap_or(0);
+    if after > MAX_SEQ {
+        return Err(ApiError::BadRequest { message: format!("`after` must be at most {MAX_SEQ}"), path: None });
+    }
     let (tx, rx) = mpsc::channel::<RunEvent>(256);
     tokio::spawn(forward(state, id, after, tx));
     let stream = futures::stream::unfold(rx, |mut rx| async move {

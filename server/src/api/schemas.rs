@@ -53,10 +53,20 @@ pub async fn lower_schema(
                 .workspace
                 .schemas
                 .resolve(reference)
-                .map_err(|e| ApiError::bad_field("/schema_ref", e.to_string()))?
+                .map_err(|e| ApiError::Invalid {
+                    message: e.to_string(),
+                    path: Some("/schema_ref".into()),
+                    diagnostics: Vec::new(),
+                })?
                 .schema
         }
-        _ => return Err(ApiError::bad_field("/schema", "give exactly one of `schema` and `schema_ref`")),
+        _ => {
+            return Err(ApiError::Invalid {
+                message: "give exactly one of `schema` and `schema_ref`".into(),
+                path: Some("/schema".into()),
+                diagnostics: Vec::new(),
+            });
+        }
     };
     let problems = check_schema(&schema);
     if let Some(first) = problems.first() {
@@ -70,7 +80,11 @@ pub async fn lower_schema(
         None => LowerTarget::for_provider(&request.provider),
     };
     if !state.workspace.providers.known_names().contains(&request.provider) {
-        return Err(ApiError::bad_field("/provider", format!("unknown provider `{}`", request.provider)));
+        return Err(ApiError::Invalid {
+            message: format!("unknown provider `{}`; GET /api/providers lists them", request.provider),
+            path: Some("/provider".into()),
+            diagnostics: Vec::new(),
+        });
     }
     let response = match target {
         Some(target) => {

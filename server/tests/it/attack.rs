@@ -76,6 +76,9 @@ fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> St
     text + "\r\n" + body
 }
 
+/// A request (method, headers, path) and what must come back (status, a phrase).
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str, u16, &'a str);
+
 const CONCLAVE: &str = r#"{"version":1,"id":"planted","name":"p","nodes":[{"id":"t","kind":"trigger","label":"t","position":{"x":0,"y":0}}],"edges":[]}"#;
 
 #[test]
@@ -85,7 +88,7 @@ fn a_hostile_page_can_neither_write_nor_read() {
     let host = format!("127.0.0.1:{}", s.port);
     let bearer = format!("Bearer {}", s.token);
     let evil_origin = ("Origin", "http://evil.example");
-    let cases: Vec<(&str, Vec<(&str, &str)>, &str, u16, &str)> = vec![
+    let cases: Vec<Case> = vec![
         // A cross-site "simple" request: text/plain, a foreign Origin, no token.
         (
             "POST",
