@@ -83,6 +83,15 @@ impl AppState {
 
 /// The whole application: API routes under `/api`, the editor everywhere else.
 pub fn app(state: AppState) -> Router {
+    routes(&state).layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard)).with_state(state)
+}
+
+/// The routes without the guard: for measuring what the guard costs, never served.
+pub fn unguarded(state: AppState) -> Router {
+    routes(&state).with_state(state)
+}
+
+fn routes(state: &AppState) -> Router<AppState> {
     let api = Router::new()
         .route("/conclaves", get(conclaves::list).post(conclaves::create))
         .route("/conclaves/{id}", get(conclaves::get_one).put(conclaves::update).delete(conclaves::remove))
@@ -108,11 +117,7 @@ pub fn app(state: AppState) -> Router {
         }
         _ => Router::new().fallback(|| async { Html(EDITOR_MISSING) }),
     };
-    Router::new()
-        .nest("/api", api)
-        .merge(editor)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard))
-        .with_state(state)
+    Router::new().nest("/api", api).merge(editor)
 }
 
 const EDITOR_MISSING: &str = "<!doctype html><meta charset=utf-8><title>Conclave</title>\

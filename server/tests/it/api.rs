@@ -176,7 +176,7 @@ async fn validation_schemas_lowering_and_providers() {
     assert_eq!(lowered["meaning_losses"], 5);
     let (status, body, _) =
         api.send("POST", "/api/lower", json!({"schema": {"type": "object"}, "provider": "gemini"})).await;
-    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::BAD_REQUEST, Some("/provider")));
+    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("/provider")));
     let (status, body, _) =
         api.send("POST", "/api/lower", json!({"schema": {"type": "array"}, "provider": "openai"})).await;
     assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("/schema/type")));
