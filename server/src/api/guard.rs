@@ -5,16 +5,20 @@
 //! always required unless the server was started with `--no-token` on loopback.
 //! The editor's files get a Content-Security-Policy that forbids inline script.
 
-use axum::extract::{Request, State};
 use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING};
-use axum::http::{HeaderMap, HeaderValue, Method};
-use axum::middleware::Next;
+use axum::http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use axum::response::{IntoResponse, Response};
 use conclave_core::Secret;
+use futures::TryFutureExt;
+use futures::future::{Either, MapOk, Ready, ready};
+use std::convert::Infallible;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use subtle::ConstantTimeEq;
+use tower::{Layer, Service};
 
-use super::{ApiError, AppState};
+use super::ApiError;
 
 /// Names every loopback server answers to.
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
@@ -43,8 +47,9 @@ impl Security {
     }
 
     fn allows_host(&self, host: &str) -> bool {
-        let name = host_name(host).to_ascii_lowercase();
-        LOOPBACK_HOSTS.contains(&name.as_str()) || self.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
+        let name = host_name(host);
+        LOOPBACK_HOSTS.iter().any(|h| h.eq_ignore_ascii_case(name))
+            || self.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
     }
 }
 
@@ -56,44 +61,108 @@ fn host_name(host: &str) -> &str {
     host.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(host, |(name, _)| name)
 }
 
-/// Checks every request; API requests also need a same-origin `Origin` (when sent),
-/// the token, and JSON bodies for state changes. The editor's files get the CSP.
-pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let security = &state.security;
-    let headers = request.headers();
+/// The guard as a tower layer around the whole router: checks every request before
+/// routing. API requests also need a same-origin `Origin` (when sent),
+/// the token, and JSON bodies for state changes; the editor's files get the CSP.
+/// It clones nothing and allocates nothing on an admitted request.
+#[derive(Debug, Clone)]
+pub struct GuardLayer {
+    security: Arc<Security>,
+}
+
+impl GuardLayer {
+    /// A guard that admits requests as `security` says.
+    pub fn new(security: Arc<Security>) -> GuardLayer {
+        GuardLayer { security }
+    }
+}
+
+impl<S> Layer<S> for GuardLayer {
+    type Service = Guard<S>;
+
+    fn layer(&self, inner: S) -> Guard<S> {
+        Guard { inner, security: self.security.clone() }
+    }
+}
+
+/// A service behind the guard; see [`GuardLayer`].
+#[derive(Debug, Clone)]
+pub struct Guard<S> {
+    inner: S,
+    security: Arc<Security>,
+}
+
+/// What the guard decided about one request.
+enum Verdict {
+    /// Answered by the guard itself.
+    Refused(ApiError),
+    /// An editor page: served, then given the page headers.
+    Page,
+    /// An admitted API request.
+    Api,
+}
+
+impl<S, B> Service<Request<B>> for Guard<S>
+where
+    S: Service<Request<B>, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future =
+        Either<Ready<Result<Response, Infallible>>, Either<MapOk<S::Future, fn(Response) -> Response>, S::Future>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        match verdict(&self.security, request.method(), request.uri(), request.headers()) {
+            Verdict::Refused(error) => Either::Left(ready(Ok(error.into_response()))),
+            Verdict::Page => Either::Right(Either::Left(self.inner.call(request).map_ok(page_headers as fn(_) -> _))),
+            Verdict::Api => Either::Right(Either::Right(self.inner.call(request))),
+        }
+    }
+}
+
+fn verdict(security: &Security, method: &Method, uri: &Uri, headers: &HeaderMap) -> Verdict {
     let Some(host) = headers.get(HOST).and_then(|h| h.to_str().ok()).filter(|h| security.allows_host(h)) else {
-        return ApiError::Forbidden(
+        return Verdict::Refused(ApiError::Forbidden(
             "this server does not answer to that Host; start it with --allowed-host NAME to add a name".into(),
-        )
-        .into_response();
+        ));
     };
-    if !request.uri().path().starts_with("/api/") && request.uri().path() != "/api" {
-        let mut response = next.run(request).await;
-        let h = response.headers_mut();
-        h.insert("content-security-policy", HeaderValue::from_static(EDITOR_CSP));
-        h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-        h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-        h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-        return response;
+    let path = uri.path();
+    if !path.starts_with("/api/") && path != "/api" {
+        return Verdict::Page;
     }
     if let Some(origin) = headers.get(ORIGIN)
         && !same_origin(origin, host)
     {
-        return ApiError::Forbidden("cross-origin request refused: the API answers only pages it serves itself".into())
-            .into_response();
+        return Verdict::Refused(ApiError::Forbidden(
+            "cross-origin request refused: the API answers only pages it serves itself".into(),
+        ));
     }
     if let Some(token) = &security.token
-        && !carries(headers, request.uri().query(), token)
+        && !carries(headers, uri.query(), token)
     {
-        return ApiError::Unauthorized.into_response();
+        return Verdict::Refused(ApiError::Unauthorized);
     }
     // A state change that carries a body must declare it JSON: browsers send form
     // posts and text/plain cross-site without asking first; a JSON body needs CORS.
-    let changes_state = matches!(*request.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    let changes_state = matches!(*method, Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
     if changes_state && has_body(headers) && !is_json(headers) {
-        return ApiError::UnsupportedMediaType.into_response();
+        return Verdict::Refused(ApiError::UnsupportedMediaType);
     }
-    next.run(request).await
+    Verdict::Api
+}
+
+/// The headers of the editor's files: the CSP and its companions.
+fn page_headers(mut response: Response) -> Response {
+    let h = response.headers_mut();
+    h.insert("content-security-policy", HeaderValue::from_static(EDITOR_CSP));
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    response
 }
 
 fn same_origin(origin: &HeaderValue, host: &str) -> bool {
@@ -106,8 +175,23 @@ fn same_origin(origin: &HeaderValue, host: &str) -> bool {
 fn carries(headers: &HeaderMap, query: Option<&str>, token: &Secret) -> bool {
     let header = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
     // Browsers cannot set headers on an EventSource, so a `token` query parameter counts too.
-    let query = query.and_then(|q| q.split('&').find_map(|p| p.strip_prefix("token=")));
-    header.or(query).is_some_and(|given| bool::from(given.as_bytes().ct_eq(token.expose().as_bytes())))
+    let query = || query.and_then(|q| q.split('&').find_map(|p| p.strip_prefix("token=")));
+    header.or_else(query).is_some_and(|given| same_secret(given.as_bytes(), token.expose().as_bytes()))
+}
+
+/// Whether two secrets are equal, in time that depends only on their lengths: eight
+/// bytes at a time, then the rest, each compared in constant time.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    if given.len() != expected.len() {
+        return false;
+    }
+    let (words, rest) = (given.chunks_exact(8), expected.chunks_exact(8));
+    let mut equal = words.remainder().ct_eq(rest.remainder());
+    for (a, b) in words.zip(rest) {
+        let word = |c: &[u8]| u64::from_ne_bytes(c.try_into().unwrap_or_default());
+        equal &= word(a).ct_eq(&word(b));
+    }
+    bool::from(equal)
 }
 
 fn has_body(headers: &HeaderMap) -> bool {

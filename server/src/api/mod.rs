@@ -25,9 +25,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
+use tower::Layer;
 
 pub use error::ApiError;
-pub use guard::Security;
+pub use guard::{Guard, GuardLayer, Security};
 
 use crate::workspace::Workspace;
 
@@ -81,10 +82,14 @@ impl AppState {
     }
 }
 
-/// The whole application: API routes under `/api`, the editor everywhere else.
-pub fn app(state: AppState) -> Router {
-    routes(&state).layer(axum::middleware::from_fn_with_state(state.clone(), guard::guard)).with_state(state)
+/// The whole application: API routes under `/api`, the editor everywhere else, all
+/// behind the guard.
+pub fn app(state: AppState) -> App {
+    GuardLayer::new(state.security.clone()).layer(routes(&state).with_state(state))
 }
+
+/// What [`app`] returns: the router behind the guard, a tower service.
+pub type App = Guard<Router>;
 
 /// The routes without the guard: for measuring what the guard costs, never served.
 pub fn unguarded(state: AppState) -> Router {

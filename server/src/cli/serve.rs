@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
+use tower_http::timeout::RequestBodyTimeout;
 
 use super::exit;
 use crate::api::{AppState, Security, app};
@@ -84,7 +85,7 @@ pub async fn run(args: ServeArgs, workspace: Workspace, store: Arc<dyn RunStore>
         None => format!("http://{address}/"),
     };
     eprintln!("Conclave is serving on {url}\n  (the API is under /api; Ctrl-C stops it)");
-    let service = app(state).layer(tower_http::timeout::RequestBodyTimeoutLayer::new(BODY_TIMEOUT));
+    let service = RequestBodyTimeout::new(app(state), BODY_TIMEOUT);
     tokio::select! {
         () = accept(listener, service, usize::from(args.max_connections), Duration::from_secs(args.header_timeout.into())) => exit::OTHER,
         _ = tokio::signal::ctrl_c() => exit::OK,
@@ -137,9 +138,12 @@ fn default_repo_root() -> PathBuf {
         .unwrap_or(here)
 }
 
+/// The service `serve` runs: the app with a time limit on request bodies.
+type Served = RequestBodyTimeout<crate::api::App>;
+
 /// Accepts connections, at most `max` open at once, each served with header and
 /// keep-alive timeouts.
-async fn accept(listener: tokio::net::TcpListener, service: axum::Router, max: usize, header_timeout: Duration) {
+async fn accept(listener: tokio::net::TcpListener, service: Served, max: usize, header_timeout: Duration) {
     let slots = Arc::new(Semaphore::new(max));
     loop {
         // Wait for a free slot before accepting, so excess clients queue in the

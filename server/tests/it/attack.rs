@@ -165,6 +165,13 @@ fn a_hostile_page_can_neither_write_nor_read() {
         let json: serde_json::Value = serde_json::from_str(&text).expect("the error body is JSON");
         assert_eq!(json["error"]["status"], status);
     }
+    // A token one character off, at either end or cut short, is no token.
+    let t = &s.token;
+    for near in [format!("x{}", &t[1..]), format!("{}x", &t[..t.len() - 1]), t[..t.len() - 3].to_string()] {
+        let wrong = format!("Bearer {near}");
+        let (got, text) = raw(s.port, &request("GET", "/api/runs", &[("Host", &host), ("Authorization", &wrong)], ""));
+        assert_eq!(got, 401, "{near}: {text}");
+    }
     assert!(!s.dir.path().join("conclaves/planted.conclave.json").exists(), "nothing was written");
     // The editor's own page, same origin, with the token, works.
     let same = format!("http://{host}");

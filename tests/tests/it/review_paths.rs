@@ -101,7 +101,9 @@ impl Paths {
         let state = AppState::new(workspace, engine, security, None);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let api = format!("http://{}", listener.local_addr().expect("addr"));
-        tokio::spawn(async move { axum::serve(listener, app(state)).await });
+        tokio::spawn(async move {
+            axum::serve(listener, axum::ServiceExt::<axum::extract::Request>::into_make_service(app(state))).await
+        });
         Paths { dir, repo, server, api }
     }
 
