@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-conclave="${CARGO_TARGET_DIR:-target}/debug/conclave"
+conclave=$(realpath -m "${CARGO_TARGET_DIR:-target}/debug/conclave")
 st="${XDG_CACHE_HOME:-$HOME/.cache}/conclave/venv/bin/schemathesis"
 [ -x "$conclave" ] || cargo build --bin conclave
 [ -x "$st" ] || bash scripts/fetch-schemathesis.sh
@@ -17,12 +17,21 @@ token=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 mkdir -p "$work/conclaves"
 cp conclaves/*.conclave.json "$work/conclaves/"
 git -C "$work" init -q
-(cd "$work" && CONCLAVE_TOKEN="$token" CONCLAVE_DB="$work/runs.db" exec "$OLDPWD/$conclave" serve --bind "127.0.0.1:$port") 2>"$work/serve.log" &
+(cd "$work" && CONCLAVE_TOKEN="$token" CONCLAVE_DB="$work/runs.db" exec "$conclave" serve --bind "127.0.0.1:$port") 2>"$work/serve.log" &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 50); do
-  curl -fsS -o /dev/null "http://127.0.0.1:$port/api/openapi.json" -H "Authorization: Bearer $token" && break
+up=
+for _ in $(seq 100); do
+  if curl -fsS -o /dev/null "http://127.0.0.1:$port/api/openapi.json" -H "Authorization: Bearer $token" 2>/dev/null; then
+    up=1
+    break
+  fi
   sleep 0.2
 done
+if [ -z "$up" ]; then
+  echo "api-fuzz: conclave serve did not answer on port $port within 20 s; its log:" >&2
+  cat "$work/serve.log" >&2
+  exit 1
+fi
 "$st" --config-file tests/api/schemathesis.toml run "http://127.0.0.1:$port/api/openapi.json" \
   --checks all -H "Authorization: Bearer $token" --max-examples 50 --seed 20261123 --no-color
