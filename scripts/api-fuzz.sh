@@ -19,7 +19,8 @@ cp conclaves/*.conclave.json "$work/conclaves/"
 git -C "$work" init -q
 (cd "$work" && CONCLAVE_TOKEN="$token" CONCLAVE_DB="$work/runs.db" exec "$conclave" serve --bind "127.0.0.1:$port") 2>"$work/serve.log" &
 server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
+# Stop the server and keep the script's own exit status (not the killed server's).
+trap 'status=$?; kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -rf "$work"; exit $status' EXIT
 up=
 for _ in $(seq 100); do
   if curl -fsS -o /dev/null "http://127.0.0.1:$port/api/openapi.json" -H "Authorization: Bearer $token" 2>/dev/null; then
