@@ -9,7 +9,7 @@ venv="${XDG_CACHE_HOME:-$HOME/.cache}/conclave/venv"
 
 log() { printf '\033[1mfetch-schemathesis:\033[0m %s\n' "$*" >&2; }
 
-if [ -x "$venv/bin/schemathesis" ] && "$venv/bin/pip" show schemathesis 2>/dev/null | grep -qx "Version: $version"; then
+if [ -x "$venv/bin/schemathesis" ] && [ "$("$venv/bin/pip" show schemathesis 2>/dev/null | sed -n "s/^Version: //p")" = "$version" ]; then
   log "schemathesis $version is installed in $venv"
   exit 0
 fi

@@ -15,7 +15,7 @@ if command -v rustup >/dev/null 2>&1; then
     fi
   done
   # conclave-shared must build for the browser; the editor is compiled to wasm32.
-  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  if ! rustup target list --installed | grep -x wasm32-unknown-unknown >/dev/null; then
     log "adding rust target wasm32-unknown-unknown"
     rustup target add wasm32-unknown-unknown
   fi
