@@ -84,6 +84,38 @@ pub struct LowerResponse {
     pub meaning_losses: usize,
 }
 
+/// A schema to preview in every provider dialect side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PreviewRequest {
+    /// The schema to lower (inline).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
+    /// Or a reference to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_ref: Option<String>,
+}
+
+/// What one provider dialect receives for a schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DialectPreview {
+    /// `anthropic`, `openai-chat`, `openai-responses`, `ollama`, `claude-code` or `local`.
+    pub dialect: String,
+    /// The built-in provider that speaks it.
+    pub provider: String,
+    /// Whether native structured output is used (otherwise the prompt contract).
+    pub native: bool,
+    /// The part of the request that carries the schema, exactly as it is sent.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub request: Value,
+    /// Every change made on the way, with its JSON pointer.
+    pub notes: Vec<LoweringNote>,
+    /// How many notes lose meaning (what `"compatibility": "strict"` refuses).
+    pub meaning_losses: usize,
+}
+
 /// A provider and whether it can be used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

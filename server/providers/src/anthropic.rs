@@ -9,6 +9,7 @@ use conclave_shared::Usage;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use crate::dialect::Dialect;
 use crate::http::{parse_data, send, sse_events};
 use conclave_core::Secret;
 use conclave_core::StreamSink;
@@ -55,9 +56,7 @@ impl AnthropicProvider {
                 .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters, "strict": true}))
                 .collect();
         }
-        if let Some(spec) = &request.output_schema {
-            body["output_config"] = json!({"format": {"type": "json_schema", "schema": *spec.schema}});
-        }
+        Dialect::Anthropic.add_schema(&mut body, request);
         body
     }
 }

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
+use crate::dialect::Dialect;
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason};
 use conclave_shared::LowerTarget;
@@ -62,8 +63,10 @@ impl ClaudeCodeProvider {
         if !request.system_prompt.is_empty() {
             args.extend(["--append-system-prompt".into(), request.system_prompt.clone()]);
         }
-        if let Some(spec) = &request.output_schema {
-            args.extend(["--json-schema".into(), spec.schema.to_string()]);
+        if let Some(spec) = &request.output_schema
+            && let Some(argv) = Dialect::ClaudeCode.schema_part(&spec.name, &spec.schema)["argv"].as_array()
+        {
+            args.extend(argv.iter().filter_map(Value::as_str).map(String::from));
         }
         args
     }

@@ -2,7 +2,8 @@
 //! Anthropic's Messages API (`anthropic.rs`), OpenAI's Chat Completions and Responses
 //! APIs and any server that speaks them (`openai/`), Ollama (`ollama.rs`), the Claude
 //! Code CLI as a subprocess (`claude_code.rs`), and, with the `local` feature, an
-//! embedded GGUF model with schema-constrained decoding (`local/`). `http.rs` holds
+//! embedded GGUF model with schema-constrained decoding (`local/`). `dialect.rs` says
+//! how each of them receives an output schema. `http.rs` holds
 //! what the HTTP vendors share: the client, status mapping, `retry-after`, and the
 //! SSE and NDJSON readers.
 //!
@@ -12,6 +13,7 @@
 
 pub mod anthropic;
 pub mod claude_code;
+pub mod dialect;
 pub mod http;
 #[cfg(feature = "local")]
 pub mod local;

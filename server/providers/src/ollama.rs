@@ -7,6 +7,7 @@ use conclave_shared::Usage;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use crate::dialect::Dialect;
 use crate::http::{ndjson_values, send};
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason, ToolCall};
@@ -47,9 +48,7 @@ impl OllamaProvider {
             "stream": true,
             "options": {"num_predict": request.max_tokens},
         });
-        if let Some(spec) = &request.output_schema {
-            body["format"] = (*spec.schema).clone();
-        }
+        Dialect::Ollama.add_schema(&mut body, request);
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools

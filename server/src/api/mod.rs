@@ -104,6 +104,7 @@ fn routes(state: &AppState) -> Router<AppState> {
         .route("/schemas", get(schemas::list))
         .route("/schemas/{reference}", get(schemas::get_one))
         .route("/lower", post(schemas::lower_schema))
+        .route("/lower/preview", post(schemas::preview))
         .route("/providers", get(schemas::providers))
         .route("/runs", get(runs::list).post(runs::start))
         .route("/runs/{id}", get(runs::get_one))

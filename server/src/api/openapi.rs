@@ -26,6 +26,7 @@ use super::{conclaves, runs, schemas};
         schemas::list,
         schemas::get_one,
         schemas::lower_schema,
+        schemas::preview,
         schemas::providers,
         runs::start,
         runs::list,

@@ -1,14 +1,16 @@
 //! Output schemas over HTTP: the references available, one schema, the lowering
-//! preview for a provider, and which providers are configured.
+//! preview for a provider and for every dialect side by side, and which providers
+//! are configured.
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use conclave_core::ProviderError;
+use conclave_providers::dialect::Dialect;
 use conclave_schema::{LowerTarget, check_schema, lower};
-use conclave_shared::api::{LowerRequest, LowerResponse, ProviderInfo, SchemaRef};
-use serde_json::Value;
+use conclave_shared::api::{DialectPreview, LowerRequest, LowerResponse, PreviewRequest, ProviderInfo, SchemaRef};
+use serde_json::{Value, json};
 
 use super::error::parse_json;
 use super::extract::ApiPath;
@@ -46,34 +48,7 @@ pub async fn lower_schema(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<LowerResponse>, ApiError> {
     let request: LowerRequest = parse_json(&body_bytes(body)?)?;
-    let schema = match (request.schema, &request.schema_ref) {
-        (Some(schema), None) => schema,
-        (None, Some(reference)) => {
-            state
-                .workspace
-                .schemas
-                .resolve(reference)
-                .map_err(|e| ApiError::Invalid {
-                    message: e.to_string(),
-                    path: Some("/schema_ref".into()),
-                    diagnostics: Vec::new(),
-                })?
-                .schema
-        }
-        _ => {
-            return Err(ApiError::Invalid {
-                message: "give exactly one of `schema` and `schema_ref`".into(),
-                path: Some("/schema".into()),
-                diagnostics: Vec::new(),
-            });
-        }
-    };
-    let problems = check_schema(&schema);
-    if let Some(first) = problems.first() {
-        let path = format!("/schema{}", first.pointer);
-        let message = format!("the schema is not a valid output schema: {}", first.message);
-        return Err(ApiError::Invalid { message, path: Some(path), diagnostics: Vec::new() });
-    }
+    let schema = requested_schema(&state, request.schema, request.schema_ref.as_deref())?;
     let provider = state.workspace.providers.get(&request.provider);
     let target = match &provider {
         Some(p) => p.capabilities().native_schema,
@@ -113,6 +88,59 @@ pub async fn lower_schema(
         },
     };
     Ok(Json(response))
+}
+
+/// The schema a request names, inline or by reference, checked as an output schema.
+fn requested_schema(state: &AppState, schema: Option<Value>, reference: Option<&str>) -> Result<Value, ApiError> {
+    let invalid =
+        |message: String, path: String| ApiError::Invalid { message, path: Some(path), diagnostics: Vec::new() };
+    let schema = match (schema, reference) {
+        (Some(schema), None) => schema,
+        (None, Some(reference)) => {
+            state.workspace.schemas.resolve(reference).map_err(|e| invalid(e.to_string(), "/schema_ref".into()))?.schema
+        }
+        _ => return Err(invalid("give exactly one of `schema` and `schema_ref`".into(), "/schema".into())),
+    };
+    if let Some(first) = check_schema(&schema).first() {
+        let message = format!("the schema is not a valid output schema: {}", first.message);
+        return Err(invalid(message, format!("/schema{}", first.pointer)));
+    }
+    Ok(schema)
+}
+
+/// Previews a schema in every provider dialect side by side: for each, what is
+/// dropped or changed, and the part of the request that carries it.
+#[utoipa::path(post, path = "/api/lower/preview", request_body = PreviewRequest,
+    responses((status = 200, body = [DialectPreview]), (status = 400, description = "Bad request"), (status = 422, description = "Invalid schema")))]
+pub async fn preview(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Vec<DialectPreview>>, ApiError> {
+    let request: PreviewRequest = parse_json(&body_bytes(body)?)?;
+    let name = request.schema_ref.clone().unwrap_or_else(|| "output".into());
+    let schema = requested_schema(&state, request.schema, request.schema_ref.as_deref())?;
+    let mut previews = Vec::new();
+    for dialect in Dialect::ALL {
+        let lowered = lower(&schema, dialect.target()).map_err(|e| ApiError::Invalid {
+            message: format!("{}: {e}", dialect.name()),
+            path: Some("/schema".into()),
+            diagnostics: Vec::new(),
+        })?;
+        let request = if lowered.native {
+            dialect.schema_part(&name, &lowered.schema)
+        } else {
+            json!({"prompt_contract": {"schema": lowered.schema}})
+        };
+        previews.push(DialectPreview {
+            dialect: dialect.name().into(),
+            provider: dialect.provider().into(),
+            native: lowered.native,
+            request,
+            meaning_losses: lowered.meaning_losses().count(),
+            notes: lowered.notes,
+        });
+    }
+    Ok(Json(previews))
 }
 
 /// Lists the providers and whether each is configured.

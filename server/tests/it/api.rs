@@ -154,6 +154,46 @@ async fn bad_bodies_get_400_413_and_422_with_locations() {
 }
 
 #[tokio::test]
+async fn the_preview_shows_every_dialect_with_what_it_receives() {
+    let api = api_with(None);
+    let (status, previews, _) =
+        api.send("POST", "/api/lower/preview", json!({"schema_ref": "review.findings.v1"})).await;
+    assert_eq!(status, StatusCode::OK, "{previews}");
+    let previews = previews.as_array().expect("a list").clone();
+    let names: Vec<&str> = previews.iter().filter_map(|p| p["dialect"].as_str()).collect();
+    assert_eq!(names, ["anthropic", "openai-chat", "openai-responses", "ollama", "claude-code", "local"]);
+    let by = |name: &str| previews.iter().find(|p| p["dialect"] == name).expect(name).clone();
+    let chat = by("openai-chat");
+    assert_eq!(chat["provider"], "openai");
+    assert_eq!(chat["request"]["response_format"]["json_schema"]["name"], "review_findings_v1");
+    assert_eq!(chat["request"]["response_format"]["json_schema"]["strict"], true);
+    let responses = by("openai-responses");
+    assert_eq!(
+        responses["request"]["text"]["format"]["schema"],
+        chat["request"]["response_format"]["json_schema"]["schema"]
+    );
+    assert_eq!(by("anthropic")["request"]["output_config"]["format"]["type"], "json_schema");
+    assert_eq!(by("anthropic")["meaning_losses"], 5, "the same as /api/lower for anthropic");
+    assert!(by("ollama")["request"]["format"].is_object());
+    let argv = by("claude-code")["request"]["argv"].clone();
+    assert_eq!(argv[0], "--json-schema");
+    assert!(!argv[1].as_str().expect("the schema as text").contains("$schema"), "the CLI's validator refuses it");
+    assert!(by("local")["request"]["constraint"]["llguidance_json_schema"].is_object());
+    for preview in &previews {
+        let notes = preview["notes"].as_array().expect("notes");
+        assert!(notes.iter().all(|n| n["path"].is_string() && n["message"].is_string()), "{preview}");
+    }
+
+    let (status, body, _) = api
+        .send("POST", "/api/lower/preview", json!({"schema": {"type": "object", "properties": {"a": {"type": 7}}}}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["path"], "/schema/properties/a/type");
+    let (status, body, _) = api.send("POST", "/api/lower/preview", json!({"schema_ref": "no.such.v1"})).await;
+    assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("/schema_ref")));
+}
+
+#[tokio::test]
 async fn validation_schemas_lowering_and_providers() {
     let api = api_with(None);
     let (status, body, _) = api
@@ -195,6 +235,7 @@ async fn validation_schemas_lowering_and_providers() {
         "/api/conclaves/{id}",
         "/api/validate",
         "/api/lower",
+        "/api/lower/preview",
         "/api/providers",
         "/api/schemas",
         "/api/runs",

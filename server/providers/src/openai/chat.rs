@@ -5,7 +5,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-use super::{parse_arguments, schema_name};
+use super::parse_arguments;
+use crate::dialect::Dialect;
 use crate::http::{parse_data, sse_events};
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Message, ProviderError, StopReason, ToolCall};
@@ -41,12 +42,7 @@ pub(super) fn request_body(request: &AgentRequest) -> Value {
         "stream": true,
         "stream_options": {"include_usage": true},
     });
-    if let Some(spec) = &request.output_schema {
-        body["response_format"] = json!({
-            "type": "json_schema",
-            "json_schema": {"name": schema_name(&spec.name), "schema": *spec.schema, "strict": true}
-        });
-    }
+    Dialect::OpenAiChat.add_schema(&mut body, request);
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools

@@ -101,13 +101,3 @@ fn parse_arguments(name: &str, text: &str) -> Result<Value, ProviderError> {
     serde_json::from_str(text)
         .map_err(|e| ProviderError::Malformed(format!("tool call `{name}` has arguments that are not JSON: {e}")))
 }
-
-/// The `name` OpenAI requires for a schema: letters, digits, `_` and `-`, at most 64.
-fn schema_name(name: &str) -> String {
-    let clean: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
-        .take(64)
-        .collect();
-    if clean.is_empty() { "output".into() } else { clean }
-}

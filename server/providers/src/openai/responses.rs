@@ -4,7 +4,8 @@ use conclave_shared::Usage;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::{parse_arguments, schema_name};
+use super::parse_arguments;
+use crate::dialect::Dialect;
 use crate::http::{parse_data, sse_events};
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Message, ProviderError, StopReason, ToolCall};
@@ -36,9 +37,7 @@ pub(super) fn request_body(request: &AgentRequest) -> Value {
     if !request.system_prompt.is_empty() {
         body["instructions"] = json!(request.system_prompt);
     }
-    if let Some(spec) = &request.output_schema {
-        body["text"] = json!({"format": {"type": "json_schema", "name": schema_name(&spec.name), "schema": *spec.schema, "strict": true}});
-    }
+    Dialect::OpenAiResponses.add_schema(&mut body, request);
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
