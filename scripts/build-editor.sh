@@ -18,5 +18,5 @@ out=client/dist
 rm -rf "$out"
 mkdir -p "$out"
 wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$out" "$target_dir/wasm32-unknown-unknown/wasm-release/conclave-client.wasm"
-cp client/index.html client/style.css client/boot.js "$out/"
+cp client/index.html client/*.css client/boot.js "$out/"
 echo "build-editor: $(du -sh "$out" | cut -f1) in $out" >&2

@@ -4,7 +4,8 @@
 //! cannot disagree about them.
 
 use conclave_shared::api::{
-    ConclaveSummary, ErrorBody, LowerRequest, LowerResponse, ProviderInfo, SchemaRef, StartRun, Started, Validation,
+    ConclaveSummary, DialectPreview, ErrorBody, LowerRequest, LowerResponse, PreviewRequest, ProviderInfo, SchemaRef,
+    StartRun, Started, Validation,
 };
 use conclave_shared::{Conclave, Diagnostic, EventKind, RunEvent, RunRecord, RunSummary};
 use gloo_net::http::{Request, RequestBuilder, Response};
@@ -78,6 +79,12 @@ pub async fn schema(reference: &str) -> Result<Value> {
 /// The lowering preview of an inline schema or a reference for a provider.
 pub async fn lower(request: &LowerRequest) -> Result<LowerResponse> {
     send(Request::post("/api/lower"), request).await
+}
+
+/// What every provider dialect receives for a schema, side by side.
+#[allow(dead_code)] // The builder's side-by-side preview is about to use it; remove this then.
+pub async fn lower_preview(request: &PreviewRequest) -> Result<Vec<DialectPreview>> {
+    send(Request::post("/api/lower/preview"), request).await
 }
 
 /// Starts a run: a review of a repository, or a run with an input.

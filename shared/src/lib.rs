@@ -5,15 +5,18 @@
 //! `diagnostic` the problems validation reports, `api` the HTTP API's bodies,
 //! `fields` the field builder's model of output schemas, `lowering` schema dialects
 //! and the notes on adapting schemas to them, `review` findings and the checks across
-//! reviewers. Nothing here does I/O, and the crate builds for `wasm32-unknown-unknown`
+//! reviewers, `compare` the findings of two runs side by side, `layout` the editor's
+//! auto-layout. Nothing here does I/O, and the crate builds for `wasm32-unknown-unknown`
 //! with only serde and serde_json.
 
 pub mod api;
+pub mod compare;
 pub mod conclave;
 pub mod diagnostic;
 pub mod events;
 pub mod fields;
 pub mod graph;
+pub mod layout;
 pub mod lowering;
 pub mod review;
 pub mod run;

@@ -213,12 +213,24 @@ impl Editor {
         self.find(tid("status")).await.expect("status bar").text().await.unwrap_or_default()
     }
 
-    /// Types into an input found by `by` (after re-finding it) and leaves it, firing `change`.
+    /// Clears `input` and types `text` into it as a user does: a click, select-all and
+    /// Backspace, then one key press per character. Nothing is set through JavaScript.
+    pub async fn clear_and_type(&self, input: &WebElement, text: &str) {
+        input.click().await.expect("focus the field");
+        input.send_keys(Key::Control + "a").await.expect("select all");
+        input.send_keys(Key::Backspace).await.expect("clear");
+        for c in text.chars() {
+            input.send_keys(c.to_string()).await.expect("typing");
+        }
+    }
+
+    /// Clears the input `field` of field-builder row `row`, types `text` key by key,
+    /// and leaves it with Tab, firing `change`.
     pub async fn type_into(&self, row: usize, field: &str, text: &str) {
         let rows = self.driver.find_all(tid("field-row")).await.expect("rows");
         let input = rows[row].find(tid(field)).await.expect("input");
-        input.clear().await.expect("clear");
-        input.send_keys(text.to_string() + Key::Tab).await.expect("typing");
+        self.clear_and_type(&input, text).await;
+        input.send_keys(Key::Tab).await.expect("leave the field");
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
 

@@ -8,7 +8,7 @@ use wasm_bindgen::JsCast;
 
 use super::canvas::Canvas;
 use super::inspector::Inspector;
-use super::runs::{Diagnostics, RunDialog, RunPanel, open_run_dialog};
+use super::runs::{Dock, RunDialog, open_run_dialog};
 use super::sidebar::Sidebar;
 use crate::api;
 use crate::state::{Editor, Selection};
@@ -43,17 +43,18 @@ pub fn App() -> impl IntoView {
             <div class="body">
                 <Sidebar/>
                 <main class="stage">
-                    {move || match editor.conclave.get().is_some() {
-                        true => view! { <Canvas/> }.into_any(),
-                        false => view! {
-                            <div class="empty-stage">
-                                <h2>"No conclave open"</h2>
-                                <p>"Open one from the list, or create a new one and drag nodes from the palette onto the canvas."</p>
-                            </div>
-                        }.into_any(),
-                    }}
-                    <Diagnostics/>
-                    <RunPanel/>
+                    <div class="canvas-area">
+                        {move || match editor.conclave.get().is_some() {
+                            true => view! { <Canvas/> }.into_any(),
+                            false => view! {
+                                <div class="empty-stage">
+                                    <h2>"No conclave open"</h2>
+                                    <p>"Open one from the list, or create a new one and drag nodes from the palette onto the canvas."</p>
+                                </div>
+                            }.into_any(),
+                        }}
+                    </div>
+                    <Dock/>
                 </main>
                 <Inspector/>
             </div>

@@ -1,10 +1,11 @@
 //! The right column: the selected node's settings. Agents get provider, model, prompt,
 //! turns, their tools, and, with the Structured Output chip, the field builder.
 
-use conclave_shared::{AgentConfig, NodeKind, NodeOutput};
+use conclave_shared::{AgentConfig, NodeKind};
 use leptos::prelude::*;
 
 use super::builder::SchemaEditor;
+use super::runs::RunOutcome;
 use super::sidebar::TOOLS;
 use crate::state::{Editor, Selection};
 
@@ -96,37 +97,5 @@ fn AgentForm(id: String, agent: AgentConfig) -> impl IntoView {
         } else {
             view! { <p class="hint">"No Structured Output: this agent answers in free text. Drag the Structured Output chip onto it to give it a schema."</p> }.into_any()
         }}
-    }
-}
-
-/// The node's outcome in the watched run: its state, failed attempts, error and output.
-#[component]
-fn RunOutcome(id: String) -> impl IntoView {
-    let editor = expect_context::<Editor>();
-    move || {
-        editor.run.with(|run| {
-            let run = run.as_ref()?;
-            let node = run.node(&id)?;
-            let attempts = run.attempts.get(&id).cloned().unwrap_or_default();
-            let output = node.output.as_ref().map(output_text);
-            Some(view! {
-                <section class="node-run">
-                    <h4>{format!("In run: {}", node.state.as_str())}</h4>
-                    {attempts.into_iter().map(|a| view! {
-                        <p class="attempt">{format!("Attempt {} failed: {}", a.attempt, a.errors.join("; "))}</p>
-                    }).collect_view()}
-                    {node.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
-                    {output.map(|o| view! { <pre class="output" data-testid="node-output">{o}</pre> })}
-                </section>
-            })
-        })
-    }
-}
-
-/// A node's output as the inspector shows it: JSON pretty-printed, text as is.
-fn output_text(output: &NodeOutput) -> String {
-    match output {
-        NodeOutput::Json(value) => serde_json::to_string_pretty(value).unwrap_or_default(),
-        NodeOutput::Text(text) => text.clone(),
     }
 }

@@ -1,16 +1,19 @@
 //! Runs in the editor: the run dialog (a repository and base ref for conclaves that
 //! review code, an input otherwise), the watched run kept current from its event
-//! stream, the run panel with contradictions and the report, and the diagnostics list.
+//! stream, the dock under the canvas (the run panel with contradictions and the
+//! report, and the diagnostics list), a node's outcome in the inspector, and the
+//! list of recent runs.
 
 use conclave_shared::api::{ReviewTarget, StartRun};
-use conclave_shared::{EventKind, Level, RunEvent};
+use conclave_shared::{EventKind, Level, NodeOutput, RunEvent, RunSummary};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::cell::RefCell;
 
 use super::app::validate;
 use crate::api;
-use crate::state::{Editor, RunView, Selection};
+use crate::run_view::RunView;
+use crate::state::{Editor, Selection};
 
 thread_local! {
     /// The event stream being followed, with its run's id; replaced when another run
@@ -168,6 +171,18 @@ pub fn RunDialog() -> impl IntoView {
     }
 }
 
+/// The dock under the canvas: the last validation's diagnostics and the watched run.
+/// It takes its own space, so it never covers the canvas it reports on.
+#[component]
+pub fn Dock() -> impl IntoView {
+    view! {
+        <div class="dock" data-testid="dock">
+            <Diagnostics/>
+            <RunPanel/>
+        </div>
+    }
+}
+
 /// The watched run: status, contradictions and report.
 #[component]
 pub fn RunPanel() -> impl IntoView {
@@ -231,5 +246,69 @@ fn level_name(level: Level) -> &'static str {
         Level::Error => "error",
         Level::Warning => "warning",
         Level::Note => "note",
+    }
+}
+
+/// The node's outcome in the watched run: its state, failed attempts, error and output.
+#[component]
+pub fn RunOutcome(id: String) -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    move || {
+        editor.run.with(|run| {
+            let run = run.as_ref()?;
+            let node = run.node(&id)?;
+            let attempts = run.attempts.get(&id).cloned().unwrap_or_default();
+            let output = node.output.as_ref().map(output_text);
+            Some(view! {
+                <section class="node-run">
+                    <h4>{format!("In run: {}", node.state.as_str())}</h4>
+                    {attempts.into_iter().map(|a| view! {
+                        <p class="attempt">{format!("Attempt {} failed: {}", a.attempt, a.errors.join("; "))}</p>
+                    }).collect_view()}
+                    {node.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
+                    {output.map(|o| view! { <pre class="output" data-testid="node-output">{o}</pre> })}
+                </section>
+            })
+        })
+    }
+}
+
+/// A node's output as the inspector shows it: JSON pretty-printed, text as is.
+fn output_text(output: &NodeOutput) -> String {
+    match output {
+        NodeOutput::Json(value) => serde_json::to_string_pretty(value).unwrap_or_default(),
+        NodeOutput::Text(text) => text.clone(),
+    }
+}
+
+/// Recent runs; clicking one watches it.
+#[component]
+pub fn RunList() -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    let runs = RwSignal::new(Vec::<RunSummary>::new());
+    let refresh = move || {
+        spawn_local(async move {
+            if let Ok(list) = api::runs().await {
+                runs.set(list);
+            }
+        })
+    };
+    refresh();
+    view! {
+        <section>
+            <h3>"Runs" <button class="link" on:click=move |_| refresh()>"refresh"</button></h3>
+            <ul class="runs">
+                <For each=move || runs.get() key=|r| r.id.clone() children=move |r| {
+                    let id = r.id.clone();
+                    let status = r.status.as_str();
+                    view! {
+                        <li data-testid="run-item" on:click=move |_| watch_run(editor, id.clone())>
+                            <span>{r.conclave_id.clone()}</span>
+                            <span class=format!("badge {status}")>{status}</span>
+                        </li>
+                    }
+                }/>
+            </ul>
+        </section>
     }
 }

@@ -1,11 +1,11 @@
 //! The left column: the catalog (open or create a conclave), the palette of node
-//! kinds and capabilities, and recent runs.
+//! kinds and capabilities, and recent runs (`runs.rs`).
 
-use conclave_shared::{Conclave, RunSummary};
+use conclave_shared::Conclave;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::runs::watch_run;
+use super::runs::RunList;
 use crate::api;
 use crate::state::{Drag, Editor};
 
@@ -119,38 +119,6 @@ fn PaletteItem(
                 ev.prevent_default();
                 editor.drag.set(Some(Drag::Palette { item: item.clone(), x: ev.client_x() as f64, y: ev.client_y() as f64 }));
             }>{label}</div>
-    }
-}
-
-/// Recent runs; clicking one watches it.
-#[component]
-fn RunList() -> impl IntoView {
-    let editor = expect_context::<Editor>();
-    let runs = RwSignal::new(Vec::<RunSummary>::new());
-    let refresh = move || {
-        spawn_local(async move {
-            if let Ok(list) = api::runs().await {
-                runs.set(list);
-            }
-        })
-    };
-    refresh();
-    view! {
-        <section>
-            <h3>"Runs" <button class="link" on:click=move |_| refresh()>"refresh"</button></h3>
-            <ul class="runs">
-                <For each=move || runs.get() key=|r| r.id.clone() children=move |r| {
-                    let id = r.id.clone();
-                    let status = r.status.as_str();
-                    view! {
-                        <li data-testid="run-item" on:click=move |_| watch_run(editor, id.clone())>
-                            <span>{r.conclave_id.clone()}</span>
-                            <span class=format!("badge {status}")>{status}</span>
-                        </li>
-                    }
-                }/>
-            </ul>
-        </section>
     }
 }
 

@@ -4,6 +4,9 @@
 
 mod cli_runs;
 mod editor_browser;
+mod editor_builder;
+mod editor_graph;
+mod editor_runs;
 mod review_answered;
 mod review_paths;
 mod tidy;

@@ -1,0 +1,2 @@
+//! Comparing the findings of two runs of the same conclave: what was added, removed
+//! and changed between them.

@@ -1,0 +1,2 @@
+//! The field builder and the lowering preview in headless Chromium, typed into with
+//! real keystrokes.
