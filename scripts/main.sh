@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Set-up, then Conclave's main job on this repository: validate the conclave catalog,
-# then review the latest change (the working tree, or the last commit when the tree is
-# clean) with the light-code-review conclave. Agents whose provider has no key run on
-# the embedded local model (installed by the set-up), so this works offline.
+# Set-up, then Conclave's main job on this repository: build conclave with its editor
+# inside, validate the conclave catalog, review the latest change (the working tree,
+# or the last commit when the tree is clean) with the light-code-review conclave, and
+# say how to open the editor. Agents whose provider has no key run on the embedded
+# local model (installed by the set-up), so this works offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CONCLAVE_SKIP_TEST_TOOLS=1 bash scripts/setup.sh
+# The editor first: conclave embeds the bundle it finds in client/dist when it is built.
+bash scripts/build-editor.sh
 cargo build --bin conclave
 conclave="${CARGO_TARGET_DIR:-target}/debug/conclave"
+
+echo "== the editor built into conclave"
+python3 scripts/check-editor.py "$conclave"
 
 echo "== conclave validate"
 "$conclave" validate
@@ -18,4 +24,9 @@ range=()
 if git diff --quiet HEAD -- && [ -z "$(git ls-files --others --exclude-standard)" ]; then
   range=(--base HEAD~1)
 fi
-"$conclave" review . "${range[@]}"
+status=0
+"$conclave" review . "${range[@]}" || status=$?
+
+echo
+echo "Open the editor: run \`$conclave serve\` and open the URL it prints (http://127.0.0.1:7700/#token=...)."
+exit "$status"

@@ -17,7 +17,7 @@ use conclave_core::{ProviderRegistry, Secret};
 use conclave_engine::{Engine, EngineConfig};
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
-use conclave_server::api::{AppState, Security, app, unguarded};
+use conclave_server::api::{AppState, EditorSource, Security, app, unguarded};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ fn state() -> AppState {
         Workspace::new(dir.join("conclaves"), SchemaCatalog::with_roots(vec![]), ProviderRegistry::default());
     let engine = Engine::new(ProviderRegistry::default(), Arc::new(MemoryStore::new()), EngineConfig::default());
     let security = Security { token: Some(Secret::new(TOKEN)), allowed_hosts: Vec::new(), repo_roots: vec![dir] };
-    AppState::new(workspace, engine, security, None)
+    AppState::new(workspace, engine, security, EditorSource::embedded())
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {

@@ -71,13 +71,18 @@ pub fn node(id: &str) -> By {
 }
 
 impl Editor {
-    /// Starts the server (`server_binary`, the conclave CLI), chromedriver and a browser
-    /// on the editor.
+    /// Starts the server (`server_binary`, the conclave CLI) in a temporary workspace,
+    /// chromedriver and a browser on the editor built into the server.
     pub async fn start(server_binary: &Path) -> Editor {
-        let dist = workspace_root().join("client/dist");
+        Editor::start_in(server_binary, None).await
+    }
+
+    /// As [`Editor::start`], with the server started in `dir` instead of the workspace
+    /// (its run database stays in the workspace).
+    pub async fn start_in(server_binary: &Path, dir: Option<&Path>) -> Editor {
         assert!(
-            dist.join("index.html").is_file(),
-            "the editor is not built: run `bash scripts/build-editor.sh` (scripts/test.sh does)"
+            workspace_root().join("client/dist/index.html").is_file(),
+            "the editor is not built: run `bash scripts/build-editor.sh` before building (scripts/test.sh does)"
         );
         let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into());
         assert!(
@@ -87,12 +92,12 @@ impl Editor {
         let ws = TempWorkspace::new().expect("workspace");
         let (server_port, driver_port) = (free_port(), free_port());
         let mut server = Command::new(server_binary)
-            .args(["serve", "--bind", &format!("127.0.0.1:{server_port}"), "--editor-dir"])
-            .arg(&dist)
+            .args(["serve", "--bind", &format!("127.0.0.1:{server_port}")])
             .args(["--repo-root", "/"])
-            .current_dir(ws.root())
+            .current_dir(dir.unwrap_or(ws.root()))
             .env("CONCLAVE_DB", ws.db())
             .env_remove("CONCLAVE_TOKEN")
+            .env_remove("CONCLAVE_EDITOR_DIR")
             .stderr(Stdio::piped())
             .spawn()
             .expect("server starts");

@@ -2,12 +2,14 @@
 //!
 //! Layout: `conclaves.rs` (catalog CRUD and validation), `runs.rs` (start, list, get,
 //! events over SSE, cancel, reports), `schemas.rs` (references, lowering previews,
-//! providers), `openapi.rs` (the generated API document), `error.rs` (one error type).
+//! providers), `openapi.rs` (the generated API document), `error.rs` (one error type),
+//! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask).
 //!
 //! **Invariant:** the API knows the engine, store and catalog through their public
 //! functions only; tests call [`app`] without a socket.
 
 pub mod conclaves;
+pub mod editor;
 pub mod error;
 pub mod extract;
 pub mod guard;
@@ -17,16 +19,15 @@ pub mod schemas;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::response::Html;
 use axum::routing::{get, post};
 use conclave_core::RunStore;
 use conclave_engine::{Engine, EventBus};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 use tower::Layer;
 
+pub use editor::EditorSource;
 pub use error::ApiError;
 pub use guard::{Guard, GuardLayer, Security};
 
@@ -55,19 +56,19 @@ pub struct AppState {
     pub live: Arc<Mutex<HashMap<String, LiveRun>>>,
     /// How requests are admitted: token, hosts, repository roots.
     pub security: Arc<Security>,
-    /// The built editor (index.html and the wasm bundle), when available.
-    pub editor_dir: Option<PathBuf>,
+    /// Where the editor's files come from.
+    pub editor: EditorSource,
 }
 
 impl AppState {
     /// The state of a server over `workspace` and `engine`.
-    pub fn new(workspace: Workspace, engine: Engine, security: Security, editor_dir: Option<PathBuf>) -> AppState {
+    pub fn new(workspace: Workspace, engine: Engine, security: Security, editor: EditorSource) -> AppState {
         AppState {
             workspace: Arc::new(workspace),
             engine,
             live: Default::default(),
             security: Arc::new(security),
-            editor_dir,
+            editor,
         }
     }
 
@@ -115,21 +116,8 @@ fn routes(state: &AppState) -> Router<AppState> {
         .fallback(|| async { ApiError::NotFound("no such API route; GET /api/openapi.json lists them".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT));
-    let editor = match &state.editor_dir {
-        Some(dir) if dir.join("index.html").is_file() => {
-            let files = tower_http::services::ServeDir::new(dir)
-                .fallback(tower_http::services::ServeFile::new(dir.join("index.html")));
-            Router::new().fallback_service(files)
-        }
-        _ => Router::new().fallback(|| async { Html(EDITOR_MISSING) }),
-    };
-    Router::new().nest("/api", api).merge(editor)
+    Router::new().nest("/api", api).merge(editor::routes(&state.editor))
 }
-
-const EDITOR_MISSING: &str = "<!doctype html><meta charset=utf-8><title>Conclave</title>\
-<body><h1>Conclave</h1>\
-<p>The API is running at <code>/api</code> (see <a href=\"/api/openapi.json\">/api/openapi.json</a>). \
-The editor has not been built: run <code>bash scripts/build-editor.sh</code>, then restart <code>conclave serve</code>.</p>";
 
 /// The body of a request, with a too-large body reported as a JSON 413.
 pub fn body_bytes(

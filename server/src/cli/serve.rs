@@ -18,7 +18,7 @@ use tokio::sync::Semaphore;
 use tower_http::timeout::RequestBodyTimeout;
 
 use super::exit;
-use crate::api::{AppState, Security, app};
+use crate::api::{AppState, EditorSource, Security, app};
 use crate::workspace::{Workspace, engine_config};
 
 /// How long a client has to send a request's body.
@@ -30,7 +30,9 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:7700")]
     pub bind: SocketAddr,
-    /// The built editor (index.html and the wasm bundle; default `client/dist`).
+    /// Serve the editor from this directory (a `client/dist` built with
+    /// `scripts/build-editor.sh`) instead of the one built into conclave: for editor
+    /// development.
     #[arg(long, env = "CONCLAVE_EDITOR_DIR")]
     pub editor_dir: Option<PathBuf>,
     /// Serve without a token. Loopback only; Host and Origin are still checked.
@@ -61,17 +63,22 @@ pub async fn run(args: ServeArgs, workspace: Workspace, store: Arc<dyn RunStore>
             return exit::CONFIG;
         }
     };
-    let dir = args.editor_dir.clone().unwrap_or_else(|| PathBuf::from("client/dist"));
-    let editor_dir = dir.join("index.html").is_file().then(|| dir.clone());
-    if editor_dir.is_none() {
-        eprintln!(
-            "note: no editor in {}; serving the API only (build it with `bash scripts/build-editor.sh`)",
-            dir.display()
-        );
+    let editor = match &args.editor_dir {
+        None => EditorSource::embedded(),
+        Some(dir) => match EditorSource::directory(dir) {
+            Ok(source) => source,
+            Err(e) => {
+                eprintln!("error: --editor-dir: {e}");
+                return exit::CONFIG;
+            }
+        },
+    };
+    if let Some(notice) = editor.notice() {
+        eprintln!("note: {notice}");
     }
     let token = security.token.clone();
     let engine = Engine::new(workspace.providers.clone(), store, engine_config(16));
-    let state = AppState::new(workspace, engine, security, editor_dir);
+    let state = AppState::new(workspace, engine, security, editor);
     let listener = match tokio::net::TcpListener::bind(args.bind).await {
         Ok(l) => l,
         Err(e) => {

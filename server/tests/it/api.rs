@@ -8,7 +8,7 @@ use conclave_core::testing::{FakeProvider, MemoryStore};
 use conclave_engine::{Engine, EngineConfig};
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
-use conclave_server::api::{AppState, Security, app};
+use conclave_server::api::{AppState, EditorSource, Security, app};
 use conclave_testkit::git;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -31,7 +31,7 @@ fn api_with(token: Option<&str>) -> Api {
         allowed_hosts: Vec::new(),
         repo_roots: vec![std::env::temp_dir().canonicalize().expect("temp dir")],
     };
-    let state = AppState::new(workspace, engine, security, None);
+    let state = AppState::new(workspace, engine, security, EditorSource::embedded());
     Api { state, _dir: dir }
 }
 
@@ -358,5 +358,39 @@ async fn a_token_is_required_when_configured() {
     assert_eq!(status, StatusCode::OK, "EventSource clients pass the token as a query parameter");
     let (status, _, page) = api.get("/").await;
     assert_eq!(status, StatusCode::OK, "the editor page itself is public; its API calls carry the token");
-    assert!(page.contains("The editor has not been built"), "{page}");
+    // The editor built into this binary, or the page saying how to get it.
+    assert!(page.contains("/boot.js") || page.contains("scripts/build-editor.sh"), "{page}");
+}
+
+#[tokio::test]
+async fn a_binary_without_the_editor_says_how_to_get_it() {
+    let api = api_with(Some("t"));
+    let mut state = api.state.clone();
+    state.editor = EditorSource::Missing;
+    let request = Request::get("/").header("host", "127.0.0.1:7700").body(Body::empty()).expect("request");
+    let response = app(state).oneshot(request).await.expect("response");
+    assert_eq!(response.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.expect("body");
+    let page = String::from_utf8_lossy(&bytes);
+    assert!(page.contains("bash scripts/build-editor.sh"), "{page}");
+    assert!(page.contains("cargo install --locked --path server"), "{page}");
+    assert!(page.contains("/api/openapi.json"), "the API still runs: {page}");
+}
+
+#[test]
+fn serving_the_editor_from_a_directory_without_one_is_exit_2() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--editor-dir"])
+        .arg(empty.path())
+        .env_remove("CONCLAVE_EDITOR_DIR")
+        .output()
+        .expect("conclave runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("holds no built editor (no index.html)")
+            && stderr.contains("leave --editor-dir out to serve the editor built into conclave"),
+        "{stderr}"
+    );
 }

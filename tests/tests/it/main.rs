@@ -5,6 +5,7 @@
 mod cli_runs;
 mod editor_browser;
 mod editor_builder;
+mod editor_embedded;
 mod editor_graph;
 mod editor_runs;
 mod review_answered;

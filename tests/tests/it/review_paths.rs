@@ -12,7 +12,7 @@ use conclave_core::Secret;
 use conclave_engine::Engine;
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
-use conclave_server::api::{AppState, Security, app};
+use conclave_server::api::{AppState, EditorSource, Security, app};
 use conclave_server::workspace::{engine_config, open_store};
 use conclave_testkit::answers::chat_completion_answer;
 use conclave_testkit::{FakeServer, git};
@@ -98,7 +98,7 @@ impl Paths {
             allowed_hosts: Vec::new(),
             repo_roots: vec![dir.path().to_path_buf()],
         };
-        let state = AppState::new(workspace, engine, security, None);
+        let state = AppState::new(workspace, engine, security, EditorSource::embedded());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let api = format!("http://{}", listener.local_addr().expect("addr"));
         tokio::spawn(async move {
