@@ -10,7 +10,7 @@ use super::arrange::auto_layout;
 use super::canvas::Canvas;
 use super::inspector::Inspector;
 use super::keyboard::install_keyboard;
-use super::naming::{file_of, rename};
+use super::naming::{file_of, id_for_name, rename};
 use super::pointer::install_pointer_handlers;
 use super::runs::{Dock, RunDialog, open_run_dialog};
 use super::sidebar::Sidebar;
@@ -122,7 +122,16 @@ fn Toolbar() -> impl IntoView {
     let editor = expect_context::<Editor>();
     let open = move || editor.conclave.with(Option::is_some);
     let name = move || editor.conclave.with(|c| c.as_ref().map(|c| c.name.clone()).unwrap_or_default());
-    let file = move || editor.conclave.with(|c| c.as_ref().map(|c| file_of(&c.id)));
+    // While the name is typed, an unsaved conclave's file follows it before the change
+    // is committed (on leaving the field).
+    let typed = RwSignal::new(None::<String>);
+    let file = move || {
+        let id = match typed.get() {
+            Some(name) if !editor.stored.get() => Some(id_for_name(editor, &name)),
+            _ => editor.conclave.with(|c| c.as_ref().map(|c| c.id.clone())),
+        };
+        id.map(|id| file_of(&id))
+    };
     let file_title = move || {
         if editor.stored.get() {
             "Saved as this file"
@@ -134,7 +143,9 @@ fn Toolbar() -> impl IntoView {
         <header class="toolbar">
             <span class="brand">"Conclave"</span>
             <input class="title" data-testid="conclave-name" placeholder="Conclave name" aria-label="Conclave name" prop:value=name disabled=move || !open()
-                on:change=move |ev| rename(editor, event_target_value(&ev)) />
+                on:input=move |ev| typed.set(Some(event_target_value(&ev)))
+                on:change=move |ev| { typed.set(None); rename(editor, event_target_value(&ev)); }
+                on:blur=move |_| typed.set(None) />
             <code class="file" data-testid="conclave-file" class:unsaved=move || !editor.stored.get() title=file_title>{file}</code>
             <span class="dirty" class:visible=move || editor.dirty.get() title="Unsaved changes">"●"</span>
             <div class="spacer"></div>

@@ -30,7 +30,8 @@ pub fn Minimap() -> impl IntoView {
     request_animation_frame(move || resized.update(|n| *n += 1));
     let listener = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
-    let shown = move || {
+    // Memos, so panning re-renders only the viewport rectangle, not the whole minimap.
+    let shown = Memo::new(move |_| {
         resized.track();
         let Some((x, y, w, h)) = bounds.get() else { return false };
         if graph.ids.with(Vec::len) >= MINIMAP_NODES {
@@ -42,16 +43,16 @@ pub fn Minimap() -> impl IntoView {
         let (left, top) = (v.x + (x + MARGIN) * v.zoom, v.y + (y + MARGIN) * v.zoom);
         let (right, bottom) = (left + (w - 2.0 * MARGIN) * v.zoom, top + (h - 2.0 * MARGIN) * v.zoom);
         left < 0.0 || top < 0.0 || right > cw || bottom > ch
-    };
+    });
     let view_box = move || bounds.get().map(|(x, y, w, h)| format!("{x} {y} {w} {h}")).unwrap_or_default();
-    let viewport = move || {
+    let viewport = Memo::new(move |_| {
         resized.track();
         let v = editor.view.get();
         let (cw, ch) = canvas_size().unwrap_or((0.0, 0.0));
         (-v.x / v.zoom, -v.y / v.zoom, cw / v.zoom, ch / v.zoom)
-    };
+    });
     move || {
-        shown().then(|| view! {
+        shown.get().then(|| view! {
             <svg class="minimap" data-testid="minimap" viewBox=view_box preserveAspectRatio="xMidYMid meet"
                 on:pointerdown=move |ev: web_sys::PointerEvent| {
                     ev.stop_propagation();
@@ -62,7 +63,7 @@ pub fn Minimap() -> impl IntoView {
                 <title>"Overview: click or drag to move the view"</title>
                 <For each=move || graph.ids.get() key=|id| id.clone() children=move |id| view! { <MiniCard id=id/> }/>
                 <rect class="minimap-viewport" data-testid="minimap-viewport"
-                    x=move || viewport().0 y=move || viewport().1 width=move || viewport().2 height=move || viewport().3></rect>
+                    x=move || viewport.get().0 y=move || viewport.get().1 width=move || viewport.get().2 height=move || viewport.get().3></rect>
             </svg>
         })
     }

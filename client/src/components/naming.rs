@@ -33,13 +33,18 @@ pub fn open_untitled(editor: Editor) {
 /// slug as its id.
 pub fn rename(editor: Editor, name: String) {
     let stored = editor.stored.get_untracked();
-    let taken = catalog_ids(editor);
+    let id = id_for_name(editor, &name);
     editor.edit(|c| {
         if !stored {
-            c.id = unique_id(&slug(&name), &taken);
+            c.id = id;
         }
         c.name = name;
     });
+}
+
+/// The id an unsaved conclave named `name` gets.
+pub fn id_for_name(editor: Editor, name: &str) -> String {
+    unique_id(&slug(name), &catalog_ids(editor))
 }
 
 /// The file the open conclave is (or will be) saved as.

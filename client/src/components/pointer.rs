@@ -63,6 +63,8 @@ pub fn press_output_port(editor: Editor, from: &str, ev: &web_sys::PointerEvent)
     if ev.button() != 0 {
         return;
     }
+    // The press focuses the card; that focus must not change the selection.
+    PRESSING.with(|p| p.set(true));
     if let Some((x, y)) = to_canvas(editor, ev.client_x() as f64, ev.client_y() as f64) {
         editor.drag.set(Some(Drag::Edge { from: from.to_string(), x, y, over: None }));
     }

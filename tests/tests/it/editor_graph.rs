@@ -100,6 +100,7 @@ async fn new_opens_an_untitled_conclave_whose_file_follows_its_name_until_saved(
     assert_eq!(file().await, "conclaves/untitled-2.conclave.json", "`untitled` is taken in the catalog");
 
     e.clear_and_type(&name, "Security Review: Draft").await;
+    assert_eq!(file().await, "conclaves/security-review-draft.conclave.json", "the file follows the typing");
     name.send_keys(Key::Tab).await.expect("leave the name");
     assert_eq!(file().await, "conclaves/security-review-draft.conclave.json");
     e.drop_on_canvas("palette-trigger", -200, 0).await;
