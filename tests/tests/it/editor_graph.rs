@@ -407,21 +407,40 @@ async fn the_minimap_shows_a_large_conclave_and_pans_the_canvas() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn short_labels_are_shown_whole() {
+async fn labels_are_shown_whole_unless_truly_long() {
     let e = start().await;
-    e.create_conclave(&review("labels")).await;
-    e.open_conclave("labels").await;
-    for id in ["security", "correctness"] {
-        let label = e.wait_for(node(id)).await.find(By::Css(".label")).await.expect("label");
-        assert_eq!(label.text().await.expect("text"), id);
-        let cut: bool = e
-            .driver
-            .execute("return arguments[0].scrollWidth > arguments[0].clientWidth || arguments[0].scrollHeight > arguments[0].clientHeight;", vec![label.to_json().expect("json")])
-            .await
-            .expect("measure")
-            .convert()
-            .expect("bool");
-        assert!(!cut, "the label of {id} is cut short");
+    let long = "A reviewer that reads every change for security problems and reports them";
+    let mut c = review("labels");
+    for n in c["nodes"].as_array_mut().expect("nodes") {
+        match n["id"].as_str() {
+            Some("writer") => n["label"] = json!("correctness-and-conventions"),
+            Some("change") => n["label"] = json!(long),
+            _ => {}
+        }
     }
+    e.create_conclave(&c).await;
+    e.open_conclave("labels").await;
+    for (id, text) in
+        [("security", "security"), ("correctness", "correctness"), ("writer", "correctness-and-conventions")]
+    {
+        let shown = label_of(&e, id).await;
+        assert_eq!(shown.text().await.expect("text"), text);
+        assert!(!is_cut(&e, &shown).await, "the label of {id} is cut short");
+        assert_eq!(shown.attr("title").await.expect("title").as_deref(), Some(text));
+    }
+    let shown = label_of(&e, "change").await;
+    assert!(is_cut(&e, &shown).await, "a truly long label is cut at two lines");
+    assert_eq!(shown.attr("title").await.expect("title").as_deref(), Some(long), "with the full text in its title");
     e.driver.clone().quit().await.ok();
+}
+
+async fn label_of(e: &Editor, id: &str) -> WebElement {
+    e.wait_for(node(id)).await.find(By::Css(".label")).await.expect("label")
+}
+
+/// Whether the text of `element` overflows its box (read from the page).
+async fn is_cut(e: &Editor, element: &WebElement) -> bool {
+    let script = "const l = arguments[0]; return l.scrollWidth > l.clientWidth || l.scrollHeight > l.clientHeight;";
+    let answer = e.driver.execute(script, vec![element.to_json().expect("json")]).await.expect("measure");
+    answer.convert().expect("a bool")
 }
