@@ -1,11 +1,13 @@
-//! The editor's state: the open conclave with its undo and redo history, the
-//! selection, the viewport, drags in progress, what the server's validation learned,
-//! and the run being watched (a [`RunView`], see `run_view.rs`). Every edit goes
-//! through [`Editor::edit`], so every edit can be undone.
+//! The editor's state: the open conclave with its bounded undo and redo history, the
+//! selection (one node, several, or an edge), the viewport, drags in progress, the
+//! clipboard, what the server's validation learned, and the run being watched (a
+//! [`RunView`], see `run_view.rs`). Every edit goes through [`Editor::edit`], so every
+//! edit can be undone.
 
 use conclave_shared::api::{ConclaveSummary, ProviderInfo};
-use conclave_shared::{Conclave, Diagnostic};
+use conclave_shared::{Conclave, Diagnostic, Edge, Node, Position};
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::run_view::RunView;
 
@@ -14,15 +16,61 @@ pub const NODE_WIDTH: f64 = 200.0;
 /// Where the ports sit below a card's top edge.
 pub const PORT_Y: f64 = 26.0;
 
-/// What is selected.
+/// How many steps undo (and redo) keep; older steps are dropped.
+pub const HISTORY_LIMIT: usize = 200;
+
+/// What is selected. One node is always `Node`, never a one-element `Nodes`, so code
+/// that only cares about a single selected node (the inspector) can match `Node`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Selection {
     /// Nothing.
     None,
     /// A node, by id.
     Node(String),
+    /// Two or more nodes, by id, in the order they were selected.
+    Nodes(Vec<String>),
     /// An edge, by its ends.
     Edge(String, String),
+}
+
+impl Selection {
+    /// The selection of these nodes: `None`, `Node` or `Nodes` by how many there are.
+    pub fn of_nodes(mut ids: Vec<String>) -> Selection {
+        let mut seen = std::collections::HashSet::new();
+        ids.retain(|id| seen.insert(id.clone()));
+        match ids.len() {
+            0 => Selection::None,
+            1 => Selection::Node(ids.remove(0)),
+            _ => Selection::Nodes(ids),
+        }
+    }
+
+    /// The selected nodes (none when an edge is selected).
+    pub fn nodes(&self) -> Vec<String> {
+        match self {
+            Selection::Node(id) => vec![id.clone()],
+            Selection::Nodes(ids) => ids.clone(),
+            Selection::None | Selection::Edge(..) => Vec::new(),
+        }
+    }
+
+    /// Whether the node `id` is selected.
+    pub fn has_node(&self, id: &str) -> bool {
+        match self {
+            Selection::Node(one) => one == id,
+            Selection::Nodes(ids) => ids.iter().any(|n| n == id),
+            Selection::None | Selection::Edge(..) => false,
+        }
+    }
+}
+
+/// Copied nodes and the edges among them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Clip {
+    /// The nodes, as they were when copied.
+    pub nodes: Vec<Node>,
+    /// The edges whose both ends are among `nodes`.
+    pub edges: Vec<Edge>,
 }
 
 /// The canvas transform: canvas point × zoom + pan = screen point in the canvas box.
@@ -41,12 +89,19 @@ pub struct Viewport {
 pub enum Drag {
     /// An item from the palette: a node kind, a tool (`tool:<id>`) or `structured-output`.
     Palette { item: String, x: f64, y: f64 },
-    /// A node card being moved; `dx`, `dy` from the pointer to the card's corner.
-    Node { id: String, dx: f64, dy: f64 },
-    /// A new edge from `from`'s output port, the pointer at canvas (x, y).
-    Edge { from: String, x: f64, y: f64 },
+    /// The selected node cards being moved together: the card `grabbed` was pressed at
+    /// canvas point `start`; `origins` are where the cards were; `moved` once they moved.
+    Nodes { grabbed: String, start: (f64, f64), origins: Vec<(String, Position)>, moved: bool },
+    /// A new edge from `from`'s output port, the pointer at canvas (x, y); `over` is
+    /// the node whose input port is under the pointer, and whether it accepts the edge.
+    Edge { from: String, x: f64, y: f64, over: Option<(String, bool)> },
+    /// A selection band from screen point `start` to `end`; the nodes it touches join
+    /// the ones selected `before` it.
+    Band { start: (f64, f64), end: (f64, f64), before: Vec<String> },
     /// The canvas being panned from screen point (sx, sy) at pan (px, py).
     Pan { sx: f64, sy: f64, px: f64, py: f64 },
+    /// The pointer pressed in the minimap, panning the canvas to follow it.
+    Minimap,
 }
 
 /// Everything the editor shares between components.
@@ -58,9 +113,9 @@ pub struct Editor {
     pub stored: RwSignal<bool>,
     /// Whether there are unsaved changes.
     pub dirty: RwSignal<bool>,
-    /// Snapshots before each edit.
+    /// Snapshots before each edit, at most [`HISTORY_LIMIT`].
     pub undo_stack: RwSignal<Vec<Conclave>>,
-    /// Snapshots undone.
+    /// Snapshots undone, at most [`HISTORY_LIMIT`].
     pub redo_stack: RwSignal<Vec<Conclave>>,
     /// The selection.
     pub selection: RwSignal<Selection>,
@@ -85,6 +140,8 @@ pub struct Editor {
     pub run: RwSignal<Option<RunView>>,
     /// Whether the run dialog is open.
     pub run_dialog: RwSignal<bool>,
+    /// What Ctrl+C copied, for Ctrl+V.
+    pub clipboard: StoredValue<Option<Clip>>,
 }
 
 impl Editor {
@@ -107,6 +164,7 @@ impl Editor {
             drag: RwSignal::new(None),
             run: RwSignal::new(None),
             run_dialog: RwSignal::new(false),
+            clipboard: StoredValue::new(None),
         }
     }
 
@@ -131,7 +189,7 @@ impl Editor {
         if after == before {
             return;
         }
-        self.undo_stack.update(|u| u.push(before));
+        push_bounded(self.undo_stack, before);
         self.redo_stack.set(Vec::new());
         self.conclave.set(Some(after));
         self.dirty.set(true);
@@ -151,26 +209,31 @@ impl Editor {
     /// Records the current state as an undo step (at the start of a drag).
     pub fn checkpoint(&self) {
         if let Some(current) = self.conclave.get_untracked() {
-            self.undo_stack.update(|u| u.push(current));
+            push_bounded(self.undo_stack, current);
             self.redo_stack.set(Vec::new());
         }
     }
 
     /// Undoes the last edit.
     pub fn undo(&self) {
-        let Some(previous) = self.undo_stack.try_update(|u| u.pop()).flatten() else { return };
-        if let Some(current) = self.conclave.get_untracked() {
-            self.redo_stack.update(|r| r.push(current));
-        }
-        self.conclave.set(Some(previous));
-        self.dirty.set(true);
+        self.step(self.undo_stack, self.redo_stack);
     }
 
     /// Redoes the last undone edit.
     pub fn redo(&self) {
-        let Some(next) = self.redo_stack.try_update(|r| r.pop()).flatten() else { return };
+        self.step(self.redo_stack, self.undo_stack);
+    }
+
+    /// Moves from the snapshot on top of `from` to the current state, which goes onto
+    /// `to`. Once stored, a conclave keeps its id: a snapshot from before the first
+    /// save (when the id followed the name) takes the stored id.
+    fn step(&self, from: RwSignal<Vec<Conclave>>, to: RwSignal<Vec<Conclave>>) {
+        let Some(mut next) = from.try_update(|s| s.pop()).flatten() else { return };
         if let Some(current) = self.conclave.get_untracked() {
-            self.undo_stack.update(|u| u.push(current));
+            if self.stored.get_untracked() {
+                next.id = current.id.clone();
+            }
+            push_bounded(to, current);
         }
         self.conclave.set(Some(next));
         self.dirty.set(true);
@@ -192,6 +255,24 @@ impl Editor {
 impl Default for Editor {
     fn default() -> Self {
         Editor::new()
+    }
+}
+
+fn push_bounded(stack: RwSignal<Vec<Conclave>>, snapshot: Conclave) {
+    stack.update(|s| {
+        s.push(snapshot);
+        if s.len() > HISTORY_LIMIT {
+            s.drain(..s.len() - HISTORY_LIMIT);
+        }
+    });
+}
+
+/// Blurs the focused element, so an input that commits on `change` (the inspector, the
+/// field builder, the conclave's name) commits before the conclave is read.
+pub fn commit_pending_input() {
+    let focused = web_sys::window().and_then(|w| w.document()).and_then(|d| d.active_element());
+    if let Some(element) = focused.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+        element.blur().ok();
     }
 }
 

@@ -245,3 +245,99 @@ impl Editor {
         request.send().await.expect("api").json().await.expect("json")
     }
 }
+
+/// Helpers for graph editing: conclaves made through the API, key chords, held drags.
+impl Editor {
+    /// Creates a conclave through the API (it must be valid) and returns it as stored.
+    pub async fn create_conclave(&self, conclave: &Value) -> Value {
+        let response = reqwest::Client::new()
+            .post(format!("{}/api/conclaves", self.base))
+            .bearer_auth(&self.token)
+            .json(conclave)
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(
+            response.status().as_u16(),
+            201,
+            "creating {conclave}: {}",
+            response.text().await.unwrap_or_default()
+        );
+        let id = conclave["id"].as_str().expect("an id");
+        self.api(&format!("/api/conclaves/{id}")).await
+    }
+
+    /// Reloads the page and opens conclave `id` from the catalog.
+    pub async fn open_conclave(&self, id: &str) {
+        self.driver.refresh().await.expect("reload");
+        let item = format!("[data-testid='conclave-item'][data-conclave-id='{id}']");
+        self.wait_for(By::Css(item)).await.click().await.expect("open");
+        self.wait_for(tid("canvas")).await;
+    }
+
+    /// Presses `key` while `modifier` is held, on whatever has focus.
+    pub async fn chord(&self, modifier: Key, key: impl Into<TypingData>) {
+        self.driver
+            .action_chain()
+            .key_down(modifier.clone())
+            .send_keys(key)
+            .key_up(modifier)
+            .perform()
+            .await
+            .expect("key chord");
+    }
+
+    /// Presses and releases `key` on whatever has focus.
+    pub async fn press(&self, key: impl Into<TypingData>) {
+        self.driver.action_chain().send_keys(key).perform().await.expect("key press");
+    }
+
+    /// Clicks `element` with Shift held.
+    pub async fn shift_click(&self, element: &WebElement) {
+        self.driver
+            .action_chain()
+            .key_down(Key::Shift)
+            .move_to_element_center(element)
+            .click()
+            .key_up(Key::Shift)
+            .perform()
+            .await
+            .expect("shift-click");
+    }
+
+    /// Presses the pointer on `from` and moves it over `to` (offset from its center)
+    /// without releasing it; [`Editor::release`] ends the drag.
+    pub async fn hold_over(&self, from: &WebElement, to: &WebElement, dx: i64, dy: i64) {
+        self.driver
+            .action_chain()
+            .move_to_element_center(from)
+            .click_and_hold()
+            .move_by_offset(5, 5)
+            .move_to_element_with_offset(to, dx, dy)
+            .perform()
+            .await
+            .expect("held drag");
+    }
+
+    /// Releases the pointer where it is.
+    pub async fn release(&self) {
+        self.driver.action_chain().release().perform().await.expect("release");
+    }
+
+    /// Clicks Save, waits until nothing is left unsaved, and returns conclave `id` as
+    /// the server has it.
+    pub async fn save_as(&self, id: &str) -> Value {
+        self.find(tid("save")).await.expect("save").click().await.expect("click save");
+        wait_until("the save", || async { self.count(By::Css(".toolbar .dirty.visible")).await == 0 }).await;
+        self.api(&format!("/api/conclaves/{id}")).await
+    }
+
+    /// The ids of the selected node cards, in page order.
+    pub async fn selected_nodes(&self) -> Vec<String> {
+        let mut ids = Vec::new();
+        for card in self.driver.find_all(By::Css("[data-testid='node'].selected")).await.unwrap_or_default() {
+            ids.push(card.attr("data-node-id").await.ok().flatten().unwrap_or_default());
+        }
+        ids
+    }
+}

@@ -1,17 +1,21 @@
-//! The editor's root: layout, toolbar, keyboard shortcuts, the unsaved-changes guard,
-//! and the initial loads (catalog, providers, schema references).
+//! The editor's root: layout, toolbar (name and file, undo and redo, auto-layout,
+//! validate, save, run), the unsaved-changes guard, and the initial loads (catalog,
+//! providers, schema references). Shortcuts are in `keyboard.rs`.
 
 use conclave_shared::api::Validation;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
 
+use super::arrange::auto_layout;
 use super::canvas::Canvas;
 use super::inspector::Inspector;
+use super::keyboard::install_keyboard;
+use super::naming::{file_of, id_for_name, rename};
+use super::pointer::install_pointer_handlers;
 use super::runs::{Dock, RunDialog, open_run_dialog};
 use super::sidebar::Sidebar;
 use crate::api;
-use crate::state::{Editor, Selection};
+use crate::state::{Editor, commit_pending_input};
 
 /// The editor.
 #[component]
@@ -29,8 +33,8 @@ pub fn App() -> impl IntoView {
             editor.schema_refs.set(refs.into_iter().map(|r| r.reference).collect());
         }
     });
-    super::canvas::install_pointer_handlers(editor);
-    let _keys = window_event_listener(leptos::ev::keydown, move |ev: web_sys::KeyboardEvent| on_key(editor, &ev));
+    install_pointer_handlers(editor);
+    install_keyboard(editor);
     let _leave = window_event_listener(leptos::ev::beforeunload, move |ev: web_sys::BeforeUnloadEvent| {
         if editor.dirty.get_untracked() {
             ev.prevent_default();
@@ -64,47 +68,10 @@ pub fn App() -> impl IntoView {
     }
 }
 
-fn in_text_field(ev: &web_sys::KeyboardEvent) -> bool {
-    ev.target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"))
-}
-
-fn on_key(editor: Editor, ev: &web_sys::KeyboardEvent) {
-    let command = ev.ctrl_key() || ev.meta_key();
-    match ev.key().as_str() {
-        "z" | "Z" if command && ev.shift_key() => {
-            ev.prevent_default();
-            editor.redo();
-        }
-        "z" | "Z" if command => {
-            ev.prevent_default();
-            editor.undo();
-        }
-        "s" | "S" if command => {
-            ev.prevent_default();
-            save(editor);
-        }
-        "Delete" | "Backspace" if !in_text_field(ev) => delete_selection(editor),
-        _ => {}
-    }
-}
-
-/// Deletes the selected node (with its edges) or edge.
-pub fn delete_selection(editor: Editor) {
-    match editor.selection.get_untracked() {
-        Selection::Node(id) => editor.edit(|c| {
-            c.nodes.retain(|n| n.id != id);
-            c.edges.retain(|e| e.from != id && e.to != id);
-        }),
-        Selection::Edge(from, to) => editor.edit(|c| c.edges.retain(|e| !(e.from == from && e.to == to))),
-        Selection::None => return,
-    }
-    editor.selection.set(Selection::None);
-}
-
-/// Saves the open conclave; on 422 the diagnostics are shown.
+/// Saves the open conclave; on 422 the diagnostics are shown. The focused field is
+/// blurred first, so an edit it commits on `change` is part of what is saved.
 pub fn save(editor: Editor) {
+    commit_pending_input();
     let Some(conclave) = editor.conclave.get_untracked() else { return };
     let exists = editor.stored.get_untracked();
     spawn_local(async move {
@@ -155,15 +122,39 @@ fn Toolbar() -> impl IntoView {
     let editor = expect_context::<Editor>();
     let open = move || editor.conclave.with(Option::is_some);
     let name = move || editor.conclave.with(|c| c.as_ref().map(|c| c.name.clone()).unwrap_or_default());
+    // While the name is typed, an unsaved conclave's file follows it before the change
+    // is committed (on leaving the field).
+    let typed = RwSignal::new(None::<String>);
+    let file = move || {
+        let id = match typed.get() {
+            Some(name) if !editor.stored.get() => Some(id_for_name(editor, &name)),
+            _ => editor.conclave.with(|c| c.as_ref().map(|c| c.id.clone())),
+        };
+        id.map(|id| file_of(&id))
+    };
+    let file_title = move || {
+        if editor.stored.get() {
+            "Saved as this file"
+        } else {
+            "Will be saved as this file; the name sets it until the first save"
+        }
+    };
     view! {
         <header class="toolbar">
             <span class="brand">"Conclave"</span>
-            <input class="title" data-testid="conclave-name" placeholder="Conclave name" prop:value=name disabled=move || !open()
-                on:change=move |ev| { let value = event_target_value(&ev); editor.edit(|c| c.name = value); } />
+            <input class="title" data-testid="conclave-name" placeholder="Conclave name" aria-label="Conclave name" prop:value=name disabled=move || !open()
+                on:input=move |ev| typed.set(Some(event_target_value(&ev)))
+                on:change=move |ev| { typed.set(None); rename(editor, event_target_value(&ev)); }
+                on:blur=move |_| typed.set(None) />
+            <code class="file" data-testid="conclave-file" class:unsaved=move || !editor.stored.get() title=file_title>{file}</code>
             <span class="dirty" class:visible=move || editor.dirty.get() title="Unsaved changes">"●"</span>
             <div class="spacer"></div>
-            <button data-testid="undo" disabled=move || editor.undo_stack.with(Vec::is_empty) on:click=move |_| editor.undo() title="Undo (Ctrl+Z)">"Undo"</button>
-            <button data-testid="redo" disabled=move || editor.redo_stack.with(Vec::is_empty) on:click=move |_| editor.redo() title="Redo (Ctrl+Shift+Z)">"Redo"</button>
+            <button data-testid="undo" disabled=move || editor.undo_stack.with(Vec::is_empty) title="Undo (Ctrl+Z)"
+                on:click=move |_| { commit_pending_input(); editor.undo(); }>"Undo"</button>
+            <button data-testid="redo" disabled=move || editor.redo_stack.with(Vec::is_empty) title="Redo (Ctrl+Shift+Z)"
+                on:click=move |_| { commit_pending_input(); editor.redo(); }>"Redo"</button>
+            <button data-testid="auto-layout" disabled=move || !open() on:click=move |_| auto_layout(editor)
+                title="Lay the graph out from left to right">"Auto-layout"</button>
             <button data-testid="validate" disabled=move || !open() on:click=move |_| validate(editor, move |v| show_validation(editor, v))>"Validate"</button>
             <button data-testid="save" class="primary" disabled=move || !open() on:click=move |_| save(editor) title="Save (Ctrl+S)">"Save"</button>
             <button data-testid="run" class="accent" disabled=move || !open() on:click=move |_| {

@@ -1,10 +1,10 @@
-//! The left column: the catalog (open or create a conclave), the palette of node
-//! kinds and capabilities, and recent runs (`runs.rs`).
+//! The left column: the catalog (open a conclave, or start an untitled one), the
+//! palette of node kinds and capabilities, and recent runs (`runs.rs`).
 
-use conclave_shared::Conclave;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::naming::open_untitled;
 use super::runs::RunList;
 use crate::api;
 use crate::state::{Drag, Editor};
@@ -24,29 +24,15 @@ pub fn Sidebar() -> impl IntoView {
     }
 }
 
-/// The conclaves on the server: open one, or create a new one by id.
+/// The conclaves on the server: open one, or start a new untitled one.
 #[component]
 fn Catalog() -> impl IntoView {
     let editor = expect_context::<Editor>();
-    let new_id = RwSignal::new(String::new());
     let create = move || {
-        let id = new_id.get_untracked().trim().to_lowercase().replace(' ', "-");
-        if id.is_empty() {
-            editor.say("Give the new conclave an id, such as `my-review`", true);
+        if editor.dirty.get_untracked() && !confirm("Discard unsaved changes?") {
             return;
         }
-        let conclave = Conclave {
-            version: 1,
-            id: id.clone(),
-            name: id,
-            description: String::new(),
-            settings: Default::default(),
-            nodes: Vec::new(),
-            edges: Vec::new(),
-        };
-        editor.open(conclave, false);
-        new_id.set(String::new());
-        editor.say("New conclave: drag a Trigger, Agents and an Output onto the canvas", false);
+        open_untitled(editor);
     };
     let open = move |id: String| {
         if editor.dirty.get_untracked() && !confirm("Discard unsaved changes?") {
@@ -63,9 +49,7 @@ fn Catalog() -> impl IntoView {
         <section>
             <h3>"Conclaves"</h3>
             <div class="new-row">
-                <input placeholder="new-conclave-id" prop:value=move || new_id.get() on:input=move |ev| new_id.set(event_target_value(&ev))
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Enter" { create() } />
-                <button data-testid="conclave-new" on:click=move |_| create()>"New"</button>
+                <button data-testid="conclave-new" title="Start an untitled conclave; name it in the toolbar" on:click=move |_| create()>"New"</button>
             </div>
             <ul class="catalog">
                 <For each=move || editor.catalog.get() key=|s| s.id.clone() children=move |s| {

@@ -17,10 +17,11 @@ use thirtyfour::prelude::*;
 async fn authoring_a_conclave_by_drag_and_drop() {
     let e = Editor::start(Path::new(env!("CARGO_BIN_EXE_conclave-testbed"))).await;
     screenshot(&e, "editor-empty.png").await;
-    let new_id = e.wait_for(By::Css("input[placeholder='new-conclave-id']")).await;
-    new_id.send_keys("pr-review").await.expect("typing");
-    e.find(tid("conclave-new")).await.expect("new").click().await.expect("click");
+    e.wait_for(tid("conclave-new")).await.click().await.expect("new");
     e.wait_for(tid("canvas")).await;
+    let name = e.find(tid("conclave-name")).await.expect("name");
+    e.clear_and_type(&name, "pr-review").await;
+    name.send_keys(Key::Tab).await.expect("leave the name");
 
     e.drop_on_canvas("palette-trigger", -350, 0).await;
     e.drop_on_canvas("palette-agent", -50, -150).await;

@@ -1,0 +1,118 @@
+//! The minimap: an overview of every card and of the part of the canvas in view, shown
+//! when the conclave does not fit the view or has many nodes. Pressing or dragging in
+//! it pans the canvas to centre that point.
+
+use leptos::prelude::*;
+
+use super::canvas::{CanvasGraph, canvas_size};
+use crate::state::{Drag, Editor, NODE_WIDTH};
+
+/// From this many nodes on, the minimap is always shown.
+pub const MINIMAP_NODES: usize = 30;
+/// The height a card is drawn with in the minimap (cards vary; this is typical).
+const CARD_HEIGHT: f64 = 90.0;
+/// Room around the cards in the minimap, in canvas pixels.
+const MARGIN: f64 = 60.0;
+
+/// The region the minimap shows, in canvas coordinates: (x, y, width, height).
+type Bounds = (f64, f64, f64, f64);
+
+/// The minimap.
+#[component]
+pub fn Minimap() -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    let graph = expect_context::<CanvasGraph>();
+    let bounds = Memo::new(move |_| {
+        editor.conclave.with(|c| c.as_ref().and_then(|c| bounds_of(c.nodes.iter().map(|n| n.position))))
+    });
+    // The canvas's size is read from the page: again once it is laid out, and on resizes.
+    let resized = RwSignal::new(0u32);
+    request_animation_frame(move || resized.update(|n| *n += 1));
+    let listener = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
+    on_cleanup(move || listener.remove());
+    // Memos, so panning re-renders only the viewport rectangle, not the whole minimap.
+    let shown = Memo::new(move |_| {
+        resized.track();
+        let Some((x, y, w, h)) = bounds.get() else { return false };
+        if graph.ids.with(Vec::len) >= MINIMAP_NODES {
+            return true;
+        }
+        let v = editor.view.get();
+        let Some((cw, ch)) = canvas_size() else { return false };
+        // The cards without the margin must lie inside the visible canvas.
+        let (left, top) = (v.x + (x + MARGIN) * v.zoom, v.y + (y + MARGIN) * v.zoom);
+        let (right, bottom) = (left + (w - 2.0 * MARGIN) * v.zoom, top + (h - 2.0 * MARGIN) * v.zoom);
+        left < 0.0 || top < 0.0 || right > cw || bottom > ch
+    });
+    let view_box = move || bounds.get().map(|(x, y, w, h)| format!("{x} {y} {w} {h}")).unwrap_or_default();
+    let viewport = Memo::new(move |_| {
+        resized.track();
+        let v = editor.view.get();
+        let (cw, ch) = canvas_size().unwrap_or((0.0, 0.0));
+        (-v.x / v.zoom, -v.y / v.zoom, cw / v.zoom, ch / v.zoom)
+    });
+    move || {
+        shown.get().then(|| view! {
+            <svg class="minimap" data-testid="minimap" viewBox=view_box preserveAspectRatio="xMidYMid meet"
+                on:pointerdown=move |ev: web_sys::PointerEvent| {
+                    ev.stop_propagation();
+                    ev.prevent_default();
+                    pan_to_minimap_point(editor, ev.client_x() as f64, ev.client_y() as f64);
+                    editor.drag.set(Some(Drag::Minimap));
+                }>
+                <title>"Overview: click or drag to move the view"</title>
+                <For each=move || graph.ids.get() key=|id| id.clone() children=move |id| view! { <MiniCard id=id/> }/>
+                <rect class="minimap-viewport" data-testid="minimap-viewport"
+                    x=move || viewport.get().0 y=move || viewport.get().1 width=move || viewport.get().2 height=move || viewport.get().3></rect>
+            </svg>
+        })
+    }
+}
+
+#[component]
+fn MiniCard(id: String) -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    let graph = expect_context::<CanvasGraph>();
+    let card = graph.node(editor, id.clone(), |n| (n.position, n.kind.as_str()));
+    view! {
+        <rect data-node-id=id class=move || format!("mini-node kind-{}", card.get().map_or("agent", |c| c.1))
+            x=move || card.get().map_or(0, |c| c.0.x) y=move || card.get().map_or(0, |c| c.0.y)
+            width=NODE_WIDTH height=CARD_HEIGHT rx="8"></rect>
+    }
+}
+
+/// The box around cards at `positions`, with a margin; `None` without cards.
+fn bounds_of(positions: impl Iterator<Item = conclave_shared::Position>) -> Option<Bounds> {
+    let (mut left, mut top, mut right, mut bottom) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for p in positions {
+        left = left.min(p.x as f64);
+        top = top.min(p.y as f64);
+        right = right.max(p.x as f64 + NODE_WIDTH);
+        bottom = bottom.max(p.y as f64 + CARD_HEIGHT);
+    }
+    (left <= right).then_some((left - MARGIN, top - MARGIN, right - left + 2.0 * MARGIN, bottom - top + 2.0 * MARGIN))
+}
+
+/// Pans the canvas so the point of the minimap under the screen point (x, y) is in
+/// the middle of the view.
+pub fn pan_to_minimap_point(editor: Editor, x: f64, y: f64) {
+    let minimap = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector("[data-testid=minimap]").ok().flatten());
+    let Some(minimap) = minimap else { return };
+    let Some((bx, by, bw, bh)) =
+        editor.conclave.with_untracked(|c| c.as_ref().and_then(|c| bounds_of(c.nodes.iter().map(|n| n.position))))
+    else {
+        return;
+    };
+    let rect = minimap.get_bounding_client_rect();
+    // `meet`: the whole region is scaled to fit and centred, leaving bands on one axis.
+    let scale = (rect.width() / bw).min(rect.height() / bh);
+    let (ox, oy) = ((rect.width() - bw * scale) / 2.0, (rect.height() - bh * scale) / 2.0);
+    let (cx, cy) = (bx + (x - rect.left() - ox) / scale, by + (y - rect.top() - oy) / scale);
+    let Some((cw, ch)) = canvas_size() else { return };
+    editor.view.update(|v| {
+        v.x = cw / 2.0 - cx * v.zoom;
+        v.y = ch / 2.0 - cy * v.zoom;
+    });
+}
