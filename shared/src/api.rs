@@ -135,7 +135,7 @@ pub struct ProviderInfo {
 }
 
 /// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StartRun {
     /// The conclave's id in the catalog.

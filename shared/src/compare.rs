@@ -193,8 +193,10 @@ mod tests {
 
     #[test]
     fn exact_matches_are_paired_before_changes_so_repeats_pair_up_well() {
-        let before = vec![finding("security", 3, Severity::Minor, "one"), finding("security", 3, Severity::Major, "two")];
-        let after = vec![finding("security", 3, Severity::Major, "two"), finding("security", 3, Severity::Blocker, "one")];
+        let before =
+            vec![finding("security", 3, Severity::Minor, "one"), finding("security", 3, Severity::Major, "two")];
+        let after =
+            vec![finding("security", 3, Severity::Major, "two"), finding("security", 3, Severity::Blocker, "one")];
         let diff = compare_findings(&before, &after);
         assert_eq!(diff.unchanged, 1);
         assert_eq!(diff.changed, vec![ChangedFinding { before: before[0].clone(), after: after[1].clone() }]);
@@ -206,15 +208,18 @@ mod tests {
             {"agent": "writer", "raised_by": "security", "file": "a.rs", "line": 2, "severity": "blocker", "description": "d"}
         ]}});
         let findings = report_findings(&report).expect("findings");
-        assert_eq!(findings, vec![Finding {
-            agent: "writer".into(),
-            raised_by: Some("security".into()),
-            file: "a.rs".into(),
-            line: 2,
-            severity: Some(Severity::Blocker),
-            stance: None,
-            description: "d".into(),
-        }]);
+        assert_eq!(
+            findings,
+            vec![Finding {
+                agent: "writer".into(),
+                raised_by: Some("security".into()),
+                file: "a.rs".into(),
+                line: 2,
+                severity: Some(Severity::Blocker),
+                stance: None,
+                description: "d".into(),
+            }]
+        );
         assert_eq!(report_findings(&json!({"status": "succeeded"})), None);
     }
 }

@@ -175,7 +175,12 @@ impl NodeSummary {
     pub fn apply(&mut self, change: NodeChange, at_ms: u64) {
         match change {
             NodeChange::Started { input } => {
-                *self = NodeSummary { state: NodeState::Running, input, started_ms: Some(at_ms), ..NodeSummary::queued(&self.node_id) };
+                *self = NodeSummary {
+                    state: NodeState::Running,
+                    input,
+                    started_ms: Some(at_ms),
+                    ..NodeSummary::queued(&self.node_id)
+                };
             }
             NodeChange::AttemptFailed { attempt, usage } => {
                 self.attempts = self.attempts.max(attempt);
@@ -444,7 +449,8 @@ mod tests {
     use serde_json::json;
 
     fn record() -> RunRecord {
-        let node = |id: &str, kind| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent: None };
+        let node =
+            |id: &str, kind| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent: None };
         let conclave = Conclave {
             version: 1,
             id: "c".into(),

@@ -122,9 +122,7 @@ async fn earlier_run(state: &AppState, request: &StartRun) -> Result<Option<Reus
             "/reuse_run",
             "`from_node` needs `reuse_run`: the id of the earlier run whose other outputs are reused",
         )),
-        (None, Some(_)) => {
-            Err(invalid_field("/from_node", "`reuse_run` needs `from_node`: the node to run from"))
-        }
+        (None, Some(_)) => Err(invalid_field("/from_node", "`reuse_run` needs `from_node`: the node to run from")),
         (Some(from_node), Some(run_id)) => {
             let earlier = state
                 .store()
@@ -233,9 +231,9 @@ fn start_error(error: StartError) -> ApiError {
     match error {
         StartError::Store(e) => ApiError::Internal(e.to_string()),
         e @ StartError::ReuseOtherConclave { .. } => invalid_field("/reuse_run", e.to_string()),
-        e @ (StartError::UnknownFromNode { .. } | StartError::ReuseNotSucceeded { .. } | StartError::ReuseChanged { .. }) => {
-            invalid_field("/from_node", e.to_string())
-        }
+        e @ (StartError::UnknownFromNode { .. }
+        | StartError::ReuseNotSucceeded { .. }
+        | StartError::ReuseChanged { .. }) => invalid_field("/from_node", e.to_string()),
         other => ApiError::Invalid { message: other.to_string(), path: None, diagnostics: Vec::new() },
     }
 }

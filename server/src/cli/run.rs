@@ -8,8 +8,8 @@ use clap::Args;
 use conclave_catalog::{CheckedConclave, Level, LoadError, load_conclave};
 use conclave_core::RunStore;
 use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, RunOutcome, StartError};
-use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::diff::Change;
+use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReviewPolicy};
 use conclave_shared::{Conclave, ErrorKind, RunStatus};
 use serde_json::Value;
@@ -65,7 +65,8 @@ pub async fn run(args: RunArgs, workspace: Workspace, store: Arc<dyn RunStore>) 
             return code;
         }
     };
-    let engine = Engine::new(workspace.providers.clone(), store.clone(), engine_config(usize::from(args.max_concurrency)));
+    let engine =
+        Engine::new(workspace.providers.clone(), store.clone(), engine_config(usize::from(args.max_concurrency)));
     if given.is_none()
         && let Some(reuse) = reuse.clone()
         && let Some(change) = Change::from_run_input(&reuse.earlier.input)

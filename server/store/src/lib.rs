@@ -226,7 +226,9 @@ fn read_nodes(conn: &Connection, run_id: &str, filter: &str) -> Result<Vec<NodeS
     let rows = stmt.query_map([run_id], |r| Ok(node_from_row(r))).map_err(backend)?;
     let mut nodes = Vec::new();
     for row in rows {
-        nodes.push(row.map_err(backend)?.map_err(|message| StoreError::Corrupt { run_id: run_id.to_string(), message })?);
+        nodes.push(
+            row.map_err(backend)?.map_err(|message| StoreError::Corrupt { run_id: run_id.to_string(), message })?,
+        );
     }
     Ok(nodes)
 }

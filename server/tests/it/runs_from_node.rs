@@ -240,7 +240,8 @@ async fn a_review_run_from_its_writer_reviews_the_same_change_and_stores_its_rep
                   {"from": "security", "to": "writer"}, {"from": "style", "to": "writer"}, {"from": "writer", "to": "report"}]
     });
     assert_eq!(api.post("/api/conclaves", review).await.0, StatusCode::CREATED);
-    let first = api.run(json!({"conclave_id": "mini-review", "review": {"repository": repo.display().to_string()}})).await;
+    let first =
+        api.run(json!({"conclave_id": "mini-review", "review": {"repository": repo.display().to_string()}})).await;
     let first_id = first["id"].as_str().expect("id").to_string();
     // The working tree changes after the first review; the run from the writer still
     // reviews the change the first run reviewed.

@@ -78,10 +78,7 @@ fn a_node_the_conclave_lacks_or_a_run_of_another_conclave_is_exit_2() {
     );
     let out = ws.run(BIN, &["run", "chain", "--from", "b", "--reuse", "ffffffff"]).expect("runs");
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        text(&out.stderr).trim_end(),
-        "error: no run `ffffffff`; `conclave runs list` shows the recent ones"
-    );
+    assert_eq!(text(&out.stderr).trim_end(), "error: no run `ffffffff`; `conclave runs list` shows the recent ones");
     let out = ws.run(BIN, &["run", "chain", "--from", "b"]).expect("runs");
     assert_eq!(out.status.code(), Some(2), "--from needs --reuse");
     assert!(text(&out.stderr).contains("--reuse <RUN_ID>"), "{}", text(&out.stderr));

@@ -103,9 +103,13 @@ async fn events_come_back_in_order_and_filter_by_seq(store: Arc<dyn RunStore>) {
 
 async fn out_of_order_events_are_refused(store: Arc<dyn RunStore>) {
     store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
-    store.append_event(&event("r1", 2, EventKind::NodeStarted { node_id: "a".into(), input: None })).await.expect("append");
+    store
+        .append_event(&event("r1", 2, EventKind::NodeStarted { node_id: "a".into(), input: None }))
+        .await
+        .expect("append");
     for seq in [2, 1] {
-        let err = store.append_event(&event("r1", seq, EventKind::NodeStarted { node_id: "b".into(), input: None })).await;
+        let err =
+            store.append_event(&event("r1", seq, EventKind::NodeStarted { node_id: "b".into(), input: None })).await;
         assert!(matches!(err, Err(StoreError::OutOfOrder { .. })), "seq {seq} after 2 must be refused: {err:?}");
     }
     let run = store.get_run("r1").await.expect("get").expect("exists");
@@ -193,7 +197,10 @@ async fn nodes_keep_input_timing_attempts_and_reuse(store: Arc<dyn RunStore>) {
 
 async fn run_finished_updates_the_run_and_unfinished_nodes(store: Arc<dyn RunStore>) {
     store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
-    store.append_event(&event("r1", 1, EventKind::NodeStarted { node_id: "a".into(), input: None })).await.expect("append");
+    store
+        .append_event(&event("r1", 1, EventKind::NodeStarted { node_id: "a".into(), input: None }))
+        .await
+        .expect("append");
     let finished = EventKind::RunFinished {
         status: RunStatus::Cancelled,
         failed_node: None,
@@ -231,7 +238,10 @@ async fn interrupted_runs_are_only_those_with_dead_owners(store: Arc<dyn RunStor
     store.create_run(&new_run("dead", 1, "pid:1")).await.expect("create_run");
     store.create_run(&new_run("alive", 2, "pid:2")).await.expect("create_run");
     store.create_run(&new_run("done", 3, "pid:1")).await.expect("create_run");
-    store.append_event(&event("dead", 1, EventKind::NodeStarted { node_id: "a".into(), input: None })).await.expect("append");
+    store
+        .append_event(&event("dead", 1, EventKind::NodeStarted { node_id: "a".into(), input: None }))
+        .await
+        .expect("append");
     let done = EventKind::RunFinished { status: RunStatus::Succeeded, failed_node: None, error: None };
     store.append_event(&event("done", 1, done)).await.expect("append");
 
