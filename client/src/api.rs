@@ -87,7 +87,8 @@ pub async fn lower_preview(request: &PreviewRequest) -> Result<Vec<DialectPrevie
     send(Request::post("/api/lower/preview"), request).await
 }
 
-/// Starts a run: a review of a repository, or a run with an input.
+/// Starts a run: a review of a repository, a run with an input, or a run from a node
+/// of an earlier run.
 pub async fn start_run(request: &StartRun) -> Result<Started> {
     send(Request::post("/api/runs"), request).await
 }
@@ -100,6 +101,16 @@ pub async fn get_run(run_id: &str) -> Result<RunRecord> {
 /// Recent runs.
 pub async fn runs() -> Result<Vec<RunSummary>> {
     get("/api/runs?limit=30").await
+}
+
+/// Cancels a run the server is running.
+pub async fn cancel_run(run_id: &str) -> Result<Value> {
+    send(Request::post(&format!("/api/runs/{run_id}/cancel")), &serde_json::json!({})).await
+}
+
+/// A run's JSON report (the envelope with the review's findings).
+pub async fn report_json(run_id: &str) -> Result<Value> {
+    get(&format!("/api/runs/{run_id}/report?format=json")).await
 }
 
 /// A run's Markdown report, if it has one.

@@ -1,8 +1,12 @@
 //! The run the editor watches: its typed record as the server keeps it, kept current
 //! by applying each event exactly as the store does, plus what only the editor shows
-//! (failed attempts, contradictions, the report).
+//! (failed attempts, contradictions, the report, a comparison with another run) and
+//! the timeline drawn from the record's per-node times.
 
-use conclave_shared::{Effect, EventKind, FindingGroup, NodeSummary, RunEvent, RunRecord, effect_of};
+use conclave_shared::compare::FindingsDiff;
+use conclave_shared::{
+    Effect, EventKind, FindingGroup, NodeKind, NodeState, NodeSummary, RunEvent, RunRecord, RunStatus, effect_of,
+};
 use std::collections::HashMap;
 
 /// A failed attempt of a node: its number and what validation said about the answer.
@@ -14,11 +18,21 @@ pub struct FailedAttempt {
     pub errors: Vec<String>,
 }
 
+/// The findings of the watched run compared with those of an earlier run of the
+/// same conclave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// The earlier run.
+    pub earlier: String,
+    /// What changed since it, or why the two could not be compared.
+    pub result: Result<FindingsDiff, String>,
+}
+
 /// The run being watched: the run record as the server keeps it, kept current by
 /// applying each event exactly as the store does, plus what only the editor shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunView {
-    /// The run's record: its status and every node's state, output and error.
+    /// The run's record: its status and every node's state, output, input and times.
     pub record: RunRecord,
     /// The sequence number of the last event applied; an event at or below it was
     /// applied already (a stream that reconnects may repeat events), so it is skipped.
@@ -29,17 +43,62 @@ pub struct RunView {
     pub contradictions: Vec<FindingGroup>,
     /// The Markdown report, once the run has finished.
     pub report: Option<String>,
+    /// The comparison with another run, when the user asked for one.
+    pub comparison: Option<Comparison>,
+    /// The server's clock minus the browser's, in milliseconds, as of the last event:
+    /// live bars grow to the server's "now", whatever the browser's clock says.
+    pub clock_offset_ms: i64,
+}
+
+/// One node's bar on the run timeline: where it starts and how wide it is, as
+/// percentages of the time axis, and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    /// The node.
+    pub node_id: String,
+    /// Its state.
+    pub state: NodeState,
+    /// Start, as a percentage of the axis.
+    pub left: f64,
+    /// Length, as a percentage of the axis.
+    pub width: f64,
+    /// Attempts, tokens and cost (or why there are none).
+    pub detail: String,
+    /// Whether its output was reused from an earlier run.
+    pub reused: bool,
+}
+
+/// The run timeline: every node on one time axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// The length of the axis, in milliseconds.
+    pub span_ms: u64,
+    /// One bar per node, in the conclave's order.
+    pub bars: Vec<Bar>,
 }
 
 impl RunView {
     /// Starts watching the run `record` describes.
     pub fn new(record: RunRecord) -> RunView {
-        RunView { record, last_seq: 0, attempts: HashMap::new(), contradictions: Vec::new(), report: None }
+        RunView {
+            record,
+            last_seq: 0,
+            attempts: HashMap::new(),
+            contradictions: Vec::new(),
+            report: None,
+            comparison: None,
+            clock_offset_ms: 0,
+        }
     }
 
     /// The run's id.
     pub fn id(&self) -> &str {
         &self.record.summary.id
+    }
+
+    /// Whether the run is still going.
+    pub fn is_running(&self) -> bool {
+        self.record.summary.status == RunStatus::Running
     }
 
     /// Where node `id` stands in the run.
@@ -70,5 +129,82 @@ impl RunView {
         let changes_record = !matches!(effect_of(event), Effect::None);
         self.record.apply(event);
         noted || changes_record
+    }
+
+    /// The timeline at server time `now_ms`: nodes still running end at `now_ms`.
+    /// The axis starts when the first node started and spans a round length of at
+    /// least ten seconds, so bars grow visibly while nodes run.
+    pub fn timeline(&self, now_ms: u64) -> Timeline {
+        let nodes = &self.record.nodes;
+        let start = nodes.iter().filter_map(|n| n.started_ms).min().unwrap_or(self.record.summary.created_ms);
+        let end_of = |n: &NodeSummary| match (n.started_ms, n.finished_ms) {
+            (Some(s), None) if n.state == NodeState::Running => Some(now_ms.max(s)),
+            (Some(s), end) => Some(end.unwrap_or(s)),
+            (None, _) => None,
+        };
+        let last = nodes.iter().filter_map(end_of).max().unwrap_or(start);
+        let span_ms = round_span(last.saturating_sub(start));
+        let percent = |ms: u64| ms.saturating_sub(start) as f64 * 100.0 / span_ms as f64;
+        let bars = nodes
+            .iter()
+            .map(|n| {
+                let (left, width) = match (n.started_ms, end_of(n)) {
+                    (Some(s), Some(e)) => (percent(s), percent(e) - percent(s)),
+                    _ => (0.0, 0.0),
+                };
+                Bar {
+                    node_id: n.node_id.clone(),
+                    state: n.state,
+                    left,
+                    width,
+                    detail: self.bar_detail(n),
+                    reused: n.reused_from.is_some(),
+                }
+            })
+            .collect();
+        Timeline { span_ms, bars }
+    }
+
+    /// What a node's bar says: attempts, tokens and cost for agents.
+    fn bar_detail(&self, node: &NodeSummary) -> String {
+        let is_agent = self.record.conclave.node(&node.node_id).is_some_and(|n| n.kind == NodeKind::Agent);
+        if node.reused_from.is_some() {
+            return "reused · no cost".to_string();
+        }
+        if !is_agent || matches!(node.state, NodeState::Queued | NodeState::Skipped) {
+            return node.state.as_str().to_string();
+        }
+        let attempts = match node.state {
+            NodeState::Running => format!("attempt {}", node.attempts + 1),
+            _ => format!("{} attempt{}", node.attempts, if node.attempts == 1 { "" } else { "s" }),
+        };
+        let tokens = node.usage.as_ref().map_or(0, |u| u.input_tokens + u.output_tokens);
+        let cost = node.usage.as_ref().and_then(|u| u.cost_usd).map_or_else(|| "—".to_string(), dollars);
+        format!("{attempts} · {tokens} tokens · {cost}")
+    }
+}
+
+/// A cost in US dollars, to a precision that shows small costs.
+pub fn dollars(cost: f64) -> String {
+    if cost > 0.0 && cost < 0.0001 { "<$0.0001".to_string() } else { format!("${cost:.4}") }
+}
+
+/// The axis length for `elapsed` milliseconds: the first of a few round lengths
+/// (10 s, 20 s, 30 s, 1 min, 2 min, 5 min, ... 6 h) that holds it, or whole hours
+/// beyond.
+fn round_span(elapsed: u64) -> u64 {
+    const STEPS_S: [u64; 12] = [10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 21600];
+    let seconds = elapsed.div_ceil(1000);
+    let step = STEPS_S.iter().copied().find(|&s| s >= seconds).unwrap_or_else(|| seconds.div_ceil(3600) * 3600);
+    step * 1000
+}
+
+/// The axis length as people say it: `10 s`, `2 min`, `1 h`.
+pub fn span_label(span_ms: u64) -> String {
+    let seconds = span_ms / 1000;
+    match seconds {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s => format!("{} h", s / 3600),
     }
 }

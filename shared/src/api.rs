@@ -135,7 +135,7 @@ pub struct ProviderInfo {
 }
 
 /// What to run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StartRun {
     /// The conclave's id in the catalog.
@@ -147,6 +147,15 @@ pub struct StartRun {
     /// For a review: the repository, base ref and provider choices; the change becomes the input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewTarget>,
+    /// Run from this node: re-run it and everything downstream of it, reusing the
+    /// other nodes' outputs from `reuse_run`. Needs `reuse_run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_node: Option<String>,
+    /// The earlier run of the same conclave whose outputs are reused (with
+    /// `from_node`). Its input, and for a review its change, are used again unless
+    /// `input` or `review` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse_run: Option<String>,
 }
 
 /// The change to review, and how (the same choices as `conclave review`).

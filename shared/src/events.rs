@@ -41,6 +41,25 @@ pub enum EventKind {
     NodeStarted {
         /// The node.
         node_id: String,
+        /// What an agent received: its first message, built from the run input and
+        /// its upstream outputs, exactly as the model got it. Absent for triggers and
+        /// outputs, whose output shows everything they received.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<String>,
+    },
+    /// A node was not run: its output is taken from an earlier run of the same
+    /// conclave (running from a node re-runs only it and its descendants). It ends
+    /// succeeded with that output and costs nothing in this run.
+    NodeReused {
+        /// The node.
+        node_id: String,
+        /// The earlier run whose output is reused.
+        from_run: String,
+        /// The output it had there.
+        output: NodeOutput,
+        /// The input it had there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<String>,
     },
     /// A piece of streamed model text.
     TextDelta {
@@ -162,9 +181,10 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event type's wire name (the SSE event name), in the order of the enum.
-    pub const TYPE_NAMES: [&'static str; 14] = [
+    pub const TYPE_NAMES: [&'static str; 15] = [
         "run_started",
         "node_started",
+        "node_reused",
         "text_delta",
         "tool_call",
         "schema_lowered",
@@ -184,6 +204,7 @@ impl EventKind {
         match self {
             EventKind::RunStarted { .. } => "run_started",
             EventKind::NodeStarted { .. } => "node_started",
+            EventKind::NodeReused { .. } => "node_reused",
             EventKind::TextDelta { .. } => "text_delta",
             EventKind::ToolCall { .. } => "tool_call",
             EventKind::SchemaLowered { .. } => "schema_lowered",
@@ -202,7 +223,8 @@ impl EventKind {
     /// The node the event is about, if any.
     pub fn node_id(&self) -> Option<&str> {
         match self {
-            EventKind::NodeStarted { node_id }
+            EventKind::NodeStarted { node_id, .. }
+            | EventKind::NodeReused { node_id, .. }
             | EventKind::TextDelta { node_id, .. }
             | EventKind::ToolCall { node_id, .. }
             | EventKind::SchemaLowered { node_id, .. }
@@ -286,6 +308,46 @@ mod tests {
         assert_eq!(back, ev);
         assert_eq!(back.kind.type_name(), "node_skipped");
         assert_eq!(back.kind.node_id(), Some("d"));
+    }
+
+    #[test]
+    fn every_type_name_is_listed_in_enum_order() {
+        let output = NodeOutput::Text("x".into());
+        let kinds = [
+            EventKind::RunStarted { conclave_id: "c".into(), node_count: 1 },
+            EventKind::NodeStarted { node_id: "a".into(), input: None },
+            EventKind::NodeReused { node_id: "a".into(), from_run: "r0".into(), output: output.clone(), input: None },
+        ];
+        for (kind, name) in kinds.iter().zip(EventKind::TYPE_NAMES) {
+            assert_eq!(kind.type_name(), name);
+        }
+        assert_eq!(EventKind::TYPE_NAMES.len(), 15);
+    }
+
+    #[test]
+    fn node_reused_round_trips_with_its_earlier_input_and_output() {
+        let ev = RunEvent {
+            run_id: "r2".into(),
+            seq: 4,
+            at_ms: 7,
+            kind: EventKind::NodeReused {
+                node_id: "security".into(),
+                from_run: "r1".into(),
+                output: NodeOutput::Json(serde_json::json!({"findings": []})),
+                input: Some("## Run input".into()),
+            },
+        };
+        let v = serde_json::to_value(&ev).expect("serializes");
+        assert_eq!(
+            v,
+            serde_json::json!({"run_id":"r2","seq":4,"at_ms":7,"type":"node_reused","node_id":"security","from_run":"r1",
+                "output":{"format":"json","value":{"findings":[]}},"input":"## Run input"})
+        );
+        assert_eq!(serde_json::from_value::<RunEvent>(v).expect("parses"), ev);
+        let started: RunEvent =
+            serde_json::from_str(r#"{"run_id":"r","seq":1,"at_ms":1,"type":"node_started","node_id":"a"}"#)
+                .expect("an event stored before inputs were recorded still parses");
+        assert_eq!(started.kind, EventKind::NodeStarted { node_id: "a".into(), input: None });
     }
 
     #[test]

@@ -133,8 +133,101 @@ pub struct NodeSummary {
     pub output: Option<NodeOutput>,
     /// Its error, once failed (or the upstream node, once skipped).
     pub error: Option<String>,
-    /// Tokens and cost.
+    /// Tokens and cost: of the failed attempts so far, then of the whole node.
     pub usage: Option<Usage>,
+    /// What an agent received: its first message as the model got it (for a reused
+    /// node, the input it had in the earlier run).
+    #[serde(default)]
+    pub input: Option<String>,
+    /// Answers the model gave: those that failed validation, plus the accepted one.
+    #[serde(default)]
+    pub attempts: u32,
+    /// When it started, in Unix milliseconds.
+    #[serde(default)]
+    pub started_ms: Option<u64>,
+    /// When it ended (succeeded, failed, reused, or stopped with the run).
+    #[serde(default)]
+    pub finished_ms: Option<u64>,
+    /// The earlier run whose output it reused instead of running.
+    #[serde(default)]
+    pub reused_from: Option<String>,
+}
+
+impl NodeSummary {
+    /// A node that has not started.
+    pub fn queued(node_id: impl Into<String>) -> NodeSummary {
+        NodeSummary {
+            node_id: node_id.into(),
+            state: NodeState::Queued,
+            output: None,
+            error: None,
+            usage: None,
+            input: None,
+            attempts: 0,
+            started_ms: None,
+            finished_ms: None,
+            reused_from: None,
+        }
+    }
+
+    /// Applies one change made at `at_ms`. Every store and the editor change a node
+    /// through this one definition.
+    pub fn apply(&mut self, change: NodeChange, at_ms: u64) {
+        match change {
+            NodeChange::Started { input } => {
+                *self = NodeSummary {
+                    state: NodeState::Running,
+                    input,
+                    started_ms: Some(at_ms),
+                    ..NodeSummary::queued(&self.node_id)
+                };
+            }
+            NodeChange::AttemptFailed { attempt, usage } => {
+                self.attempts = self.attempts.max(attempt);
+                self.usage.get_or_insert_with(Usage::default).add(&usage);
+            }
+            NodeChange::Succeeded { output, usage } => {
+                self.state = NodeState::Succeeded;
+                self.output = Some(output);
+                self.usage = Some(usage);
+                self.attempts += 1;
+                self.finished_ms = Some(at_ms);
+            }
+            NodeChange::Failed { error } => {
+                self.state = NodeState::Failed;
+                self.error = Some(error);
+                self.finished_ms = Some(at_ms);
+            }
+            NodeChange::Skipped { error } => {
+                self.state = NodeState::Skipped;
+                self.error = Some(error);
+            }
+            NodeChange::Reused { output, input, from_run } => {
+                *self = NodeSummary {
+                    state: NodeState::Succeeded,
+                    output: Some(output),
+                    input,
+                    started_ms: Some(at_ms),
+                    finished_ms: Some(at_ms),
+                    reused_from: Some(from_run),
+                    ..NodeSummary::queued(&self.node_id)
+                };
+            }
+        }
+    }
+
+    /// Ends a node still queued or running when its run ends at `at_ms`: it takes
+    /// `unfinished`, and a running one's time ends there.
+    pub fn end_unfinished(&mut self, unfinished: NodeState, at_ms: u64) {
+        match self.state {
+            NodeState::Running => {
+                self.state = unfinished;
+                self.finished_ms = Some(at_ms);
+            }
+            NodeState::Queued => self.state = unfinished,
+            _ => {}
+        }
+    }
 }
 
 /// Everything stored about a run except its events.
@@ -199,18 +292,12 @@ impl fmt::Display for ErrorKind {
 pub enum Effect {
     /// Nothing beyond the event log.
     None,
-    /// One node's state changes.
+    /// One node changes (see [`NodeSummary::apply`]).
     Node {
         /// The node.
         node_id: String,
-        /// Its new state.
-        state: NodeState,
-        /// Its output, when it succeeded.
-        output: Option<NodeOutput>,
-        /// Its error (or the upstream node it was skipped for).
-        error: Option<String>,
-        /// Its usage, when it succeeded.
-        usage: Option<Usage>,
+        /// How.
+        change: NodeChange,
     },
     /// The run ends; nodes still queued or running take `unfinished`.
     RunEnd {
@@ -225,30 +312,70 @@ pub enum Effect {
     },
 }
 
+/// How one event changes one node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeChange {
+    /// It began work on this input: running, timed from now, earlier results cleared.
+    Started {
+        /// What an agent received.
+        input: Option<String>,
+    },
+    /// An answer failed validation: one more attempt, and its tokens.
+    AttemptFailed {
+        /// The attempt's number.
+        attempt: u32,
+        /// Its tokens and cost.
+        usage: Usage,
+    },
+    /// It succeeded: its output, its total usage, one more (accepted) attempt.
+    Succeeded {
+        /// The output.
+        output: NodeOutput,
+        /// Tokens and cost over every attempt.
+        usage: Usage,
+    },
+    /// It failed.
+    Failed {
+        /// Error class and message.
+        error: String,
+    },
+    /// It did not run because something upstream did not succeed.
+    Skipped {
+        /// Which upstream node.
+        error: String,
+    },
+    /// Its output was taken from an earlier run: succeeded at once, costing nothing.
+    Reused {
+        /// The earlier output.
+        output: NodeOutput,
+        /// The earlier input.
+        input: Option<String>,
+        /// The earlier run.
+        from_run: String,
+    },
+}
+
 /// The effect of `event` on its run's record.
 pub fn effect_of(event: &RunEvent) -> Effect {
-    let node = |node_id: &str, state, output, error, usage| Effect::Node {
-        node_id: node_id.to_string(),
-        state,
-        output,
-        error,
-        usage,
-    };
+    let node = |node_id: &str, change| Effect::Node { node_id: node_id.to_string(), change };
     match &event.kind {
-        EventKind::NodeStarted { node_id } => node(node_id, NodeState::Running, None, None, None),
+        EventKind::NodeStarted { node_id, input } => node(node_id, NodeChange::Started { input: input.clone() }),
+        EventKind::NodeReused { node_id, from_run, output, input } => node(
+            node_id,
+            NodeChange::Reused { output: output.clone(), input: input.clone(), from_run: from_run.clone() },
+        ),
+        EventKind::AttemptFailed { node_id, attempt, usage, .. } => {
+            node(node_id, NodeChange::AttemptFailed { attempt: *attempt, usage: usage.clone() })
+        }
         EventKind::NodeCompleted { node_id, output, usage, .. } => {
-            node(node_id, NodeState::Succeeded, Some(output.clone()), None, Some(usage.clone()))
+            node(node_id, NodeChange::Succeeded { output: output.clone(), usage: usage.clone() })
         }
         EventKind::NodeFailed { node_id, error_kind, message } => {
-            node(node_id, NodeState::Failed, None, Some(format!("{error_kind}: {message}")), None)
+            node(node_id, NodeChange::Failed { error: format!("{error_kind}: {message}") })
         }
-        EventKind::NodeSkipped { node_id, because_of } => node(
-            node_id,
-            NodeState::Skipped,
-            None,
-            Some(format!("skipped because `{because_of}` did not succeed")),
-            None,
-        ),
+        EventKind::NodeSkipped { node_id, because_of } => {
+            node(node_id, NodeChange::Skipped { error: format!("skipped because `{because_of}` did not succeed") })
+        }
         EventKind::RunFinished { status, failed_node, error } => Effect::RunEnd {
             status: *status,
             failed_node: failed_node.clone(),
@@ -262,25 +389,14 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         | EventKind::ProviderRetry { .. }
         | EventKind::FindingsChecked { .. }
         | EventKind::ContradictionDetected { .. }
-        | EventKind::CountMismatch { .. }
-        | EventKind::AttemptFailed { .. } => Effect::None,
+        | EventKind::CountMismatch { .. } => Effect::None,
     }
 }
 
 impl RunRecord {
     /// A new run: `running`, every node `queued`.
     pub fn new(id: String, conclave: Conclave, input: Value, created_ms: u64) -> RunRecord {
-        let nodes = conclave
-            .nodes
-            .iter()
-            .map(|n| NodeSummary {
-                node_id: n.id.clone(),
-                state: NodeState::Queued,
-                output: None,
-                error: None,
-                usage: None,
-            })
-            .collect();
+        let nodes = conclave.nodes.iter().map(|n| NodeSummary::queued(&n.id)).collect();
         let summary = RunSummary {
             id,
             conclave_id: conclave.id.clone(),
@@ -307,9 +423,9 @@ impl RunRecord {
     fn apply_located(&mut self, event: &RunEvent, locate: impl Fn(&[NodeSummary], &str) -> Option<usize>) {
         match effect_of(event) {
             Effect::None => {}
-            Effect::Node { node_id, state, output, error, usage } => {
+            Effect::Node { node_id, change } => {
                 if let Some(node) = locate(&self.nodes, &node_id).and_then(|i| self.nodes.get_mut(i)) {
-                    *node = NodeSummary { node_id, state, output, error, usage };
+                    node.apply(change, event.at_ms);
                 }
             }
             Effect::RunEnd { status, failed_node, error, unfinished } => {
@@ -319,11 +435,162 @@ impl RunRecord {
                 summary.failed_node = failed_node;
                 summary.error = error;
                 for node in &mut self.nodes {
-                    if matches!(node.state, NodeState::Queued | NodeState::Running) {
-                        node.state = unfinished;
-                    }
+                    node.end_unfinished(unfinished, event.at_ms);
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conclave::{Edge, Node, NodeKind, Position, Settings};
+    use serde_json::json;
+
+    fn record() -> RunRecord {
+        let node =
+            |id: &str, kind| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent: None };
+        let conclave = Conclave {
+            version: 1,
+            id: "c".into(),
+            name: "C".into(),
+            description: String::new(),
+            settings: Settings::default(),
+            nodes: vec![node("in", NodeKind::Trigger), node("a", NodeKind::Output), node("b", NodeKind::Output)],
+            edges: vec![Edge { from: "in".into(), to: "a".into() }, Edge { from: "in".into(), to: "b".into() }],
+        };
+        RunRecord::new("r2".into(), conclave, json!("hi"), 100)
+    }
+
+    fn at(seq: u64, at_ms: u64, kind: EventKind) -> RunEvent {
+        RunEvent { run_id: "r2".into(), seq, at_ms, kind }
+    }
+
+    #[test]
+    fn a_reused_node_succeeds_at_once_with_its_earlier_output_and_input_and_costs_nothing() {
+        let event = at(
+            2,
+            150,
+            EventKind::NodeReused {
+                node_id: "a".into(),
+                from_run: "r1".into(),
+                output: NodeOutput::Text("earlier".into()),
+                input: Some("earlier input".into()),
+            },
+        );
+        assert_eq!(
+            effect_of(&event),
+            Effect::Node {
+                node_id: "a".into(),
+                change: NodeChange::Reused {
+                    output: NodeOutput::Text("earlier".into()),
+                    input: Some("earlier input".into()),
+                    from_run: "r1".into(),
+                },
+            }
+        );
+        let mut run = record();
+        run.apply(&event);
+        let expected = NodeSummary {
+            state: NodeState::Succeeded,
+            output: Some(NodeOutput::Text("earlier".into())),
+            input: Some("earlier input".into()),
+            started_ms: Some(150),
+            finished_ms: Some(150),
+            reused_from: Some("r1".into()),
+            ..NodeSummary::queued("a")
+        };
+        assert_eq!(run.nodes[1], expected);
+    }
+
+    #[test]
+    fn a_node_keeps_its_input_timing_attempts_and_usage() {
+        let mut run = record();
+        let failed_usage = Usage { input_tokens: 5, output_tokens: 1, cost_usd: None };
+        let total = Usage { input_tokens: 12, output_tokens: 3, cost_usd: Some(0.5) };
+        for event in [
+            at(1, 110, EventKind::NodeStarted { node_id: "a".into(), input: Some("## Run input".into()) }),
+            at(
+                2,
+                120,
+                EventKind::AttemptFailed {
+                    node_id: "a".into(),
+                    attempt: 1,
+                    errors: vec!["/x: missing".into()],
+                    raw: "{}".into(),
+                    usage: failed_usage.clone(),
+                },
+            ),
+        ] {
+            run.apply(&event);
+        }
+        let live = &run.nodes[1];
+        assert_eq!(
+            (live.state, live.attempts, live.started_ms, live.finished_ms, live.usage.clone()),
+            (NodeState::Running, 1, Some(110), None, Some(failed_usage)),
+            "a running node shows its failed attempts and their tokens"
+        );
+        let done = EventKind::NodeCompleted {
+            node_id: "a".into(),
+            output: NodeOutput::Json(json!({"x": 1})),
+            usage: total.clone(),
+            duration_ms: 30,
+        };
+        run.apply(&at(3, 140, done));
+        let expected = NodeSummary {
+            state: NodeState::Succeeded,
+            output: Some(NodeOutput::Json(json!({"x": 1}))),
+            usage: Some(total),
+            input: Some("## Run input".into()),
+            attempts: 2,
+            started_ms: Some(110),
+            finished_ms: Some(140),
+            ..NodeSummary::queued("a")
+        };
+        assert_eq!(run.nodes[1], expected);
+    }
+
+    #[test]
+    fn a_cancelled_run_ends_its_running_nodes_at_the_cancellation() {
+        let mut run = record();
+        run.apply(&at(1, 110, EventKind::NodeStarted { node_id: "a".into(), input: None }));
+        let finished = EventKind::RunFinished {
+            status: RunStatus::Cancelled,
+            failed_node: None,
+            error: Some("cancelled by request".into()),
+        };
+        run.apply(&at(2, 170, finished));
+        let ends: Vec<(NodeState, Option<u64>)> = run.nodes.iter().map(|n| (n.state, n.finished_ms)).collect();
+        assert_eq!(
+            ends,
+            vec![(NodeState::Cancelled, None), (NodeState::Cancelled, Some(170)), (NodeState::Cancelled, None)]
+        );
+        assert_eq!(run.summary.finished_ms, Some(170));
+    }
+
+    #[test]
+    fn a_node_started_again_clears_its_earlier_results() {
+        let mut node = NodeSummary::queued("a");
+        node.apply(NodeChange::Failed { error: "provider: down".into() }, 5);
+        node.apply(NodeChange::Started { input: Some("again".into()) }, 9);
+        assert_eq!(
+            node,
+            NodeSummary {
+                state: NodeState::Running,
+                input: Some("again".into()),
+                started_ms: Some(9),
+                ..NodeSummary::queued("a")
+            }
+        );
+    }
+
+    #[test]
+    fn records_stored_before_timing_was_kept_still_parse() {
+        let node: NodeSummary = serde_json::from_value(
+            json!({"node_id": "a", "state": "succeeded", "output": null, "error": null, "usage": null}),
+        )
+        .expect("parses");
+        assert_eq!(node, NodeSummary { state: NodeState::Succeeded, ..NodeSummary::queued("a") });
     }
 }

@@ -1,11 +1,17 @@
 //! Runs in the editor: the run dialog (a repository and base ref for conclaves that
 //! review code, an input otherwise), the watched run kept current from its event
-//! stream, the dock under the canvas (the run panel with contradictions and the
-//! report, and the diagnostics list), a node's outcome in the inspector, and the
-//! list of recent runs.
+//! stream, and the dock under the canvas (the run panel with Cancel, the timeline,
+//! a comparison with another run, contradictions and the report, and the
+//! diagnostics list). A node's outcome in the inspector (with Run from here) is in
+//! `runs/outcome.rs`, the timeline in `runs/timeline.rs`, and the run history with
+//! its comparison of two runs in `runs/history.rs`.
 
-use conclave_shared::api::{ReviewTarget, StartRun};
-use conclave_shared::{EventKind, Level, NodeOutput, RunEvent, RunSummary};
+mod history;
+mod outcome;
+mod timeline;
+
+use conclave_shared::api::{ReviewTarget, StartRun, Started};
+use conclave_shared::{EventKind, Level, RunEvent};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use std::cell::RefCell;
@@ -15,6 +21,9 @@ use crate::api;
 use crate::run_view::RunView;
 use crate::state::{Editor, Selection};
 
+pub use history::RunList;
+pub use outcome::RunOutcome;
+
 thread_local! {
     /// The event stream being followed, with its run's id; replaced when another run
     /// is watched.
@@ -23,20 +32,57 @@ thread_local! {
 
 /// Follows a run's events into the editor, opening its conclave when another one is open.
 pub fn watch_run(editor: Editor, run_id: String) {
-    replace_stream(None);
     spawn_local(async move {
-        let record = match api::get_run(&run_id).await {
-            Ok(r) => r,
-            Err(e) => return editor.say(e.message, true),
-        };
-        let open = editor.conclave.with_untracked(|c| c.as_ref().map(|c| c.id.clone()));
-        if open.as_deref() != Some(record.conclave.id.as_str()) {
-            let stored = editor.catalog.with_untracked(|c| c.iter().any(|s| s.id == record.conclave.id));
-            editor.open(record.conclave.clone(), stored);
+        watch(editor, run_id).await;
+    });
+}
+
+/// Watches run `run_id`: fetches its record, then follows its events. False when the
+/// run could not be fetched (the status bar says why).
+async fn watch(editor: Editor, run_id: String) -> bool {
+    replace_stream(None);
+    let record = match api::get_run(&run_id).await {
+        Ok(r) => r,
+        Err(e) => {
+            editor.say(e.message, true);
+            return false;
         }
-        editor.run.set(Some(RunView::new(record)));
+    };
+    let open = editor.conclave.with_untracked(|c| c.as_ref().map(|c| c.id.clone()));
+    if open.as_deref() != Some(record.conclave.id.as_str()) {
+        let stored = editor.catalog.with_untracked(|c| c.iter().any(|s| s.id == record.conclave.id));
+        editor.open(record.conclave.clone(), stored);
+    }
+    let finished = record.summary.status.is_terminal();
+    editor.run.set(Some(RunView::new(record)));
+    if finished {
+        // A finished run's record is complete; only its report is left to fetch.
+        fetch_report(editor, run_id);
+    } else {
         let source = api::follow_run(&run_id, move |event| apply(editor, &event));
         replace_stream(source.map(|source| (run_id, source)));
+    }
+    true
+}
+
+/// Starts a run and watches it, saying what the server changed before starting
+/// (agents moved to the local model, say) so the user knows why the run differs.
+pub fn start_and_watch(editor: Editor, request: StartRun) {
+    spawn_local(async move {
+        match api::start_run(&request).await {
+            Ok(Started { run_id, notices }) => {
+                let mut message = format!("Run {run_id} started");
+                if !notices.is_empty() {
+                    message = format!("{message}. {}", notices.join(" "));
+                }
+                editor.say(message, false);
+                watch(editor, run_id).await;
+            }
+            Err(e) => {
+                editor.diagnostics.set(e.diagnostics);
+                editor.say(format!("The run did not start: {}", e.message), true);
+            }
+        }
     });
 }
 
@@ -61,17 +107,39 @@ fn stop_following(run_id: &str) {
 
 /// Applies one event to the watched run; once the run finishes, fetches its report.
 fn apply(editor: Editor, event: &RunEvent) {
-    editor.run.maybe_update(|run| run.as_mut().is_some_and(|run| run.apply(event)));
+    let offset = event.at_ms as i64 - js_sys::Date::now() as i64;
+    editor.run.maybe_update(|run| {
+        run.as_mut().is_some_and(|run| {
+            run.clock_offset_ms = offset;
+            run.apply(event)
+        })
+    });
     if !matches!(event.kind, EventKind::RunFinished { .. }) {
         return;
     }
     stop_following(&event.run_id);
-    let run_id = event.run_id.clone();
-    if !editor.run.with_untracked(|r| r.as_ref().is_some_and(|r| r.id() == run_id)) {
-        return;
+    if editor.run.with_untracked(|r| r.as_ref().is_some_and(|r| r.id() == event.run_id)) {
+        fetch_report(editor, event.run_id.clone());
     }
+}
+
+/// How often, and how many times, a finished run's report is asked for: the server
+/// stores a review's reports just after the run's last event.
+const REPORT_TRIES: u32 = 12;
+const REPORT_RETRY_MS: i32 = 250;
+
+/// Fetches the finished run's Markdown report into the watched run.
+fn fetch_report(editor: Editor, run_id: String) {
     spawn_local(async move {
-        let report = api::report(&run_id).await;
+        let mut report = None;
+        for attempt in 1..=REPORT_TRIES {
+            report = api::report(&run_id).await;
+            let watched = editor.run.with_untracked(|r| r.as_ref().is_some_and(|r| r.id() == run_id));
+            if report.is_some() || !watched || attempt == REPORT_TRIES {
+                break;
+            }
+            sleep(REPORT_RETRY_MS).await;
+        }
         editor.run.update(|r| {
             if let Some(r) = r.as_mut().filter(|r| r.id() == run_id) {
                 r.report =
@@ -79,6 +147,18 @@ fn apply(editor: Editor, event: &RunEvent) {
             }
         });
     });
+}
+
+/// Waits `ms` milliseconds without blocking the page.
+async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let scheduled = web_sys::window()
+            .is_some_and(|w| w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).is_ok());
+        if !scheduled {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 /// Opens the run dialog once the server has said whether the conclave reviews code,
@@ -96,12 +176,12 @@ fn start_request(editor: Editor, conclave_id: String, fields: RunFields) -> Star
             base: (!base.is_empty()).then_some(base),
             ..ReviewTarget::default()
         };
-        StartRun { conclave_id, input: None, review: Some(review) }
+        StartRun { conclave_id, review: Some(review), ..StartRun::default() }
     } else {
         // Text that is not JSON is the input as a string, so a plain question works.
         let text = fields.input.get_untracked();
         let input = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
-        StartRun { conclave_id, input: Some(input), review: None }
+        StartRun { conclave_id, input: Some(input), ..StartRun::default() }
     }
 }
 
@@ -127,24 +207,7 @@ pub fn RunDialog() -> impl IntoView {
         let Some(id) = editor.conclave.with_untracked(|c| c.as_ref().map(|c| c.id.clone())) else { return };
         let request = start_request(editor, id, fields);
         editor.run_dialog.set(false);
-        spawn_local(async move {
-            match api::start_run(&request).await {
-                Ok(started) => {
-                    // The server says what it changed before starting (agents moved to the
-                    // local model, say); the user should know why the run differs.
-                    let mut message = format!("Run {} started", started.run_id);
-                    if !started.notices.is_empty() {
-                        message = format!("{message}. {}", started.notices.join(" "));
-                    }
-                    editor.say(message, false);
-                    watch_run(editor, started.run_id);
-                }
-                Err(e) => {
-                    editor.diagnostics.set(e.diagnostics);
-                    editor.say(format!("The run did not start: {}", e.message), true);
-                }
-            }
-        });
+        start_and_watch(editor, request);
     };
     move || {
         editor.run_dialog.get().then(|| view! {
@@ -183,21 +246,29 @@ pub fn Dock() -> impl IntoView {
     }
 }
 
-/// The watched run: status, contradictions and report.
+/// The watched run: status with Cancel while it runs, the timeline, a comparison
+/// with another run, contradictions and the report.
 #[component]
 pub fn RunPanel() -> impl IntoView {
     let editor = expect_context::<Editor>();
     move || {
         editor.run.get().map(|run| {
             let status = run.record.summary.status.as_str();
+            let run_id = run.id().to_string();
             view! {
-                <section class="run-panel">
+                <section class="run-panel" data-testid="run-panel" data-run-id=run.id().to_string()>
                     <header>
-                        <span>"Run "<code>{run.id().chars().take(13).collect::<String>()}</code></span>
+                        <span>"Run "<code>{run.id().chars().take(13).collect::<String>()}</code>" of "{run.record.conclave.id.clone()}</span>
                         <span class=format!("badge {status}") data-testid="run-status">{status}</span>
+                        <span class="spacer"></span>
+                        {run.is_running().then(|| view! {
+                            <button data-testid="run-cancel" on:click=move |_| cancel(editor, run_id.clone())>"Cancel"</button>
+                        })}
                         <button class="link" on:click=move |_| editor.run.set(None)>"close"</button>
                     </header>
-                    {run.record.summary.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
+                    {run.record.summary.error.clone().map(|e| view! { <p class="error-text" data-testid="run-error">{e}</p> })}
+                    <timeline::Timeline/>
+                    {run.comparison.clone().map(|c| view! { <history::ComparisonView comparison=c/> })}
                     <div data-testid="contradictions" class="contradictions">
                         <h4>{format!("Contradictions ({})", run.contradictions.len())}</h4>
                         {run.contradictions.iter().map(|c| view! {
@@ -211,6 +282,16 @@ pub fn RunPanel() -> impl IntoView {
             }
         })
     }
+}
+
+/// Asks the server to cancel the run; its event stream then ends it `cancelled`.
+fn cancel(editor: Editor, run_id: String) {
+    spawn_local(async move {
+        match api::cancel_run(&run_id).await {
+            Ok(_) => editor.say(format!("Cancelling run {run_id}"), false),
+            Err(e) => editor.say(format!("The run was not cancelled: {}", e.message), true),
+        }
+    });
 }
 
 /// The last validation's diagnostics; clicking one selects its node.
@@ -246,69 +327,5 @@ fn level_name(level: Level) -> &'static str {
         Level::Error => "error",
         Level::Warning => "warning",
         Level::Note => "note",
-    }
-}
-
-/// The node's outcome in the watched run: its state, failed attempts, error and output.
-#[component]
-pub fn RunOutcome(id: String) -> impl IntoView {
-    let editor = expect_context::<Editor>();
-    move || {
-        editor.run.with(|run| {
-            let run = run.as_ref()?;
-            let node = run.node(&id)?;
-            let attempts = run.attempts.get(&id).cloned().unwrap_or_default();
-            let output = node.output.as_ref().map(output_text);
-            Some(view! {
-                <section class="node-run">
-                    <h4>{format!("In run: {}", node.state.as_str())}</h4>
-                    {attempts.into_iter().map(|a| view! {
-                        <p class="attempt">{format!("Attempt {} failed: {}", a.attempt, a.errors.join("; "))}</p>
-                    }).collect_view()}
-                    {node.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
-                    {output.map(|o| view! { <pre class="output" data-testid="node-output">{o}</pre> })}
-                </section>
-            })
-        })
-    }
-}
-
-/// A node's output as the inspector shows it: JSON pretty-printed, text as is.
-fn output_text(output: &NodeOutput) -> String {
-    match output {
-        NodeOutput::Json(value) => serde_json::to_string_pretty(value).unwrap_or_default(),
-        NodeOutput::Text(text) => text.clone(),
-    }
-}
-
-/// Recent runs; clicking one watches it.
-#[component]
-pub fn RunList() -> impl IntoView {
-    let editor = expect_context::<Editor>();
-    let runs = RwSignal::new(Vec::<RunSummary>::new());
-    let refresh = move || {
-        spawn_local(async move {
-            if let Ok(list) = api::runs().await {
-                runs.set(list);
-            }
-        })
-    };
-    refresh();
-    view! {
-        <section>
-            <h3>"Runs" <button class="link" on:click=move |_| refresh()>"refresh"</button></h3>
-            <ul class="runs">
-                <For each=move || runs.get() key=|r| r.id.clone() children=move |r| {
-                    let id = r.id.clone();
-                    let status = r.status.as_str();
-                    view! {
-                        <li data-testid="run-item" on:click=move |_| watch_run(editor, id.clone())>
-                            <span>{r.conclave_id.clone()}</span>
-                            <span class=format!("badge {status}")>{status}</span>
-                        </li>
-                    }
-                }/>
-            </ul>
-        </section>
     }
 }

@@ -2,7 +2,8 @@
 //! tokio under limits that hold across every run of the engine.
 //!
 //! Layout: `plan.rs` turns a [`CheckedConclave`] into an executable plan,
-//! `scheduler.rs` drives one run, `agent.rs` runs one agent node with validation and
+//! `scheduler.rs` drives one run, `reuse.rs` checks a run from a node against the
+//! earlier run whose outputs it reuses, `agent.rs` runs one agent node with validation and
 //! retries, `input.rs` is an agent's typed input and how it is shown to the model,
 //! `policy.rs` the hook through which a run's output policy (code review) shapes
 //! schemas and compares siblings, `limits.rs` the engine-wide and per-run
@@ -18,6 +19,7 @@ pub mod input;
 pub mod limits;
 pub mod plan;
 pub mod policy;
+pub mod reuse;
 pub mod scheduler;
 
 use conclave_catalog::CheckedConclave;
@@ -26,7 +28,7 @@ use conclave_core::{
     owner_token,
 };
 use conclave_schema::ContractError;
-use conclave_shared::{ErrorKind, RunEvent, RunStatus};
+use conclave_shared::{ErrorKind, NodeState, RunEvent, RunStatus};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -40,6 +42,7 @@ pub use input::AgentInput;
 pub use limits::Limits;
 pub use plan::{AgentPlan, Plan, PlanNode, build_plan};
 pub use policy::{OutputPolicy, SiblingOutput};
+pub use reuse::Reuse;
 pub use scheduler::RunOutcome;
 
 /// Engine-wide settings.
@@ -80,6 +83,8 @@ pub struct RunOptions {
     /// The directory agents work in (a review's repository), for providers that
     /// run in one.
     pub workdir: Option<std::path::PathBuf>,
+    /// Run from a node, reusing an earlier run's other outputs.
+    pub reuse: Option<Reuse>,
 }
 
 /// Why a run could not start. Each variant is found before any provider is called.
@@ -128,6 +133,49 @@ pub enum StartError {
         /// The tool.
         tool: String,
     },
+    /// The run to reuse is of another conclave.
+    #[error("run `{run_id}` is a run of conclave `{run_conclave}`, not `{conclave}`; reuse a run of `{conclave}`")]
+    ReuseOtherConclave {
+        /// The earlier run.
+        run_id: String,
+        /// Its conclave.
+        run_conclave: String,
+        /// The conclave about to run.
+        conclave: String,
+    },
+    /// The node to run from is not in the conclave.
+    #[error("conclave `{conclave}` has no node `{node_id}` to run from; give the id of one of its nodes")]
+    UnknownFromNode {
+        /// The node named.
+        node_id: String,
+        /// The conclave.
+        conclave: String,
+    },
+    /// A node whose output would be reused did not succeed in the earlier run.
+    #[error(
+        "node `{node_id}` did not succeed in run `{run_id}` (it ended `{}` there), so it has no output to reuse; run from `{node_id}` instead",
+        .state.as_str()
+    )]
+    ReuseNotSucceeded {
+        /// The node.
+        node_id: String,
+        /// The earlier run.
+        run_id: String,
+        /// Its state there.
+        state: NodeState,
+    },
+    /// A node whose output would be reused is defined differently now.
+    #[error(
+        "node `{node_id}` changed since run `{run_id}` ({what}), so its output there may not hold any more; run from `{node_id}` instead"
+    )]
+    ReuseChanged {
+        /// The node.
+        node_id: String,
+        /// The earlier run.
+        run_id: String,
+        /// What differs.
+        what: &'static str,
+    },
     /// The run could not be recorded.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -141,8 +189,11 @@ impl StartError {
             | StartError::ProviderConfig { node_id, .. }
             | StartError::Contract { node_id, .. }
             | StartError::NoTools { node_id, .. }
-            | StartError::UnknownTool { node_id, .. } => Some(node_id),
-            StartError::Store(_) => None,
+            | StartError::UnknownTool { node_id, .. }
+            | StartError::UnknownFromNode { node_id, .. }
+            | StartError::ReuseNotSucceeded { node_id, .. }
+            | StartError::ReuseChanged { node_id, .. } => Some(node_id),
+            StartError::ReuseOtherConclave { .. } | StartError::Store(_) => None,
         }
     }
 }
@@ -236,13 +287,16 @@ impl Engine {
         build_plan(conclave, &self.providers, self.config.node_timeout, options)
     }
 
-    /// Plans, records and starts a run; returns at once with a handle.
+    /// Plans, records and starts a run; returns at once with a handle. With
+    /// `options.reuse`, only the node run from and its descendants run; the run is
+    /// refused before anything is recorded when the earlier run cannot be reused.
     pub async fn start(
         &self,
         conclave: CheckedConclave,
         input: Value,
         options: RunOptions,
     ) -> Result<RunHandle, StartError> {
+        let reused = options.reuse.as_ref().map(|r| reuse::resolve(conclave.conclave(), r)).transpose()?;
         let plan = Arc::new(self.plan(&conclave, &options)?);
         let conclave = conclave.conclave().clone();
         let run_id = uuid::Uuid::now_v7().to_string();
@@ -266,7 +320,8 @@ impl Engine {
             policy: options.policy,
             workdir: options.workdir,
         };
-        let task = tokio::spawn(scheduler::drive(plan, agents, input, limits, conclave.id.clone(), cancel.clone()));
+        let start = scheduler::Start { plan, agents, input, limits, conclave_id: conclave.id.clone(), reused };
+        let task = tokio::spawn(scheduler::drive(start, cancel.clone()));
         Ok(RunHandle { run_id, bus, cancel, events: Some(events), task })
     }
 }

@@ -1,6 +1,8 @@
 //! The scheduler of one run: starts each node once all of its upstream nodes are done,
 //! runs independent agents concurrently under the run's limits, skips the descendants
-//! of failed nodes, and stops everything promptly on cancellation.
+//! of failed nodes, and stops everything promptly on cancellation. In a run from a
+//! node, the nodes it does not re-run take their earlier output when their turn
+//! comes (`node_reused`), so events keep the graph's order.
 
 use conclave_shared::{ErrorKind, EventKind, FindingsCheck, NodeKind, NodeOutput, NodeState, RunStatus, Usage};
 use serde_json::Value;
@@ -16,6 +18,7 @@ use crate::input::AgentInput;
 use crate::limits::RunLimits;
 use crate::plan::Plan;
 use crate::policy::SiblingOutput;
+use crate::reuse::{Reused, ReusedNode};
 
 /// How a run ended.
 #[derive(Debug, Clone)]
@@ -38,6 +41,23 @@ pub struct RunOutcome {
 
 type TaskResult = (usize, Result<(NodeOutput, Usage), NodeError>, u64);
 
+/// What a run starts with.
+#[derive(Debug)]
+pub struct Start {
+    /// The plan.
+    pub plan: Arc<Plan>,
+    /// What its agents share.
+    pub agents: AgentContext,
+    /// The run input.
+    pub input: Value,
+    /// The run's limits.
+    pub limits: RunLimits,
+    /// The conclave's id.
+    pub conclave_id: String,
+    /// The outputs taken from an earlier run, in a run from a node.
+    pub reused: Option<Reused>,
+}
+
 struct Run {
     plan: Arc<Plan>,
     agents: AgentContext,
@@ -51,18 +71,18 @@ struct Run {
     tasks: JoinSet<TaskResult>,
     task_nodes: HashMap<tokio::task::Id, usize>,
     first_failure: Option<(usize, ErrorKind, String)>,
+    /// The earlier run outputs are taken from, and what each reused node takes.
+    reused: (String, Vec<Option<ReusedNode>>),
 }
 
 /// Drives the run to its end and emits `run_finished`.
-pub async fn drive(
-    plan: Arc<Plan>,
-    agents: AgentContext,
-    input: Value,
-    limits: RunLimits,
-    conclave_id: String,
-    cancel: CancellationToken,
-) -> RunOutcome {
+pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
+    let Start { plan, agents, input, limits, conclave_id, reused } = start;
     let n = plan.nodes.len();
+    let reused = match reused {
+        Some(Reused { from_run, mut nodes }) => (from_run, plan.nodes.iter().map(|p| nodes.remove(&p.id)).collect()),
+        None => (String::new(), vec![None; n]),
+    };
     let mut run = Run {
         waiting: plan.predecessors.iter().map(Vec::len).collect(),
         state: vec![NodeState::Queued; n],
@@ -76,6 +96,7 @@ pub async fn drive(
         tasks: JoinSet::new(),
         task_nodes: HashMap::new(),
         first_failure: None,
+        reused,
     };
     run.bus.emit(EventKind::RunStarted { conclave_id, node_count: n }).await;
     for node in &run.plan.nodes {
@@ -119,17 +140,20 @@ pub async fn drive(
 }
 
 impl Run {
-    /// Starts node `i`, whose inputs are all ready.
+    /// Starts node `i`, whose inputs are all ready (or reuses its earlier output).
     async fn start(&mut self, i: usize) {
         let plan = self.plan.clone();
         let node = &plan.nodes[i];
+        if let Some(reused) = self.reused.1[i].take() {
+            return self.reuse(i, reused).await;
+        }
         match node.kind {
             NodeKind::Trigger => {
-                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone() }).await;
+                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone(), input: None }).await;
                 self.finish(i, Ok((NodeOutput::Json(self.input.clone()), Usage::default())), 0).await;
             }
             NodeKind::Output => {
-                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone() }).await;
+                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone(), input: None }).await;
                 self.check_findings(i).await;
                 let collected = Value::Object(self.upstream_outputs(i, true).into_iter().collect());
                 self.finish(i, Ok((NodeOutput::Json(collected), Usage::default())), 0).await;
@@ -148,9 +172,10 @@ impl Run {
                 let agents = self.agents.clone();
                 let limits = self.limits.clone();
                 let node_id = node.id.clone();
+                let message = input.render();
                 let handle = self.tasks.spawn(async move {
                     let _permits = limits.acquire(Some(&agent.config.provider)).await;
-                    agents.bus.emit(EventKind::NodeStarted { node_id: node_id.clone() }).await;
+                    agents.bus.emit(EventKind::NodeStarted { node_id: node_id.clone(), input: Some(message) }).await;
                     let started = Instant::now();
                     let work = run_agent(&agent, &agents, &node_id, input);
                     let result = match agent.timeout {
@@ -208,28 +233,56 @@ impl Run {
             .collect()
     }
 
+    /// Takes node `i`'s output from the earlier run instead of running it. The checks
+    /// a fresh run makes on the way (comparing the node's sibling reviewers, checking
+    /// an agent's counts) are made again, so the run's events and reports are complete.
+    async fn reuse(&mut self, i: usize, reused: ReusedNode) {
+        self.check_findings(i).await;
+        self.check_output(i, &reused.output).await;
+        let event = EventKind::NodeReused {
+            node_id: self.plan.nodes[i].id.clone(),
+            from_run: self.reused.0.clone(),
+            output: reused.output.clone(),
+            input: reused.input,
+        };
+        self.bus.emit(event).await;
+        self.succeeded(i, reused.output);
+    }
+
+    /// Asks the run's policy to check an agent's structured output (a Writer's
+    /// counts against its findings) and records any mismatch.
+    async fn check_output(&self, i: usize, output: &NodeOutput) {
+        if let (NodeOutput::Json(value), Some(policy)) = (output, &self.agents.policy)
+            && self.plan.nodes[i].kind == NodeKind::Agent
+        {
+            let mismatches = policy.check_output(value);
+            if !mismatches.is_empty() {
+                let node_id = self.plan.nodes[i].id.clone();
+                self.bus.emit(EventKind::CountMismatch { node_id, mismatches }).await;
+            }
+        }
+    }
+
+    /// Keeps node `i`'s output and releases the successors it was the last input of.
+    fn succeeded(&mut self, i: usize, output: NodeOutput) {
+        self.state[i] = NodeState::Succeeded;
+        self.outputs[i] = Some(output);
+        for &s in &self.plan.successors[i] {
+            self.waiting[s] -= 1;
+            if self.waiting[s] == 0 && self.state[s] == NodeState::Queued {
+                self.ready.push(s);
+            }
+        }
+    }
+
     /// Records a node's result and releases or skips its successors.
     async fn finish(&mut self, i: usize, result: Result<(NodeOutput, Usage), NodeError>, duration_ms: u64) {
         let node_id = self.plan.nodes[i].id.clone();
         match result {
             Ok((output, usage)) => {
-                self.state[i] = NodeState::Succeeded;
-                if let (NodeOutput::Json(value), Some(policy)) = (&output, &self.agents.policy)
-                    && self.plan.nodes[i].kind == NodeKind::Agent
-                {
-                    let mismatches = policy.check_output(value);
-                    if !mismatches.is_empty() {
-                        self.bus.emit(EventKind::CountMismatch { node_id: node_id.clone(), mismatches }).await;
-                    }
-                }
+                self.check_output(i, &output).await;
                 self.bus.emit(EventKind::NodeCompleted { node_id, output: output.clone(), usage, duration_ms }).await;
-                self.outputs[i] = Some(output);
-                for &s in &self.plan.successors[i] {
-                    self.waiting[s] -= 1;
-                    if self.waiting[s] == 0 && self.state[s] == NodeState::Queued {
-                        self.ready.push(s);
-                    }
-                }
+                self.succeeded(i, output);
             }
             Err(err) => {
                 self.state[i] = NodeState::Failed;

@@ -6,12 +6,13 @@
 //!
 //! - [`prepare`] reads the change from git, picks and checks the conclave, switches
 //!   providers, and builds the run's tools and output policy;
-//! - [`start`] starts the run on an engine;
+//! - [`start`] starts the run on an engine ([`start_with`] from a node of an earlier
+//!   review run, whose change [`prepare_change`] prepares again without git);
 //! - [`finish`] builds the report of the finished run and stores it in every format.
 
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderError, ProviderRegistry, RunStore, StoreError};
-use conclave_engine::{Engine, RunHandle, RunOptions, StartError};
+use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, StartError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -143,6 +144,19 @@ pub async fn prepare(
                 .as_deref()
                 .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD")),
         })?;
+    prepare_change(change, request, catalog, providers)
+}
+
+/// Prepares a review of a change already read: the change an earlier review run
+/// reviewed (see [`Change::from_run_input`]), to run from one of its nodes again
+/// with the same input. The same choices as [`prepare`], without reading git; the
+/// request's repository and base are not read again.
+pub fn prepare_change(
+    change: Change,
+    request: &ReviewRequest,
+    catalog: Catalog<'_>,
+    providers: &ProviderRegistry,
+) -> Result<PreparedReview, ReviewError> {
     let mut conclave = review_conclave(&request.conclave, catalog)?;
     let mut notices = Vec::new();
     if let Some(provider) = &request.provider {
@@ -176,10 +190,21 @@ impl PreparedReview {
 
 /// Starts the prepared review on `engine`; returns at once with the run's handle.
 pub async fn start(engine: &Engine, review: &PreparedReview) -> Result<RunHandle, StartError> {
+    start_with(engine, review, None).await
+}
+
+/// Starts the prepared review, from a node of an earlier review run when `reuse`
+/// says so (only that node and its descendants run; the others keep their outputs).
+pub async fn start_with(
+    engine: &Engine,
+    review: &PreparedReview,
+    reuse: Option<Reuse>,
+) -> Result<RunHandle, StartError> {
     let options = RunOptions {
         tools: Some(review.tools.clone()),
         policy: Some(review.policy.clone()),
         workdir: Some(review.change.root.clone()),
+        reuse,
     };
     engine.start(review.conclave.clone(), review.change.run_input(), options).await
 }

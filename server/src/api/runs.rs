@@ -1,5 +1,5 @@
-//! Runs over HTTP: start one (any input, or a review of a repository), list and get
-//! runs, stream a run's events as Server-Sent Events (resumable with `Last-Event-ID`),
+//! Runs over HTTP: start one (any input, or a review of a repository, possibly from a
+//! node of an earlier run), list and get runs, stream a run's events as Server-Sent Events (resumable with `Last-Event-ID`),
 //! cancel, and fetch a review's report.
 
 // utoipa's `IntoParams` expansion spells out paths that are already in scope.
@@ -13,8 +13,8 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use conclave_catalog::{LoadError, load_by_id};
-use conclave_engine::{RunHandle, RunOptions, StartError};
-use conclave_review::diff::ChangeError;
+use conclave_engine::{Reuse, RunHandle, RunOptions, StartError};
+use conclave_review::diff::{Change, ChangeError};
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewPolicy};
 use conclave_shared::api::{ReviewTarget, StartRun, Started};
@@ -67,20 +67,37 @@ pub struct ReportQuery {
 }
 
 /// Starts a run; returns at once. A review goes through the same pipeline as
-/// `conclave review`, with the same provider choices and fallback.
+/// `conclave review`, with the same provider choices and fallback. With `from_node`
+/// and `reuse_run` it runs from a node: only that node and its descendants run, the
+/// others keep their outputs from the earlier run, whose input (for a review, its
+/// change) is used again unless `input` or `review` is given.
 #[utoipa::path(post, path = "/api/runs", request_body = StartRun,
-    responses((status = 202, body = Started), (status = 400, description = "Bad request"), (status = 404, description = "No such conclave"), (status = 422, description = "The conclave or the review target is invalid")))]
+    responses((status = 202, body = Started), (status = 400, description = "Bad request"),
+        (status = 404, description = "No such conclave, or no such run to reuse"),
+        (status = 422, description = "The conclave, the review target or the run from a node is invalid")))]
 pub async fn start(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Started>), ApiError> {
     let request: StartRun = parse_json(&body_bytes(body)?)?;
-    let (handle, notices, review) = match request.review {
-        Some(target) => {
-            let (handle, notices) = start_review(&state, request.conclave_id, target).await?;
+    let reuse = earlier_run(&state, &request).await?;
+    let stored_change = match (&request.review, &request.input, &reuse) {
+        (None, None, Some(reuse)) => Change::from_run_input(&reuse.earlier.input),
+        _ => None,
+    };
+    let (handle, notices, review) = match (request.review, stored_change) {
+        (Some(target), _) => {
+            let (handle, notices) = start_review(&state, request.conclave_id, Review::Target(target), reuse).await?;
             (handle, notices, true)
         }
-        None => (start_plain(&state, &request.conclave_id, request.input.unwrap_or(Value::Null)).await?, vec![], false),
+        (None, Some(change)) => {
+            let (handle, notices) = start_review(&state, request.conclave_id, Review::Stored(change), reuse).await?;
+            (handle, notices, true)
+        }
+        (None, None) => {
+            let input = request.input.or_else(|| reuse.as_ref().map(|r| r.earlier.input.clone()));
+            (start_plain(&state, &request.conclave_id, input.unwrap_or(Value::Null), reuse).await?, vec![], false)
+        }
     };
     let run_id = handle.run_id().to_string();
     let live = LiveRun { cancel: handle.cancel_token(), bus: handle.bus() };
@@ -96,51 +113,109 @@ pub async fn start(
     Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices })))
 }
 
+/// The earlier run `reuse_run` names, with the node `from_node` names; `None` when
+/// the request names neither.
+async fn earlier_run(state: &AppState, request: &StartRun) -> Result<Option<Reuse>, ApiError> {
+    match (&request.from_node, &request.reuse_run) {
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(invalid_field(
+            "/reuse_run",
+            "`from_node` needs `reuse_run`: the id of the earlier run whose other outputs are reused",
+        )),
+        (None, Some(_)) => Err(invalid_field("/from_node", "`reuse_run` needs `from_node`: the node to run from")),
+        (Some(from_node), Some(run_id)) => {
+            let earlier = state
+                .store()
+                .get_run(run_id)
+                .await?
+                .ok_or_else(|| ApiError::NotFound(format!("no run `{run_id}` to reuse")))?;
+            Ok(Some(Reuse { from_node: from_node.clone(), earlier: Arc::new(earlier) }))
+        }
+    }
+}
+
 /// Starts a plain run of a catalog conclave with an input.
-async fn start_plain(state: &AppState, conclave_id: &str, input: Value) -> Result<RunHandle, ApiError> {
+async fn start_plain(
+    state: &AppState,
+    conclave_id: &str,
+    input: Value,
+    reuse: Option<Reuse>,
+) -> Result<RunHandle, ApiError> {
     let workspace = &state.workspace;
     let conclave = load_by_id(conclave_id, &workspace.catalog_dir, workspace.catalog_context())
         .map_err(|e| load_error(conclave_id, e))?;
-    let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() };
+    let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), reuse, ..RunOptions::default() };
     state.engine.start(conclave, input, options).await.map_err(start_error)
+}
+
+/// What a review run reviews: a target read from git now, or the change an earlier
+/// review run reviewed (running from one of its nodes).
+enum Review {
+    Target(ReviewTarget),
+    Stored(Change),
 }
 
 /// Prepares and starts a review through the review pipeline.
 async fn start_review(
     state: &AppState,
     conclave_id: String,
-    target: ReviewTarget,
+    what: Review,
+    reuse: Option<Reuse>,
 ) -> Result<(RunHandle, Vec<String>), ApiError> {
-    if !state.security.allows_repository(std::path::Path::new(&target.repository)) {
+    let (repository, target_path) = match &what {
+        Review::Target(target) => (std::path::PathBuf::from(&target.repository), "/review/repository"),
+        Review::Stored(change) => (change.root.clone(), "/reuse_run"),
+    };
+    if !state.security.allows_repository(&repository) {
         return Err(ApiError::Forbidden(format!(
             "`{}` is not a repository under this server's allowed roots; start `conclave serve` with --repo-root for it",
-            target.repository
+            repository.display()
         )));
     }
-    let request = ReviewRequest {
-        repository: target.repository.into(),
-        base: target.base,
-        conclave: ConclaveChoice::Id(conclave_id.clone()),
-        provider: target.provider,
-        model: target.model,
-        fallback: !target.no_fallback,
-        allow_paths: state.workspace.allow_paths.clone(),
-        max_diff_bytes: state.workspace.max_diff_bytes,
-    };
     let workspace = &state.workspace;
-    let review = pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await.map_err(|e| match e {
-        ReviewError::Conclave(e) => load_error(&conclave_id, e),
+    let mut request = ReviewRequest {
+        repository,
+        base: None,
+        conclave: ConclaveChoice::Id(conclave_id.clone()),
+        provider: None,
+        model: None,
+        fallback: true,
+        allow_paths: workspace.allow_paths.clone(),
+        max_diff_bytes: workspace.max_diff_bytes,
+    };
+    let prepared = match what {
+        Review::Target(target) => {
+            (request.base, request.provider, request.model) = (target.base, target.provider, target.model);
+            request.fallback = !target.no_fallback;
+            pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await
+        }
+        Review::Stored(change) => {
+            request.base = change.base.clone();
+            pipeline::prepare_change(change, &request, workspace.catalog(), &workspace.providers)
+        }
+    };
+    let review = prepared.map_err(|e| review_error(&conclave_id, target_path, e))?;
+    let handle = pipeline::start_with(&state.engine, &review, reuse).await.map_err(start_error)?;
+    Ok((handle, review.notices))
+}
+
+/// The API error of a review that could not be prepared; `repository` is where the
+/// request named the repository.
+fn review_error(conclave_id: &str, repository: &str, error: ReviewError) -> ApiError {
+    match error {
+        ReviewError::Conclave(e) => load_error(conclave_id, e),
         e @ ReviewError::NothingToReview { .. } => ApiError::bad_field("/review", e.to_string()),
         e @ ReviewError::Change(ChangeError::InvalidBase { .. }) => ApiError::bad_field("/review/base", e.to_string()),
-        e @ (ReviewError::Change(_) | ReviewError::Repository { .. }) => {
-            ApiError::bad_field("/review/repository", e.to_string())
-        }
+        e @ (ReviewError::Change(_) | ReviewError::Repository { .. }) => ApiError::bad_field(repository, e.to_string()),
         e @ ReviewError::UnknownProvider { .. } => ApiError::bad_field("/review/provider", e.to_string()),
         ReviewError::Start(e) => start_error(e),
         ReviewError::Store(e) => e.into(),
-    })?;
-    let handle = pipeline::start(&state.engine, &review).await.map_err(start_error)?;
-    Ok((handle, review.notices))
+    }
+}
+
+/// A 422 about one field of the request.
+fn invalid_field(path: &str, message: impl Into<String>) -> ApiError {
+    ApiError::Invalid { message: message.into(), path: Some(path.to_string()), diagnostics: Vec::new() }
 }
 
 fn load_error(conclave_id: &str, error: LoadError) -> ApiError {
@@ -155,6 +230,10 @@ fn load_error(conclave_id: &str, error: LoadError) -> ApiError {
 fn start_error(error: StartError) -> ApiError {
     match error {
         StartError::Store(e) => ApiError::Internal(e.to_string()),
+        e @ StartError::ReuseOtherConclave { .. } => invalid_field("/reuse_run", e.to_string()),
+        e @ (StartError::UnknownFromNode { .. }
+        | StartError::ReuseNotSucceeded { .. }
+        | StartError::ReuseChanged { .. }) => invalid_field("/from_node", e.to_string()),
         other => ApiError::Invalid { message: other.to_string(), path: None, diagnostics: Vec::new() },
     }
 }

@@ -72,7 +72,10 @@ impl Progress {
 
     fn show(&mut self, kind: &EventKind) {
         let line = match kind {
-            EventKind::NodeStarted { node_id } => Some((node_id, "running".to_string(), false)),
+            EventKind::NodeStarted { node_id, .. } => Some((node_id, "running".to_string(), false)),
+            EventKind::NodeReused { node_id, from_run, .. } => {
+                Some((node_id, format!("reused from run {from_run}"), true))
+            }
             EventKind::NodeCompleted { node_id, duration_ms, .. } => {
                 Some((node_id, format!("succeeded in {duration_ms} ms"), true))
             }

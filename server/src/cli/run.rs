@@ -1,11 +1,16 @@
 //! `conclave run CONCLAVE`: runs a conclave with live progress and maps the outcome to
-//! an exit code.
+//! an exit code. With `--from NODE --reuse RUN_ID` it runs from a node: only that
+//! node and its descendants run, the others keep their outputs from the earlier run,
+//! whose input is used again (for a review run, its change, through the review
+//! pipeline, so the new run's reports are made as for any review).
 
 use clap::Args;
 use conclave_catalog::{CheckedConclave, Level, LoadError, load_conclave};
 use conclave_core::RunStore;
-use conclave_engine::{Engine, RunHandle, RunOptions, RunOutcome, StartError};
-use conclave_review::ReviewPolicy;
+use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, RunOutcome, StartError};
+use conclave_review::diff::Change;
+use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
+use conclave_review::{ConclaveChoice, ReviewPolicy};
 use conclave_shared::{Conclave, ErrorKind, RunStatus};
 use serde_json::Value;
 use std::io::Read;
@@ -14,6 +19,7 @@ use std::sync::Arc;
 
 use super::exit;
 use super::progress::Progress;
+use super::runs::resolve_id;
 use crate::workspace::{Workspace, engine_config};
 
 /// Arguments of `conclave run`.
@@ -33,36 +39,120 @@ pub struct RunArgs {
     /// Most nodes running at once (1 to 1024).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub max_concurrency: u16,
+    /// Run from this node: re-run it and everything downstream of it, reusing the
+    /// other nodes' outputs from the run given with --reuse.
+    #[arg(long = "from", value_name = "NODE", requires = "reuse")]
+    pub from: Option<String>,
+    /// With --from: the earlier run of this conclave whose outputs are reused (a
+    /// unique prefix of its id is enough). Its input is used again unless one is given.
+    #[arg(long, value_name = "RUN_ID", requires = "from")]
+    pub reuse: Option<String>,
 }
 
 /// Runs the conclave; returns the exit code.
 pub async fn run(args: RunArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
-    let input = match read_input(&args) {
+    let given = match read_input(&args) {
         Ok(v) => v,
         Err(message) => {
             eprintln!("error: {message}");
             return exit::CONFIG;
         }
     };
+    let reuse = match earlier_run(&args, store.as_ref()).await {
+        Ok(reuse) => reuse,
+        Err((code, message)) => {
+            eprintln!("error: {message}");
+            return code;
+        }
+    };
+    let engine =
+        Engine::new(workspace.providers.clone(), store.clone(), engine_config(usize::from(args.max_concurrency)));
+    if given.is_none()
+        && let Some(reuse) = reuse.clone()
+        && let Some(change) = Change::from_run_input(&reuse.earlier.input)
+    {
+        return rerun_review(&args, &workspace, store.as_ref(), &engine, change, reuse).await;
+    }
+    let input = given
+        .or_else(|| reuse.as_ref().map(|r| r.earlier.input.clone()))
+        .unwrap_or_else(|| Value::String(String::new()));
     let checked = match load_or_explain(&args.conclave, &workspace) {
         Ok(c) => c,
         Err(code) => return code,
     };
     let conclave = checked.conclave().clone();
-    let engine = Engine::new(workspace.providers, store, engine_config(usize::from(args.max_concurrency)));
     // Plain runs compare findings-shaped siblings and check counts too; only reviews
     // narrow findings to a change.
-    let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() };
+    let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), reuse, ..RunOptions::default() };
     match follow(&conclave, engine.start(checked, input, options).await).await {
-        Ok(outcome) => {
-            if outcome.status == RunStatus::Succeeded {
-                println!("{}", serde_json::to_string_pretty(&outcome.result).unwrap_or_default());
-            }
-            announce(&outcome);
-            exit_code(&outcome)
-        }
+        Ok(outcome) => conclude(&outcome),
         Err(code) => code,
     }
+}
+
+/// The earlier run `--reuse` names, with the node `--from` names; `None` without them.
+async fn earlier_run(args: &RunArgs, store: &dyn RunStore) -> Result<Option<Reuse>, (u8, String)> {
+    let (Some(from_node), Some(run)) = (&args.from, &args.reuse) else { return Ok(None) };
+    let id = resolve_id(store, run).await?;
+    let earlier = store
+        .get_run(&id)
+        .await
+        .map_err(|e| (exit::OTHER, e.to_string()))?
+        .ok_or_else(|| (exit::CONFIG, format!("no run `{run}`; `conclave runs list` shows the recent ones")))?;
+    Ok(Some(Reuse { from_node: from_node.clone(), earlier: Arc::new(earlier) }))
+}
+
+/// Runs from a node of an earlier review run: its change again, through the review
+/// pipeline (the same provider fallback, tools and narrowing), then its reports.
+async fn rerun_review(
+    args: &RunArgs,
+    workspace: &Workspace,
+    store: &dyn RunStore,
+    engine: &Engine,
+    change: Change,
+    reuse: Reuse,
+) -> u8 {
+    let request = ReviewRequest {
+        repository: change.root.clone(),
+        base: change.base.clone(),
+        conclave: ConclaveChoice::PathOrId(args.conclave.clone()),
+        provider: None,
+        model: None,
+        fallback: true,
+        allow_paths: workspace.allow_paths.clone(),
+        max_diff_bytes: workspace.max_diff_bytes,
+    };
+    let review = match pipeline::prepare_change(change, &request, workspace.catalog(), &workspace.providers) {
+        Ok(review) => review,
+        Err(ReviewError::Conclave(e)) => return explain_load_error(e),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return if matches!(e, ReviewError::Store(_)) { exit::OTHER } else { exit::CONFIG };
+        }
+    };
+    warn(&review.conclave);
+    for notice in &review.notices {
+        eprintln!("{notice}");
+    }
+    let started = pipeline::start_with(engine, &review, Some(reuse)).await;
+    let outcome = match follow(review.conclave.conclave(), started).await {
+        Ok(outcome) => outcome,
+        Err(code) => return code,
+    };
+    if let Err(e) = pipeline::finish(store, &outcome.run_id).await {
+        eprintln!("error: the review's reports could not be stored: {e}");
+        return exit::OTHER;
+    }
+    conclude(&outcome)
+}
+
+/// Prints a finished run's result (when it succeeded) and how it ended; the exit code.
+fn conclude(outcome: &RunOutcome) -> u8 {
+    if outcome.status == RunStatus::Succeeded {
+        println!("{}", serde_json::to_string_pretty(&outcome.result).unwrap_or_default());
+    }
+    announce(outcome);
+    exit_code(outcome)
 }
 
 /// Loads a conclave by path or id, printing its errors and warnings; the exit code on
@@ -148,14 +238,15 @@ pub fn exit_code(outcome: &RunOutcome) -> u8 {
     }
 }
 
-fn read_input(args: &RunArgs) -> Result<Value, String> {
+/// The input given on the command line, if any.
+fn read_input(args: &RunArgs) -> Result<Option<Value>, String> {
     if let Some(text) = &args.input {
-        return Ok(Value::String(text.clone()));
+        return Ok(Some(Value::String(text.clone())));
     }
     if let Some(json) = &args.input_json {
-        return serde_json::from_str(json).map_err(|e| format!("--input-json is not valid JSON: {e}"));
+        return serde_json::from_str(json).map(Some).map_err(|e| format!("--input-json is not valid JSON: {e}"));
     }
-    let Some(path) = &args.input_file else { return Ok(Value::String(String::new())) };
+    let Some(path) = &args.input_file else { return Ok(None) };
     let text = if path.as_os_str() == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -166,8 +257,8 @@ fn read_input(args: &RunArgs) -> Result<Value, String> {
         std::fs::read_to_string(path).map_err(|e| format!("cannot read the input file {}: {e}", path.display()))?
     };
     if path.extension().is_some_and(|e| e == "json") {
-        serde_json::from_str(&text).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
+        serde_json::from_str(&text).map(Some).map_err(|e| format!("{} is not valid JSON: {e}", path.display()))
     } else {
-        Ok(Value::String(text))
+        Ok(Some(Value::String(text)))
     }
 }

@@ -104,14 +104,24 @@ async fn show(store: &dyn RunStore, id: &str, json: bool) -> CmdResult {
     }
     println!("\nnodes:");
     for node in &run.nodes {
-        println!("  {:<20} {}", node.node_id, node.state.as_str());
+        match &node.reused_from {
+            Some(from) => println!("  {:<20} {} (reused from run {from})", node.node_id, node.state.as_str()),
+            None => println!("  {:<20} {}", node.node_id, node.state.as_str()),
+        }
         if let Some(error) = &node.error {
             println!("    error: {error}");
         }
         if let Some(u) = &node.usage
             && (u.input_tokens > 0 || u.output_tokens > 0)
         {
-            println!("    tokens: {} in, {} out", u.input_tokens, u.output_tokens);
+            let attempts = if node.attempts > 1 { format!(" over {} attempts", node.attempts) } else { String::new() };
+            println!("    tokens: {} in, {} out{attempts}", u.input_tokens, u.output_tokens);
+        }
+        if let (Some(start), Some(end), None) = (node.started_ms, node.finished_ms, &node.reused_from) {
+            println!("    time: {} ms", end.saturating_sub(start));
+        }
+        if let Some(input) = &node.input {
+            println!("    input: {}", indent(&truncate(input, 400)));
         }
         match &node.output {
             Some(NodeOutput::Json(v)) => {
@@ -165,7 +175,8 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
         flush(&mut open_text, &mut lines);
         let detail = match &e.kind {
             EventKind::RunStarted { conclave_id, node_count } => format!("{conclave_id}, {node_count} nodes"),
-            EventKind::NodeStarted { node_id } => node_id.clone(),
+            EventKind::NodeStarted { node_id, .. } => node_id.clone(),
+            EventKind::NodeReused { node_id, from_run, .. } => format!("{node_id} from run {from_run}"),
             EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
             EventKind::SchemaLowered { node_id, target, native, notes, .. } => {
                 format!(
@@ -213,7 +224,8 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
     lines
 }
 
-async fn resolve_id(store: &dyn RunStore, id: &str) -> Result<String, (u8, String)> {
+/// The full id of the run `id` names: the id itself, or a unique prefix of one.
+pub(super) async fn resolve_id(store: &dyn RunStore, id: &str) -> Result<String, (u8, String)> {
     if store.get_run(id).await.map_err(|e| (exit::OTHER, e.to_string()))?.is_some() {
         return Ok(id.to_string());
     }

@@ -5,9 +5,7 @@
 //! committed transaction in the WAL, which survives the process.
 
 use async_trait::async_trait;
-use conclave_shared::{
-    Conclave, NodeOutput, NodeState, NodeSummary, RunEvent, RunRecord, RunStatus, RunSummary, Usage,
-};
+use conclave_shared::{Conclave, NodeState, NodeSummary, RunEvent, RunRecord, RunStatus, RunSummary};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -61,7 +59,18 @@ CREATE TABLE reports (
     PRIMARY KEY (run_id, format)
 );
 "#,
+    r#"
+ALTER TABLE nodes ADD COLUMN input TEXT;
+ALTER TABLE nodes ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN started_ms INTEGER;
+ALTER TABLE nodes ADD COLUMN finished_ms INTEGER;
+ALTER TABLE nodes ADD COLUMN reused_from TEXT;
+"#,
 ];
+
+/// The columns of a node row, in the order [`node_from_row`] reads them.
+const NODE_COLUMNS: &str =
+    "node_id, state, output_json, error, usage_json, input, attempts, started_ms, finished_ms, reused_from";
 
 /// How long a write waits for another process's lock before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -160,14 +169,18 @@ fn insert_event(tx: &rusqlite::Transaction, event: &RunEvent) -> Result<(), Stor
     .map_err(backend)?;
     match effect_of(event) {
         Effect::None => {}
-        Effect::Node { node_id, state, output, error, usage } => {
-            let output = output.as_ref().map(to_json).transpose()?;
-            let usage = usage.as_ref().map(to_json).transpose()?;
-            tx.prepare_cached(
-                "UPDATE nodes SET state = ?3, output_json = ?4, error = ?5, usage_json = ?6 WHERE run_id = ?1 AND node_id = ?2",
-            )
-            .and_then(|mut s| s.execute(params![event.run_id, node_id, state.as_str(), output, error, usage]))
-            .map_err(backend)?;
+        Effect::Node { node_id, change } => {
+            let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ?1 AND node_id = ?2");
+            let node = tx
+                .prepare_cached(&sql)
+                .and_then(|mut s| s.query_row([&event.run_id, &node_id], |r| Ok(node_from_row(r))).optional())
+                .map_err(backend)?;
+            // Events about nodes the run does not have change nothing, as in `RunRecord::apply`.
+            if let Some(node) = node {
+                let mut node = node.map_err(|message| StoreError::Corrupt { run_id: event.run_id.clone(), message })?;
+                node.apply(change, event.at_ms);
+                write_node(tx, &event.run_id, &node)?;
+            }
         }
         Effect::RunEnd { status, failed_node, error, unfinished } => {
             tx.execute(
@@ -175,13 +188,75 @@ fn insert_event(tx: &rusqlite::Transaction, event: &RunEvent) -> Result<(), Stor
                 params![event.run_id, status.as_str(), event.at_ms, failed_node, error],
             )
             .map_err(backend)?;
-            tx.execute(
-                "UPDATE nodes SET state = ?2 WHERE run_id = ?1 AND state IN ('queued', 'running')",
-                params![event.run_id, unfinished.as_str()],
-            )
-            .map_err(backend)?;
+            for mut node in read_nodes(tx, &event.run_id, "AND state IN ('queued', 'running')")? {
+                node.end_unfinished(unfinished, event.at_ms);
+                write_node(tx, &event.run_id, &node)?;
+            }
         }
     }
+    Ok(())
+}
+
+/// Reads a node row; the error says what is unreadable.
+fn node_from_row(row: &rusqlite::Row) -> Result<NodeSummary, String> {
+    let text = |i: usize| row.get::<_, Option<String>>(i).map_err(|e| e.to_string());
+    let state: String = row.get(1).map_err(|e| e.to_string())?;
+    Ok(NodeSummary {
+        node_id: row.get(0).map_err(|e| e.to_string())?,
+        state: NodeState::parse(&state).ok_or_else(|| format!("unknown node state `{state}`"))?,
+        output: parse(text(2)?)?,
+        error: text(3)?,
+        usage: parse(text(4)?)?,
+        input: text(5)?,
+        attempts: row.get(6).map_err(|e| e.to_string())?,
+        started_ms: row.get(7).map_err(|e| e.to_string())?,
+        finished_ms: row.get(8).map_err(|e| e.to_string())?,
+        reused_from: text(9)?,
+    })
+}
+
+fn parse<T: serde::de::DeserializeOwned>(text: Option<String>) -> Result<Option<T>, String> {
+    text.map(|t| serde_json::from_str(&t).map_err(|e| e.to_string())).transpose()
+}
+
+/// The run's nodes matching `filter` (an `AND ...` clause), in conclave order.
+fn read_nodes(conn: &Connection, run_id: &str, filter: &str) -> Result<Vec<NodeSummary>, StoreError> {
+    let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ?1 {filter} ORDER BY position");
+    let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
+    let rows = stmt.query_map([run_id], |r| Ok(node_from_row(r))).map_err(backend)?;
+    let mut nodes = Vec::new();
+    for row in rows {
+        nodes.push(
+            row.map_err(backend)?.map_err(|message| StoreError::Corrupt { run_id: run_id.to_string(), message })?,
+        );
+    }
+    Ok(nodes)
+}
+
+/// Writes every column of a node row.
+fn write_node(tx: &rusqlite::Transaction, run_id: &str, node: &NodeSummary) -> Result<(), StoreError> {
+    let output = node.output.as_ref().map(to_json).transpose()?;
+    let usage = node.usage.as_ref().map(to_json).transpose()?;
+    tx.prepare_cached(
+        "UPDATE nodes SET state = ?3, output_json = ?4, error = ?5, usage_json = ?6, input = ?7, attempts = ?8, \
+         started_ms = ?9, finished_ms = ?10, reused_from = ?11 WHERE run_id = ?1 AND node_id = ?2",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            run_id,
+            node.node_id,
+            node.state.as_str(),
+            output,
+            node.error,
+            usage,
+            node.input,
+            node.attempts,
+            node.started_ms,
+            node.finished_ms,
+            node.reused_from
+        ])
+    })
+    .map_err(backend)?;
     Ok(())
 }
 
@@ -252,32 +327,7 @@ impl RunStore for SqliteStore {
             let Some((summary, conclave, input)) = row else { return Ok(None) };
             let conclave: Conclave = from_json(run_id, &conclave)?;
             let input = from_json(run_id, &input)?;
-            let mut stmt = conn
-                .prepare("SELECT node_id, state, output_json, error, usage_json FROM nodes WHERE run_id = ?1 ORDER BY position")
-                .map_err(backend)?;
-            let rows = stmt
-                .query_map([run_id], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, Option<String>>(3)?,
-                        r.get::<_, Option<String>>(4)?,
-                    ))
-                })
-                .map_err(backend)?;
-            let mut nodes = Vec::new();
-            for row in rows {
-                let (node_id, state, output, error, usage) = row.map_err(backend)?;
-                nodes.push(NodeSummary {
-                    node_id,
-                    state: NodeState::parse(&state)
-                        .ok_or_else(|| StoreError::Corrupt { run_id: run_id.to_string(), message: format!("unknown node state `{state}`") })?,
-                    output: output.map(|o| from_json::<NodeOutput>(run_id, &o)).transpose()?,
-                    error,
-                    usage: usage.map(|u| from_json::<Usage>(run_id, &u)).transpose()?,
-                });
-            }
+            let nodes = read_nodes(conn, run_id, "")?;
             Ok(Some(RunRecord { summary, conclave, input, nodes }))
         })
     }

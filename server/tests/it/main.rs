@@ -7,4 +7,5 @@ mod local_model;
 mod provider_claude_code;
 mod providers_cli;
 mod review_e2e;
+mod runs_from_node;
 mod validate_cli;

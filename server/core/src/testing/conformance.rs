@@ -19,6 +19,7 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     events_come_back_in_order_and_filter_by_seq(make()).await;
     out_of_order_events_are_refused(make()).await;
     node_events_update_node_state(make()).await;
+    nodes_keep_input_timing_attempts_and_reuse(make()).await;
     run_finished_updates_the_run_and_unfinished_nodes(make()).await;
     listing_is_newest_first_and_limited(make()).await;
     interrupted_runs_are_only_those_with_dead_owners(make()).await;
@@ -78,7 +79,7 @@ async fn create_and_read_back(store: Arc<dyn RunStore>) {
 async fn unknown_runs_are_reported(store: Arc<dyn RunStore>) {
     assert!(store.get_run("nope").await.expect("get_run").is_none(), "unknown run is None");
     assert!(matches!(store.events("nope", 0).await, Err(StoreError::UnknownRun(_))), "events of unknown run");
-    let err = store.append_event(&event("nope", 1, EventKind::NodeStarted { node_id: "a".into() })).await;
+    let err = store.append_event(&event("nope", 1, EventKind::NodeStarted { node_id: "a".into(), input: None })).await;
     assert!(matches!(err, Err(StoreError::UnknownRun(_))), "append to unknown run: {err:?}");
 }
 
@@ -86,7 +87,7 @@ async fn events_come_back_in_order_and_filter_by_seq(store: Arc<dyn RunStore>) {
     store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
     let kinds = [
         EventKind::RunStarted { conclave_id: "sample".into(), node_count: 3 },
-        EventKind::NodeStarted { node_id: "a".into() },
+        EventKind::NodeStarted { node_id: "a".into(), input: None },
         EventKind::TextDelta { node_id: "a".into(), text: "hé \"quoted\"".into() },
         EventKind::ToolCall { node_id: "a".into(), tool: "grep".into(), arguments: json!({"pattern": "x"}) },
     ];
@@ -102,9 +103,13 @@ async fn events_come_back_in_order_and_filter_by_seq(store: Arc<dyn RunStore>) {
 
 async fn out_of_order_events_are_refused(store: Arc<dyn RunStore>) {
     store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
-    store.append_event(&event("r1", 2, EventKind::NodeStarted { node_id: "a".into() })).await.expect("append");
+    store
+        .append_event(&event("r1", 2, EventKind::NodeStarted { node_id: "a".into(), input: None }))
+        .await
+        .expect("append");
     for seq in [2, 1] {
-        let err = store.append_event(&event("r1", seq, EventKind::NodeStarted { node_id: "b".into() })).await;
+        let err =
+            store.append_event(&event("r1", seq, EventKind::NodeStarted { node_id: "b".into(), input: None })).await;
         assert!(matches!(err, Err(StoreError::OutOfOrder { .. })), "seq {seq} after 2 must be refused: {err:?}");
     }
     let run = store.get_run("r1").await.expect("get").expect("exists");
@@ -116,7 +121,7 @@ async fn node_events_update_node_state(store: Arc<dyn RunStore>) {
     store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
     let usage = Usage { input_tokens: 10, output_tokens: 3, cost_usd: Some(0.25) };
     let seq = [
-        EventKind::NodeStarted { node_id: "in".into() },
+        EventKind::NodeStarted { node_id: "in".into(), input: None },
         EventKind::NodeCompleted {
             node_id: "in".into(),
             output: NodeOutput::Json(json!({"x": 1})),
@@ -139,9 +144,63 @@ async fn node_events_update_node_state(store: Arc<dyn RunStore>) {
     assert_eq!(run.nodes[2].error.as_deref(), Some("skipped because `a` did not succeed"));
 }
 
+async fn nodes_keep_input_timing_attempts_and_reuse(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    let failed_usage = Usage { input_tokens: 4, output_tokens: 2, cost_usd: None };
+    let total = Usage { input_tokens: 9, output_tokens: 5, cost_usd: Some(0.5) };
+    let seq = [
+        EventKind::NodeReused {
+            node_id: "in".into(),
+            from_run: "r0".into(),
+            output: NodeOutput::Text("earlier".into()),
+            input: Some("earlier input".into()),
+        },
+        EventKind::NodeStarted { node_id: "a".into(), input: Some("## Run input\n\nhello".into()) },
+        EventKind::AttemptFailed {
+            node_id: "a".into(),
+            attempt: 1,
+            errors: vec!["/x: missing".into()],
+            raw: "{}".into(),
+            usage: failed_usage,
+        },
+        EventKind::NodeCompleted {
+            node_id: "a".into(),
+            output: NodeOutput::Json(json!({"x": 1})),
+            usage: total.clone(),
+            duration_ms: 2,
+        },
+        EventKind::NodeStarted { node_id: "b".into(), input: None },
+        EventKind::RunFinished { status: RunStatus::Cancelled, failed_node: None, error: None },
+    ];
+    for (i, kind) in seq.into_iter().enumerate() {
+        store.append_event(&event("r1", i as u64 + 1, kind)).await.expect("append");
+    }
+    let run = store.get_run("r1").await.expect("get").expect("exists");
+    let reused = &run.nodes[0];
+    assert_eq!(
+        (reused.state, reused.output.clone(), reused.input.as_deref(), reused.reused_from.as_deref()),
+        (NodeState::Succeeded, Some(NodeOutput::Text("earlier".into())), Some("earlier input"), Some("r0")),
+        "a reused node keeps the earlier output and input and names the earlier run"
+    );
+    assert_eq!((reused.started_ms, reused.finished_ms, reused.usage.clone()), (Some(1001), Some(1001), None));
+    let a = &run.nodes[1];
+    assert_eq!(a.input.as_deref(), Some("## Run input\n\nhello"), "the agent's input is kept");
+    assert_eq!((a.attempts, a.started_ms, a.finished_ms), (2, Some(1002), Some(1004)), "attempts and timing");
+    assert_eq!(a.usage, Some(total), "the usage over every attempt");
+    let b = &run.nodes[2];
+    assert_eq!(
+        (b.state, b.started_ms, b.finished_ms),
+        (NodeState::Cancelled, Some(1005), Some(1006)),
+        "a node running when the run ended ends with it"
+    );
+}
+
 async fn run_finished_updates_the_run_and_unfinished_nodes(store: Arc<dyn RunStore>) {
     store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
-    store.append_event(&event("r1", 1, EventKind::NodeStarted { node_id: "a".into() })).await.expect("append");
+    store
+        .append_event(&event("r1", 1, EventKind::NodeStarted { node_id: "a".into(), input: None }))
+        .await
+        .expect("append");
     let finished = EventKind::RunFinished {
         status: RunStatus::Cancelled,
         failed_node: None,
@@ -179,7 +238,10 @@ async fn interrupted_runs_are_only_those_with_dead_owners(store: Arc<dyn RunStor
     store.create_run(&new_run("dead", 1, "pid:1")).await.expect("create_run");
     store.create_run(&new_run("alive", 2, "pid:2")).await.expect("create_run");
     store.create_run(&new_run("done", 3, "pid:1")).await.expect("create_run");
-    store.append_event(&event("dead", 1, EventKind::NodeStarted { node_id: "a".into() })).await.expect("append");
+    store
+        .append_event(&event("dead", 1, EventKind::NodeStarted { node_id: "a".into(), input: None }))
+        .await
+        .expect("append");
     let done = EventKind::RunFinished { status: RunStatus::Succeeded, failed_node: None, error: None };
     store.append_event(&event("done", 1, done)).await.expect("append");
 

@@ -169,7 +169,7 @@ async fn cancelling_a_run_of_30_second_nodes_ends_within_a_second() {
     // Wait until all three calls are in flight.
     let mut started = 0;
     while started < 3 {
-        if let EventKind::NodeStarted { node_id } = events.recv().await.expect("event").kind
+        if let EventKind::NodeStarted { node_id, .. } = events.recv().await.expect("event").kind
             && node_id != "t"
         {
             started += 1;
@@ -259,7 +259,7 @@ async fn a_200_node_random_dag_runs_each_node_once_in_topological_order() {
             EventKind::NodeCompleted { node_id, .. } => {
                 completed_at.insert(node_id.clone(), e.seq);
             }
-            EventKind::NodeStarted { node_id } => {
+            EventKind::NodeStarted { node_id, .. } => {
                 started_at.insert(node_id.clone(), e.seq);
             }
             _ => {}

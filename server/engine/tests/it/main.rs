@@ -1,3 +1,4 @@
 //! The engine's integration tests: one binary, a module per concern.
 
 mod engine;
+mod reuse;

@@ -6,7 +6,7 @@
 
 mod parse;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,7 +55,7 @@ pub enum ChangeError {
 }
 
 /// A file left out of the review to keep the diff under the cap.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OmittedFile {
     /// Its path.
     pub path: String,
@@ -64,7 +64,7 @@ pub struct OmittedFile {
 }
 
 /// One file of the change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChangedFile {
     /// Path relative to the repository root (the new path for renames).
     pub path: String,
@@ -104,6 +104,22 @@ impl Change {
             object.insert("omitted".into(), json!(self.omitted));
         }
         input
+    }
+
+    /// The change a review run reviewed, read back from its stored run input (see
+    /// [`Change::run_input`]); `None` when the input is not a review's.
+    pub fn from_run_input(input: &Value) -> Option<Change> {
+        let field = |key: &str| input.get(key);
+        Some(Change {
+            root: PathBuf::from(field("repository")?.as_str()?),
+            base: serde_json::from_value(field("base")?.clone()).ok()?,
+            files: serde_json::from_value(field("files")?.clone()).ok()?,
+            annotated: field("diff")?.as_str()?.to_string(),
+            omitted: match field("omitted") {
+                Some(list) => serde_json::from_value(list.clone()).ok()?,
+                None => Vec::new(),
+            },
+        })
     }
 
     /// Every path in the change.
@@ -221,4 +237,29 @@ fn verify_base(root: &Path, base: &str) -> Result<String, ChangeError> {
         return Err(invalid(""));
     }
     Ok(hash.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_is_read_back_from_its_run_input_exactly() {
+        let change = Change {
+            root: PathBuf::from("/repo with space"),
+            base: Some("main".into()),
+            files: vec![ChangedFile { path: "a.rs".into(), status: "modified".into(), changed_lines: vec![(1, 3)] }],
+            annotated: "diff --git a/a.rs b/a.rs\n1 + x".into(),
+            omitted: vec![OmittedFile { path: "big.json".into(), diff_bytes: 9 }],
+        };
+        let input = change.run_input();
+        let back = Change::from_run_input(&input).expect("a review input");
+        assert_eq!(back.run_input(), input, "the same input again, byte for byte");
+        assert_eq!((back.root, back.base, back.files), (change.root, change.base, change.files));
+        let working_tree = Change { base: None, omitted: Vec::new(), ..Change::from_run_input(&input).expect("again") };
+        let again = Change::from_run_input(&working_tree.run_input()).expect("without base or omitted files");
+        assert_eq!(again.run_input(), working_tree.run_input());
+        assert!(Change::from_run_input(&json!({"text": "not a review"})).is_none());
+        assert!(Change::from_run_input(&json!("plain")).is_none());
+    }
 }

@@ -32,6 +32,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
         "model": first.map(|u| u.model.clone()),
         "usage": total,
         "review": {
+            "findings": report.findings,
             "totals": totals,
             "findings_checks": checks,
             "count_mismatches": mismatches,
