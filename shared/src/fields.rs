@@ -13,7 +13,7 @@
 //! type change keeps ([`Field::retype`], with a [`Shelf`] that remembers constraints
 //! the new type does not use), what makes a name invalid ([`name_problem`]), the next
 //! free default name ([`free_field_name`]), and how typed bounds and counts are read
-//! ([`parse_bound`], [`parse_count`]).
+//! ([`parse_bound`], [`parse_count`]), and [`same_json`], which sees a moved property.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -222,6 +222,19 @@ pub fn parse_count(text: &str) -> Result<Option<u64>, String> {
         return Ok(None);
     }
     text.parse::<u64>().map(Some).map_err(|_| format!("`{text}` is not a count: use a whole number, 0 or more"))
+}
+
+/// Whether two JSON values are the same, including the order of every object's keys.
+/// `==` on JSON values ignores key order, but a schema's property order is what the
+/// model sees and what the author arranged, so moving a field is a change.
+pub fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|((ka, va), (kb, vb))| ka == kb && same_json(va, vb))
+        }
+        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_json(a, b)),
+        _ => a == b,
+    }
 }
 
 /// Constraints a field's type no longer uses, remembered so that switching back to a
@@ -774,6 +787,16 @@ mod tests {
         assert_eq!(parse_count("200"), Ok(Some(200)));
         assert_eq!(parse_count(""), Ok(None));
         assert_eq!(parse_count("-1"), Err("`-1` is not a count: use a whole number, 0 or more".into()));
+    }
+
+    #[test]
+    fn moving_a_property_is_a_change() {
+        let a = json!({"properties": {"x": {"type": "string"}, "y": {"enum": [1, 2]}}});
+        let moved = json!({"properties": {"y": {"enum": [1, 2]}, "x": {"type": "string"}}});
+        assert_eq!(a, moved, "serde_json's == ignores key order");
+        assert!(!same_json(&a, &moved));
+        assert!(same_json(&a, &a.clone()));
+        assert!(!same_json(&json!([1, 2]), &json!([2, 1])));
     }
 
     #[test]

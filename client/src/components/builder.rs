@@ -11,7 +11,7 @@ use leptos::task::spawn_local;
 
 use super::builder_state::{Builder, Row, Target, builder_for, unsaved_problem};
 use super::field_row::FieldRows;
-use super::inspector::{agent_value, edit_agent};
+use super::inspector::{agent_schema, agent_value, edit_agent};
 use super::lowering_preview::LoweringPreview;
 use super::raw_schema::RawSchema;
 use crate::api;
@@ -111,13 +111,13 @@ fn SchemaSource(id: String, reference: Memo<Option<String>>) -> impl IntoView {
 #[component]
 fn FieldBuilder(id: String) -> impl IntoView {
     let editor = expect_context::<Editor>();
-    let schema = agent_value(editor, &id, |a| a.output_schema.clone());
+    let schema = agent_schema(editor, &id);
     let conclave = editor.conclave.with_untracked(|c| c.as_ref().map(|c| c.id.clone())).unwrap_or_default();
-    let initial = schema.get_untracked().flatten().unwrap_or_else(conclave_shared::empty_schema);
+    let initial = schema.get_untracked().unwrap_or_else(conclave_shared::empty_schema);
     let builder = builder_for(editor, Target { conclave, node: id.clone() }, &initial);
     let follow = builder.clone();
     Effect::new(move |_| {
-        if let Some(Some(schema)) = schema.get() {
+        if let Some(schema) = schema.get() {
             follow.follow(&schema);
         }
     });

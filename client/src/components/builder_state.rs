@@ -8,7 +8,7 @@
 //! thread-local store), so invalid rows survive selecting another node and coming
 //! back, and [`unsaved_problem`] can name them when nothing shows them.
 
-use conclave_shared::fields::{Shelf, name_problem, parse_bound, parse_count};
+use conclave_shared::fields::{Shelf, name_problem, parse_bound, parse_count, same_json};
 use conclave_shared::{Field, FieldType, FieldsDoc, fields_to_schema, schema_to_fields};
 use leptos::prelude::*;
 use serde_json::{Map, Value};
@@ -221,9 +221,9 @@ impl Row {
     /// Takes every typed text that was never committed (the view went away while an
     /// input had focus), here and in nested rows.
     fn flush(&self) {
-        let pending: Vec<(Input, String)> = self
-            .drafts
-            .with_untracked(|d| d.iter().filter(|(_, d)| d.error.is_none()).map(|(i, d)| (*i, d.text.clone())).collect());
+        let pending: Vec<(Input, String)> = self.drafts.with_untracked(|d| {
+            d.iter().filter(|(_, d)| d.error.is_none()).map(|(i, d)| (*i, d.text.clone())).collect()
+        });
         for (input, text) in pending {
             self.change(input, &text);
         }
@@ -267,7 +267,7 @@ pub fn builder_for(editor: Editor, target: Target, schema: &Value) -> Builder {
     EDITOR.set(Some(editor));
     BUILDERS.with(|all| {
         let mut all = all.borrow_mut();
-        if let Some(b) = all.get(&target).filter(|b| b.base.with_value(|base| base == schema)) {
+        if let Some(b) = all.get(&target).filter(|b| b.base.with_value(|base| same_json(base, schema))) {
             return b.clone();
         }
         let b = Builder {
@@ -300,7 +300,7 @@ pub fn unsaved_problem() -> Option<String> {
         let c = c.as_ref()?;
         builders.iter().filter(|b| b.target.conclave == c.id).find_map(|b| {
             let schema = c.node(&b.target.node)?.agent.as_ref()?.output_schema.as_ref()?;
-            if !b.base.with_value(|base| base == schema) {
+            if !b.base.with_value(|base| same_json(base, schema)) {
                 return None;
             }
             let (row, problem) = first_problem(&b.rows.get_untracked(), "")?;
@@ -334,7 +334,7 @@ impl Builder {
     /// Follows the agent's schema: rows are rebuilt only when it is not the one they
     /// agree with, so the builder's own commits never rebuild them.
     pub fn follow(&self, schema: &Value) {
-        if !self.base.with_value(|base| base == schema) {
+        if !self.base.with_value(|base| same_json(base, schema)) {
             self.rebuild(schema);
         }
     }
@@ -357,7 +357,7 @@ impl Builder {
         };
         let schema = fields_to_schema(&doc);
         let base = self.base.get_value();
-        if schema == base || !self.agrees(editor, &base) {
+        if same_json(&schema, &base) || !self.agrees(editor, &base) {
             return;
         }
         self.base.set_value(schema.clone());
@@ -377,9 +377,10 @@ impl Builder {
     /// Whether the open conclave is this builder's and its agent has `schema`.
     fn agrees(&self, editor: Editor, schema: &Value) -> bool {
         editor.conclave.with_untracked(|c| {
-            c.as_ref().filter(|c| c.id == self.target.conclave).and_then(|c| c.node(&self.target.node)).is_some_and(
-                |n| n.agent.as_ref().and_then(|a| a.output_schema.as_ref()) == Some(schema),
-            )
+            c.as_ref()
+                .filter(|c| c.id == self.target.conclave)
+                .and_then(|c| c.node(&self.target.node)?.agent.as_ref()?.output_schema.as_ref())
+                .is_some_and(|now| same_json(now, schema))
         })
     }
 }

@@ -172,9 +172,8 @@ fn Constraints(row: StoredValue<Row>, commit: Callback<()>) -> impl IntoView {
             {is_enum.then(|| text_input(row, Input::EnumValues, "field-enum-values", "values, comma-separated", commit))}
         }
     };
-    let refused = move || {
-        row.with_value(|r| r.drafts.with(|d| d.values().filter_map(|d| d.error.clone()).collect::<Vec<_>>()))
-    };
+    let refused =
+        move || row.with_value(|r| r.drafts.with(|d| d.values().filter_map(|d| d.error.clone()).collect::<Vec<_>>()));
     view! {
         <div class="constraints">{inputs}</div>
         {move || refused().into_iter().map(|e| view! { <p class="input-error" data-testid="input-error" role="alert">{e}</p> }).collect_view()}

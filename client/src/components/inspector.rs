@@ -6,8 +6,10 @@
 //! committed) changes only the inputs whose values changed, and focus and caret stay
 //! where the author left them.
 
-use conclave_shared::{AgentConfig, Node, NodeKind};
+use conclave_shared::fields::same_json;
+use conclave_shared::{AgentConfig, Conclave, Node, NodeKind};
 use leptos::prelude::*;
+use serde_json::Value;
 
 use super::builder::SchemaEditor;
 use super::runs::RunOutcome;
@@ -20,7 +22,9 @@ pub fn Inspector() -> impl IntoView {
     let editor = expect_context::<Editor>();
     // Only a different node (or one deleted) rebuilds the forms; edits do not.
     let selected = Memo::new(move |_| match editor.selection.get() {
-        Selection::Node(id) => editor.conclave.with(|c| c.as_ref().and_then(|c| c.node(&id)).map(|n| (id.clone(), n.kind))),
+        Selection::Node(id) => {
+            editor.conclave.with(|c| c.as_ref().and_then(|c| c.node(&id)).map(|n| (id.clone(), n.kind)))
+        }
         _ => None,
     });
     view! {
@@ -35,16 +39,49 @@ pub fn Inspector() -> impl IntoView {
 
 /// Applies a change to the agent of node `id`, as one undoable edit.
 pub fn edit_agent(editor: Editor, id: &str, change: impl FnOnce(&mut AgentConfig)) {
-    editor.edit(|c| {
+    let Some(before) = read_agent(editor, id, AgentConfig::clone) else { return };
+    let mut after = before.clone();
+    change(&mut after);
+    let set = |c: &mut Conclave| {
         if let Some(a) = c.nodes.iter_mut().find(|n| n.id == id).and_then(|n| n.agent.as_mut()) {
-            change(a);
+            *a = after.clone();
         }
-    });
+    };
+    if after != before {
+        editor.edit(set);
+    } else if !same_schema(&before.output_schema, &after.output_schema) {
+        // `Editor::edit` drops an edit whose conclave compares equal to the old one,
+        // and JSON objects compare equal whatever their key order; moving a field is
+        // a real change all the same, recorded as one undo step this way.
+        editor.checkpoint();
+        editor.edit_silently(set);
+    }
+}
+
+/// Whether two schemas are the same, key order included.
+pub fn same_schema(a: &Option<Value>, b: &Option<Value>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => same_json(a, b),
+        (a, b) => a.is_none() && b.is_none(),
+    }
+}
+
+/// A memo of node `id`'s inline schema that changes when a property only moves too.
+pub fn agent_schema(editor: Editor, id: &str) -> Memo<Option<Value>> {
+    let id = id.to_string();
+    Memo::new_with_compare(
+        move |_| editor.conclave.with(|c| c.as_ref()?.node(&id)?.agent.as_ref()?.output_schema.clone()),
+        |before, now| !matches!((before, now), (Some(a), Some(b)) if same_schema(a, b)),
+    )
 }
 
 /// A memo of one value of node `id`'s agent (`None` when it has none): inputs bound to
 /// it change only when that value does.
-pub fn agent_value<T>(editor: Editor, id: &str, read: impl Fn(&AgentConfig) -> T + Send + Sync + 'static) -> Memo<Option<T>>
+pub fn agent_value<T>(
+    editor: Editor,
+    id: &str,
+    read: impl Fn(&AgentConfig) -> T + Send + Sync + 'static,
+) -> Memo<Option<T>>
 where
     T: Clone + PartialEq + Send + Sync + 'static,
 {
@@ -160,7 +197,8 @@ fn AgentForm(id: String) -> impl IntoView {
     let p = id.clone();
     let providers = move || {
         let current = provider.get().unwrap_or_default();
-        let mut names: Vec<(String, bool)> = editor.providers.get().into_iter().map(|p| (p.name, p.configured)).collect();
+        let mut names: Vec<(String, bool)> =
+            editor.providers.get().into_iter().map(|p| (p.name, p.configured)).collect();
         if !names.iter().any(|(n, _)| *n == current) {
             names.push((current.clone(), false));
         }

@@ -8,7 +8,7 @@ use conclave_shared::api::{DialectPreview, LowerRequest, PreviewRequest};
 use leptos::prelude::*;
 use std::collections::BTreeSet;
 
-use super::inspector::agent_value;
+use super::inspector::{agent_schema, agent_value, same_schema};
 use crate::api;
 use crate::state::Editor;
 
@@ -19,10 +19,23 @@ use crate::state::Editor;
 pub fn LoweringPreview(id: String) -> impl IntoView {
     let editor = expect_context::<Editor>();
     // An inline schema wins over a reference, as it does when the agent runs.
-    let request = agent_value(editor, &id, |a| PreviewRequest {
-        schema: a.output_schema.clone(),
-        schema_ref: if a.output_schema.is_none() { a.output_schema_ref.clone() } else { None },
-    });
+    let schema = agent_schema(editor, &id);
+    let reference = agent_value(editor, &id, |a| a.output_schema_ref.clone());
+    let request = Memo::new_with_compare(
+        move |_| {
+            reference.get().map(|reference| {
+                let schema = schema.get();
+                PreviewRequest { schema_ref: if schema.is_none() { reference } else { None }, schema }
+            })
+        },
+        |before, now| {
+            let same = |a: &PreviewRequest, b: &PreviewRequest| {
+                a.schema_ref == b.schema_ref && same_schema(&a.schema, &b.schema)
+            };
+            !matches!((before, now), (Some(Some(a)), Some(Some(b))) if same(a, b))
+                && !matches!((before, now), (Some(None), Some(None)))
+        },
+    );
     let provider = agent_value(editor, &id, |a| a.provider.clone());
     let previews = LocalResource::new(move || {
         let request = request.get();
@@ -46,7 +59,9 @@ pub fn LoweringPreview(id: String) -> impl IntoView {
                 return None;
             }
             Some(match api::lower(&request).await {
-                Ok(l) if l.native => format!("This agent's provider `{provider}` gets native structured output ({}).", l.target),
+                Ok(l) if l.native => {
+                    format!("This agent's provider `{provider}` gets native structured output ({}).", l.target)
+                }
                 Ok(_) => format!("This agent's provider `{provider}` gets the prompt contract."),
                 Err(e) => format!("This agent's provider `{provider}`: {}", e.message),
             })
@@ -103,7 +118,11 @@ fn Dialect(preview: DialectPreview, provider: Memo<Option<String>>, open: RwSign
         move |ev: web_sys::Event| {
             let now = event_target::<web_sys::Element>(&ev).has_attribute("open");
             open.update(|o| {
-                if now { o.insert(name.clone()) } else { o.remove(&name) };
+                if now {
+                    o.insert(name.clone())
+                } else {
+                    o.remove(&name)
+                };
             });
         }
     };
