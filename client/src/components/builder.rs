@@ -124,6 +124,7 @@ fn FieldBuilder(id: String) -> impl IntoView {
     let leaving = builder.clone();
     on_cleanup(move || queue_microtask(move || leaving.flush(editor)));
     let (rows, extra, unreadable) = (builder.rows.clone(), builder.extra.clone(), builder.unreadable.clone());
+    let unreadable_now = RwSignal::from(unreadable.clone());
     let stored = StoredValue::new(builder.clone());
     let add = move |_| stored.with_value(|b| add_field(editor, b, &b.rows));
     let template = move |_| {
@@ -142,7 +143,7 @@ fn FieldBuilder(id: String) -> impl IntoView {
     view! {
         <div class="builder">
             <div class="builder-actions">
-                <button data-testid="field-add" on:click=add>"Add field"</button>
+                <button data-testid="field-add" on:click=add disabled=move || unreadable_now.with(Option::is_some)>"Add field"</button>
                 <button data-testid="schema-template" on:click=template>"Start from template"</button>
             </div>
             {move || unreadable.get().map(|e| view! {

@@ -172,9 +172,11 @@ impl Row {
         let mut next = self.field.get_untracked();
         match input.apply(&mut next, text) {
             Ok(()) => {
-                self.drafts.update(|d| {
-                    d.remove(&input);
-                });
+                if self.drafts.with_untracked(|d| d.contains_key(&input)) {
+                    self.drafts.update(|d| {
+                        d.remove(&input);
+                    });
+                }
                 if self.field.with_untracked(|f| *f != next) {
                     self.field.set(next);
                 }

@@ -34,6 +34,7 @@ fn FieldRow(builder: Builder, siblings: ArcRwSignal<Vec<Row>>, row: Row) -> AnyV
     let (r, b) = (StoredValue::new(row.clone()), StoredValue::new(builder.clone()));
     let commit = move || b.with_value(|b| b.commit(editor));
     let ty = Memo::new(move |_| field.with(|f| f.field_type));
+    let custom = Memo::new(move |_| ty.get() == FieldType::Custom);
     let nested = Memo::new(move |_| {
         field.with(|f| {
             f.field_type == FieldType::Object
@@ -95,7 +96,8 @@ fn FieldRow(builder: Builder, siblings: ArcRwSignal<Vec<Row>>, row: Row) -> AnyV
             </div>
             {move || problems.with(|p| p.get(&id).cloned()).map(|p| view! { <p class="field-error" data-testid="field-error" role="alert">{p}</p> })}
             <div class="field-second">
-                {text_input(r, Input::Description, "field-description", "description for the model", commit)}
+                // A custom field's description is part of its raw schema.
+                {move || (!custom.get()).then(|| text_input(r, Input::Description, "field-description", "description for the model", commit))}
                 <label class="check"><input type="checkbox" data-testid="field-required" prop:checked=move || field.with(|f| f.required)
                     on:change=move |ev| { let on = event_target_checked(&ev); field.update(|f| f.required = on); commit(); } />"required"</label>
             </div>

@@ -112,22 +112,24 @@ pub fn commit_on_change(
     current: impl Fn() -> Option<String> + Send + Sync + 'static,
     commit: impl Fn(String) + Clone + Send + Sync + 'static,
 ) -> (impl Fn(web_sys::Event) + 'static, impl Fn(web_sys::Event) + 'static) {
+    // The text typed since the last `change`, with the value it was typed over.
     let typed = ArcStoredValue::new(None::<(Option<String>, String)>);
-    let on_input = {
-        let typed = typed.clone();
-        let current = std::sync::Arc::new(current);
-        let left = current.clone();
-        let commit = commit.clone();
-        let pending = typed.clone();
+    let current = std::sync::Arc::new(current);
+    {
+        let (typed, current, commit) = (typed.clone(), current.clone(), commit.clone());
         on_cleanup(move || {
-            if let Some((before, text)) = pending.get_value() {
+            if let Some((before, text)) = typed.get_value() {
+                // After the cleanup, so the edit does not land inside the re-render.
                 queue_microtask(move || {
-                    if left() == before && before.as_deref() != Some(&text) {
+                    if current() == before && before.as_deref() != Some(&text) {
                         commit(text);
                     }
                 });
             }
         });
+    }
+    let on_input = {
+        let typed = typed.clone();
         move |ev: web_sys::Event| {
             let text = event_target_value(&ev);
             typed.update_value(|t| {

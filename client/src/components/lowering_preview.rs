@@ -106,11 +106,7 @@ fn Dialect(preview: DialectPreview, provider: Memo<Option<String>>, open: RwSign
         Memo::new(move |_| provider.get().as_deref() == Some(speaker.as_str()))
     };
     let mode = if native { "native structured output" } else { "prompt contract" };
-    let losses = match meaning_losses {
-        0 => "no change loses meaning".to_string(),
-        1 => "1 change loses meaning".to_string(),
-        n => format!("{n} changes lose meaning"),
-    };
+    let losses = losses_line(meaning_losses, notes.len());
     let name = dialect.clone();
     let is_open = move || open.with(|o| o.contains(&name));
     let toggled = {
@@ -158,5 +154,17 @@ fn Dialect(preview: DialectPreview, provider: Memo<Option<String>>, open: RwSign
                 <pre class="request" data-testid="dialect-request">{serde_json::to_string_pretty(&request).unwrap_or_default()}</pre>
             </details>
         </section>
+    }
+}
+
+/// How many of a dialect's notes lose meaning, as a line.
+fn losses_line(losses: usize, notes: usize) -> String {
+    match losses {
+        0 => "no note loses meaning".to_string(),
+        n => format!(
+            "{n} of {notes} {} {} meaning",
+            if notes == 1 { "note" } else { "notes" },
+            if n == 1 { "loses" } else { "lose" }
+        ),
     }
 }

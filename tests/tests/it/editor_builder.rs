@@ -317,7 +317,7 @@ async fn the_preview_shows_every_dialect_with_its_notes_and_marks_the_agents_own
         "required": ["code"]
     });
     let e = editor_with_agent(json!({"provider": "openai", "model": "gpt-4.1", "output_schema": schema})).await;
-    let expected: Vec<Value> = reqwest::Client::new()
+    let dialects: Vec<Value> = reqwest::Client::new()
         .post(format!("{}/api/lower/preview", e.base))
         .bearer_auth(&e.token)
         .json(&json!({"schema": schema}))
@@ -327,7 +327,7 @@ async fn the_preview_shows_every_dialect_with_its_notes_and_marks_the_agents_own
         .json()
         .await
         .expect("json");
-    let expected: Vec<(String, Vec<String>)> = expected
+    let expected: Vec<(String, Vec<String>)> = dialects
         .iter()
         .map(|d| {
             let notes = d["notes"].as_array().expect("notes").iter().map(|n| {
@@ -341,12 +341,23 @@ async fn the_preview_shows_every_dialect_with_its_notes_and_marks_the_agents_own
             (d["dialect"].as_str().unwrap_or_default().to_string(), notes.collect())
         })
         .collect();
+    let losses: Vec<String> = dialects
+        .iter()
+        .map(|d| match (d["meaning_losses"].as_u64().unwrap_or_default(), d["notes"].as_array().map_or(0, Vec::len)) {
+            (0, _) => "no note loses meaning".to_string(),
+            (1, 1) => "1 of 1 note loses meaning".to_string(),
+            (1, all) => format!("1 of {all} notes loses meaning"),
+            (n, all) => format!("{n} of {all} notes lose meaning"),
+        })
+        .collect();
     let names: Vec<&str> = expected.iter().map(|(d, _)| d.as_str()).collect();
     assert_eq!(names, ["anthropic", "openai-chat", "openai-responses", "ollama", "claude-code", "local"]);
     assert!(expected.iter().any(|(_, notes)| !notes.is_empty()), "some dialect changes this schema");
     e.wait_for(tid("lowering-preview")).await;
     wait_until("six dialects", || async { e.count(tid("dialect")).await == 6 }).await;
     assert_eq!(shown_dialects(&e).await, expected);
+    assert_eq!(texts(&e, "dialect-losses").await, losses);
+    assert!(losses.iter().any(|l| l != "no note loses meaning"), "some dialect loses meaning: {losses:?}");
     assert_eq!(marked(&e).await, ["openai-chat", "openai-responses"]);
     let own = e.wait_for(tid("own-provider")).await.text().await.unwrap_or_default();
     assert!(own.starts_with("This agent's provider `openai` gets native structured output"), "{own}");
