@@ -131,6 +131,18 @@ fn text_input(
     }
 }
 
+/// A constraint's input under its caption (a filled input shows no placeholder).
+fn constraint(
+    r: StoredValue<Row>,
+    input: Input,
+    testid: &'static str,
+    caption: &'static str,
+    commit: impl Fn() + Copy + 'static,
+) -> impl IntoView {
+    let wide = input == Input::EnumValues;
+    view! { <label class="constraint" class:wide=wide>{caption}{text_input(r, input, testid, caption, commit)}</label> }
+}
+
 /// A field's type. Changing it keeps what still applies (`Field::retype`).
 #[component]
 fn TypeSelect(ty: Memo<FieldType>, on_pick: Callback<FieldType>) -> impl IntoView {
@@ -159,19 +171,19 @@ fn Constraints(row: StoredValue<Row>, commit: Callback<()>) -> impl IntoView {
         let is_enum = t == FieldType::Enum || (t == FieldType::Array && item == Some(FieldType::Enum));
         view! {
             {matches!(t, FieldType::Integer | FieldType::Number).then(|| view! {
-                {text_input(row, Input::Min, "field-min", "minimum", commit)}
-                {text_input(row, Input::Max, "field-max", "maximum", commit)}
+                {constraint(row, Input::Min, "field-min", "minimum", commit)}
+                {constraint(row, Input::Max, "field-max", "maximum", commit)}
             })}
             {(t == FieldType::String).then(|| view! {
-                {text_input(row, Input::MinLength, "field-min-length", "min length", commit)}
-                {text_input(row, Input::MaxLength, "field-max-length", "max length", commit)}
+                {constraint(row, Input::MinLength, "field-min-length", "min length", commit)}
+                {constraint(row, Input::MaxLength, "field-max-length", "max length", commit)}
             })}
             {(t == FieldType::Array).then(|| view! {
                 <ItemTypeSelect current=item on_pick=Callback::new(move |t| { row.with_value(|r| r.retype_items(t)); commit(); })/>
-                {text_input(row, Input::MinItems, "field-min-items", "min items", commit)}
-                {text_input(row, Input::MaxItems, "field-max-items", "max items", commit)}
+                {constraint(row, Input::MinItems, "field-min-items", "min items", commit)}
+                {constraint(row, Input::MaxItems, "field-max-items", "max items", commit)}
             })}
-            {is_enum.then(|| text_input(row, Input::EnumValues, "field-enum-values", "values, comma-separated", commit))}
+            {is_enum.then(|| constraint(row, Input::EnumValues, "field-enum-values", "values, comma-separated", commit))}
         }
     };
     let refused =
