@@ -82,7 +82,6 @@ pub async fn lower(request: &LowerRequest) -> Result<LowerResponse> {
 }
 
 /// What every provider dialect receives for a schema, side by side.
-#[allow(dead_code)] // The builder's side-by-side preview is about to use it; remove this then.
 pub async fn lower_preview(request: &PreviewRequest) -> Result<Vec<DialectPreview>> {
     send(Request::post("/api/lower/preview"), request).await
 }

@@ -1,8 +1,15 @@
 //! The right column: the selected node's settings. Agents get provider, model, prompt,
 //! turns, their tools, and, with the Structured Output chip, the field builder.
+//!
+//! The forms are built once per selected node (keyed by its id), and every input is
+//! bound to a memo of its own value, so an edit elsewhere (a node dragged, a field
+//! committed) changes only the inputs whose values changed, and focus and caret stay
+//! where the author left them.
 
-use conclave_shared::{AgentConfig, NodeKind};
+use conclave_shared::fields::same_json;
+use conclave_shared::{AgentConfig, Conclave, Node, NodeKind};
 use leptos::prelude::*;
+use serde_json::Value;
 
 use super::builder::SchemaEditor;
 use super::runs::RunOutcome;
@@ -13,89 +20,228 @@ use crate::state::{Editor, Selection};
 #[component]
 pub fn Inspector() -> impl IntoView {
     let editor = expect_context::<Editor>();
-    let selected = move || match editor.selection.get() {
-        Selection::Node(id) => editor.conclave.with(|c| c.as_ref().and_then(|c| c.node(&id).cloned())),
+    // Only a different node (or one deleted) rebuilds the forms; edits do not.
+    let selected = Memo::new(move |_| match editor.selection.get() {
+        Selection::Node(id) => {
+            editor.conclave.with(|c| c.as_ref().and_then(|c| c.node(&id)).map(|n| (id.clone(), n.kind)))
+        }
         _ => None,
-    };
+    });
     view! {
         <aside class="inspector" data-testid="inspector">
-            {move || match selected() {
+            {move || match selected.get() {
                 None => view! { <p class="hint">"Select a node to edit it. Drag from a node's right port to another node's left port to connect them."</p> }.into_any(),
-                Some(node) => {
-                    let id = node.id.clone();
-                    let label_id = id.clone();
-                    view! {
-                        <h3>{format!("{} · {}", node.kind.as_str(), node.id)}</h3>
-                        <label>"Label"
-                            <input data-testid="node-label" prop:value=node.label.clone()
-                                on:change=move |ev| { let v = event_target_value(&ev); let id = label_id.clone(); editor.edit(move |c| if let Some(n) = c.nodes.iter_mut().find(|n| n.id == id) { n.label = v; }); } />
-                        </label>
-                        {(node.kind == NodeKind::Agent).then(|| node.agent.clone().map(|a| view! { <AgentForm id=id.clone() agent=a/> }))}
-                        <RunOutcome id=id/>
-                    }.into_any()
-                }
+                Some((id, kind)) => view! { <NodeForm id=id kind=kind/> }.into_any(),
             }}
         </aside>
     }
 }
 
-/// Applies a change to the agent of node `id`.
+/// Applies a change to the agent of node `id`, as one undoable edit.
 pub fn edit_agent(editor: Editor, id: &str, change: impl FnOnce(&mut AgentConfig)) {
-    editor.edit(|c| {
+    let Some(before) = read_agent(editor, id, AgentConfig::clone) else { return };
+    let mut after = before.clone();
+    change(&mut after);
+    let set = |c: &mut Conclave| {
         if let Some(a) = c.nodes.iter_mut().find(|n| n.id == id).and_then(|n| n.agent.as_mut()) {
-            change(a);
+            *a = after.clone();
         }
-    });
+    };
+    if after != before {
+        editor.edit(set);
+    } else if !same_schema(&before.output_schema, &after.output_schema) {
+        // `Editor::edit` drops an edit whose conclave compares equal to the old one,
+        // and JSON objects compare equal whatever their key order; moving a field is
+        // a real change all the same, recorded as one undo step this way.
+        editor.checkpoint();
+        editor.edit_silently(set);
+    }
 }
 
+/// Whether two schemas are the same, key order included.
+pub fn same_schema(a: &Option<Value>, b: &Option<Value>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => same_json(a, b),
+        (a, b) => a.is_none() && b.is_none(),
+    }
+}
+
+/// A memo of node `id`'s inline schema that changes when a property only moves too.
+pub fn agent_schema(editor: Editor, id: &str) -> Memo<Option<Value>> {
+    let id = id.to_string();
+    Memo::new_with_compare(
+        move |_| editor.conclave.with(|c| c.as_ref()?.node(&id)?.agent.as_ref()?.output_schema.clone()),
+        |before, now| !matches!((before, now), (Some(a), Some(b)) if same_schema(a, b)),
+    )
+}
+
+/// A memo of one value of node `id`'s agent (`None` when it has none): inputs bound to
+/// it change only when that value does.
+pub fn agent_value<T>(
+    editor: Editor,
+    id: &str,
+    read: impl Fn(&AgentConfig) -> T + Send + Sync + 'static,
+) -> Memo<Option<T>>
+where
+    T: Clone + PartialEq + Send + Sync + 'static,
+{
+    let id = id.to_string();
+    Memo::new(move |_| editor.conclave.with(|c| c.as_ref()?.node(&id)?.agent.as_ref().map(&read)))
+}
+
+/// One value of node `id`'s agent, now, without subscribing to it.
+pub fn read_agent<T>(editor: Editor, id: &str, read: impl FnOnce(&AgentConfig) -> T) -> Option<T> {
+    editor.conclave.with_untracked(|c| c.as_ref()?.node(id)?.agent.as_ref().map(read))
+}
+
+/// A memo of one value of node `id`.
+fn node_value<T>(editor: Editor, id: &str, read: impl Fn(&Node) -> T + Send + Sync + 'static) -> Memo<Option<T>>
+where
+    T: Clone + PartialEq + Send + Sync + 'static,
+{
+    let id = id.to_string();
+    Memo::new(move |_| editor.conclave.with(|c| c.as_ref()?.node(&id).map(&read)))
+}
+
+/// Handlers (`input`, `change`) for a text input that commits on `change` (Tab,
+/// Enter, leaving it). What was typed is also remembered: the browser fires no
+/// `change` for an input removed while it has focus (another node selected by a
+/// click), so when the form goes away the text is committed then, unless the value it
+/// was typed over has changed meanwhile (an undo, another conclave opened).
+pub fn commit_on_change(
+    current: impl Fn() -> Option<String> + Send + Sync + 'static,
+    commit: impl Fn(String) + Clone + Send + Sync + 'static,
+) -> (impl Fn(web_sys::Event) + 'static, impl Fn(web_sys::Event) + 'static) {
+    // The text typed since the last `change`, with the value it was typed over.
+    let typed = ArcStoredValue::new(None::<(Option<String>, String)>);
+    let current = std::sync::Arc::new(current);
+    {
+        let (typed, current, commit) = (typed.clone(), current.clone(), commit.clone());
+        on_cleanup(move || {
+            if let Some((before, text)) = typed.get_value() {
+                // After the cleanup, so the edit does not land inside the re-render.
+                queue_microtask(move || {
+                    if current() == before && before.as_deref() != Some(&text) {
+                        commit(text);
+                    }
+                });
+            }
+        });
+    }
+    let on_input = {
+        let typed = typed.clone();
+        move |ev: web_sys::Event| {
+            let text = event_target_value(&ev);
+            typed.update_value(|t| {
+                let before = t.take().map(|(before, _)| before).unwrap_or_else(|| current());
+                *t = Some((before, text));
+            });
+        }
+    };
+    let on_change = move |ev: web_sys::Event| {
+        typed.set_value(None);
+        commit(event_target_value(&ev));
+    };
+    (on_input, on_change)
+}
+
+/// A node's settings: its label, an agent's settings, and its outcome in the watched run.
 #[component]
-fn AgentForm(id: String, agent: AgentConfig) -> impl IntoView {
+fn NodeForm(id: String, kind: NodeKind) -> impl IntoView {
     let editor = expect_context::<Editor>();
-    let (p, m, s, t) = (id.clone(), id.clone(), id.clone(), id.clone());
-    let current_provider = agent.provider.clone();
-    let structured = agent.output_schema.is_some() || agent.output_schema_ref.is_some();
+    let label = node_value(editor, &id, |n| n.label.clone());
+    let (label_input, label_change) = {
+        let (read, write) = (id.clone(), id.clone());
+        let current = move || editor.conclave.with_untracked(|c| c.as_ref()?.node(&read).map(|n| n.label.clone()));
+        commit_on_change(current, move |v| {
+            editor.edit(|c| {
+                if let Some(n) = c.nodes.iter_mut().find(|n| n.id == write) {
+                    n.label = v;
+                }
+            })
+        })
+    };
+    view! {
+        <h3>{format!("{} · {}", kind.as_str(), id)}</h3>
+        <label>"Label"
+            <input data-testid="node-label" prop:value=move || label.get().unwrap_or_default() on:input=label_input on:change=label_change />
+        </label>
+        {(kind == NodeKind::Agent).then(|| view! { <AgentForm id=id.clone()/> })}
+        <RunOutcome id=id/>
+    }
+}
+
+/// Handlers for a text input bound to one agent setting.
+fn agent_text(
+    editor: Editor,
+    id: &str,
+    read: fn(&AgentConfig) -> String,
+    write: fn(&mut AgentConfig, String),
+) -> (impl Fn(web_sys::Event) + use<>, impl Fn(web_sys::Event) + use<>) {
+    let (r, w) = (id.to_string(), id.to_string());
+    commit_on_change(move || read_agent(editor, &r, read), move |v| edit_agent(editor, &w, |a| write(a, v)))
+}
+
+/// An agent's settings.
+#[component]
+fn AgentForm(id: String) -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    let provider = agent_value(editor, &id, |a| a.provider.clone());
+    let model = agent_value(editor, &id, |a| a.model.clone());
+    let prompt = agent_value(editor, &id, |a| a.system_prompt.clone());
+    let turns = agent_value(editor, &id, |a| a.turns().to_string());
+    let structured = agent_value(editor, &id, |a| a.output_schema.is_some() || a.output_schema_ref.is_some());
+    let (model_input, model_change) = agent_text(editor, &id, |a| a.model.clone(), |a, v| a.model = v);
+    let (prompt_input, prompt_change) =
+        agent_text(editor, &id, |a| a.system_prompt.clone(), |a, v| a.system_prompt = v);
+    let (turns_input, turns_change) =
+        agent_text(editor, &id, |a| a.turns().to_string(), |a, v| a.max_turns = v.trim().parse().ok());
+    let p = id.clone();
+    let providers = move || {
+        let current = provider.get().unwrap_or_default();
+        let mut names: Vec<(String, bool)> =
+            editor.providers.get().into_iter().map(|p| (p.name, p.configured)).collect();
+        if !names.iter().any(|(n, _)| *n == current) {
+            names.push((current.clone(), false));
+        }
+        names
+            .into_iter()
+            .map(|(name, configured)| {
+                let text = if configured { name.clone() } else { format!("{name} (not configured)") };
+                view! { <option value=name.clone() prop:selected=name == current>{text}</option> }
+            })
+            .collect_view()
+    };
     view! {
         <label>"Provider"
             <select data-testid="node-provider" on:change=move |ev| { let v = event_target_value(&ev); edit_agent(editor, &p, |a| a.provider = v); }>
-                {move || {
-                    let mut names: Vec<(String, bool)> = editor.providers.get().into_iter().map(|p| (p.name, p.configured)).collect();
-                    if !names.iter().any(|(n, _)| *n == current_provider) {
-                        names.push((current_provider.clone(), false));
-                    }
-                    names.into_iter().map(|(name, configured)| {
-                        let text = if configured { name.clone() } else { format!("{name} (not configured)") };
-                        view! { <option value=name.clone() selected=name == current_provider>{text}</option> }
-                    }).collect_view()
-                }}
+                {providers}
             </select>
         </label>
         <label>"Model"
-            <input data-testid="node-model" prop:value=agent.model.clone() on:change=move |ev| { let v = event_target_value(&ev); edit_agent(editor, &m, |a| a.model = v); } />
+            <input data-testid="node-model" prop:value=move || model.get().unwrap_or_default() on:input=model_input on:change=model_change />
         </label>
         <label>"System prompt"
-            <textarea data-testid="node-prompt" rows="6" prop:value=agent.system_prompt.clone()
-                on:change=move |ev| { let v = event_target_value(&ev); edit_agent(editor, &s, |a| a.system_prompt = v); }></textarea>
+            <textarea data-testid="node-prompt" rows="6" prop:value=move || prompt.get().unwrap_or_default() on:input=prompt_input on:change=prompt_change></textarea>
         </label>
         <label>"Max turns"
-            <input type="number" min="1" data-testid="node-max-turns" prop:value=agent.turns().to_string()
-                on:change=move |ev| { let v = event_target_value(&ev).parse().ok(); edit_agent(editor, &t, |a| a.max_turns = v); } />
+            <input type="number" min="1" data-testid="node-max-turns" prop:value=move || turns.get().unwrap_or_default() on:input=turns_input on:change=turns_change />
         </label>
         <div class="tools">
             <span class="caption">"Tools"</span>
             {TOOLS.iter().map(|(tool, label)| {
-                let on = agent.tools.iter().any(|t| t == tool);
+                let on = agent_value(editor, &id, move |a| a.tools.iter().any(|t| t == tool));
                 let id = id.clone();
                 view! {
-                    <label class="check"><input type="checkbox" prop:checked=on on:change=move |_| edit_agent(editor, &id, |a| {
+                    <label class="check"><input type="checkbox" prop:checked=move || on.get().unwrap_or(false) on:change=move |_| edit_agent(editor, &id, |a| {
                         if a.tools.iter().any(|t| t == tool) { a.tools.retain(|t| t != tool) } else { a.tools.push(tool.to_string()) }
                     }) />{*label}</label>
                 }
             }).collect_view()}
         </div>
-        {if structured {
-            view! { <SchemaEditor id=id.clone() agent=agent.clone()/> }.into_any()
-        } else {
-            view! { <p class="hint">"No Structured Output: this agent answers in free text. Drag the Structured Output chip onto it to give it a schema."</p> }.into_any()
+        {move || match structured.get() {
+            Some(true) => view! { <SchemaEditor id=id.clone()/> }.into_any(),
+            _ => view! { <p class="hint">"No Structured Output: this agent answers in free text. Drag the Structured Output chip onto it to give it a schema."</p> }.into_any(),
         }}
     }
 }

@@ -93,7 +93,7 @@ fn random_field(rng: &mut fastrand::Rng, name: String, depth: usize) -> Field {
                 _ => {}
             }
             if rng.bool() {
-                f.extra = kept(&[("maxItems", json!(rng.u64(1..20)))]);
+                f.max_items = Some(rng.u64(1..20));
             }
         }
         FieldType::Custom => {
