@@ -69,9 +69,15 @@ pub fn App() -> impl IntoView {
 }
 
 /// Saves the open conclave; on 422 the diagnostics are shown. The focused field is
-/// blurred first, so an edit it commits on `change` is part of what is saved.
+/// blurred first, so an edit it commits on `change` is part of what is saved. A field
+/// builder row that cannot be saved yet (a duplicate or empty name, a refused bound)
+/// stops the save with a message naming it, so nothing the author typed is dropped.
 pub fn save(editor: Editor) {
     commit_pending_input();
+    if let Some(problem) = super::builder::unsaved_builder_problem() {
+        editor.say(format!("Not saved: {problem}"), true);
+        return;
+    }
     let Some(conclave) = editor.conclave.get_untracked() else { return };
     let exists = editor.stored.get_untracked();
     spawn_local(async move {

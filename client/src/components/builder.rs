@@ -21,7 +21,6 @@ use crate::state::Editor;
 /// are not in it (a duplicate or empty name, a refused bound): a sentence naming the
 /// agent and the row. Save calls it after blurring the focused input (so a pending
 /// `change` has been committed) and refuses with this message when it is `Some`.
-#[allow(dead_code)] // Save (app.rs) calls it once the save-guard work is merged; remove this then.
 pub fn unsaved_builder_problem() -> Option<String> {
     unsaved_problem()
 }

@@ -8,7 +8,7 @@ use conclave_core::testing::{FakeProvider, MemoryStore};
 use conclave_engine::{Engine, EngineConfig};
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
-use conclave_server::api::{AppState, Security, app};
+use conclave_server::api::{AppState, EditorSource, Security, app};
 use conclave_testkit::git;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -31,7 +31,7 @@ fn api() -> Api {
         allowed_hosts: Vec::new(),
         repo_roots: vec![std::env::temp_dir().canonicalize().expect("temp dir")],
     };
-    Api { state: AppState::new(workspace, engine, security, None), dir }
+    Api { state: AppState::new(workspace, engine, security, EditorSource::Missing), dir }
 }
 
 impl Api {
