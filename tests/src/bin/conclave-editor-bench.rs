@@ -1,26 +1,30 @@
 //! Measures the editor: the wasm bundle's size (raw and gzip -9), the time from
-//! navigation to a usable editor, and the time to open and render a 300-node conclave,
-//! in headless Chromium, over several runs. Run with
+//! navigation to a usable editor, the time to open and render a 300-node conclave,
+//! to auto-lay it out, and to handle one typed character of a field name while it is
+//! open, in headless Chromium, over several runs. Run with
 //! `cargo run -p conclave-tests --bin conclave-editor-bench` after
 //! `bash scripts/build-editor.sh`.
 
-use conclave_tests::browser::{Editor, workspace_root};
+use conclave_tests::browser::{Editor, node, tid, workspace_root};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
+use thirtyfour::Key;
 
 const NODES: usize = 300;
 const SAMPLES: usize = 5;
 
 /// A layered conclave: a trigger, then layers of 10 agents each fed by the layer before.
 fn big_conclave() -> Value {
+    let schema = json!({"type": "object", "properties": {"summary": {"type": "string"}, "line": {"type": "integer"}}});
     let mut nodes = vec![json!({"id": "n0", "kind": "trigger", "label": "n0", "position": {"x": 0, "y": 0}})];
     let mut edges = Vec::new();
     for i in 1..NODES {
         let (layer, slot) = ((i - 1) / 10, (i - 1) % 10);
         nodes.push(json!({"id": format!("n{i}"), "kind": "agent", "label": format!("n{i}"),
             "position": {"x": 260 * (layer + 1), "y": 110 * slot as i64},
-            "agent": {"provider": "fake", "model": "text=ok"}}));
+            "agent": {"provider": "fake", "model": "json={}", "output_schema": schema}}));
         let from = if layer == 0 { 0 } else { (layer - 1) * 10 + 1 + slot };
         edges.push(json!({"from": format!("n{from}"), "to": format!("n{i}")}));
     }
@@ -87,4 +91,81 @@ async fn main() {
         median(renders.clone())
     );
     println!("  samples: {:?}", renders.iter().map(|r| format!("{r:.0}")).collect::<Vec<_>>());
+    auto_layout(&editor).await;
+    typing(&editor).await;
+    editor.driver.clone().quit().await.ok();
+}
+
+/// Installs a probe that times the work one user event causes: from the event's
+/// dispatch (a capturing listener on `window`, so before the editor's own) until a
+/// message posted then is delivered, which is after the event's task and every
+/// microtask it queued (Leptos runs its effects there), plus the style and layout
+/// that the changed DOM needs, forced by reading a layout property. Painting and
+/// waiting for the next frame are not included. Samples collect in `window.__took`.
+async fn install_probe(editor: &Editor, start: &str, end: &str) {
+    let script = format!(
+        "window.__took = [];
+         let t0 = 0;
+         const channel = new MessageChannel();
+         channel.port1.onmessage = () => {{
+           void document.body.offsetHeight;
+           window.__took.push(performance.now() - t0);
+         }};
+         window.addEventListener('{start}', () => {{ t0 = performance.now(); }}, true);
+         window.addEventListener('{end}', () => channel.port2.postMessage(0), true);"
+    );
+    editor.driver.execute(&script, Vec::new()).await.expect("probe");
+}
+
+/// The samples collected since the last call.
+async fn samples(editor: &Editor) -> Vec<f64> {
+    let script = "const took = window.__took; window.__took = []; return took;";
+    let took = editor.driver.execute(script, Vec::new()).await.expect("samples").json().clone();
+    took.as_array().map(|v| v.iter().filter_map(Value::as_f64).collect()).unwrap_or_default()
+}
+
+fn summary(v: &[f64]) -> String {
+    let mut sorted = v.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    format!("median {:.1} ms, p90 {:.1} ms, max {:.1} ms over {} samples", at(0.5), at(0.9), at(1.0), v.len())
+}
+
+/// Clicks Auto-layout (a real click) on the open 300-node conclave, then Undo, several
+/// times, timing each layout from the click to a laid-out page.
+async fn auto_layout(editor: &Editor) {
+    install_probe(editor, "click", "click").await;
+    let layout = editor.wait_for(tid("auto-layout")).await;
+    let undo = editor.wait_for(tid("undo")).await;
+    let mut took = Vec::new();
+    for _ in 0..SAMPLES {
+        layout.click().await.expect("auto-layout");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        took.extend(samples(editor).await);
+        undo.click().await.expect("undo");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        samples(editor).await;
+    }
+    println!(
+        "auto-layout of {NODES} nodes (layout, one undo step, {NODES} cards moved): {} (target: under 100 ms)",
+        summary(&took)
+    );
+}
+
+/// Types into the first field name of agent n1's builder, key by key, with the
+/// 300-node conclave open, timing each key from keydown to the updated page.
+async fn typing(editor: &Editor) {
+    editor.wait_for(node("n1")).await.click().await.expect("select n1");
+    let name = editor.wait_for(tid("field-name")).await;
+    name.click().await.expect("focus");
+    name.send_keys(Key::End).await.expect("end");
+    install_probe(editor, "keydown", "input").await;
+    for c in "abcdefghijklmnopqrstuvwxyz".chars() {
+        name.send_keys(c.to_string()).await.expect("typing");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    println!(
+        "typing one character of a field name, {NODES} nodes open: {} (target: under 16 ms)",
+        summary(&samples(editor).await)
+    );
 }

@@ -1,7 +1,8 @@
 //! The editor in a real headless Chromium (Debian's chromium and chromium-driver),
-//! driven over WebDriver against the real server: drag-and-drop authoring, the
-//! Structured Output chip and field builder, undo, refused cycles, diagnostics, and a
-//! run streaming live node states to a report. Needs the editor built
+//! driven over WebDriver against the real server: authoring a new conclave by drag and
+//! drop (port-to-port edges, a refused cycle, the Structured Output chip, four fields
+//! typed key by key, save, removal and undo), diagnostics, and a run streaming live
+//! node states to a report. Needs the editor built
 //! (scripts/build-editor.sh) and Chromium installed (scripts/setup.sh); scripts/test.sh
 //! does both.
 
@@ -20,88 +21,63 @@ async fn authoring_a_conclave_by_drag_and_drop() {
     e.wait_for(tid("conclave-new")).await.click().await.expect("new");
     e.wait_for(tid("canvas")).await;
     let name = e.find(tid("conclave-name")).await.expect("name");
-    e.clear_and_type(&name, "pr-review").await;
+    e.clear_and_type(&name, "PR review").await;
     name.send_keys(Key::Tab).await.expect("leave the name");
 
-    e.drop_on_canvas("palette-trigger", -350, 0).await;
-    e.drop_on_canvas("palette-agent", -50, -150).await;
-    e.drop_on_canvas("palette-agent", -50, 150).await;
-    e.drop_on_canvas("palette-agent", 250, 0).await;
-    assert_eq!(e.count(tid("node")).await, 4, "a trigger and three agents on the canvas");
-    for (from, to) in [("input", "agent"), ("input", "agent-2"), ("agent", "agent-3"), ("agent-2", "agent-3")] {
+    e.drop_on_canvas("palette-trigger", -400, 0).await;
+    e.drop_on_canvas("palette-agent", -150, -120).await;
+    e.drop_on_canvas("palette-agent", 100, 120).await;
+    e.drop_on_canvas("palette-output", 350, 0).await;
+    assert_eq!(e.count(tid("node")).await, 4, "a trigger, two agents and an output on the canvas");
+    for (from, to) in [("input", "agent"), ("agent", "agent-2"), ("agent-2", "output")] {
         e.connect(from, to).await;
     }
-    assert_eq!(e.count(tid("edge")).await, 4);
-
-    e.connect("agent-3", "agent").await;
-    assert_eq!(e.count(tid("edge")).await, 4, "the edge closing a cycle is refused");
+    assert_eq!(e.count(tid("edge")).await, 3);
+    e.connect("agent-2", "agent").await;
+    assert_eq!(e.count(tid("edge")).await, 3, "the edge closing a cycle is refused");
     assert!(e.status().await.contains("would close a cycle"), "{}", e.status().await);
 
     let palette = e.wait_for(tid("palette-structured-output")).await;
-    let target = e.wait_for(node("agent")).await;
-    e.drag(&palette, &target, 0, 0).await;
+    e.drag(&palette, &e.wait_for(node("agent")).await, 0, 0).await;
     e.wait_for(By::Css("[data-node-id='agent'] [data-testid='chip-structured-output']")).await;
     let canvas = e.wait_for(tid("canvas")).await;
     e.drag(&e.wait_for(tid("palette-tool-grep")).await, &canvas, 300, 300).await;
     assert!(e.status().await.contains("Drop capabilities onto an agent node"), "{}", e.status().await);
 
     e.wait_for(node("agent")).await.click().await.expect("select");
-    for _ in 0..4 {
-        e.wait_for(tid("field-add")).await.click().await.expect("add field");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(e.count(tid("field-row")).await, 4);
-    for (row, name) in ["summary", "line", "severity", "confirmed"].iter().enumerate() {
-        e.type_into(row, "field-name", name).await;
-    }
-    for (row, kind) in [(1usize, "integer"), (2, "enum"), (3, "boolean")] {
-        let rows = e.driver.find_all(tid("field-row")).await.expect("rows");
-        let select = SelectElement::new(&rows[row].find(tid("field-type")).await.expect("type")).await.expect("select");
-        select.select_by_value(kind).await.expect("choose type");
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-    let rows = e.driver.find_all(tid("field-row")).await.expect("rows");
-    rows[0].find(tid("field-required")).await.expect("required").click().await.expect("click");
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    e.type_into(0, "field-max-length", "200").await;
-    e.type_into(1, "field-min", "1").await;
-    e.type_into(2, "field-enum-values", "blocker, major, minor").await;
-
-    e.find(tid("save")).await.expect("save").click().await.expect("click");
-    wait_until("the save", || async { e.status().await.starts_with("Saved") }).await;
-    let saved = e.api("/api/conclaves/pr-review").await;
+    add_four_fields(&e).await;
+    let saved = e.save_as("pr-review").await;
+    let edges: Vec<(&str, &str)> = saved["edges"]
+        .as_array()
+        .expect("edges")
+        .iter()
+        .map(|edge| (edge["from"].as_str().unwrap_or_default(), edge["to"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(edges, [("input", "agent"), ("agent", "agent-2"), ("agent-2", "output")], "saved: {saved}");
     let schema = &saved["nodes"][1]["agent"]["output_schema"];
-    assert_eq!(
-        schema,
-        &json!({
-            "type": "object",
-            "properties": {
-                "summary": {"type": "string", "maxLength": 200},
-                "line": {"type": "integer", "minimum": 1},
-                "severity": {"type": "string", "enum": ["blocker", "major", "minor"]},
-                "confirmed": {"type": "boolean"}
-            },
-            "required": ["summary"]
-        }),
-        "saved: {saved}"
-    );
+    let expected = json!({
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string", "maxLength": 200},
+            "line": {"type": "integer", "minimum": 1},
+            "level": {"type": "string", "enum": ["high", "medium", "low"]},
+            "ok": {"type": "boolean"}
+        },
+        "required": ["summary"]
+    });
+    assert_eq!(schema, &expected, "saved: {saved}");
+    assert_eq!(schema.to_string(), expected.to_string(), "the fields keep the order they were added in");
     screenshot(&e, "editor-inspector.png").await;
 
     let chip = e.wait_for(By::Css("[data-node-id='agent'] [data-testid='chip-structured-output']")).await;
     chip.find(tid("chip-remove")).await.expect("remove").click().await.expect("click");
-    e.find(tid("save")).await.expect("save").click().await.expect("click");
-    wait_until("the chip's removal to be saved", || async {
-        e.api("/api/conclaves/pr-review").await["nodes"][1]["agent"].get("output_schema").is_none()
-    })
-    .await;
+    let saved = e.save_as("pr-review").await;
+    assert!(saved["nodes"][1]["agent"].get("output_schema").is_none(), "the chip's removal is saved: {saved}");
 
     e.find(tid("undo")).await.expect("undo").click().await.expect("click");
     e.wait_for(By::Css("[data-node-id='agent'] [data-testid='chip-structured-output']")).await;
-    e.find(tid("save")).await.expect("save").click().await.expect("click");
-    wait_until("the undone removal to be saved", || async {
-        e.api("/api/conclaves/pr-review").await["nodes"][1]["agent"].get("output_schema").is_some()
-    })
-    .await;
+    let saved = e.save_as("pr-review").await;
+    assert_eq!(saved["nodes"][1]["agent"]["output_schema"], expected, "undo brings the schema back whole");
 
     e.drop_on_canvas("palette-agent", 250, 250).await;
     e.find(tid("validate")).await.expect("validate").click().await.expect("click");
@@ -109,14 +85,48 @@ async fn authoring_a_conclave_by_drag_and_drop() {
     assert!(diagnostic.text().await.unwrap_or_default().contains("cannot be reached"), "the new agent has no inputs");
     e.find(tid("canvas")).await.expect("canvas").click().await.ok();
     diagnostic.click().await.expect("click the diagnostic");
-    let stray = e.wait_for(node("agent-4")).await;
+    let stray = e.wait_for(node("agent-3")).await;
     assert!(
         stray.class_name().await.expect("class").unwrap_or_default().contains("selected"),
         "the diagnostic selected the broken node"
     );
     let inspector = e.find(tid("inspector")).await.expect("inspector").text().await.unwrap_or_default();
-    assert!(inspector.to_lowercase().contains("agent · agent-4"), "the inspector shows the broken node: {inspector}");
+    assert!(inspector.to_lowercase().contains("agent · agent-3"), "the inspector shows the broken node: {inspector}");
     e.driver.clone().quit().await.ok();
+}
+
+/// Adds four fields to the selected agent's builder, each named by clearing the
+/// default name and typing key by key: `summary` (required, at most 200 characters),
+/// `line` (first a number, then an integer, keeping its minimum of 1), `level` (an
+/// enum) and `ok` (a boolean).
+async fn add_four_fields(e: &Editor) {
+    for _ in 0..4 {
+        e.wait_for(tid("field-add")).await.click().await.expect("add field");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(e.count(tid("field-row")).await, 4);
+    for (row, name) in ["summary", "line", "level", "ok"].iter().enumerate() {
+        e.type_into(row, "field-name", name).await;
+    }
+    choose_type(e, 1, "number").await;
+    e.type_into(1, "field-min", "1").await;
+    choose_type(e, 1, "integer").await;
+    choose_type(e, 2, "enum").await;
+    choose_type(e, 3, "boolean").await;
+    let rows = e.driver.find_all(tid("field-row")).await.expect("rows");
+    let line = rows[1].find(tid("field-name")).await.expect("name").prop("value").await.expect("value");
+    assert_eq!(line.as_deref(), Some("line"), "changing the type keeps the name");
+    rows[0].find(tid("field-required")).await.expect("required").click().await.expect("click");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    e.type_into(0, "field-max-length", "200").await;
+    e.type_into(2, "field-enum-values", "high, medium, low").await;
+}
+
+async fn choose_type(e: &Editor, row: usize, kind: &str) {
+    let rows = e.driver.find_all(tid("field-row")).await.expect("rows");
+    let select = SelectElement::new(&rows[row].find(tid("field-type")).await.expect("type")).await.expect("select");
+    select.select_by_value(kind).await.expect("choose type");
+    tokio::time::sleep(Duration::from_millis(150)).await;
 }
 
 /// Saves a screenshot into docs/ when CONCLAVE_SCREENSHOTS is set (to refresh the
