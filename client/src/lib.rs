@@ -2,7 +2,8 @@
 //!
 //! Layout: `api.rs` owns every call to the server; `state.rs` holds the shared editor
 //! state (the open conclave with undo and redo, selection, viewport, drags);
-//! `run_view.rs` the watched run; `components/` has one file per part of the screen.
+//! `run_view.rs` the watched run; `loaded.rs` fetches that follow their inputs;
+//! `components/` has one file per part of the screen.
 //!
 //! **Invariant:** components never fetch on their own; they call `api.rs`. Every
 //! change to the conclave goes through `Editor::edit`, so it can be undone.
@@ -11,6 +12,8 @@
 mod api;
 #[cfg(target_arch = "wasm32")]
 mod components;
+#[cfg(target_arch = "wasm32")]
+mod loaded;
 #[cfg(target_arch = "wasm32")]
 mod run_view;
 #[cfg(target_arch = "wasm32")]

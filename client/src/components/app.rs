@@ -41,6 +41,9 @@ pub fn App() -> impl IntoView {
             ev.set_return_value("You have unsaved changes.");
         }
     });
+    // A memo, so the canvas is built when a conclave opens or closes, not again on
+    // every edit of the open one.
+    let open = Memo::new(move |_| editor.conclave.with(Option::is_some));
     view! {
         <div class="shell">
             <Toolbar/>
@@ -48,7 +51,7 @@ pub fn App() -> impl IntoView {
                 <Sidebar/>
                 <main class="stage">
                     <div class="canvas-area">
-                        {move || match editor.conclave.get().is_some() {
+                        {move || match open.get() {
                             true => view! { <Canvas/> }.into_any(),
                             false => view! {
                                 <div class="empty-stage">

@@ -21,7 +21,10 @@ pub fn auto_layout(editor: Editor) {
         editor.say("Nothing to lay out: the conclave has no nodes", false);
         return;
     }
+    // Everything read from the page is read before the edit: a read after it would
+    // make the browser lay out all the moved cards at once, and again at the frame.
     let heights = card_heights();
+    let canvas = canvas_size();
     // The layout starts where the cards start now, so the graph stays in place.
     let origin = Position {
         x: conclave.nodes.iter().map(|n| n.position.x).min().unwrap_or(0),
@@ -37,7 +40,9 @@ pub fn auto_layout(editor: Editor) {
             }
         }
     });
-    fit_view(editor, &positions, height);
+    if let Some(canvas) = canvas {
+        fit_view(editor, canvas, &positions, height);
+    }
     editor.say(format!("Laid out {} nodes from left to right", positions.len()), false);
 }
 
@@ -54,8 +59,13 @@ fn card_heights() -> HashMap<String, i32> {
 }
 
 /// Pans and zooms (out, never in past 100%) so every card is in view.
-fn fit_view(editor: Editor, positions: &BTreeMap<String, Position>, height: impl Fn(&str) -> i32) {
-    let Some((width, tall)) = canvas_size() else { return };
+/// `canvas` is the canvas box's size on screen.
+fn fit_view(
+    editor: Editor,
+    (width, tall): (f64, f64),
+    positions: &BTreeMap<String, Position>,
+    height: impl Fn(&str) -> i32,
+) {
     let (mut left, mut top, mut right, mut bottom) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
     for (id, p) in positions {
         left = left.min(p.x as f64);

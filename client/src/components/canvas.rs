@@ -10,6 +10,8 @@ use std::collections::HashMap;
 
 use conclave_shared::{Edge, Node};
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::closure::Closure;
 
 use super::minimap::Minimap;
 use super::node_card::NodeCard;
@@ -26,6 +28,10 @@ pub struct CanvasGraph {
     pub index: Memo<HashMap<String, usize>>,
     /// The input port under the pointer while an edge is drawn.
     pub target: Memo<Option<(String, bool)>>,
+    /// The canvas box's size on screen, kept by a `ResizeObserver`, so views that
+    /// depend on it never read layout while the page is being changed (a read then
+    /// forces the browser to lay out every card again).
+    pub size: RwSignal<Option<(f64, f64)>>,
 }
 
 impl CanvasGraph {
@@ -42,7 +48,7 @@ impl CanvasGraph {
                 _ => None,
             })
         });
-        CanvasGraph { ids, index, target }
+        CanvasGraph { ids, index, target, size: RwSignal::new(None) }
     }
 
     /// A memo of `read` applied to node `id`; it changes only when that value does.
@@ -82,8 +88,10 @@ pub fn Canvas() -> impl IntoView {
         format!("translate({}px, {}px) scale({})", v.x, v.y, v.zoom)
     };
     let edges = Memo::new(move |_| editor.conclave.with(|c| c.as_ref().map(|c| c.edges.clone()).unwrap_or_default()));
+    let canvas = NodeRef::<leptos::html::Div>::new();
+    canvas.on_load(move |element| observe_size(&element, graph.size));
     view! {
-        <div class="canvas" data-testid="canvas"
+        <div class="canvas" data-testid="canvas" node_ref=canvas
             on:pointerdown=move |ev: web_sys::PointerEvent| press_background(editor, &ev)
             on:wheel=move |ev: web_sys::WheelEvent| {
                 ev.prevent_default();
@@ -217,6 +225,22 @@ fn Ghost() -> impl IntoView {
         }
         _ => ().into_any(),
     }
+}
+
+/// Keeps `size` equal to `element`'s size on screen for as long as the element lives.
+fn observe_size(element: &web_sys::HtmlDivElement, size: RwSignal<Option<(f64, f64)>>) {
+    let measure = move |entries: js_sys::Array, _: web_sys::ResizeObserver| {
+        // Resize observers run after layout, so reading the box here is cheap.
+        if let Some(entry) = entries.get(0).dyn_ref::<web_sys::ResizeObserverEntry>() {
+            let rect = entry.target().get_bounding_client_rect();
+            size.set(Some((rect.width(), rect.height())));
+        }
+    };
+    let callback = Closure::<dyn FnMut(js_sys::Array, web_sys::ResizeObserver)>::new(measure);
+    let Ok(observer) = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()) else { return };
+    observer.observe(element);
+    let kept = send_wrapper::SendWrapper::new((observer, callback));
+    on_cleanup(move || kept.0.disconnect());
 }
 
 /// The canvas element, when a conclave is open.

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 
 use super::inspector::{agent_schema, agent_value, same_schema};
 use crate::api;
+use crate::loaded::loaded;
 use crate::state::Editor;
 
 /// The preview for agent `id`. It sits in the inspector, one dialect under another;
@@ -37,7 +38,7 @@ pub fn LoweringPreview(id: String) -> impl IntoView {
         },
     );
     let provider = agent_value(editor, &id, |a| a.provider.clone());
-    let previews = LocalResource::new(move || {
+    let previews = loaded(move || {
         let request = request.get();
         async move {
             match request {
@@ -50,7 +51,7 @@ pub fn LoweringPreview(id: String) -> impl IntoView {
     });
     // What the agent's own provider gets, decided by the server also for providers
     // that speak none of the dialects below (a custom or test provider).
-    let own = LocalResource::new(move || {
+    let own = loaded(move || {
         let (request, provider) = (request.get(), provider.get());
         async move {
             let (Some(r), Some(provider)) = (request, provider) else { return None };

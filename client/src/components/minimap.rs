@@ -25,20 +25,16 @@ pub fn Minimap() -> impl IntoView {
     let bounds = Memo::new(move |_| {
         editor.conclave.with(|c| c.as_ref().and_then(|c| bounds_of(c.nodes.iter().map(|n| n.position))))
     });
-    // The canvas's size is read from the page: again once it is laid out, and on resizes.
-    let resized = RwSignal::new(0u32);
-    request_animation_frame(move || resized.update(|n| *n += 1));
-    let listener = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n += 1));
-    on_cleanup(move || listener.remove());
+    // The canvas's size comes from its resize observer, never from reading the page
+    // while an edit is being drawn.
     // Memos, so panning re-renders only the viewport rectangle, not the whole minimap.
     let shown = Memo::new(move |_| {
-        resized.track();
         let Some((x, y, w, h)) = bounds.get() else { return false };
         if graph.ids.with(Vec::len) >= MINIMAP_NODES {
             return true;
         }
         let v = editor.view.get();
-        let Some((cw, ch)) = canvas_size() else { return false };
+        let Some((cw, ch)) = graph.size.get() else { return false };
         // The cards without the margin must lie inside the visible canvas.
         let (left, top) = (v.x + (x + MARGIN) * v.zoom, v.y + (y + MARGIN) * v.zoom);
         let (right, bottom) = (left + (w - 2.0 * MARGIN) * v.zoom, top + (h - 2.0 * MARGIN) * v.zoom);
@@ -46,9 +42,8 @@ pub fn Minimap() -> impl IntoView {
     });
     let view_box = move || bounds.get().map(|(x, y, w, h)| format!("{x} {y} {w} {h}")).unwrap_or_default();
     let viewport = Memo::new(move |_| {
-        resized.track();
         let v = editor.view.get();
-        let (cw, ch) = canvas_size().unwrap_or((0.0, 0.0));
+        let (cw, ch) = graph.size.get().unwrap_or((0.0, 0.0));
         (-v.x / v.zoom, -v.y / v.zoom, cw / v.zoom, ch / v.zoom)
     });
     move || {

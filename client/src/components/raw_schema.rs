@@ -12,6 +12,7 @@ use wasm_bindgen::JsCast;
 
 use super::inspector::{agent_value, edit_agent};
 use crate::api;
+use crate::loaded::loaded;
 use crate::state::Editor;
 
 /// The Raw JSON panel of agent `id`: of its inline schema, or of `reference`.
@@ -19,7 +20,7 @@ use crate::state::Editor;
 pub fn RawSchema(id: String, reference: Option<String>) -> impl IntoView {
     let editor = expect_context::<Editor>();
     let inline = agent_value(editor, &id, |a| a.output_schema.as_ref().map(pretty));
-    let fetched = reference.clone().map(|r| LocalResource::new(move || api_schema(r.clone())));
+    let fetched = reference.clone().map(|r| loaded(move || api_schema(r.clone())));
     // What the schema is now: `None` while a reference loads.
     let source = move || -> Option<Result<String, String>> {
         match fetched {

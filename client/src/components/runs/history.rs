@@ -166,7 +166,10 @@ fn describe(f: &Finding) -> String {
 /// What changed in one finding: `file:line [lane] severity: minor → major; ...`.
 fn describe_change(c: &ChangedFinding) -> String {
     let (a, b) = (&c.before, &c.after);
-    let stance = |f: &Finding| format!("{:?}", f.effective_stance()).to_lowercase();
+    let stance = |f: &Finding| match f.effective_stance() {
+        conclave_shared::Stance::Concern => "concern",
+        conclave_shared::Stance::Approval => "approval",
+    };
     let parts: Vec<String> = c
         .differences()
         .into_iter()
