@@ -1,6 +1,6 @@
 //! The minimap: an overview of every card and of the part of the canvas in view, shown
-//! when the conclave does not fit the view or has many nodes. Pressing or dragging in
-//! it pans the canvas to centre that point.
+//! when the conclave has many nodes, or does not fit a canvas tall enough to spare
+//! the room. Pressing or dragging in it pans the canvas to centre that point.
 
 use leptos::prelude::*;
 
@@ -9,6 +9,9 @@ use crate::state::{Drag, Editor, NODE_WIDTH};
 
 /// From this many nodes on, the minimap is always shown.
 pub const MINIMAP_NODES: usize = 30;
+/// Below this canvas height the minimap is shown only for large conclaves: it is
+/// three times the minimap's own height (`.minimap` in graph.css).
+const SHORT_CANVAS: f64 = 390.0;
 /// The height a card is drawn with in the minimap (cards vary; this is typical).
 const CARD_HEIGHT: f64 = 90.0;
 /// Room around the cards in the minimap, in canvas pixels.
@@ -26,8 +29,7 @@ pub fn Minimap() -> impl IntoView {
         editor.conclave.with(|c| c.as_ref().and_then(|c| bounds_of(c.nodes.iter().map(|n| n.position))))
     });
     // The canvas's size comes from its resize observer, never from reading the page
-    // while an edit is being drawn.
-    // Memos, so panning re-renders only the viewport rectangle, not the whole minimap.
+    // while an edit is being drawn. Memos, so panning re-renders only the viewport rectangle, not the whole minimap.
     let shown = Memo::new(move |_| {
         let Some((x, y, w, h)) = bounds.get() else { return false };
         if graph.ids.with(Vec::len) >= MINIMAP_NODES {
@@ -35,6 +37,11 @@ pub fn Minimap() -> impl IntoView {
         }
         let v = editor.view.get();
         let Some((cw, ch)) = graph.size.get() else { return false };
+        // On a short canvas (the run panel open, a small window) a minimap would hide
+        // too much of the few cards it maps.
+        if ch < SHORT_CANVAS {
+            return false;
+        }
         // The cards without the margin must lie inside the visible canvas.
         let (left, top) = (v.x + (x + MARGIN) * v.zoom, v.y + (y + MARGIN) * v.zoom);
         let (right, bottom) = (left + (w - 2.0 * MARGIN) * v.zoom, top + (h - 2.0 * MARGIN) * v.zoom);

@@ -325,14 +325,7 @@ async fn run_from_here_on_the_writer_reruns_only_it_and_ends_with_a_report() {
     e.wait_for(tid("report")).await;
     let first = runs(&e).await[0]["id"].as_str().expect("id").to_string();
 
-    // With the run panel open the canvas is short and the minimap covers the writer's
-    // card, so the writer is reached as a keyboard user does: from the trigger, Tab
-    // moves the focus (and the selection) through the cards.
-    e.wait_for(node("input")).await.click().await.expect("select the trigger");
-    for _ in 0..3 {
-        e.press(Key::Tab).await;
-    }
-    assert_eq!(e.selected_nodes().await, ["writer"]);
+    e.wait_for(node("writer")).await.click().await.expect("select the writer");
     e.wait_for(tid("run-from-here")).await.click().await.expect("run from here");
     wait_until("a second run", || async { runs(&e).await.len() == 2 }).await;
     let second = runs(&e).await[0]["id"].as_str().expect("id").to_string();
