@@ -128,6 +128,7 @@ mod tests {
             severity: Some(severity),
             stance: None,
             description: description.into(),
+            ..Default::default()
         }
     }
 
@@ -218,6 +219,7 @@ mod tests {
                 severity: Some(Severity::Blocker),
                 stance: None,
                 description: "d".into(),
+                ..Default::default()
             }]
         );
         assert_eq!(report_findings(&json!({"status": "succeeded"})), None);

@@ -60,8 +60,40 @@ pub enum Stance {
     Approval,
 }
 
+/// Where a finding's quoted evidence was found in the file under review. Conclave
+/// decides it after the agent answers; no model is asked for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Anchor {
+    /// The quote is at the cited line.
+    Anchored,
+    /// The quote is a few lines away; the finding's line was moved there.
+    Relocated,
+    /// The quote is nowhere in the file (or not in one place only): the finding may
+    /// cite code that does not exist.
+    Unanchored,
+    /// The finding has no quote to check.
+    Unquoted,
+    /// The file could not be read (deleted, outside the repository, not text).
+    Unchecked,
+}
+
+impl Anchor {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Anchor::Anchored => "anchored",
+            Anchor::Relocated => "relocated",
+            Anchor::Unanchored => "unanchored",
+            Anchor::Unquoted => "unquoted",
+            Anchor::Unchecked => "unchecked",
+        }
+    }
+}
+
 /// One finding as an agent reported it, with the path normalized.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Finding {
     /// The agent (node id) whose output held it.
@@ -81,6 +113,20 @@ pub struct Finding {
     pub stance: Option<Stance>,
     /// What the agent said.
     pub description: String,
+    /// A short quote of the code the finding is about, as the agent wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// Where the quote was found (computed by Conclave).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<Anchor>,
+    /// The line the agent cited, when the finding was relocated to its quote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cited_line: Option<u64>,
+    /// A fingerprint of the code the finding points at (its file, lane and the
+    /// normalized text of its line and neighbours), not of its line number, so it
+    /// stays the same when lines above it are added or removed (computed by Conclave).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 impl Finding {

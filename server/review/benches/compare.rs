@@ -36,6 +36,7 @@ fn siblings(agents: usize, per_agent: usize, seed: u64) -> Vec<(String, Vec<Find
                     severity: Some(Severity::ALL[rng.usize(0..4)]),
                     stance: Some(if rng.u8(0..10) == 0 { Stance::Approval } else { Stance::Concern }),
                     description: format!("{} ({})", PHRASES[rng.usize(0..PHRASES.len())], rng.u32(0..1000)),
+                    ..Default::default()
                 })
                 .collect();
             (name, findings)

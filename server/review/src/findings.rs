@@ -37,6 +37,8 @@ pub fn read_findings(agent: &str, output: &Value, field: &str) -> Vec<Finding> {
                     _ => None,
                 },
                 description: item.get("description").and_then(Value::as_str).unwrap_or_default().to_string(),
+                evidence: item.get("evidence").and_then(Value::as_str).map(str::to_string),
+                ..Finding::default()
             })
         })
         .collect()

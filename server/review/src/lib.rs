@@ -2,13 +2,16 @@
 //! the change read from git (`diff.rs`), the sandboxed repository tools agents call
 //! (`tools/`), the output policy the engine applies to every run (`policy.rs`:
 //! narrowing findings to the change, path normalization, comparisons, counts), the
-//! findings themselves (`findings.rs`), comparisons across reviewers (`compare.rs`,
-//! `similarity.rs`), and the reports (`report/`).
+//! findings themselves (`findings.rs`), their anchors and fingerprints (`anchor.rs`:
+//! the quote checked against the file, a name for the code that survives line
+//! drift), comparisons across reviewers (`compare.rs`, `similarity.rs`), and the
+//! reports (`report/`).
 //!
 //! **Invariant:** the comparison and counts checks are pure functions of agent
 //! outputs; they call no provider and touch no file. Nothing here knows HTTP routes or
 //! command-line flags: the API and the CLI call [`pipeline`].
 
+pub mod anchor;
 pub mod compare;
 pub mod diff;
 pub mod findings;

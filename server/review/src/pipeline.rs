@@ -13,13 +13,17 @@
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderError, ProviderRegistry, RunStore, StoreError};
 use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, StartError};
+use conclave_shared::Finding;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::anchor::anchor_findings;
 use crate::diff::{Change, ChangeError, collect_change};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report};
-use crate::tools::RepoTools;
+use crate::tools::sandbox::Opened;
+use crate::tools::{RepoTools, Sandbox};
 
 /// The default review conclave, built into the binary for workspaces without one.
 pub const BUILTIN_REVIEW: &str = include_str!("../../../conclaves/light-code-review.conclave.json");
@@ -213,11 +217,48 @@ pub async fn start_with(
 pub async fn finish(store: &dyn RunStore, run_id: &str) -> Result<ReviewReport, ReviewError> {
     let record = store.get_run(run_id).await?.ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
     let events = store.events(run_id, 0).await?;
-    let report = build_report(&record, &events);
+    let mut report = build_report(&record, &events);
+    anchor_report(&mut report, &record.input);
     for format in ReportFormat::ALL {
         store.put_report(run_id, format.as_str(), &report.render(format)).await?;
     }
     Ok(report)
+}
+
+/// The largest file a finding's quote is checked against.
+const MAX_ANCHOR_FILE: u64 = 8 * 1024 * 1024;
+
+/// Checks the quotes of the report's findings against the files of the reviewed
+/// repository (named by the run input) and fingerprints every finding.
+fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) {
+    match input.get("repository").and_then(serde_json::Value::as_str) {
+        Some(root) => anchor_in_repository(&mut report.findings, Path::new(root)),
+        None => anchor_findings(&mut report.findings, |_| None),
+    }
+}
+
+/// Checks `findings` against the files under `root` that the agents' tools may read
+/// (one walk of the repository, honouring `.gitignore`; files opened without
+/// following symlinks out), and fingerprints them. Files that cannot be read leave
+/// their findings unchecked.
+pub fn anchor_in_repository(findings: &mut [Finding], root: &Path) {
+    let sandbox = Sandbox::new(root, &[]).ok();
+    let visible = sandbox.as_ref().map(Sandbox::visible_files).unwrap_or_default();
+    anchor_findings(findings, |path| {
+        let sandbox = sandbox.as_ref().filter(|_| visible.contains(path))?;
+        read_text(sandbox, path)
+    });
+}
+
+/// A text file of the repository, or `None` (missing, too big, binary).
+fn read_text(sandbox: &Sandbox, path: &str) -> Option<String> {
+    let Opened::File(file) = sandbox.open_listed(path).ok()? else { return None };
+    let mut bytes = Vec::new();
+    file.take(MAX_ANCHOR_FILE + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_ANCHOR_FILE || bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 /// The review conclave: the one chosen, else the workspace's `light-code-review`,

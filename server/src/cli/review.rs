@@ -158,7 +158,11 @@ fn deliver(args: &ReviewArgs, report: &ReviewReport, status: RunStatus) -> u8 {
         ),
         None => print!("{text}"),
     }
-    let blockers = report.totals().get(&Severity::Blocker).copied().unwrap_or(0);
+    let blockers = report.gated_totals().get(&Severity::Blocker).copied().unwrap_or(0);
+    let unanchored = report.totals().get(&Severity::Blocker).copied().unwrap_or(0) - blockers;
+    if args.fail_on.contains(&Gate::Blocker) && unanchored > 0 {
+        eprintln!("gate: {unanchored} unanchored blocker(s) not counted: their quoted code is not in the file");
+    }
     let contradictions = report.contradictions().count();
     let mut code = exit::OK;
     if args.fail_on.contains(&Gate::Blocker) && blockers > 0 {

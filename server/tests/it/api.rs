@@ -173,7 +173,7 @@ async fn the_preview_shows_every_dialect_with_what_it_receives() {
         chat["request"]["response_format"]["json_schema"]["schema"]
     );
     assert_eq!(by("anthropic")["request"]["output_config"]["format"]["type"], "json_schema");
-    assert_eq!(by("anthropic")["meaning_losses"], 5, "the same as /api/lower for anthropic");
+    assert_eq!(by("anthropic")["meaning_losses"], 6, "the same as /api/lower for anthropic");
     assert!(by("ollama")["request"]["format"].is_object());
     let argv = by("claude-code")["request"]["argv"].clone();
     assert_eq!(argv[0], "--json-schema");
@@ -213,7 +213,7 @@ async fn validation_schemas_lowering_and_providers() {
         api.send("POST", "/api/lower", json!({"schema_ref": "review.findings.v1", "provider": "anthropic"})).await;
     assert_eq!(status, StatusCode::OK, "{lowered}");
     assert_eq!((lowered["target"].as_str(), lowered["native"].as_bool()), (Some("anthropic"), Some(true)));
-    assert_eq!(lowered["meaning_losses"], 5);
+    assert_eq!(lowered["meaning_losses"], 6);
     let (status, body, _) =
         api.send("POST", "/api/lower", json!({"schema": {"type": "object"}, "provider": "gemini"})).await;
     assert_eq!((status, body["error"]["path"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some("/provider")));

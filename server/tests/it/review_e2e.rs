@@ -217,7 +217,7 @@ fn sarif_validates_and_ranks(sarif_out: &Output) {
         results.iter().map(|r| (r["ruleId"].as_str().unwrap_or(""), r["level"].as_str().unwrap_or(""))).collect();
     assert_eq!(levels, vec![("security/blocker", "error"), ("correctness/minor", "note")]);
     assert_eq!(results[1]["properties"]["severity"], "minor");
-    assert!(results[0]["partialFingerprints"]["conclaveFinding/v1"].as_str().is_some_and(|f| f.len() == 16));
+    assert!(results[0]["partialFingerprints"]["conclaveFinding/v2"].as_str().is_some_and(|f| f.len() == 32));
 }
 
 #[tokio::test]
@@ -302,4 +302,79 @@ fn no_change_is_a_clear_message_and_a_non_repository_is_exit_2() {
         "{}",
         String::from_utf8_lossy(&bad_base.stderr)
     );
+}
+
+/// Routes where the specialists find nothing and the Writer reports `items`.
+fn writer_routes(items: Value) -> Vec<Route> {
+    let a = Vendor::Anthropic;
+    let nothing = || a.answer(&findings(json!([]), [0, 0, 0, 0]));
+    let mut routes: Vec<Route> = ["security", "correctness", "conventions"]
+        .iter()
+        .map(|lane| Route {
+            marker: format!("You are the {lane} reviewer"),
+            replies: vec![a.answer("I read the diff; nothing more to look up."), nothing()],
+        })
+        .collect();
+    let counts = ["blocker", "major", "minor", "nit"]
+        .map(|s| items.as_array().map_or(0, |list| list.iter().filter(|f| f["severity"] == s).count() as u64));
+    routes.push(Route { marker: "You are the Writer".into(), replies: vec![a.answer(&findings(items, counts))] });
+    routes
+}
+
+/// Reviews `repo` against `main` with the Writer reporting `items`; returns the exit
+/// code, standard error and the JSON report.
+async fn review_with(workdir: &Path, repo: &Path, items: Value, extra: &[&str]) -> (Option<i32>, String, Value) {
+    let server = FakeServer::start_routed(writer_routes(items)).await;
+    let report = workdir.join("review.json");
+    let mut args = vec![repo.display().to_string(), "--base".into(), "main".into(), "--format".into(), "json".into()];
+    args.extend(["--output-file".to_string(), report.display().to_string()]);
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let out = review(workdir, &server, args).await;
+    let json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_default()).unwrap_or(Value::Null);
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), json)
+}
+
+#[tokio::test]
+async fn quotes_are_checked_against_the_code_and_fingerprints_survive_line_drift() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let finding = |severity: &str, line: u64, evidence: &str| {
+        json!({"severity": severity, "file": "src/upload.rs", "line": line, "description": TRAVERSAL,
+               "raisedBy": "security", "stance": "concern", "evidence": evidence})
+    };
+    let items = json!([
+        finding("major", 8, "let target = root.join(name);"),
+        finding("minor", 6, "std::fs::write(target, data)"),
+        finding("blocker", 8, "let target = sanitize(name).unwrap();"),
+    ]);
+    let (code, stderr, report) = review_with(&workdir, &repo, items.clone(), &["--fail-on", "blocker"]).await;
+    assert_eq!(code, Some(0), "the only blocker quotes code that does not exist, so it gates nothing: {stderr}");
+    assert!(stderr.contains("gate: 1 unanchored blocker(s) not counted"), "{stderr}");
+    let found: Vec<(String, u64, Option<u64>)> = report["review"]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (f["anchor"].as_str().unwrap_or("").to_string(), f["line"].as_u64().unwrap_or(0), f["cited_line"].as_u64())
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [("anchored".to_string(), 8, None), ("relocated".to_string(), 9, Some(6)), ("unanchored".to_string(), 8, None)]
+    );
+    assert_eq!(report["review"]["gated_totals"]["blocker"], 0);
+    assert_eq!(report["review"]["totals"]["blocker"], 1, "every count is shown");
+    let before = report["review"]["findings"][0]["fingerprint"].clone();
+
+    // Five lines land above the code; the agent cites the new line and the same code.
+    let moved = VULNERABLE.replacen("use std::io;", "// One.\n// Two.\n// Three.\n// Four.\n// Five.\nuse std::io;", 1);
+    std::fs::write(repo.join("src/upload.rs"), moved).expect("write");
+    git(&repo, &["commit", "-q", "-am", "document uploads"]);
+    let (code, stderr, report) =
+        review_with(&workdir, &repo, json!([finding("major", 13, "let target = root.join(name);")]), &[]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["review"]["findings"][0]["anchor"], "anchored");
+    assert_eq!(report["review"]["findings"][0]["fingerprint"], before, "the fingerprint names the code, not the line");
 }

@@ -4,7 +4,7 @@
 use conclave_shared::Usage;
 use serde_json::{Map, Value, json};
 
-use super::ReviewReport;
+use super::{ReviewReport, anchor_counts};
 
 pub(super) fn render(report: &ReviewReport) -> String {
     let mut total = Usage::default();
@@ -34,6 +34,8 @@ pub(super) fn render(report: &ReviewReport) -> String {
         "review": {
             "findings": report.findings,
             "totals": totals,
+            "gated_totals": report.gated_totals().into_iter().map(|(s, n)| (s.as_str().to_string(), json!(n))).collect::<Map<String, Value>>(),
+            "anchors": anchor_counts(&report.findings).into_iter().map(|(s, n)| (s.to_string(), json!(n))).collect::<Map<String, Value>>(),
             "findings_checks": checks,
             "count_mismatches": mismatches,
             "omitted": report.omitted.iter().map(|(path, bytes)| json!({"path": path, "diff_bytes": bytes})).collect::<Vec<_>>(),

@@ -1,12 +1,12 @@
 //! The Markdown report: the verdict first, then where reviewers contradict each other,
-//! the Writer's miscounts, the findings by file, merged near-duplicates, agreements,
-//! lowering notes, and tokens and cost per agent.
+//! the Writer's miscounts, the findings by file (unanchored ones apart), merged
+//! near-duplicates, agreements, lowering notes, and tokens and cost per agent.
 
 use conclave_shared::{Finding, FindingGroup, Severity, Stance};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::ReviewReport;
+use super::{ReviewReport, anchor_counts, gates};
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
@@ -85,8 +85,9 @@ fn findings(out: &mut String, r: &ReviewReport) {
     if r.findings.is_empty() {
         let _ = writeln!(out, "No findings.");
     }
+    anchors(out, r);
     let mut by_file: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
-    for f in &r.findings {
+    for f in r.findings.iter().filter(|f| gates(f)) {
         by_file.entry(f.file.as_str()).or_default().push(f);
     }
     for (file, mut findings) in by_file {
@@ -100,16 +101,65 @@ fn findings(out: &mut String, r: &ReviewReport) {
                 (_, Some(s)) => s.as_str().to_string(),
                 (_, None) => "-".to_string(),
             };
+            let line = match f.cited_line {
+                Some(cited) => format!("{} (cited {cited})", f.line),
+                None => f.line.to_string(),
+            };
             let _ = writeln!(
                 out,
-                "| {} | {severity} | {} | {} |",
-                f.line,
+                "| {line} | {severity} | {} | {} |",
                 cell(f.raised_by.as_deref().unwrap_or(&f.agent)),
                 cell(&f.description)
             );
         }
         out.push('\n');
     }
+    unanchored(out, r);
+}
+
+/// How the findings' quotes were found in the code, when they were checked.
+fn anchors(out: &mut String, r: &ReviewReport) {
+    if r.findings.iter().all(|f| f.anchor.is_none()) {
+        return;
+    }
+    let counts: Vec<String> = anchor_counts(&r.findings)
+        .into_iter()
+        .filter(|(state, n)| *n > 0 && *state != "none")
+        .map(|(state, n)| format!("{n} {state}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "Quotes checked against the code: {}. Relocated findings show the line their quote is on.\n",
+        counts.join(", ")
+    );
+}
+
+/// Findings whose quote is nowhere in the file: listed apart, never gating.
+fn unanchored(out: &mut String, r: &ReviewReport) {
+    let list: Vec<&Finding> = r.findings.iter().filter(|f| !gates(f)).collect();
+    if list.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### Unanchored ({})\n", list.len());
+    let _ = writeln!(
+        out,
+        "Their quoted code is not in the file, so they may cite code that does not exist; they fail no gate.\n"
+    );
+    let _ = writeln!(out, "| File | Line | Severity | Raised by | Finding | Quote |");
+    let _ = writeln!(out, "|---|---:|---|---|---|---|");
+    for f in list {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            f.file,
+            f.line,
+            severity_of(f),
+            cell(f.raised_by.as_deref().unwrap_or(&f.agent)),
+            cell(&f.description),
+            cell(f.evidence.as_deref().unwrap_or(""))
+        );
+    }
+    out.push('\n');
 }
 
 /// Files of the change the agents did not see, because the diff was over the cap.

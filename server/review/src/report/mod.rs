@@ -10,7 +10,7 @@ mod rdjsonl;
 mod sarif;
 
 use conclave_shared::{
-    Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind, NodeOutput, RunEvent,
+    Anchor, Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind, NodeOutput, RunEvent,
     RunRecord, RunStatus, Severity, Stance, Usage,
 };
 use serde_json::Value;
@@ -130,6 +130,18 @@ impl ReviewReport {
     pub fn totals(&self) -> BTreeMap<Severity, u64> {
         let mut totals: BTreeMap<Severity, u64> = Severity::ALL.iter().map(|s| (*s, 0)).collect();
         for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern) {
+            if let Some(s) = f.severity {
+                *totals.entry(s).or_default() += 1;
+            }
+        }
+        totals
+    }
+
+    /// Findings per severity that gates count: concerns whose quote was not shown
+    /// to be invented (unanchored findings are listed apart and never gate).
+    pub fn gated_totals(&self) -> BTreeMap<Severity, u64> {
+        let mut totals: BTreeMap<Severity, u64> = Severity::ALL.iter().map(|s| (*s, 0)).collect();
+        for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern && gates(f)) {
             if let Some(s) = f.severity {
                 *totals.entry(s).or_default() += 1;
             }
@@ -286,14 +298,29 @@ fn usage_of(record: &RunRecord) -> Vec<AgentUsage> {
         .collect()
 }
 
-/// A stable identifier for a finding, unchanged when lines move: FNV-1a over the
-/// file, severity, lane and the start of the description.
+/// A finding's fingerprint: the one computed from its file's code when the report
+/// was built (see `anchor.rs`), else one from what the agent quoted or said.
 pub fn fingerprint(finding: &Finding) -> String {
-    let lane = finding.raised_by.as_deref().unwrap_or(&finding.agent);
-    let head: String = finding.description.split_whitespace().take(12).collect::<Vec<_>>().join(" ").to_lowercase();
-    let key = format!("{}\u{0}{}\u{0}{lane}\u{0}{head}", finding.file, finding.severity.map_or("", |s| s.as_str()));
-    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
-    format!("{hash:016x}")
+    finding.fingerprint.clone().unwrap_or_else(|| crate::anchor::fingerprint(finding, None))
+}
+
+/// How many findings have each anchor state, in a fixed order (`none` for findings
+/// not checked at all, such as those of a report built without the repository).
+pub fn anchor_counts(findings: &[Finding]) -> Vec<(&'static str, u64)> {
+    let states = ["anchored", "relocated", "unanchored", "unquoted", "unchecked", "none"];
+    states
+        .iter()
+        .map(|state| {
+            let n = findings.iter().filter(|f| f.anchor.map_or("none", Anchor::as_str) == *state).count() as u64;
+            (*state, n)
+        })
+        .collect()
+}
+
+/// Whether a finding may fail a gate or be posted: not when its quote is nowhere in
+/// the file.
+pub fn gates(finding: &Finding) -> bool {
+    finding.anchor != Some(Anchor::Unanchored)
 }
 
 /// The lane of a finding, for rule ids: its first `raisedBy` word, else the agent.

@@ -1,9 +1,10 @@
-//! reviewdog's rdjsonl: one diagnostic per line for each concern.
+//! reviewdog's rdjsonl: one diagnostic per line for each concern, its fingerprint and
+//! anchor state in `original_output`.
 
 use conclave_shared::{Severity, Stance};
 use serde_json::json;
 
-use super::{ReviewReport, lane};
+use super::{ReviewReport, fingerprint, lane};
 
 pub(super) fn render(report: &ReviewReport) -> String {
     let mut out = String::new();
@@ -18,7 +19,9 @@ pub(super) fn render(report: &ReviewReport) -> String {
             "location": {"path": f.file, "range": {"start": {"line": f.line}}},
             "severity": severity,
             "source": {"name": "conclave"},
-            "code": {"value": format!("{}/{}", lane(f), f.severity.map_or("unrated", |s| s.as_str()))}
+            "code": {"value": format!("{}/{}", lane(f), f.severity.map_or("unrated", |s| s.as_str()))},
+            // rdjsonl has no fingerprint field; reviewdog shows `original_output` as is.
+            "original_output": format!("fingerprint: {}; anchor: {}", fingerprint(f), f.anchor.map_or("none", |a| a.as_str()))
         });
         out.push_str(&line.to_string());
         out.push('\n');

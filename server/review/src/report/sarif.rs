@@ -1,6 +1,7 @@
 //! SARIF 2.1.0: one result per concern (approvals are not problems), blocker as
 //! `error`, major as `warning`, minor and nit as `note` with the original severity in
-//! `properties`, a rule per lane and severity, and line-independent fingerprints.
+//! `properties`, a rule per lane and severity, and line-independent fingerprints
+//! of the code a finding points at, with its anchor state in `properties`.
 
 use conclave_shared::{Severity, Stance};
 use serde_json::{Value, json};
@@ -51,11 +52,14 @@ pub(super) fn render(report: &ReviewReport) -> String {
                     "artifactLocation": {"uri": f.file, "uriBaseId": "SRCROOT"},
                     "region": {"startLine": f.line}
                 }}],
-                "partialFingerprints": {"conclaveFinding/v1": fingerprint(f)},
+                "partialFingerprints": {"conclaveFinding/v2": fingerprint(f)},
                 "properties": {
                     "severity": f.severity.map_or("unrated", |s| s.as_str()),
                     "raisedBy": f.raised_by.clone().unwrap_or_else(|| f.agent.clone()),
-                    "agent": f.agent
+                    "agent": f.agent,
+                    "anchor": f.anchor.map(|a| a.as_str()),
+                    "citedLine": f.cited_line,
+                    "evidence": f.evidence
                 }
             })
         })
