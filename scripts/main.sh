@@ -25,7 +25,9 @@ if git diff --quiet HEAD -- && [ -z "$(git ls-files --others --exclude-standard)
   range=(--base HEAD~1)
 fi
 status=0
-"$conclave" review . "${range[@]}" || status=$?
+# This is a local try-out, not a CI gate: keep the fallback to the local model even
+# where CI is set (in CI, `conclave review` refuses to fall back).
+CI= "$conclave" review . "${range[@]}" || status=$?
 
 echo
 echo "Open the editor: run \`$conclave serve\` and open the URL it prints (http://127.0.0.1:7700/#token=...)."

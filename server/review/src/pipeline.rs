@@ -296,23 +296,32 @@ fn switch_provider(
     Ok(())
 }
 
+/// The agents whose provider is not configured (no key), each with why, in conclave
+/// order.
+pub fn unconfigured_agents(conclave: &CheckedConclave, providers: &ProviderRegistry) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for id in agent_ids(conclave) {
+        let Some(agent) = conclave.conclave().node(&id).and_then(|n| n.agent.as_ref()) else { continue };
+        let Some(provider) = providers.get(&agent.provider) else { continue };
+        if let Err(ProviderError::Config { message, .. }) = provider.check_config() {
+            found.push((id, format!("{}: {}", agent.provider, message.split(';').next().unwrap_or(&message))));
+        }
+    }
+    found
+}
+
 /// Moves every agent whose provider is not configured (no key) onto the local model;
 /// returns the one line that says so, or `None` when nothing moved.
 pub fn fallback_to_local(conclave: &mut CheckedConclave, providers: &ProviderRegistry) -> Option<String> {
     let local_model = providers.default_model(FALLBACK_PROVIDER)?;
     let mut reasons: Vec<String> = Vec::new();
     let mut moved: Vec<String> = Vec::new();
-    for id in agent_ids(conclave) {
-        let Some(agent) = conclave.conclave().node(&id).and_then(|n| n.agent.as_ref()) else { continue };
-        let Some(provider) = providers.get(&agent.provider) else { continue };
-        if let Err(ProviderError::Config { message, .. }) = provider.check_config() {
-            let reason = format!("{}: {}", agent.provider, message.split(';').next().unwrap_or(&message));
-            if !reasons.contains(&reason) {
-                reasons.push(reason);
-            }
-            conclave.reassign(&id, FALLBACK_PROVIDER, &local_model);
-            moved.push(id);
+    for (id, reason) in unconfigured_agents(conclave, providers) {
+        if !reasons.contains(&reason) {
+            reasons.push(reason);
         }
+        conclave.reassign(&id, FALLBACK_PROVIDER, &local_model);
+        moved.push(id);
     }
     (!moved.is_empty()).then(|| {
         format!(

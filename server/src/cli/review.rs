@@ -68,6 +68,32 @@ pub enum Gate {
     Contradiction,
 }
 
+/// Whether this is a CI job: `CI` set to anything but empty, `0` or `false`, as CI
+/// systems (GitHub Actions, GitLab CI and others) set it.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
+/// In CI, a review whose agents lack their keys stops before it starts, saying which
+/// keys and why (exit 2), instead of failing on the first agent.
+fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace: &Workspace) -> Option<u8> {
+    if !in_ci() || args.no_fallback {
+        return None;
+    }
+    let missing = pipeline::unconfigured_agents(&review.conclave, &workspace.providers);
+    if missing.is_empty() {
+        return None;
+    }
+    let reasons: Vec<String> = missing.iter().map(|(id, why)| format!("{id} ({why})")).collect();
+    eprintln!(
+        "error: not reviewed: {}. CI is set, so Conclave does not fall back to the local model: a pull request from a \
+         fork has no secrets, and its review must not pass on a small local model. Give the job the key as a secret, \
+         or pass --provider local to review with the local model on purpose.",
+        reasons.join(", ")
+    );
+    Some(exit::CONFIG)
+}
+
 /// Runs the review; returns the exit code.
 pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
     let request = ReviewRequest {
@@ -76,7 +102,10 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
         conclave: args.conclave.clone().map_or(ConclaveChoice::Default, ConclaveChoice::PathOrId),
         provider: args.provider.clone(),
         model: args.model.clone(),
-        fallback: !args.no_fallback,
+        // In CI a missing key is a failure, never a review by the local model: a pull
+        // request from a fork has no secrets, and must not pass a gate on the tiny
+        // default model's empty review. `--provider local` still chooses it on purpose.
+        fallback: !args.no_fallback && !in_ci(),
         allow_paths: workspace.allow_paths.iter().chain(&args.allow_paths).cloned().collect(),
         max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
     };
@@ -84,6 +113,9 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
         Ok(review) => review,
         Err(e) => return explain_review_error(e),
     };
+    if let Some(code) = refuse_in_ci(&args, &review, &workspace) {
+        return code;
+    }
     warn(&review.conclave);
     for notice in &review.notices {
         eprintln!("{notice}");

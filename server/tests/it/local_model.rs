@@ -150,7 +150,8 @@ fn an_offline_review_falls_back_to_the_local_model_and_writes_its_report() {
         .current_dir(dir.path())
         .env("CONCLAVE_DB", dir.path().join("runs.db"))
         .env("CONCLAVE_CONFIG_DIR", dir.path().join("config"));
-    for key in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST"] {
+    // Outside CI: in CI a missing key is refused rather than falling back.
+    for key in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "CI"] {
         cmd.env_remove(key);
     }
     let out = cmd.output().expect("conclave runs");

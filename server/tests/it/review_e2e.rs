@@ -378,3 +378,28 @@ async fn quotes_are_checked_against_the_code_and_fingerprints_survive_line_drift
     assert_eq!(report["review"]["findings"][0]["anchor"], "anchored");
     assert_eq!(report["review"]["findings"][0]["fingerprint"], before, "the fingerprint names the code, not the line");
 }
+
+#[test]
+fn in_ci_a_missing_key_fails_the_review_instead_of_falling_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    // A pull request from a fork: CI is set and the secrets are not.
+    let out = Command::new(env!("CARGO_BIN_EXE_conclave"))
+        .args(["review", &repo.display().to_string(), "--base", "main", "--fail-on", "blocker"])
+        .current_dir(dir.path())
+        .env("CI", "true")
+        .env("CONCLAVE_DB", dir.path().join("runs.db"))
+        .env("CONCLAVE_CONFIG_DIR", dir.path().join("config"))
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("conclave runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: not reviewed: security (anthropic: ANTHROPIC_API_KEY is not set)")
+            && stderr.contains("CI is set, so Conclave does not fall back to the local model"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("local model (smollm2"), "nothing ran on the local model: {stderr}");
+}

@@ -122,7 +122,9 @@ impl Paths {
                 .env("CONCLAVE_DB", db)
                 .env("CONCLAVE_CONFIG_DIR", work.join("config"))
                 .env_remove("ANTHROPIC_API_KEY")
-                .env_remove("CONCLAVE_LOG");
+                .env_remove("CONCLAVE_LOG")
+                // Outside CI: in CI a missing key is refused rather than falling back.
+                .env_remove("CI");
             for (k, v) in env {
                 command.env(k, v);
             }
