@@ -31,7 +31,8 @@ pub struct ReviewArgs {
     /// Write the report here (only when the run succeeded) instead of standard output.
     #[arg(long)]
     pub output_file: Option<PathBuf>,
-    /// Exit 5 when the review has a blocker, or reviewers contradict each other.
+    /// Exit 5 when the review has a blocker, reviewers contradict each other, or they
+    /// disagree by one severity level at the same place.
     #[arg(long, value_enum)]
     pub fail_on: Vec<Gate>,
     /// Run every agent on this provider.
@@ -66,6 +67,8 @@ pub enum Gate {
     Blocker,
     /// Reviewers contradict each other somewhere.
     Contradiction,
+    /// Reviewers rate the same place one severity level apart somewhere.
+    Disagreement,
 }
 
 /// Whether this is a CI job: `CI` set to anything but empty, `0` or `false`, as CI
@@ -203,6 +206,11 @@ fn deliver(args: &ReviewArgs, report: &ReviewReport, status: RunStatus) -> u8 {
     }
     if args.fail_on.contains(&Gate::Contradiction) && contradictions > 0 {
         eprintln!("gate: {contradictions} contradiction(s) between reviewers (--fail-on contradiction)");
+        code = exit::GATE;
+    }
+    let disagreements = report.disagreements().count();
+    if args.fail_on.contains(&Gate::Disagreement) && disagreements > 0 {
+        eprintln!("gate: {disagreements} disagreement(s) between reviewers (--fail-on disagreement)");
         code = exit::GATE;
     }
     code

@@ -403,3 +403,43 @@ fn in_ci_a_missing_key_fails_the_review_instead_of_falling_back() {
     );
     assert!(!stderr.contains("local model (smollm2"), "nothing ran on the local model: {stderr}");
 }
+
+#[tokio::test]
+async fn a_one_level_disagreement_gates_with_fail_on_disagreement() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let a = Vendor::Anthropic;
+    let rated = |lane: &str, severity: &str| {
+        let item = json!([{"severity": severity, "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": lane}]);
+        let counts = if severity == "major" { [0, 1, 0, 0] } else { [0, 0, 1, 0] };
+        vec![a.answer("I read the diff; nothing more to look up."), a.answer(&findings(item, counts))]
+    };
+    let nothing = findings(json!([]), [0, 0, 0, 0]);
+    let routes = vec![
+        Route { marker: "You are the security reviewer".into(), replies: rated("security", "major") },
+        Route { marker: "You are the correctness reviewer".into(), replies: rated("correctness", "minor") },
+        Route {
+            marker: "You are the conventions reviewer".into(),
+            replies: vec![a.answer("Nothing to look up."), a.answer(&nothing)],
+        },
+        Route { marker: "You are the Writer".into(), replies: vec![a.answer(&nothing)] },
+    ];
+    let args = |gate: &str| {
+        [repo.display().to_string(), "--base".into(), "main".into(), "--fail-on".into(), gate.into()].to_vec()
+    };
+    let server = FakeServer::start_routed(routes.clone()).await;
+    let out = review(&workdir, &server, args("contradiction")).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "one level apart is no contradiction: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = FakeServer::start_routed(routes).await;
+    let out = review(&workdir, &server, args("disagreement")).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("gate: 1 disagreement(s) between reviewers (--fail-on disagreement)"), "{stderr}");
+}

@@ -149,6 +149,11 @@ impl ReviewReport {
         totals
     }
 
+    /// Every disagreement (severities one level apart at one place) across checks.
+    pub fn disagreements(&self) -> impl Iterator<Item = &conclave_shared::FindingGroup> {
+        self.checks.iter().flat_map(|(_, c)| &c.disagreements)
+    }
+
     /// Every contradiction across checks.
     pub fn contradictions(&self) -> impl Iterator<Item = &conclave_shared::FindingGroup> {
         self.checks.iter().flat_map(|(_, c)| &c.contradictions)
