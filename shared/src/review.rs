@@ -92,6 +92,16 @@ impl Anchor {
     }
 }
 
+/// Why a finding was dismissed, from the repository's `.conclave/dismissed.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Dismissal {
+    /// Why the finding does not apply.
+    pub reason: String,
+    /// Who dismissed it.
+    pub author: String,
+}
+
 /// One finding as an agent reported it, with the path normalized.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -127,6 +137,10 @@ pub struct Finding {
     /// stays the same when lines above it are added or removed (computed by Conclave).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// The dismissal of this finding's fingerprint, when the repository has one: it
+    /// is then reported as suppressed and fails no gate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dismissed: Option<Dismissal>,
 }
 
 impl Finding {

@@ -14,6 +14,7 @@
 pub mod anchor;
 pub mod compare;
 pub mod diff;
+pub mod dismissals;
 pub mod findings;
 pub mod pipeline;
 pub mod policy;

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use crate::anchor::anchor_findings;
 use crate::diff::{Change, ChangeError, collect_change};
+use crate::dismissals::{DismissalError, Dismissals};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report};
 use crate::tools::sandbox::Opened;
@@ -113,6 +114,9 @@ pub enum ReviewError {
         /// The known names, comma-separated.
         known: String,
     },
+    /// The repository's `.conclave/dismissed.json` is malformed or unreadable.
+    #[error(transparent)]
+    Dismissals(#[from] DismissalError),
     /// The repository's tools could not be set up.
     #[error("cannot open the repository {root}: {message}")]
     Repository {
@@ -170,6 +174,8 @@ pub fn prepare_change(
     {
         notices.push(line);
     }
+    // A malformed dismissals file stops the review before any agent runs.
+    Dismissals::load(&change.root)?;
     let tools = RepoTools::new(&change.root, &request.allow_paths)
         .map_err(|e| ReviewError::Repository { root: change.root.display().to_string(), message: e.to_string() })?;
     let policy = if conclave.conclave().settings.diff_tightening == Some(false) {
@@ -218,7 +224,7 @@ pub async fn finish(store: &dyn RunStore, run_id: &str) -> Result<ReviewReport, 
     let record = store.get_run(run_id).await?.ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
     let events = store.events(run_id, 0).await?;
     let mut report = build_report(&record, &events);
-    anchor_report(&mut report, &record.input);
+    anchor_report(&mut report, &record.input)?;
     for format in ReportFormat::ALL {
         store.put_report(run_id, format.as_str(), &report.render(format)).await?;
     }
@@ -229,12 +235,16 @@ pub async fn finish(store: &dyn RunStore, run_id: &str) -> Result<ReviewReport, 
 const MAX_ANCHOR_FILE: u64 = 8 * 1024 * 1024;
 
 /// Checks the quotes of the report's findings against the files of the reviewed
-/// repository (named by the run input) and fingerprints every finding.
-fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) {
+/// repository (named by the run input) and fingerprints every finding, then marks the findings the repository dismissed.
+fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result<(), DismissalError> {
     match input.get("repository").and_then(serde_json::Value::as_str) {
-        Some(root) => anchor_in_repository(&mut report.findings, Path::new(root)),
+        Some(root) => {
+            anchor_in_repository(&mut report.findings, Path::new(root));
+            Dismissals::load(Path::new(root))?.apply(&mut report.findings);
+        }
         None => anchor_findings(&mut report.findings, |_| None),
     }
+    Ok(())
 }
 
 /// Checks `findings` against the files under `root` that the agents' tools may read

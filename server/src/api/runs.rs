@@ -206,7 +206,9 @@ fn review_error(conclave_id: &str, repository: &str, error: ReviewError) -> ApiE
         ReviewError::Conclave(e) => load_error(conclave_id, e),
         e @ ReviewError::NothingToReview { .. } => ApiError::bad_field("/review", e.to_string()),
         e @ ReviewError::Change(ChangeError::InvalidBase { .. }) => ApiError::bad_field("/review/base", e.to_string()),
-        e @ (ReviewError::Change(_) | ReviewError::Repository { .. }) => ApiError::bad_field(repository, e.to_string()),
+        e @ (ReviewError::Change(_) | ReviewError::Repository { .. } | ReviewError::Dismissals(_)) => {
+            ApiError::bad_field(repository, e.to_string())
+        }
         e @ ReviewError::UnknownProvider { .. } => ApiError::bad_field("/review/provider", e.to_string()),
         ReviewError::Start(e) => start_error(e),
         ReviewError::Store(e) => e.into(),

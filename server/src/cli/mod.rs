@@ -1,6 +1,7 @@
 //! The `conclave` command line: argument parsing, shared set-up (workspace, store,
 //! providers) and the exit codes of DESIGN.md.
 
+mod dismiss;
 mod progress;
 mod review;
 mod run;
@@ -52,6 +53,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Review a git change with specialist agents and a Writer: Conclave's main job.
     Review(review::ReviewArgs),
+    /// Record that a finding does not apply, in the repository's .conclave/dismissed.json.
+    Dismiss(dismiss::DismissArgs),
     /// Run a conclave with an input.
     Run(run::RunArgs),
     /// Serve the HTTP API and the editor.
@@ -85,6 +88,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
     match cli.command {
         Command::Validate(args) => validate::run(args, &workspace),
         Command::Schema(cmd) => schema::run(cmd, &workspace),
+        Command::Dismiss(args) => dismiss::run(args),
         Command::Providers => {
             for (name, status) in workspace.providers.status() {
                 match status {

@@ -168,7 +168,10 @@ fn explain_review_error(error: ReviewError) -> u8 {
             eprintln!("error: {e}");
             exit::OTHER
         }
-        e @ (ReviewError::Change(_) | ReviewError::UnknownProvider { .. } | ReviewError::Repository { .. }) => {
+        e @ (ReviewError::Change(_)
+        | ReviewError::UnknownProvider { .. }
+        | ReviewError::Repository { .. }
+        | ReviewError::Dismissals(_)) => {
             eprintln!("error: {e}");
             exit::CONFIG
         }
@@ -196,7 +199,9 @@ fn deliver(args: &ReviewArgs, report: &ReviewReport, status: RunStatus) -> u8 {
     let blockers = report.gated_totals().get(&Severity::Blocker).copied().unwrap_or(0);
     let unanchored = report.totals().get(&Severity::Blocker).copied().unwrap_or(0) - blockers;
     if args.fail_on.contains(&Gate::Blocker) && unanchored > 0 {
-        eprintln!("gate: {unanchored} unanchored blocker(s) not counted: their quoted code is not in the file");
+        eprintln!(
+            "gate: {unanchored} blocker(s) not counted: unanchored (their quoted code is not in the file) or dismissed"
+        );
     }
     let contradictions = report.contradictions().count();
     let mut code = exit::OK;

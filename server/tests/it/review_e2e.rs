@@ -204,14 +204,19 @@ fn what_the_agents_were_sent(server: &FakeServer) {
 }
 
 /// The SARIF report validates against the official schema and maps severities to levels.
-fn sarif_validates_and_ranks(sarif_out: &Output) {
-    let sarif: Value = serde_json::from_slice(&sarif_out.stdout).expect("SARIF is JSON");
+/// Asserts that `sarif` validates against the official SARIF 2.1.0 schema.
+fn assert_valid_sarif(sarif: &Value) {
     let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/sarif/sarif-schema-2.1.0.json");
     let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(schema_path).expect("schema fixture")).expect("json");
     let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&sarif).map(|e| format!("{}: {e}", e.instance_path())).collect();
+    let errors: Vec<String> = validator.iter_errors(sarif).map(|e| format!("{}: {e}", e.instance_path())).collect();
     assert!(errors.is_empty(), "SARIF does not validate: {errors:?}");
+}
+
+fn sarif_validates_and_ranks(sarif_out: &Output) {
+    let sarif: Value = serde_json::from_slice(&sarif_out.stdout).expect("SARIF is JSON");
+    assert_valid_sarif(&sarif);
     let results = sarif.pointer("/runs/0/results").and_then(Value::as_array).expect("results");
     let levels: Vec<(&str, &str)> =
         results.iter().map(|r| (r["ruleId"].as_str().unwrap_or(""), r["level"].as_str().unwrap_or(""))).collect();
@@ -351,7 +356,7 @@ async fn quotes_are_checked_against_the_code_and_fingerprints_survive_line_drift
     ]);
     let (code, stderr, report) = review_with(&workdir, &repo, items.clone(), &["--fail-on", "blocker"]).await;
     assert_eq!(code, Some(0), "the only blocker quotes code that does not exist, so it gates nothing: {stderr}");
-    assert!(stderr.contains("gate: 1 unanchored blocker(s) not counted"), "{stderr}");
+    assert!(stderr.contains("gate: 1 blocker(s) not counted: unanchored"), "{stderr}");
     let found: Vec<(String, u64, Option<u64>)> = report["review"]["findings"]
         .as_array()
         .expect("findings")
@@ -442,4 +447,57 @@ async fn a_one_level_disagreement_gates_with_fail_on_disagreement() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("gate: 1 disagreement(s) between reviewers (--fail-on disagreement)"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_dismissed_finding_is_suppressed_with_its_reason_and_gates_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let blocker = json!([{"severity": "blocker", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL,
+                          "raisedBy": "security", "evidence": "let target = root.join(name);"}]);
+    let (code, stderr, report) = review_with(&workdir, &repo, blocker.clone(), &["--fail-on", "blocker"]).await;
+    assert_eq!(code, Some(5), "an anchored blocker gates: {stderr}");
+    let fingerprint = report["review"]["findings"][0]["fingerprint"].as_str().expect("a fingerprint").to_string();
+
+    let dismiss = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_conclave"))
+            .arg("dismiss")
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .expect("runs")
+    };
+    let reason = "The names come from our own upload form, which allows [a-z0-9] only.";
+    let out = dismiss(&[&fingerprint, "--reason", reason, "--author", "Ann <ann@example.com>"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = dismiss(&["not-a-fingerprint", "--reason", "r", "--author", "a"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a finding fingerprint"));
+
+    let (code, stderr, report) = review_with(&workdir, &repo, blocker.clone(), &["--fail-on", "blocker"]).await;
+    assert_eq!(code, Some(0), "the dismissed blocker gates nothing: {stderr}");
+    assert_eq!(
+        report["review"]["findings"][0]["dismissed"],
+        json!({"reason": reason, "author": "Ann <ann@example.com>"})
+    );
+    let server = FakeServer::start_routed(writer_routes(blocker.clone())).await;
+    let args = [repo.display().to_string(), "--base".into(), "main".into(), "--format".into(), "sarif".into()];
+    let out = review(&workdir, &server, args.to_vec()).await;
+    let sarif: Value = serde_json::from_slice(&out.stdout).expect("SARIF is JSON");
+    assert_valid_sarif(&sarif);
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["suppressions"],
+        json!([{"kind": "external", "status": "accepted", "justification": reason,
+                "properties": {"author": "Ann <ann@example.com>", "file": ".conclave/dismissed.json"}}])
+    );
+
+    std::fs::write(repo.join(".conclave/dismissed.json"), "{\"version\": 1, \"dismissed\": [{}]}").expect("write");
+    let (code, stderr, _) = review_with(&workdir, &repo, blocker, &[]).await;
+    assert_eq!(code, Some(2), "a malformed file is never skipped: {stderr}");
+    assert!(
+        stderr.contains(".conclave/dismissed.json: not a dismissals file: missing field `fingerprint`"),
+        "{stderr}"
+    );
 }

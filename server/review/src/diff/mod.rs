@@ -153,15 +153,25 @@ fn git(root: &Path, args: &[&str]) -> Result<String, ChangeError> {
     git_bytes(root, args).map(|out| String::from_utf8_lossy(&out).into_owned())
 }
 
+/// The root of the git repository `repo` is in.
+pub fn repository_root(repo: &Path) -> Result<PathBuf, ChangeError> {
+    let root = git(repo, &["rev-parse", "--show-toplevel"])
+        .map_err(|_| ChangeError::NotARepository(repo.display().to_string()))?;
+    Ok(PathBuf::from(root.trim()))
+}
+
+/// `Name <email>` from the repository's git configuration, when both are set.
+pub fn git_author(root: &Path) -> Option<String> {
+    let name = git(root, &["config", "user.name"]).ok()?.trim().to_string();
+    let email = git(root, &["config", "user.email"]).ok()?.trim().to_string();
+    (!name.is_empty() && !email.is_empty()).then(|| format!("{name} <{email}>"))
+}
+
 /// Reads the change in `repo`: `base...HEAD` when `base` is given, otherwise the
 /// working tree against `HEAD`. `None` when there is nothing to review. Files are
 /// left out, largest first, until the numbered diff fits in `max_diff_bytes`.
 pub fn collect_change(repo: &Path, base: Option<&str>, max_diff_bytes: usize) -> Result<Option<Change>, ChangeError> {
-    let root = git(repo, &["rev-parse", "--show-toplevel"])
-        .map_err(|_| ChangeError::NotARepository(repo.display().to_string()))?
-        .trim()
-        .to_string();
-    let root = PathBuf::from(root);
+    let root = repository_root(repo)?;
     let diff_args = ["diff", "--patch-with-raw", "-z", "--no-color", "--no-ext-diff", "--find-renames", "-U3"];
     let range = match base {
         Some(base) => format!("{}...HEAD", verify_base(&root, base)?),

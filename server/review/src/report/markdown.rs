@@ -2,7 +2,7 @@
 //! the Writer's miscounts, the findings by file (unanchored ones apart), merged
 //! near-duplicates, agreements, lowering notes, and tokens and cost per agent.
 
-use conclave_shared::{Finding, FindingGroup, Severity, Stance};
+use conclave_shared::{Anchor, Finding, FindingGroup, Severity, Stance};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -136,9 +136,10 @@ fn anchors(out: &mut String, r: &ReviewReport) {
 
 /// Findings whose quote is nowhere in the file: listed apart, never gating.
 fn unanchored(out: &mut String, r: &ReviewReport) {
-    let list: Vec<&Finding> = r.findings.iter().filter(|f| !gates(f)).collect();
+    let list: Vec<&Finding> =
+        r.findings.iter().filter(|f| f.anchor == Some(Anchor::Unanchored) && f.dismissed.is_none()).collect();
     if list.is_empty() {
-        return;
+        return dismissed(out, r);
     }
     let _ = writeln!(out, "### Unanchored ({})\n", list.len());
     let _ = writeln!(
@@ -157,6 +158,33 @@ fn unanchored(out: &mut String, r: &ReviewReport) {
             cell(f.raised_by.as_deref().unwrap_or(&f.agent)),
             cell(&f.description),
             cell(f.evidence.as_deref().unwrap_or(""))
+        );
+    }
+    out.push('\n');
+    dismissed(out, r);
+}
+
+/// Findings the repository dismissed (`.conclave/dismissed.json`), with the reason.
+fn dismissed(out: &mut String, r: &ReviewReport) {
+    let list: Vec<&Finding> = r.findings.iter().filter(|f| f.dismissed.is_some()).collect();
+    if list.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### Dismissed ({})\n", list.len());
+    let _ = writeln!(out, "Suppressed by `.conclave/dismissed.json`; they fail no gate.\n");
+    let _ = writeln!(out, "| File | Line | Severity | Finding | Reason | By |");
+    let _ = writeln!(out, "|---|---:|---|---|---|---|");
+    for f in list {
+        let Some(d) = &f.dismissed else { continue };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} | {} |",
+            f.file,
+            f.line,
+            severity_of(f),
+            cell(&f.description),
+            cell(&d.reason),
+            cell(&d.author)
         );
     }
     out.push('\n');

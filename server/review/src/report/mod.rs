@@ -137,8 +137,8 @@ impl ReviewReport {
         totals
     }
 
-    /// Findings per severity that gates count: concerns whose quote was not shown
-    /// to be invented (unanchored findings are listed apart and never gate).
+    /// Findings per severity that gates count: concerns neither unanchored (their
+    /// quote is not in the file) nor dismissed; both are listed apart.
     pub fn gated_totals(&self) -> BTreeMap<Severity, u64> {
         let mut totals: BTreeMap<Severity, u64> = Severity::ALL.iter().map(|s| (*s, 0)).collect();
         for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern && gates(f)) {
@@ -323,9 +323,9 @@ pub fn anchor_counts(findings: &[Finding]) -> Vec<(&'static str, u64)> {
 }
 
 /// Whether a finding may fail a gate or be posted: not when its quote is nowhere in
-/// the file.
+/// the file, nor when the repository dismissed it.
 pub fn gates(finding: &Finding) -> bool {
-    finding.anchor != Some(Anchor::Unanchored)
+    finding.anchor != Some(Anchor::Unanchored) && finding.dismissed.is_none()
 }
 
 /// The lane of a finding, for rule ids: its first `raisedBy` word, else the agent.

@@ -3,11 +3,25 @@
 //! `properties`, a rule per lane and severity, and line-independent fingerprints
 //! of the code a finding points at, with its anchor state in `properties`.
 
-use conclave_shared::{Severity, Stance};
+use conclave_shared::{Finding, Severity, Stance};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 use super::{ReviewReport, fingerprint, lane};
+
+/// A dismissed finding's SARIF suppression: external (the repository's dismissals
+/// file), accepted, with the reason as justification.
+fn suppressions(f: &Finding) -> Value {
+    match &f.dismissed {
+        Some(d) => json!([{
+            "kind": "external",
+            "status": "accepted",
+            "justification": d.reason,
+            "properties": {"author": d.author, "file": crate::dismissals::FILE}
+        }]),
+        None => json!([]),
+    }
+}
 
 fn level(severity: Option<Severity>) -> &'static str {
     match severity {
@@ -53,6 +67,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
                     "region": {"startLine": f.line}
                 }}],
                 "partialFingerprints": {"conclaveFinding/v2": fingerprint(f)},
+                "suppressions": suppressions(f),
                 "properties": {
                     "severity": f.severity.map_or("unrated", |s| s.as_str()),
                     "raisedBy": f.raised_by.clone().unwrap_or_else(|| f.agent.clone()),

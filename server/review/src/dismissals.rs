@@ -1,0 +1,235 @@
+//! Dismissed findings: a reviewable file in the repository,
+//! `.conclave/dismissed.json`, with one entry per fingerprint, its reason and its
+//! author. Later reviews keep a dismissed finding out of gates and report it as
+//! suppressed, with the reason.
+//!
+//! The file is configuration: a malformed one is an error that names the file, the
+//! JSON path and what to do, and is never skipped. `conclave dismiss` writes it with
+//! the entries sorted by fingerprint, so each dismissal is one readable change.
+
+use conclave_shared::{Dismissal, Finding};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where the file lives, relative to the repository root.
+pub const FILE: &str = ".conclave/dismissed.json";
+
+/// The file's format version.
+const VERSION: u32 = 1;
+
+/// The dismissals of one repository, by fingerprint.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dismissals {
+    by_fingerprint: BTreeMap<String, Dismissal>,
+}
+
+/// Why the dismissals could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum DismissalError {
+    /// The file is not valid.
+    #[error(
+        "{path}: {message}; fix the file (one entry per fingerprint: {{\"fingerprint\", \"reason\", \"author\"}}) or remove it"
+    )]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where in the file.
+        message: String,
+    },
+    /// The file could not be read or written.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+    /// A fingerprint given to `conclave dismiss` is not one.
+    #[error("`{0}` is not a finding fingerprint: those are 32 lowercase hex digits, as in the JSON and SARIF reports")]
+    NotAFingerprint(String),
+    /// An empty reason.
+    #[error("a dismissal needs a reason: say why the finding does not apply (--reason)")]
+    NoReason,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DismissalsFile {
+    version: u32,
+    dismissed: Vec<Entry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    fingerprint: String,
+    reason: String,
+    author: String,
+}
+
+impl Dismissals {
+    /// The dismissals of the repository at `root`: none when it has no file.
+    pub fn load(root: &Path) -> Result<Dismissals, DismissalError> {
+        let path = root.join(FILE);
+        let io = |message: String| DismissalError::Io { path: path.clone(), message };
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Dismissals::default()),
+            Err(e) => return Err(io(e.to_string())),
+            Ok(meta) if !meta.is_file() => return Err(io("must be a regular file, not a link or a directory".into())),
+            Ok(_) => {}
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| io(e.to_string()))?;
+        Dismissals::parse(&text).map_err(|message| DismissalError::Malformed { path, message })
+    }
+
+    /// Parses the file's text; the error says what is wrong and at which JSON path.
+    pub fn parse(text: &str) -> Result<Dismissals, String> {
+        let file: DismissalsFile = serde_json::from_str(text).map_err(|e| format!("not a dismissals file: {e}"))?;
+        if file.version != VERSION {
+            return Err(format!("/version is {}, and this Conclave reads version {VERSION}", file.version));
+        }
+        let mut by_fingerprint = BTreeMap::new();
+        for (i, entry) in file.dismissed.into_iter().enumerate() {
+            if !is_fingerprint(&entry.fingerprint) {
+                return Err(format!(
+                    "/dismissed/{i}/fingerprint `{}` is not 32 lowercase hex digits",
+                    entry.fingerprint
+                ));
+            }
+            if entry.reason.trim().is_empty() {
+                return Err(format!("/dismissed/{i}/reason is empty: say why the finding does not apply"));
+            }
+            let dismissal = Dismissal { reason: entry.reason, author: entry.author };
+            if by_fingerprint.insert(entry.fingerprint.clone(), dismissal).is_some() {
+                return Err(format!("/dismissed/{i}/fingerprint `{}` is dismissed twice", entry.fingerprint));
+            }
+        }
+        Ok(Dismissals { by_fingerprint })
+    }
+
+    /// How many fingerprints are dismissed.
+    pub fn len(&self) -> usize {
+        self.by_fingerprint.len()
+    }
+
+    /// Whether nothing is dismissed.
+    pub fn is_empty(&self) -> bool {
+        self.by_fingerprint.is_empty()
+    }
+
+    /// Marks every fingerprinted finding that is dismissed.
+    pub fn apply(&self, findings: &mut [Finding]) {
+        for finding in findings {
+            let dismissal = finding.fingerprint.as_ref().and_then(|f| self.by_fingerprint.get(f));
+            finding.dismissed = dismissal.cloned();
+        }
+    }
+
+    /// The file's text for these dismissals.
+    fn render(&self) -> String {
+        let dismissed = self
+            .by_fingerprint
+            .iter()
+            .map(|(f, d)| Entry { fingerprint: f.clone(), reason: d.reason.clone(), author: d.author.clone() })
+            .collect();
+        let mut text =
+            serde_json::to_string_pretty(&DismissalsFile { version: VERSION, dismissed }).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// Records that `fingerprint` is dismissed for `reason` by `author` in the file of the
+/// repository at `root` (created when missing; an existing entry is replaced).
+/// Returns whether an entry was replaced.
+pub fn dismiss(root: &Path, fingerprint: &str, reason: &str, author: &str) -> Result<bool, DismissalError> {
+    if !is_fingerprint(fingerprint) {
+        return Err(DismissalError::NotAFingerprint(fingerprint.to_string()));
+    }
+    if reason.trim().is_empty() {
+        return Err(DismissalError::NoReason);
+    }
+    let mut dismissals = Dismissals::load(root)?;
+    let dismissal = Dismissal { reason: reason.trim().to_string(), author: author.to_string() };
+    let replaced = dismissals.by_fingerprint.insert(fingerprint.to_string(), dismissal).is_some();
+    let path = root.join(FILE);
+    let io = |e: std::io::Error| DismissalError::Io { path: path.clone(), message: e.to_string() };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    std::fs::write(&path, dismissals.render()).map_err(io)?;
+    Ok(replaced)
+}
+
+fn is_fingerprint(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FP: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn dismissing_writes_a_sorted_readable_file_and_replaces_an_entry() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let other = "ffffffffffffffffffffffffffffffff";
+        assert!(!dismiss(dir.path(), other, "generated code", "Ann <ann@example.com>").expect("dismiss"));
+        assert!(!dismiss(dir.path(), FP, "checked by hand", "Bo").expect("dismiss"));
+        assert!(dismiss(dir.path(), FP, " the caller validates the name ", "Bo").expect("dismiss"));
+        let text = std::fs::read_to_string(dir.path().join(FILE)).expect("written");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(
+            value,
+            serde_json::json!({"version": 1, "dismissed": [
+                {"fingerprint": FP, "reason": "the caller validates the name", "author": "Bo"},
+                {"fingerprint": other, "reason": "generated code", "author": "Ann <ann@example.com>"}
+            ]})
+        );
+        let mut findings = vec![
+            Finding { fingerprint: Some(FP.into()), ..Finding::default() },
+            Finding { fingerprint: Some("1".repeat(32)), ..Finding::default() },
+        ];
+        Dismissals::load(dir.path()).expect("load").apply(&mut findings);
+        assert_eq!(findings[0].dismissed.as_ref().map(|d| d.reason.as_str()), Some("the caller validates the name"));
+        assert_eq!(findings[1].dismissed, None);
+    }
+
+    #[test]
+    fn bad_input_is_refused_with_where_and_why() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(matches!(dismiss(dir.path(), "abc", "r", "a"), Err(DismissalError::NotAFingerprint(_))));
+        assert!(matches!(dismiss(dir.path(), FP, "  ", "a"), Err(DismissalError::NoReason)));
+        let cases = [
+            ("{", "not a dismissals file"),
+            (r#"{"version": 2, "dismissed": []}"#, "/version is 2"),
+            (
+                r#"{"version": 1, "dismissed": [{"fingerprint": "x", "reason": "r", "author": "a"}]}"#,
+                "/dismissed/0/fingerprint `x`",
+            ),
+            (
+                r#"{"version": 1, "dismissed": [{"fingerprint": "0123456789abcdef0123456789abcdef", "reason": "", "author": "a"}]}"#,
+                "/dismissed/0/reason is empty",
+            ),
+            (r#"{"version": 1, "dismissed": [], "extra": true}"#, "unknown field `extra`"),
+        ];
+        for (text, expected) in cases {
+            let error = Dismissals::parse(text).expect_err(text);
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+        let twice = format!(
+            r#"{{"version": 1, "dismissed": [{{"fingerprint": "{FP}", "reason": "r", "author": "a"}}, {{"fingerprint": "{FP}", "reason": "s", "author": "b"}}]}}"#
+        );
+        assert!(Dismissals::parse(&twice).expect_err("twice").contains("/dismissed/1/fingerprint"));
+        std::fs::create_dir_all(dir.path().join(".conclave")).expect("mkdir");
+        std::fs::write(dir.path().join(FILE), "{").expect("write");
+        let error = Dismissals::load(dir.path()).expect_err("malformed").to_string();
+        assert!(error.contains("dismissed.json: not a dismissals file") && error.contains("or remove it"), "{error}");
+        assert!(
+            matches!(dismiss(dir.path(), FP, "r", "a"), Err(DismissalError::Malformed { .. })),
+            "never overwritten"
+        );
+    }
+}
