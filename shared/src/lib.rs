@@ -28,5 +28,7 @@ pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
 pub use lowering::{LowerTarget, LoweringNote, NoteKind};
-pub use review::{Anchor, CountMismatch, Dismissal, Finding, FindingGroup, FindingsCheck, Severity, Stance};
+pub use review::{
+    Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingsCheck, Severity, Stance,
+};
 pub use run::{Effect, ErrorKind, NodeChange, NodeState, NodeSummary, RunRecord, RunStatus, RunSummary, effect_of};

@@ -92,6 +92,33 @@ impl Anchor {
     }
 }
 
+/// How a finding compares with the baseline review it was compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum BaselineState {
+    /// Not in the baseline.
+    New,
+    /// In the baseline, as it is now.
+    Unchanged,
+    /// In the baseline with another severity or stance.
+    Updated,
+    /// In the baseline and gone now: fixed (or no longer raised).
+    Absent,
+}
+
+impl BaselineState {
+    /// The wire name, also SARIF's `baselineState`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BaselineState::New => "new",
+            BaselineState::Unchanged => "unchanged",
+            BaselineState::Updated => "updated",
+            BaselineState::Absent => "absent",
+        }
+    }
+}
+
 /// Why a finding was dismissed, from the repository's `.conclave/dismissed.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -141,6 +168,9 @@ pub struct Finding {
     /// is then reported as suppressed and fails no gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dismissed: Option<Dismissal>,
+    /// How it compares with the baseline, when the review had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineState>,
 }
 
 impl Finding {

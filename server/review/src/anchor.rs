@@ -11,13 +11,17 @@
 //! cannot be read is *unchecked*.
 //!
 //! The fingerprint hashes the file, the lane (who raised it) and the normalized text
-//! of the finding's line and its two neighbours, never the line number: this is the
-//! idea of SARIF's `primaryLocationLineHash`. Identical code in two places of one
-//! file gets one fingerprint for both.
+//! of the finding's line, never the line number: this is the idea of SARIF's
+//! `primaryLocationLineHash`. When that text occurs more than once in the file, its
+//! two neighbours are hashed too, to tell the places apart; a unique line is hashed
+//! alone, so fixing the line next to it does not change it. Identical blocks of code
+//! share their fingerprints.
 
 use conclave_shared::{Anchor, Finding};
 use sha2::{Digest, Sha256};
+use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 /// How far from the cited line a quote may be and still be taken as the place meant.
 pub const NEAR: u64 = 5;
@@ -32,6 +36,8 @@ const MIN_QUOTE: usize = 4;
 pub struct SourceLines {
     buffer: String,
     ends: Vec<usize>,
+    /// How often each normalized line occurs, by hash; built on first use.
+    counts: OnceCell<HashMap<u64, u32>>,
 }
 
 impl SourceLines {
@@ -46,7 +52,7 @@ impl SourceLines {
             // across two of them (a quote line has no newline).
             buffer.push('\n');
         }
-        SourceLines { buffer, ends }
+        SourceLines { buffer, ends, counts: OnceCell::new() }
     }
 
     fn len(&self) -> usize {
@@ -81,12 +87,29 @@ impl SourceLines {
         starts
     }
 
-    /// The context a fingerprint hashes: the line (1-based) and its neighbours.
+    /// The context a fingerprint hashes: the line (1-based) alone when its text is
+    /// unique in the file, so that edits next to it (often the fix of a neighbouring
+    /// finding) leave it alone; with its neighbours when the same text occurs again.
     fn context(&self, line: u64) -> Option<String> {
         let at = usize::try_from(line).ok()?.checked_sub(1)?;
         let here = self.line(at)?;
+        if self.occurrences(here) == 1 {
+            return Some(here.to_string());
+        }
         let get = |i: Option<usize>| i.and_then(|i| self.line(i)).unwrap_or("");
         Some(format!("{}\n{here}\n{}", get(at.checked_sub(1)), get(at.checked_add(1))))
+    }
+
+    /// How many lines of the file read `text` (normalized).
+    fn occurrences(&self, text: &str) -> u32 {
+        let counts = self.counts.get_or_init(|| {
+            let mut counts = HashMap::new();
+            for i in 0..self.len() {
+                *counts.entry(hash_of(self.line(i).unwrap_or(""))).or_insert(0) += 1;
+            }
+            counts
+        });
+        counts.get(&hash_of(text)).copied().unwrap_or(0)
     }
 }
 
@@ -176,6 +199,12 @@ fn quote_lines(quote: &str) -> Vec<String> {
         .collect();
     let meaningful: usize = lines.iter().map(|l| l.chars().filter(|c| !c.is_whitespace()).count()).sum();
     if meaningful < MIN_QUOTE { Vec::new() } else { lines }
+}
+
+fn hash_of(text: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// Whitespace collapsed to single spaces, trimmed.
@@ -298,6 +327,17 @@ mod tests {
         assert_eq!(before.fingerprint, after.fingerprint, "only the line number changed");
         let elsewhere = anchored(4, Some("std::fs::write"), FILE);
         assert_ne!(before.fingerprint, elsewhere.fingerprint);
+        let next_fixed = FILE.replace("std::fs::write(&path, req.body())?;", "atomic_write(&path, req.body())?;");
+        assert_eq!(
+            anchored(3, Some("root.join(name)"), &next_fixed).fingerprint,
+            before.fingerprint,
+            "a neighbour changed"
+        );
+        let twice = format!("{FILE}{}", FILE.replace("req.param(\"name\")", "req.param(\"file\")"));
+        let (first, second) =
+            (anchored(3, Some("root.join(name)"), &twice), anchored(8, Some("root.join(name)"), &twice));
+        assert_eq!((first.anchor, second.anchor), (Some(Anchor::Anchored), Some(Anchor::Anchored)));
+        assert_ne!(first.fingerprint, second.fingerprint, "repeated code is told apart by its neighbours");
         let mut other_lane = finding(3, Some("root.join(name)"));
         other_lane.raised_by = Some("correctness".into());
         anchor_finding(&mut other_lane, Some(&SourceLines::new(FILE)));

@@ -12,6 +12,7 @@
 //! command-line flags: the API and the CLI call [`pipeline`].
 
 pub mod anchor;
+pub mod baseline;
 pub mod compare;
 pub mod diff;
 pub mod dismissals;

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::anchor::anchor_findings;
+use crate::baseline::Baseline;
 use crate::diff::{Change, ChangeError, collect_change};
 use crate::dismissals::{DismissalError, Dismissals};
 use crate::policy::ReviewPolicy;
@@ -221,10 +222,23 @@ pub async fn start_with(
 
 /// Builds the report of a finished review run and stores it in every format.
 pub async fn finish(store: &dyn RunStore, run_id: &str) -> Result<ReviewReport, ReviewError> {
+    finish_against(store, run_id, None).await
+}
+
+/// [`finish`], comparing the findings with `baseline` when given.
+pub async fn finish_against(
+    store: &dyn RunStore,
+    run_id: &str,
+    baseline: Option<&Baseline>,
+) -> Result<ReviewReport, ReviewError> {
     let record = store.get_run(run_id).await?.ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
     let events = store.events(run_id, 0).await?;
     let mut report = build_report(&record, &events);
     anchor_report(&mut report, &record.input)?;
+    if let Some(baseline) = baseline {
+        report.absent = baseline.compare(&mut report.findings);
+        report.baseline = Some(baseline.source.clone());
+    }
     for format in ReportFormat::ALL {
         store.put_report(run_id, format.as_str(), &report.render(format)).await?;
     }

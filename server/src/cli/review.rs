@@ -4,13 +4,15 @@
 use clap::{Args, ValueEnum};
 use conclave_core::RunStore;
 use conclave_engine::Engine;
+use conclave_review::baseline::Baseline;
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewReport};
 use conclave_shared::{RunStatus, Severity};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::run::{announce, exit_code, explain_load_error, follow, start_error_code, warn};
+use super::runs::resolve_id;
 use super::{exit, format_parser};
 use crate::workspace::{Workspace, engine_config};
 
@@ -47,6 +49,11 @@ pub struct ReviewArgs {
     /// Most nodes running at once (1 to 1024).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub max_concurrency: u16,
+    /// Compare with an earlier review: a stored run's id (a unique prefix is enough),
+    /// or a JSON or SARIF report file. Findings are marked new, unchanged or updated,
+    /// gone ones absent, and gates count new and updated findings only.
+    #[arg(long, value_name = "RUN_ID|FILE")]
+    pub baseline: Option<String>,
     /// Fail when an agent's provider has no key, instead of running it on the local model.
     #[arg(long)]
     pub no_fallback: bool,
@@ -99,6 +106,16 @@ fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace:
 
 /// Runs the review; returns the exit code.
 pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
+    let baseline = match &args.baseline {
+        Some(spec) => match load_baseline(spec, store.as_ref()).await {
+            Ok(baseline) => Some(baseline),
+            Err((code, message)) => {
+                eprintln!("error: {message}");
+                return code;
+            }
+        },
+        None => None,
+    };
     let request = ReviewRequest {
         repository: args.repo.clone().unwrap_or_else(|| PathBuf::from(".")),
         base: args.base.clone(),
@@ -135,7 +152,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
             Err(code) => return code,
         };
         announce(&outcome);
-        let report = match pipeline::finish(store.as_ref(), &outcome.run_id).await {
+        let report = match pipeline::finish_against(store.as_ref(), &outcome.run_id, baseline.as_ref()).await {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -150,6 +167,24 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
         tally.print_total();
     }
     worst
+}
+
+/// The baseline `spec` names: a report file when one exists at that path, else a
+/// stored run's JSON report.
+async fn load_baseline(spec: &str, store: &dyn RunStore) -> Result<Baseline, (u8, String)> {
+    let bad = |message: String| (exit::CONFIG, format!("--baseline: {message}"));
+    if Path::new(spec).is_file() {
+        let text = std::fs::read_to_string(spec).map_err(|e| bad(format!("cannot read {spec}: {e}")))?;
+        return Baseline::parse(spec, &text).map_err(bad);
+    }
+    let id = resolve_id(store, spec)
+        .await
+        .map_err(|(code, message)| (code, format!("--baseline `{spec}` is not a file, and {message}")))?;
+    match store.get_report(&id, "json").await {
+        Ok(Some(text)) => Baseline::parse(&format!("run {id}"), &text).map_err(bad),
+        Ok(None) => Err(bad(format!("run {id} has no review report: give a review run or a report file"))),
+        Err(e) => Err((exit::OTHER, format!("--baseline: {e}"))),
+    }
 }
 
 /// Prints why a review could not be prepared; the exit code (0 for an empty change).

@@ -501,3 +501,73 @@ async fn a_dismissed_finding_is_suppressed_with_its_reason_and_gates_nothing() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn against_a_baseline_moved_findings_are_unchanged_fixed_ones_absent_and_gates_see_new_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let at = |severity: &str, line: u64, evidence: &str| {
+        json!({"severity": severity, "file": "src/upload.rs", "line": line, "description": TRAVERSAL,
+               "raisedBy": "security", "evidence": evidence})
+    };
+    let first =
+        json!([at("blocker", 8, "let target = root.join(name);"), at("minor", 9, "std::fs::write(target, data)")]);
+    let (code, stderr, report) = review_with(&workdir, &repo, first.clone(), &["--fail-on", "blocker"]).await;
+    assert_eq!(code, Some(5), "{stderr}");
+    let run = report["run_id"].as_str().expect("run id").to_string();
+    let server = FakeServer::start_routed(writer_routes(first)).await;
+    let sarif_file = workdir.join("last.sarif");
+    let args = [repo.display().to_string(), "--base".into(), "main".into(), "--format".into(), "sarif".into()];
+    let out = review(
+        &workdir,
+        &server,
+        [args.to_vec(), vec!["--output-file".into(), sarif_file.display().to_string()]].concat(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // Five lines land above the code, and the write (line 9) is fixed.
+    let moved = VULNERABLE
+        .replacen("use std::io;", "// One.\n// Two.\n// Three.\n// Four.\n// Five.\nuse std::io;", 1)
+        .replace("std::fs::write(target, data)", "crate::atomic::write(&target, data)");
+    std::fs::write(repo.join("src/upload.rs"), moved).expect("write");
+    git(&repo, &["commit", "-q", "-am", "document uploads, write atomically"]);
+    let now = json!([at("blocker", 13, "let target = root.join(name);"), at("nit", 12, "pub fn save_upload(")]);
+    for baseline in [run.clone(), sarif_file.display().to_string()] {
+        let (code, stderr, report) =
+            review_with(&workdir, &repo, now.clone(), &["--fail-on", "blocker", "--baseline", &baseline]).await;
+        assert_eq!(code, Some(0), "the blocker is not new, so it does not gate: {stderr}");
+        let states: Vec<(u64, &str)> = report["review"]["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| (f["line"].as_u64().unwrap_or(0), f["baseline"].as_str().unwrap_or("")))
+            .collect();
+        assert_eq!(states, [(13, "unchanged"), (12, "new")], "against {baseline}");
+        let absent = &report["review"]["absent"];
+        assert_eq!((absent[0]["line"].as_u64(), absent[0]["baseline"].as_str()), (Some(9), Some("absent")), "{absent}");
+        assert_eq!(absent.as_array().map(Vec::len), Some(1));
+    }
+    let server = FakeServer::start_routed(writer_routes(now)).await;
+    let args = [repo.display().to_string(), "--base".into(), "main".into(), "--format".into(), "sarif".into()];
+    let out = review(&workdir, &server, [args.to_vec(), vec!["--baseline".into(), run]].concat()).await;
+    let sarif: Value = serde_json::from_slice(&out.stdout).expect("SARIF is JSON");
+    assert_valid_sarif(&sarif);
+    let states: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["baselineState"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(states, ["unchanged", "new", "absent"]);
+    let out = review(
+        &workdir,
+        &FakeServer::start_routed(writer_routes(json!([]))).await,
+        [args.to_vec(), vec!["--baseline".into(), "no-such".into()]].concat(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--baseline `no-such` is not a file, and no run `no-such`"));
+}

@@ -2,7 +2,7 @@
 //! the Writer's miscounts, the findings by file (unanchored ones apart), merged
 //! near-duplicates, agreements, lowering notes, and tokens and cost per agent.
 
-use conclave_shared::{Anchor, Finding, FindingGroup, Severity, Stance};
+use conclave_shared::{Anchor, BaselineState, Finding, FindingGroup, Severity, Stance};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -86,6 +86,7 @@ fn findings(out: &mut String, r: &ReviewReport) {
         let _ = writeln!(out, "No findings.");
     }
     anchors(out, r);
+    baseline(out, r);
     let mut by_file: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
     for f in r.findings.iter().filter(|f| gates(f)) {
         by_file.entry(f.file.as_str()).or_default().push(f);
@@ -96,11 +97,14 @@ fn findings(out: &mut String, r: &ReviewReport) {
         let _ = writeln!(out, "| Line | Severity | Raised by | Finding |");
         let _ = writeln!(out, "|---:|---|---|---|");
         for f in findings {
-            let severity = match (f.effective_stance(), f.severity) {
+            let mut severity = match (f.effective_stance(), f.severity) {
                 (Stance::Approval, _) => "approval".to_string(),
                 (_, Some(s)) => s.as_str().to_string(),
                 (_, None) => "-".to_string(),
             };
+            if let Some(state) = f.baseline {
+                severity = format!("{severity} ({})", state.as_str());
+            }
             let line = match f.cited_line {
                 Some(cited) => format!("{} (cited {cited})", f.line),
                 None => f.line.to_string(),
@@ -132,6 +136,30 @@ fn anchors(out: &mut String, r: &ReviewReport) {
         "Quotes checked against the code: {}. Relocated findings show the line their quote is on.\n",
         counts.join(", ")
     );
+}
+
+/// How the findings compare with the baseline, and what is gone since.
+fn baseline(out: &mut String, r: &ReviewReport) {
+    let Some(source) = &r.baseline else { return };
+    let count = |state: BaselineState| r.findings.iter().filter(|f| f.baseline == Some(state)).count();
+    let _ = writeln!(
+        out,
+        "Against the baseline `{source}`: {} new, {} updated, {} unchanged, {} fixed. Gates count new and updated findings only.\n",
+        count(BaselineState::New),
+        count(BaselineState::Updated),
+        count(BaselineState::Unchanged),
+        r.absent.len()
+    );
+    if r.absent.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### Fixed since the baseline ({})\n", r.absent.len());
+    let _ = writeln!(out, "| File | Line then | Severity | Finding |");
+    let _ = writeln!(out, "|---|---:|---|---|");
+    for f in &r.absent {
+        let _ = writeln!(out, "| `{}` | {} | {} | {} |", f.file, f.line, severity_of(f), cell(&f.description));
+    }
+    out.push('\n');
 }
 
 /// Findings whose quote is nowhere in the file: listed apart, never gating.

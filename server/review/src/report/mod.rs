@@ -10,8 +10,8 @@ mod rdjsonl;
 mod sarif;
 
 use conclave_shared::{
-    Anchor, Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind, NodeOutput, RunEvent,
-    RunRecord, RunStatus, Severity, Stance, Usage,
+    Anchor, BaselineState, Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind,
+    NodeOutput, RunEvent, RunRecord, RunStatus, Severity, Stance, Usage,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -123,6 +123,10 @@ pub struct ReviewReport {
     pub usage: Vec<AgentUsage>,
     /// Files of the change left out to keep the diff under the cap: path and size.
     pub omitted: Vec<(String, u64)>,
+    /// The baseline the findings were compared with (a run id or a file), if any.
+    pub baseline: Option<String>,
+    /// The baseline's findings that are gone now, marked absent.
+    pub absent: Vec<Finding>,
 }
 
 impl ReviewReport {
@@ -138,7 +142,8 @@ impl ReviewReport {
     }
 
     /// Findings per severity that gates count: concerns neither unanchored (their
-    /// quote is not in the file) nor dismissed; both are listed apart.
+    /// quote is not in the file) nor dismissed (both are listed apart), and with a
+    /// baseline only new or updated ones.
     pub fn gated_totals(&self) -> BTreeMap<Severity, u64> {
         let mut totals: BTreeMap<Severity, u64> = Severity::ALL.iter().map(|s| (*s, 0)).collect();
         for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern && gates(f)) {
@@ -190,6 +195,8 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         lowerings,
         usage: usage_of(record),
         omitted: omitted_of(record),
+        baseline: None,
+        absent: Vec::new(),
     }
 }
 
@@ -323,9 +330,12 @@ pub fn anchor_counts(findings: &[Finding]) -> Vec<(&'static str, u64)> {
 }
 
 /// Whether a finding may fail a gate or be posted: not when its quote is nowhere in
-/// the file, nor when the repository dismissed it.
+/// the file, nor when the repository dismissed it, nor when a baseline already had
+/// it as it is (gates look at new and updated findings).
 pub fn gates(finding: &Finding) -> bool {
-    finding.anchor != Some(Anchor::Unanchored) && finding.dismissed.is_none()
+    finding.anchor != Some(Anchor::Unanchored)
+        && finding.dismissed.is_none()
+        && !matches!(finding.baseline, Some(BaselineState::Unchanged | BaselineState::Absent))
 }
 
 /// The lane of a finding, for rule ids: its first `raisedBy` word, else the agent.

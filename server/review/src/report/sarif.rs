@@ -33,8 +33,10 @@ fn level(severity: Option<Severity>) -> &'static str {
 
 pub(super) fn render(report: &ReviewReport) -> String {
     let concerns: Vec<_> = report.findings.iter().filter(|f| f.effective_stance() == Stance::Concern).collect();
+    // Findings of the baseline that are gone are results too, marked absent.
+    let absent: Vec<&Finding> = report.absent.iter().filter(|f| f.effective_stance() == Stance::Concern).collect();
     let mut rules: BTreeMap<String, (String, Option<Severity>)> = BTreeMap::new();
-    for f in &concerns {
+    for f in concerns.iter().chain(&absent) {
         let id = format!("{}/{}", lane(f), f.severity.map_or("unrated", |s| s.as_str()));
         rules.entry(id).or_insert_with(|| (lane(f), f.severity));
     }
@@ -54,10 +56,11 @@ pub(super) fn render(report: &ReviewReport) -> String {
         .collect();
     let results: Vec<Value> = concerns
         .iter()
+        .chain(&absent)
         .map(|f| {
             let id = format!("{}/{}", lane(f), f.severity.map_or("unrated", |s| s.as_str()));
             let index = rule_ids.iter().position(|r| **r == id).unwrap_or(0);
-            json!({
+            let mut result = json!({
                 "ruleId": id,
                 "ruleIndex": index,
                 "level": level(f.severity),
@@ -76,7 +79,12 @@ pub(super) fn render(report: &ReviewReport) -> String {
                     "citedLine": f.cited_line,
                     "evidence": f.evidence
                 }
-            })
+            });
+            // Only a review compared with a baseline says how each result compares.
+            if let (Some(state), Some(object)) = (f.baseline, result.as_object_mut()) {
+                object.insert("baselineState".into(), json!(state.as_str()));
+            }
+            result
         })
         .collect();
     let doc = json!({
