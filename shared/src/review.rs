@@ -129,7 +129,10 @@ pub struct Dismissal {
     pub author: String,
 }
 
-/// One finding as an agent reported it, with the path normalized.
+/// One finding as an agent reported it, with the path normalized. What Conclave adds
+/// to it (quote checks, fingerprint, dismissal, baseline) is not read by the editor's
+/// wasm build, which shows none of it yet: skipping it there keeps the editor within
+/// its size budget.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Finding {
@@ -152,24 +155,30 @@ pub struct Finding {
     pub description: String,
     /// A short quote of the code the finding is about, as the agent wrote it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub evidence: Option<String>,
     /// Where the quote was found (computed by Conclave).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub anchor: Option<Anchor>,
     /// The line the agent cited, when the finding was relocated to its quote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub cited_line: Option<u64>,
     /// A fingerprint of the code the finding points at (its file, lane and the
     /// normalized text of its line and neighbours), not of its line number, so it
     /// stays the same when lines above it are added or removed (computed by Conclave).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub fingerprint: Option<String>,
     /// The dismissal of this finding's fingerprint, when the repository has one: it
     /// is then reported as suppressed and fails no gate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub dismissed: Option<Dismissal>,
     /// How it compares with the baseline, when the review had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub baseline: Option<BaselineState>,
 }
 

@@ -91,8 +91,15 @@ fn bar(id: &str) -> By {
     By::Css(format!("[data-testid='timeline-bar'][data-node-id='{id}']"))
 }
 
+/// The bar's box. The timeline is drawn again on every tick while the run runs, so a
+/// bar found a moment ago may be gone: it is looked up again then.
 async fn bar_rect(e: &Editor, id: &str) -> thirtyfour::ElementRect {
-    e.wait_for(bar(id)).await.rect().await.expect("the bar's box")
+    for _ in 0..20 {
+        if let Ok(rect) = e.wait_for(bar(id)).await.rect().await {
+            return rect;
+        }
+    }
+    panic!("the bar of {id} kept being replaced while its box was read")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
