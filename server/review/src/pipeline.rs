@@ -222,19 +222,23 @@ pub async fn start_with(
 
 /// Builds the report of a finished review run and stores it in every format.
 pub async fn finish(store: &dyn RunStore, run_id: &str) -> Result<ReviewReport, ReviewError> {
-    finish_against(store, run_id, None).await
+    finish_against(store, run_id, None, &[]).await
 }
 
-/// [`finish`], comparing the findings with `baseline` when given.
+/// [`finish`], comparing the findings with `baseline` when given; `fell_back` are
+/// the notices of agents moved to the local model for want of a key, which make the
+/// review degraded.
 pub async fn finish_against(
     store: &dyn RunStore,
     run_id: &str,
     baseline: Option<&Baseline>,
+    fell_back: &[String],
 ) -> Result<ReviewReport, ReviewError> {
     let record = store.get_run(run_id).await?.ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
     let events = store.events(run_id, 0).await?;
     let mut report = build_report(&record, &events);
     anchor_report(&mut report, &record.input)?;
+    report.degraded.extend(fell_back.iter().map(|n| n.trim_start_matches("note: ").to_string()));
     if let Some(baseline) = baseline {
         report.absent = baseline.compare(&mut report.findings);
         report.baseline = Some(baseline.source.clone());

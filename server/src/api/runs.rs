@@ -103,9 +103,11 @@ pub async fn start(
     let live = LiveRun { cancel: handle.cancel_token(), bus: handle.bus() };
     state.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(run_id.clone(), live);
     let (store, registry, id) = (state.store().clone(), state.live.clone(), run_id.clone());
+    let fell_back = notices.clone();
     tokio::spawn(async move {
         let outcome = handle.wait().await;
-        if review && let Err(e) = pipeline::finish(store.as_ref(), &outcome.run_id).await {
+        let finished = pipeline::finish_against(store.as_ref(), &outcome.run_id, None, &fell_back);
+        if review && let Err(e) = finished.await {
             tracing::error!(run_id = outcome.run_id, "could not store the review's reports: {e}");
         }
         registry.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);

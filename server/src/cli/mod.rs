@@ -32,6 +32,9 @@ pub mod exit {
     pub const CONTRACT: u8 = 4;
     /// A `--fail-on` gate tripped.
     pub const GATE: u8 = 5;
+    /// A `--fail-on` gate was asked for and the review is degraded (agents failed,
+    /// were skipped, or fell back to the local model) without `--allow-degraded`.
+    pub const DEGRADED: u8 = 6;
 }
 
 /// Conclave: a graph workflow engine for LLM agents.

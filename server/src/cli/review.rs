@@ -54,6 +54,10 @@ pub struct ReviewArgs {
     /// gone ones absent, and gates count new and updated findings only.
     #[arg(long, value_name = "RUN_ID|FILE")]
     pub baseline: Option<String>,
+    /// Let `--fail-on` gates pass a degraded review (agents failed, were skipped, or
+    /// ran on the local model for want of a key) on its findings alone.
+    #[arg(long)]
+    pub allow_degraded: bool,
     /// Fail when an agent's provider has no key, instead of running it on the local model.
     #[arg(long)]
     pub no_fallback: bool,
@@ -152,13 +156,14 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
             Err(code) => return code,
         };
         announce(&outcome);
-        let report = match pipeline::finish_against(store.as_ref(), &outcome.run_id, baseline.as_ref()).await {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::OTHER;
-            }
-        };
+        let report =
+            match pipeline::finish_against(store.as_ref(), &outcome.run_id, baseline.as_ref(), &review.notices).await {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::OTHER;
+                }
+            };
         tally.add(round, args.repeat, &report);
         let code = deliver(&args, &report, outcome.status).max(exit_code(&outcome));
         worst = worst.max(code);
@@ -247,6 +252,13 @@ fn deliver(args: &ReviewArgs, report: &ReviewReport, status: RunStatus) -> u8 {
     if args.fail_on.contains(&Gate::Contradiction) && contradictions > 0 {
         eprintln!("gate: {contradictions} contradiction(s) between reviewers (--fail-on contradiction)");
         code = exit::GATE;
+    }
+    if !args.fail_on.is_empty() && !report.degraded.is_empty() && !args.allow_degraded {
+        eprintln!(
+            "gate: the review is degraded ({}); pass --allow-degraded to gate on its findings alone",
+            report.degraded.join("; ")
+        );
+        code = code.max(exit::DEGRADED);
     }
     let disagreements = report.disagreements().count();
     if args.fail_on.contains(&Gate::Disagreement) && disagreements > 0 {

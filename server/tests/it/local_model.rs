@@ -130,7 +130,7 @@ async fn a_prompt_built_to_loop_inside_a_string_still_ends_with_valid_json() {
 }
 
 #[test]
-fn an_offline_review_falls_back_to_the_local_model_and_writes_its_report() {
+fn an_offline_review_falls_back_to_the_local_model_and_is_a_degraded_review() {
     let _serial = ONE_AT_A_TIME.blocking_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
@@ -146,7 +146,9 @@ fn an_offline_review_falls_back_to_the_local_model_and_writes_its_report() {
     .expect("write");
     let report = dir.path().join("review.md");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_conclave"));
-    cmd.args(["review", &repo.display().to_string(), "--output-file", &report.display().to_string()])
+    let args = ["review", &repo.display().to_string(), "--output-file", &report.display().to_string()];
+    cmd.args(args)
+        .args(["--fail-on", "blocker"])
         .current_dir(dir.path())
         .env("CONCLAVE_DB", dir.path().join("runs.db"))
         .env("CONCLAVE_CONFIG_DIR", dir.path().join("config"));
@@ -156,10 +158,21 @@ fn an_offline_review_falls_back_to_the_local_model_and_writes_its_report() {
     }
     let out = cmd.output().expect("conclave runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // A review by the local model in place of the configured provider is degraded:
+    // a gate fails on it, whatever it found, with a code of its own.
+    assert_eq!(out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains(
+            "gate: the review is degraded (a provider is not configured (anthropic: ANTHROPIC_API_KEY is not set)"
+        ) && stderr.contains("pass --allow-degraded"),
+        "{stderr}"
+    );
     assert!(stderr.contains("note: a provider is not configured (anthropic: ANTHROPIC_API_KEY is not set); running security, correctness, conventions, writer on the local model"), "{stderr}");
     let text = std::fs::read_to_string(&report).expect("the report was written");
-    assert!(text.starts_with("# Review: Light code review"), "{text}");
+    assert!(
+        text.starts_with("# Review: Light code review\n\n> **Degraded review:** a provider is not configured"),
+        "{text}"
+    );
     assert!(text.contains("| security | local | smollm2-135m |"), "usage per agent shows the local model: {text}");
     assert!(Path::new(&dir.path().join("runs.db")).exists());
 }

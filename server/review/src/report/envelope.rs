@@ -35,6 +35,8 @@ pub(super) fn render(report: &ReviewReport) -> String {
             "findings": report.findings,
             "totals": totals,
             "gated_totals": report.gated_totals().into_iter().map(|(s, n)| (s.as_str().to_string(), json!(n))).collect::<Map<String, Value>>(),
+            "degraded": !report.degraded.is_empty(),
+            "degraded_reasons": report.degraded,
             "baseline": report.baseline,
             "absent": report.absent,
             "anchors": anchor_counts(&report.findings).into_iter().map(|(s, n)| (s.to_string(), json!(n))).collect::<Map<String, Value>>(),

@@ -24,6 +24,13 @@ pub(super) fn render(r: &ReviewReport) -> String {
 /// The title and the totals, computed from the findings.
 fn verdict(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "# Review: {}\n", r.conclave.1);
+    if !r.degraded.is_empty() {
+        let _ = writeln!(
+            out,
+            "> **Degraded review:** {}. It is less than it claims to be; gates fail on it unless `--allow-degraded`.\n",
+            r.degraded.iter().map(|d| one_line(d)).collect::<Vec<_>>().join("; ")
+        );
+    }
     let totals = r.totals();
     let summary: Vec<String> = totals.iter().map(|(s, n)| format!("{n} {}", plural(*s, *n))).collect();
     let found: u64 = totals.values().sum();

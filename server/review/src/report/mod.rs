@@ -11,7 +11,7 @@ mod sarif;
 
 use conclave_shared::{
     Anchor, BaselineState, Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind,
-    NodeOutput, RunEvent, RunRecord, RunStatus, Severity, Stance, Usage,
+    NodeOutput, NodeState, RunEvent, RunRecord, RunStatus, Severity, Stance, Usage,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -127,6 +127,10 @@ pub struct ReviewReport {
     pub baseline: Option<String>,
     /// The baseline's findings that are gone now, marked absent.
     pub absent: Vec<Finding>,
+    /// Why the review is degraded (less than it claims to be), if it is: agents
+    /// that failed or were skipped, agents moved to the local model for want of a key.
+    /// Every gate fails on a degraded review unless allowed.
+    pub degraded: Vec<String>,
 }
 
 impl ReviewReport {
@@ -197,7 +201,25 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         omitted: omitted_of(record),
         baseline: None,
         absent: Vec::new(),
+        degraded: degraded_nodes(record),
     }
+}
+
+/// Agents that did not give their output: failed (a provider error, or output still
+/// invalid after its retries) or skipped.
+fn degraded_nodes(record: &RunRecord) -> Vec<String> {
+    record
+        .nodes
+        .iter()
+        .filter(|n| record.conclave.node(&n.node_id).is_some_and(|node| node.kind == NodeKind::Agent))
+        .filter_map(|n| match n.state {
+            NodeState::Failed => {
+                Some(format!("agent `{}` failed: {}", n.node_id, n.error.as_deref().unwrap_or("no reason given")))
+            }
+            NodeState::Skipped => Some(format!("agent `{}` was skipped: an agent before it failed", n.node_id)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The files the review input says were left out.

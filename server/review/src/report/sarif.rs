@@ -97,7 +97,12 @@ pub(super) fn render(report: &ReviewReport) -> String {
             }},
             "automationDetails": {"id": format!("conclave/{}/{}", report.conclave.0, report.run_id)},
             "results": results,
-            "properties": {"status": report.status.as_str(), "contradictions": report.contradictions().count()}
+            "properties": {
+                "status": report.status.as_str(),
+                "contradictions": report.contradictions().count(),
+                "degraded": !report.degraded.is_empty(),
+                "degradedReasons": report.degraded
+            }
         }]
     });
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
