@@ -550,6 +550,12 @@ async fn against_a_baseline_moved_findings_are_unchanged_fixed_ones_absent_and_g
         assert_eq!((absent[0]["line"].as_u64(), absent[0]["baseline"].as_str()), (Some(9), Some("absent")), "{absent}");
         assert_eq!(absent.as_array().map(Vec::len), Some(1));
     }
+    let server = FakeServer::start_routed(writer_routes(now.clone())).await;
+    let args = [repo.display().to_string(), "--base".into(), "main".into(), "--baseline".into(), run.clone()];
+    let markdown = String::from_utf8_lossy(&review(&workdir, &server, args.to_vec()).await.stdout).into_owned();
+    assert!(markdown.contains("1 new, 0 updated, 1 unchanged, 1 fixed"), "{markdown}");
+    assert!(markdown.contains("| 13 | blocker (unchanged) | security |"), "unchanged findings stay listed: {markdown}");
+    assert!(markdown.contains("### Fixed since the baseline (1)"), "{markdown}");
     let server = FakeServer::start_routed(writer_routes(now)).await;
     let args = [repo.display().to_string(), "--base".into(), "main".into(), "--format".into(), "sarif".into()];
     let out = review(&workdir, &server, [args.to_vec(), vec!["--baseline".into(), run]].concat()).await;

@@ -6,7 +6,7 @@ use conclave_shared::{Anchor, BaselineState, Finding, FindingGroup, Severity, St
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{ReviewReport, anchor_counts, gates};
+use super::{ReviewReport, anchor_counts, listed};
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
@@ -95,7 +95,7 @@ fn findings(out: &mut String, r: &ReviewReport) {
     anchors(out, r);
     baseline(out, r);
     let mut by_file: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
-    for f in r.findings.iter().filter(|f| gates(f)) {
+    for f in r.findings.iter().filter(|f| listed(f)) {
         by_file.entry(f.file.as_str()).or_default().push(f);
     }
     for (file, mut findings) in by_file {

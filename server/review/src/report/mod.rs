@@ -355,9 +355,13 @@ pub fn anchor_counts(findings: &[Finding]) -> Vec<(&'static str, u64)> {
 /// the file, nor when the repository dismissed it, nor when a baseline already had
 /// it as it is (gates look at new and updated findings).
 pub fn gates(finding: &Finding) -> bool {
-    finding.anchor != Some(Anchor::Unanchored)
-        && finding.dismissed.is_none()
-        && !matches!(finding.baseline, Some(BaselineState::Unchanged | BaselineState::Absent))
+    listed(finding) && !matches!(finding.baseline, Some(BaselineState::Unchanged | BaselineState::Absent))
+}
+
+/// Whether a finding belongs in a report's main list: not when its quote is nowhere
+/// in the file, nor when the repository dismissed it (both are listed apart).
+pub fn listed(finding: &Finding) -> bool {
+    finding.anchor != Some(Anchor::Unanchored) && finding.dismissed.is_none()
 }
 
 /// The lane of a finding, for rule ids: its first `raisedBy` word, else the agent.
