@@ -180,6 +180,11 @@ pub struct Finding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub baseline: Option<BaselineState>,
+    /// How many distinct reviewers raised it or a near-duplicate of it (computed by
+    /// Conclave from the reviewers' own outputs): agreement as confidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub support: Option<u32>,
 }
 
 impl Finding {

@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod report;
 pub mod similarity;
+pub mod support;
 pub mod tools;
 
 pub use compare::compare_findings;

@@ -24,6 +24,7 @@ use crate::diff::{Change, ChangeError, collect_change};
 use crate::dismissals::{DismissalError, Dismissals};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report};
+use crate::support::count_support;
 use crate::tools::sandbox::Opened;
 use crate::tools::{RepoTools, Sandbox};
 
@@ -258,10 +259,15 @@ fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result
     match input.get("repository").and_then(serde_json::Value::as_str) {
         Some(root) => {
             anchor_in_repository(&mut report.findings, Path::new(root));
+            anchor_in_repository(&mut report.raised, Path::new(root));
             Dismissals::load(Path::new(root))?.apply(&mut report.findings);
         }
-        None => anchor_findings(&mut report.findings, |_| None),
+        None => {
+            anchor_findings(&mut report.findings, |_| None);
+            anchor_findings(&mut report.raised, |_| None);
+        }
     }
+    count_support(&mut report.findings, &report.raised);
     Ok(())
 }
 

@@ -54,6 +54,10 @@ pub struct ReviewArgs {
     /// gone ones absent, and gates count new and updated findings only.
     #[arg(long, value_name = "RUN_ID|FILE")]
     pub baseline: Option<String>,
+    /// Count in gates only findings that at least N distinct reviewers raised (or a
+    /// near-duplicate of them); the report still lists every finding with its support.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub min_support: u32,
     /// Let `--fail-on` gates pass a degraded review (agents failed, were skipped, or
     /// ran on the local model for want of a key) on its findings alone.
     #[arg(long)]
@@ -156,7 +160,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
             Err(code) => return code,
         };
         announce(&outcome);
-        let report =
+        let mut report =
             match pipeline::finish_against(store.as_ref(), &outcome.run_id, baseline.as_ref(), &review.notices).await {
                 Ok(r) => r,
                 Err(e) => {
@@ -165,7 +169,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
                 }
             };
         tally.add(round, args.repeat, &report);
-        let code = deliver(&args, &report, outcome.status).max(exit_code(&outcome));
+        let code = deliver(&args, &mut report, outcome.status).max(exit_code(&outcome));
         worst = worst.max(code);
     }
     if args.repeat > 1 {
@@ -219,7 +223,8 @@ fn explain_review_error(error: ReviewError) -> u8 {
 }
 
 /// Writes or prints the report, then applies the gates.
-fn deliver(args: &ReviewArgs, report: &ReviewReport, status: RunStatus) -> u8 {
+fn deliver(args: &ReviewArgs, report: &mut ReviewReport, status: RunStatus) -> u8 {
+    report.min_support = args.min_support;
     let text = report.render(args.format);
     match &args.output_file {
         Some(path) if status == RunStatus::Succeeded => {
@@ -240,7 +245,8 @@ fn deliver(args: &ReviewArgs, report: &ReviewReport, status: RunStatus) -> u8 {
     let unanchored = report.totals().get(&Severity::Blocker).copied().unwrap_or(0) - blockers;
     if args.fail_on.contains(&Gate::Blocker) && unanchored > 0 {
         eprintln!(
-            "gate: {unanchored} blocker(s) not counted: unanchored (their quoted code is not in the file) or dismissed"
+            "gate: {unanchored} blocker(s) not counted: unanchored (their quoted code is not in the file), dismissed, \
+             unchanged since the baseline, or below --min-support"
         );
     }
     let contradictions = report.contradictions().count();

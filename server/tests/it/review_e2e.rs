@@ -577,3 +577,59 @@ async fn against_a_baseline_moved_findings_are_unchanged_fixed_ones_absent_and_g
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--baseline `no-such` is not a file, and no run `no-such`"));
 }
+
+#[tokio::test]
+async fn support_counts_the_reviewers_behind_a_finding_and_min_support_gates_on_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let a = Vendor::Anthropic;
+    let atomic = "The write is not atomic; a crash leaves a partial file.";
+    let item = |lane: &str, severity: &str, line: u64, description: &str| json!({"severity": severity, "file": "src/upload.rs", "line": line, "description": description, "raisedBy": lane});
+    let answer = |items: Value, counts: [u64; 4]| {
+        vec![a.answer("I read the diff; nothing more to look up."), a.answer(&findings(items, counts))]
+    };
+    let routes = || {
+        vec![
+            Route {
+                marker: "You are the security reviewer".into(),
+                replies: answer(json!([item("security", "major", 8, TRAVERSAL)]), [0, 1, 0, 0]),
+            },
+            Route {
+                marker: "You are the correctness reviewer".into(),
+                replies: answer(
+                    json!([item("correctness", "major", 8, TRAVERSAL), item("correctness", "blocker", 9, atomic)]),
+                    [1, 1, 0, 0],
+                ),
+            },
+            Route { marker: "You are the conventions reviewer".into(), replies: answer(json!([]), [0, 0, 0, 0]) },
+            Route {
+                marker: "You are the Writer".into(),
+                replies: vec![a.answer(&findings(
+                    json!([item("security", "major", 8, TRAVERSAL), item("correctness", "blocker", 9, atomic)]),
+                    [1, 1, 0, 0],
+                ))],
+            },
+        ]
+    };
+    let report = workdir.join("review.json");
+    let args = |extra: &[&str]| {
+        let mut args =
+            vec![repo.display().to_string(), "--base".into(), "main".into(), "--format".into(), "json".into()];
+        args.extend(["--output-file".to_string(), report.display().to_string(), "--fail-on".into(), "blocker".into()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    let out = review(&workdir, &FakeServer::start_routed(routes()).await, args(&[])).await;
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let support: Vec<Option<u64>> =
+        json["review"]["findings"].as_array().expect("findings").iter().map(|f| f["support"].as_u64()).collect();
+    assert_eq!(support, [Some(2), Some(1)], "two reviewers raised the traversal, one the partial write");
+
+    let out = review(&workdir, &FakeServer::start_routed(routes()).await, args(&["--min-support", "2"])).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "the blocker only one reviewer raised does not gate: {stderr}");
+    assert!(stderr.contains("gate: 1 blocker(s) not counted"), "{stderr}");
+}

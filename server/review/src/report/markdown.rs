@@ -116,12 +116,11 @@ fn findings(out: &mut String, r: &ReviewReport) {
                 Some(cited) => format!("{} (cited {cited})", f.line),
                 None => f.line.to_string(),
             };
-            let _ = writeln!(
-                out,
-                "| {line} | {severity} | {} | {} |",
-                cell(f.raised_by.as_deref().unwrap_or(&f.agent)),
-                cell(&f.description)
-            );
+            let mut raised_by = cell(f.raised_by.as_deref().unwrap_or(&f.agent));
+            if let (Some(support), false) = (f.support, r.raised.is_empty()) {
+                raised_by = format!("{raised_by} · support {support}");
+            }
+            let _ = writeln!(out, "| {line} | {severity} | {raised_by} | {} |", cell(&f.description));
         }
         out.push('\n');
     }

@@ -131,6 +131,11 @@ pub struct ReviewReport {
     /// that failed or were skipped, agents moved to the local model for want of a key.
     /// Every gate fails on a degraded review unless allowed.
     pub degraded: Vec<String>,
+    /// The findings of the other agents (the reviewers feeding the result), which
+    /// give each result finding its support; not shown on their own.
+    pub raised: Vec<Finding>,
+    /// The support a finding needs to count in gates (`--min-support`; 0: any).
+    pub min_support: u32,
 }
 
 impl ReviewReport {
@@ -150,7 +155,8 @@ impl ReviewReport {
     /// baseline only new or updated ones.
     pub fn gated_totals(&self) -> BTreeMap<Severity, u64> {
         let mut totals: BTreeMap<Severity, u64> = Severity::ALL.iter().map(|s| (*s, 0)).collect();
-        for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern && gates(f)) {
+        let supported = |f: &Finding| f.support.is_none_or(|s| s >= self.min_support);
+        for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern && gates(f) && supported(f)) {
             if let Some(s) = f.severity {
                 *totals.entry(s).or_default() += 1;
             }
@@ -184,6 +190,9 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
     let conclave = &record.conclave;
     let result_nodes = result_nodes(conclave);
     let (findings, result, schema_ref) = result_of(record, events, &result_nodes);
+    let reviewers: Vec<String> =
+        record.nodes.iter().filter(|n| !result_nodes.contains(&n.node_id)).map(|n| n.node_id.clone()).collect();
+    let (raised, _, _) = result_of(record, events, &reviewers);
     let (checks, mismatches, lowerings) = engine_checks(conclave, events);
     ReviewReport {
         run_id: record.summary.id.clone(),
@@ -202,6 +211,8 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         baseline: None,
         absent: Vec::new(),
         degraded: degraded_nodes(record),
+        raised,
+        min_support: 0,
     }
 }
 

@@ -77,6 +77,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
                     "agent": f.agent,
                     "anchor": f.anchor.map(|a| a.as_str()),
                     "citedLine": f.cited_line,
+                    "support": f.support,
                     "evidence": f.evidence
                 }
             });
