@@ -113,5 +113,9 @@ fn running_from_the_writer_of_a_review_reviews_the_same_change_and_stores_report
     assert_eq!(runs_show(&second_id)["run"]["input"], runs_show(&first_id)["run"]["input"], "the same change");
     let report = ws.run(BIN, &["runs", "report", &second_id]).expect("report");
     assert_eq!(report.status.code(), Some(0), "{}", text(&report.stderr));
-    assert!(text(&report.stdout).contains("| 1 | minor | correctness · support 1 | b is undefined |"), "{}", text(&report.stdout));
+    assert!(
+        text(&report.stdout).contains("| 1 | minor | correctness · support 1 | b is undefined |"),
+        "{}",
+        text(&report.stdout)
+    );
 }
