@@ -14,12 +14,14 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use tower::ServiceExt;
 
-struct Api {
-    state: AppState,
-    _dir: tempfile::TempDir,
+/// The app around a temporary workspace with the fake provider; other API tests of
+/// this binary (runs from a node) use it too.
+pub(crate) struct Api {
+    pub(crate) state: AppState,
+    pub(crate) dir: tempfile::TempDir,
 }
 
-fn api_with(token: Option<&str>) -> Api {
+pub(crate) fn api_with(token: Option<&str>) -> Api {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let mut providers = conclave_providers::builtin();
@@ -32,11 +34,11 @@ fn api_with(token: Option<&str>) -> Api {
         repo_roots: vec![std::env::temp_dir().canonicalize().expect("temp dir")],
     };
     let state = AppState::new(workspace, engine, security, EditorSource::embedded());
-    Api { state, _dir: dir }
+    Api { state, dir }
 }
 
 impl Api {
-    async fn call(
+    pub(crate) async fn call(
         &self,
         method: &str,
         uri: &str,
@@ -62,11 +64,11 @@ impl Api {
         (status, serde_json::from_str(&text).unwrap_or(Value::Null), text)
     }
 
-    async fn get(&self, uri: &str) -> (StatusCode, Value, String) {
+    pub(crate) async fn get(&self, uri: &str) -> (StatusCode, Value, String) {
         self.call("GET", uri, None, &[]).await
     }
 
-    async fn send(&self, method: &str, uri: &str, body: Value) -> (StatusCode, Value, String) {
+    pub(crate) async fn send(&self, method: &str, uri: &str, body: Value) -> (StatusCode, Value, String) {
         self.call(method, uri, Some(body.to_string()), &[]).await
     }
 }
@@ -307,7 +309,7 @@ async fn a_running_run_can_be_cancelled() {
 #[tokio::test]
 async fn a_review_run_through_the_api_stores_its_reports() {
     let api = api_with(None);
-    let repo = api._dir.path().join("repo");
+    let repo = api.dir.path().join("repo");
     std::fs::create_dir_all(&repo).expect("mkdir");
     git(&repo, &["init", "-q"]);
     std::fs::write(repo.join("a.rs"), "fn a() {}\n").expect("write");

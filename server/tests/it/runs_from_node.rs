@@ -2,60 +2,19 @@
 //! a plain run and a review run from a node, and each refusal with its status, JSON
 //! path and message.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use conclave_core::testing::{FakeProvider, MemoryStore};
-use conclave_engine::{Engine, EngineConfig};
-use conclave_schema::SchemaCatalog;
-use conclave_server::Workspace;
-use conclave_server::api::{AppState, EditorSource, Security, app};
+use axum::http::StatusCode;
 use conclave_testkit::git;
 use serde_json::{Value, json};
-use std::sync::Arc;
-use tower::ServiceExt;
 
-struct Api {
-    state: AppState,
-    dir: tempfile::TempDir,
-}
+use super::api::{Api, api_with};
 
 fn api() -> Api {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
-    let mut providers = conclave_providers::builtin();
-    providers.register(Arc::new(FakeProvider::new("fake")));
-    let workspace = Workspace::new(dir.path().join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
-    let engine = Engine::new(workspace.providers.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
-    let security = Security {
-        token: None,
-        allowed_hosts: Vec::new(),
-        repo_roots: vec![std::env::temp_dir().canonicalize().expect("temp dir")],
-    };
-    Api { state: AppState::new(workspace, engine, security, EditorSource::Missing), dir }
+    api_with(None)
 }
 
 impl Api {
-    async fn call(&self, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value, String) {
-        let request = Request::builder()
-            .method(method)
-            .uri(uri)
-            .header("host", "127.0.0.1:7700")
-            .header("content-type", "application/json")
-            .body(body.map_or_else(Body::empty, |b| Body::from(b.to_string())))
-            .expect("request");
-        let response = app(self.state.clone()).oneshot(request).await.expect("response");
-        let status = response.status();
-        let bytes = axum::body::to_bytes(response.into_body(), 64 * 1024 * 1024).await.expect("body");
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null), text)
-    }
-
-    async fn get(&self, uri: &str) -> (StatusCode, Value, String) {
-        self.call("GET", uri, None).await
-    }
-
     async fn post(&self, uri: &str, body: Value) -> (StatusCode, Value, String) {
-        self.call("POST", uri, Some(body)).await
+        self.send("POST", uri, body).await
     }
 
     /// Starts a run that must be accepted and waits for its end (the event stream
@@ -174,7 +133,7 @@ async fn a_run_from_a_node_is_refused_with_where_and_why() {
 
     let mut changed = fan("fan");
     changed["nodes"][2]["agent"]["model"] = json!("text=another answer");
-    assert_eq!(api.call("PUT", "/api/conclaves/fan", Some(changed)).await.0, StatusCode::OK);
+    assert_eq!(api.send("PUT", "/api/conclaves/fan", changed).await.0, StatusCode::OK);
     assert_eq!(
         api.refused(json!({"conclave_id": "fan", "from_node": "c", "reuse_run": id})).await,
         (
@@ -189,7 +148,7 @@ async fn a_run_from_a_node_is_refused_with_where_and_why() {
     let mut failing = fan("fan");
     failing["nodes"][1]["agent"]["model"] = json!("fail=down");
     failing["settings"] = json!({"node_timeout_secs": 1});
-    assert_eq!(api.call("PUT", "/api/conclaves/fan", Some(failing.clone())).await.0, StatusCode::OK);
+    assert_eq!(api.send("PUT", "/api/conclaves/fan", failing.clone()).await.0, StatusCode::OK);
     let failed = api.run(json!({"conclave_id": "fan", "input": "x"})).await;
     assert_eq!(failed["status"], "failed");
     let failed_id = failed["id"].as_str().expect("id").to_string();
