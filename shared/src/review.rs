@@ -119,6 +119,30 @@ impl BaselineState {
     }
 }
 
+/// How many of an agent's samples raised a finding (`--samples K`): `raised` of
+/// `samples`, its stability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Stability {
+    /// Samples that raised it (or the same code, or a near-duplicate of it).
+    pub raised: u32,
+    /// Samples that answered.
+    pub samples: u32,
+}
+
+impl Stability {
+    /// `raised / samples`, between 0 and 1.
+    pub fn rate(self) -> f64 {
+        if self.samples == 0 { 0.0 } else { f64::from(self.raised) / f64::from(self.samples) }
+    }
+}
+
+impl std::fmt::Display for Stability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.raised, self.samples)
+    }
+}
+
 /// Why a finding was dismissed, from the repository's `.conclave/dismissed.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -185,6 +209,11 @@ pub struct Finding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub support: Option<u32>,
+    /// With `--samples K`: how many of its agent's samples raised it (computed by
+    /// Conclave when it merged the samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub stability: Option<Stability>,
 }
 
 impl Finding {

@@ -86,7 +86,17 @@ pub async fn run_agent(
     node_id: &str,
     input: AgentInput,
 ) -> Result<(NodeOutput, Usage), NodeError> {
-    let sink = BusSink::new(ctx.bus.clone(), node_id.to_string());
+    run_agent_with(plan, ctx, node_id, input, BusSink::new(ctx.bus.clone(), node_id.to_string())).await
+}
+
+/// [`run_agent`], streaming into `sink`.
+pub async fn run_agent_with(
+    plan: &AgentPlan,
+    ctx: &AgentContext,
+    node_id: &str,
+    input: AgentInput,
+    sink: BusSink,
+) -> Result<(NodeOutput, Usage), NodeError> {
     let input_value = input.to_value();
     let mut call = Caller { plan, ctx, sink: &sink, node_id, input: &input_value, usage: Usage::default() };
     let mut messages = vec![Message::User(input.render())];

@@ -67,18 +67,28 @@ impl EventBus {
 pub struct BusSink {
     bus: Arc<EventBus>,
     node_id: String,
+    quiet: bool,
 }
 
 impl BusSink {
     /// A sink for `node_id` on `bus`.
     pub fn new(bus: Arc<EventBus>, node_id: String) -> BusSink {
-        BusSink { bus, node_id }
+        BusSink { bus, node_id, quiet: false }
+    }
+
+    /// When `quiet`, text is not streamed (tool calls still are): for the second and
+    /// later samples of an agent, whose text would interleave with the first's.
+    pub fn quiet(self, quiet: bool) -> BusSink {
+        BusSink { quiet, ..self }
     }
 }
 
 #[async_trait]
 impl StreamSink for BusSink {
     async fn text(&self, text: &str) {
+        if self.quiet {
+            return;
+        }
         self.bus.emit(EventKind::TextDelta { node_id: self.node_id.clone(), text: text.to_string() }).await;
     }
 

@@ -20,6 +20,7 @@ pub mod limits;
 pub mod plan;
 pub mod policy;
 pub mod reuse;
+pub mod samples;
 pub mod scheduler;
 
 use conclave_catalog::CheckedConclave;
@@ -43,6 +44,7 @@ pub use limits::Limits;
 pub use plan::{AgentPlan, Plan, PlanNode, build_plan};
 pub use policy::{OutputPolicy, SiblingOutput};
 pub use reuse::Reuse;
+pub use samples::{MAX_SAMPLES, Samples};
 pub use scheduler::RunOutcome;
 
 /// Engine-wide settings.
@@ -85,6 +87,8 @@ pub struct RunOptions {
     pub workdir: Option<std::path::PathBuf>,
     /// Run from a node, reusing an earlier run's other outputs.
     pub reuse: Option<Reuse>,
+    /// Run these agents several times each and merge their answers.
+    pub samples: Option<Samples>,
 }
 
 /// Why a run could not start. Each variant is found before any provider is called.
@@ -176,6 +180,14 @@ pub enum StartError {
         /// What differs.
         what: &'static str,
     },
+    /// `samples` names an agent that cannot be sampled, or asks for too many.
+    #[error("cannot sample {target}: {reason}")]
+    Samples {
+        /// The node, or the sample count.
+        target: String,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// The run could not be recorded.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -193,7 +205,7 @@ impl StartError {
             | StartError::UnknownFromNode { node_id, .. }
             | StartError::ReuseNotSucceeded { node_id, .. }
             | StartError::ReuseChanged { node_id, .. } => Some(node_id),
-            StartError::ReuseOtherConclave { .. } | StartError::Store(_) => None,
+            StartError::ReuseOtherConclave { .. } | StartError::Samples { .. } | StartError::Store(_) => None,
         }
     }
 }

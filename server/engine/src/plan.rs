@@ -32,6 +32,8 @@ pub struct AgentPlan {
     pub tools: Vec<ToolSpec>,
     /// Per-node timeout.
     pub timeout: Option<Duration>,
+    /// How many times the agent runs (`RunOptions::samples`); 1 but for sampled agents.
+    pub samples: u32,
 }
 
 impl AgentPlan {
@@ -85,6 +87,9 @@ pub fn build_plan(
             Ok(PlanNode { id: node.id.clone(), kind: node.kind, agent })
         })
         .collect::<Result<Vec<_>, StartError>>()?;
+    if let Some(samples) = &options.samples {
+        samples.check(&nodes, options.policy.is_some())?;
+    }
     Ok(Plan { nodes, successors, predecessors })
 }
 
@@ -147,6 +152,7 @@ fn plan_agent(
         contract,
         native_schema,
         timeout,
+        samples: options.samples.as_ref().map_or(1, |s| s.count_for(&node.id)),
     })
 }
 

@@ -42,4 +42,11 @@ pub trait OutputPolicy: Send + Sync + fmt::Debug {
     fn check_output(&self, _output: &Value) -> Vec<CountMismatch> {
         Vec::new()
     }
+
+    /// Merges the validated answers of an agent's samples into its output;
+    /// `findings_field` holds their findings, `failed` says why the other samples
+    /// gave none. Called off the async threads: it may read files.
+    fn merge_samples(&self, answers: Vec<Value>, _findings_field: &str, _failed: &[String]) -> Value {
+        crate::samples::first_answer(answers)
+    }
 }

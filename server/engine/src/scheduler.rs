@@ -19,6 +19,7 @@ use crate::limits::RunLimits;
 use crate::plan::Plan;
 use crate::policy::SiblingOutput;
 use crate::reuse::{Reused, ReusedNode};
+use crate::samples::run_sampled;
 
 /// How a run ended.
 #[derive(Debug, Clone)]
@@ -172,6 +173,16 @@ impl Run {
                 let agents = self.agents.clone();
                 let limits = self.limits.clone();
                 let node_id = node.id.clone();
+                if agent.samples > 1 {
+                    let handle = self.tasks.spawn(async move {
+                        let started = Instant::now();
+                        let result = run_sampled(agent, agents, limits, node_id, input).await;
+                        (i, result, started.elapsed().as_millis() as u64)
+                    });
+                    self.task_nodes.insert(handle.id(), i);
+                    self.state[i] = NodeState::Running;
+                    return;
+                }
                 let message = input.render();
                 let handle = self.tasks.spawn(async move {
                     let _permits = limits.acquire(Some(&agent.config.provider)).await;
@@ -327,8 +338,12 @@ impl Run {
         if let Some(store_error) = self.bus.store_error()
             && status == RunStatus::Succeeded
         {
-            (status, failed_node, error_kind, error) =
-                (RunStatus::Failed, None, Some(ErrorKind::Store), Some(store_error));
+            (status, failed_node, error_kind, error) = (
+                RunStatus::Failed,
+                None,
+                Some(ErrorKind::Store),
+                Some(format!("the run store reported an error: {store_error}")),
+            );
         }
         self.bus.emit(EventKind::RunFinished { status, failed_node: failed_node.clone(), error: error.clone() }).await;
         let outputs: BTreeMap<String, NodeOutput> =

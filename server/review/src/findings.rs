@@ -2,7 +2,8 @@
 //! paths, and checking declared counts. Which outputs are findings-shaped is decided
 //! once, from the schema, by `conclave_schema::findings_field`.
 
-use conclave_shared::{CountMismatch, Finding, Severity, Stance};
+use conclave_shared::{CountMismatch, Finding, Severity, Stability, Stance};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Normalizes a path as reviewers write it: backslashes become slashes, `./`, the
@@ -20,28 +21,30 @@ pub fn normalize_path(path: &str) -> String {
 /// or a positive line are skipped (they cannot be placed).
 pub fn read_findings(agent: &str, output: &Value, field: &str) -> Vec<Finding> {
     let Some(items) = output.get(field).and_then(Value::as_array) else { return Vec::new() };
-    items
-        .iter()
-        .filter_map(|item| {
-            let file = normalize_path(item.get("file")?.as_str()?);
-            let line = item.get("line")?.as_u64().filter(|&l| l >= 1)?;
-            Some(Finding {
-                agent: agent.to_string(),
-                raised_by: item.get("raisedBy").and_then(Value::as_str).map(str::to_string),
-                file,
-                line,
-                severity: item.get("severity").and_then(Value::as_str).and_then(Severity::parse),
-                stance: match item.get("stance").and_then(Value::as_str) {
-                    Some("approval") => Some(Stance::Approval),
-                    Some("concern") => Some(Stance::Concern),
-                    _ => None,
-                },
-                description: item.get("description").and_then(Value::as_str).unwrap_or_default().to_string(),
-                evidence: item.get("evidence").and_then(Value::as_str).map(str::to_string),
-                ..Finding::default()
-            })
-        })
-        .collect()
+    items.iter().filter_map(|item| read_finding(agent, item)).collect()
+}
+
+/// One finding entry, attributed to `agent`; `None` without a file or a positive line.
+pub fn read_finding(agent: &str, item: &Value) -> Option<Finding> {
+    let file = normalize_path(item.get("file")?.as_str()?);
+    let line = item.get("line")?.as_u64().filter(|&l| l >= 1)?;
+    Some(Finding {
+        agent: agent.to_string(),
+        raised_by: item.get("raisedBy").and_then(Value::as_str).map(str::to_string),
+        file,
+        line,
+        severity: item.get("severity").and_then(Value::as_str).and_then(Severity::parse),
+        stance: match item.get("stance").and_then(Value::as_str) {
+            Some("approval") => Some(Stance::Approval),
+            Some("concern") => Some(Stance::Concern),
+            _ => None,
+        },
+        description: item.get("description").and_then(Value::as_str).unwrap_or_default().to_string(),
+        evidence: item.get("evidence").and_then(Value::as_str).map(str::to_string),
+        // Set by Conclave when it merged an agent's samples.
+        stability: item.get("stability").and_then(|s| Stability::deserialize(s).ok()),
+        ..Finding::default()
+    })
 }
 
 /// Severities whose `counts` entry differs from the number of findings of that

@@ -4,8 +4,10 @@
 //! narrowing findings to the change, path normalization, comparisons, counts), the
 //! findings themselves (`findings.rs`), their anchors and fingerprints (`anchor.rs`:
 //! the quote checked against the file, a name for the code that survives line
-//! drift), comparisons across reviewers (`compare.rs`, `similarity.rs`), and the
-//! reports (`report/`).
+//! drift), comparisons across reviewers (`compare.rs`, `similarity.rs`), support
+//! (`support.rs`: how many reviewers raised a finding), samples (`samples.rs`: K runs
+//! of a reviewer merged, each finding's stability), baselines and dismissals
+//! (`baseline.rs`, `dismissals.rs`), and the reports (`report/`).
 //!
 //! **Invariant:** the comparison and counts checks are pure functions of agent
 //! outputs; they call no provider and touch no file. Nothing here knows HTTP routes or
@@ -20,6 +22,7 @@ pub mod findings;
 pub mod pipeline;
 pub mod policy;
 pub mod report;
+pub mod samples;
 pub mod similarity;
 pub mod support;
 pub mod tools;

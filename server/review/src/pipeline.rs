@@ -12,8 +12,8 @@
 
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderError, ProviderRegistry, RunStore, StoreError};
-use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, StartError};
-use conclave_shared::Finding;
+use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
+use conclave_shared::{Finding, NodeKind};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,6 +24,7 @@ use crate::diff::{Change, ChangeError, collect_change};
 use crate::dismissals::{DismissalError, Dismissals};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report};
+use crate::samples::carry_stability;
 use crate::support::count_support;
 use crate::tools::sandbox::Opened;
 use crate::tools::{RepoTools, Sandbox};
@@ -54,6 +55,8 @@ pub struct ReviewRequest {
     pub allow_paths: Vec<String>,
     /// The most diff text sent to providers, in bytes; larger files are left out.
     pub max_diff_bytes: usize,
+    /// Runs of each reviewer, merged by fingerprint (1: once).
+    pub samples: u32,
 }
 
 /// Which conclave reviews a change.
@@ -89,6 +92,8 @@ pub struct PreparedReview {
     pub tools: Arc<RepoTools>,
     /// How findings are narrowed, normalized, compared and counted.
     pub policy: Arc<ReviewPolicy>,
+    /// The reviewers run several times, when the request asked for samples.
+    pub samples: Option<Samples>,
 }
 
 /// Why a review could not be prepared or finished.
@@ -184,8 +189,10 @@ pub fn prepare_change(
         ReviewPolicy::default()
     } else {
         ReviewPolicy::for_change(change.paths())
-    };
-    Ok(PreparedReview { change, conclave, notices, tools: Arc::new(tools), policy: Arc::new(policy) })
+    }
+    .in_repository(change.root.clone());
+    let samples = (request.samples > 1).then(|| Samples { count: request.samples, nodes: sampled_agents(&conclave) });
+    Ok(PreparedReview { change, conclave, notices, tools: Arc::new(tools), policy: Arc::new(policy), samples })
 }
 
 impl PreparedReview {
@@ -217,6 +224,7 @@ pub async fn start_with(
         policy: Some(review.policy.clone()),
         workdir: Some(review.change.root.clone()),
         reuse,
+        samples: review.samples.clone(),
     };
     engine.start(review.conclave.clone(), review.change.run_input(), options).await
 }
@@ -268,6 +276,7 @@ fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result
         }
     }
     count_support(&mut report.findings, &report.raised);
+    carry_stability(&mut report.findings, &report.raised);
     Ok(())
 }
 
@@ -365,6 +374,22 @@ pub fn fallback_to_local(conclave: &mut CheckedConclave, providers: &ProviderReg
             moved.join(", "),
         )
     })
+}
+
+/// The agents `--samples` runs several times: the findings-shaped reviewers that
+/// feed another agent (the specialists before a Writer), or, in a conclave without
+/// such, every findings-shaped agent.
+fn sampled_agents(checked: &CheckedConclave) -> Vec<String> {
+    let conclave = checked.conclave();
+    let findings_shaped: Vec<String> = agent_ids(checked)
+        .into_iter()
+        .filter(|id| checked.output(id).is_some_and(|o| o.findings_field.is_some()))
+        .collect();
+    let feeds_an_agent = |id: &str| {
+        conclave.edges.iter().any(|e| e.from == id && conclave.node(&e.to).is_some_and(|n| n.kind == NodeKind::Agent))
+    };
+    let specialists: Vec<String> = findings_shaped.iter().filter(|id| feeds_an_agent(id)).cloned().collect();
+    if specialists.is_empty() { findings_shaped } else { specialists }
 }
 
 fn agent_ids(conclave: &CheckedConclave) -> Vec<String> {

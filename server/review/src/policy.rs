@@ -1,27 +1,38 @@
 //! Code review's output policy, the engine's `OutputPolicy` for every run Conclave
 //! starts: it narrows the `file` of findings to the files of the change (review runs
 //! only), normalizes finding paths before validation, compares the findings of
-//! sibling reviewers, and checks a Writer's counts against its findings.
+//! sibling reviewers, checks a Writer's counts against its findings, and merges the
+//! answers of a sampled reviewer (`samples.rs`).
 
 use conclave_engine::{OutputPolicy, SiblingOutput};
 use conclave_schema::walk::escape;
 use conclave_shared::{CountMismatch, Finding, FindingsCheck, LoweringNote, NoteKind};
 use serde_json::Value;
+use std::path::PathBuf;
 
 use crate::compare::compare_findings;
 use crate::findings::{count_mismatches, normalize_path, read_findings};
+use crate::samples::merge_samples;
 
 /// The review policy; [`ReviewPolicy::default`] compares and checks but narrows
 /// nothing, [`ReviewPolicy::for_change`] also narrows findings to a change's files.
 #[derive(Debug, Clone, Default)]
 pub struct ReviewPolicy {
     changed_files: Option<Vec<String>>,
+    /// The reviewed repository, whose files fingerprint the findings of samples.
+    root: Option<PathBuf>,
 }
 
 impl ReviewPolicy {
     /// The policy of a review of a change with these files.
     pub fn for_change(changed_files: Vec<String>) -> ReviewPolicy {
-        ReviewPolicy { changed_files: Some(changed_files) }
+        ReviewPolicy { changed_files: Some(changed_files), root: None }
+    }
+
+    /// The same policy, fingerprinting the findings of samples against the files
+    /// under `root` when it merges them.
+    pub fn in_repository(self, root: PathBuf) -> ReviewPolicy {
+        ReviewPolicy { root: Some(root), ..self }
     }
 }
 
@@ -55,6 +66,10 @@ impl OutputPolicy for ReviewPolicy {
 
     fn check_output(&self, output: &Value) -> Vec<CountMismatch> {
         count_mismatches(output).unwrap_or_default()
+    }
+
+    fn merge_samples(&self, answers: Vec<Value>, findings_field: &str, failed: &[String]) -> Value {
+        merge_samples(answers, findings_field, failed, self.root.as_deref())
     }
 }
 

@@ -32,7 +32,7 @@ pub fn count_support(findings: &mut [Finding], raised: &[Finding]) {
 }
 
 /// Whether reviewer finding `r` raised the same issue as `f`.
-fn supports(r: &Finding, f: &Finding) -> bool {
+pub fn supports(r: &Finding, f: &Finding) -> bool {
     // An approval of the code does not support a concern about it, nor the reverse.
     if r.file != f.file || r.effective_stance() != f.effective_stance() {
         return false;

@@ -184,6 +184,7 @@ async fn start_review(
         fallback: true,
         allow_paths: workspace.allow_paths.clone(),
         max_diff_bytes: workspace.max_diff_bytes,
+        samples: 1,
     };
     let prepared = match what {
         Review::Target(target) => {

@@ -6,6 +6,7 @@ use conclave_core::RunStore;
 use conclave_engine::Engine;
 use conclave_review::baseline::Baseline;
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
+use conclave_review::report::RepeatSummary;
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewReport};
 use conclave_shared::{RunStatus, Severity};
 use std::path::{Path, PathBuf};
@@ -43,9 +44,19 @@ pub struct ReviewArgs {
     /// With --provider: the model for every agent (default: the provider's default).
     #[arg(long)]
     pub model: Option<String>,
-    /// Run the same review N times and report mismatches, contradictions and findings per run.
-    #[arg(long, default_value_t = 1)]
+    /// Run the same review N times and report, in one report (the last run's), the
+    /// rate of runs with count mismatches and with contradictions, and how many
+    /// findings came back in every run.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
+    /// Run each reviewer K times, concurrently within the limits, and merge their
+    /// findings by fingerprint; each finding's stability is how many of the K raised it.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub samples: u32,
+    /// Count in gates only sampled findings at least this stable: a rate such as 0.5,
+    /// or a fraction such as 2/3.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0")]
+    pub min_stability: f64,
     /// Most nodes running at once (1 to 1024).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub max_concurrency: u16,
@@ -136,6 +147,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
         fallback: !args.no_fallback && !in_ci(),
         allow_paths: workspace.allow_paths.iter().chain(&args.allow_paths).cloned().collect(),
         max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
+        samples: args.samples,
     };
     let review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
         Ok(review) => review,
@@ -153,14 +165,14 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
     eprintln!("{}", review.describe());
 
     let mut worst = exit::OK;
-    let mut tally = Tally::default();
-    for round in 1..=args.repeat.max(1) {
+    let mut reports = Vec::new();
+    for round in 1..=args.repeat {
         let outcome = match follow(review.conclave.conclave(), pipeline::start(&engine, &review).await).await {
             Ok(o) => o,
             Err(code) => return code,
         };
         announce(&outcome);
-        let mut report =
+        let report =
             match pipeline::finish_against(store.as_ref(), &outcome.run_id, baseline.as_ref(), &review.notices).await {
                 Ok(r) => r,
                 Err(e) => {
@@ -168,14 +180,40 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
                     return exit::OTHER;
                 }
             };
-        tally.add(round, args.repeat, &report);
-        let code = deliver(&args, &mut report, outcome.status).max(exit_code(&outcome));
-        worst = worst.max(code);
+        if args.repeat > 1 {
+            eprintln!("run {round}/{} ({}): {}", args.repeat, report.status.as_str(), round_summary(&report));
+        }
+        worst = worst.max(exit_code(&outcome));
+        reports.push((report, outcome.status));
     }
-    if args.repeat > 1 {
-        tally.print_total();
-    }
-    worst
+    let repeat =
+        (args.repeat > 1).then(|| RepeatSummary::of(&reports.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()));
+    let Some((mut report, status)) = reports.pop() else { return worst };
+    report.repeat = repeat;
+    worst.max(deliver(&args, &mut report, status))
+}
+
+/// One line on one run of a repeated review.
+fn round_summary(report: &ReviewReport) -> String {
+    let mismatches: usize = report.mismatches.iter().map(|(_, m)| m.len()).sum();
+    format!(
+        "{mismatches} count mismatch(es), {} contradiction(s), {} finding(s)",
+        report.contradictions().count(),
+        report.findings.len()
+    )
+}
+
+/// A rate from 0 to 1, written as a decimal (`0.5`) or a fraction (`2/3`).
+fn parse_rate(text: &str) -> Result<f64, String> {
+    let bad = || format!("`{text}` is not a rate: give a number from 0 to 1 (such as 0.5) or a fraction (such as 2/3)");
+    let rate = match text.split_once('/') {
+        Some((k, n)) => {
+            let (k, n): (f64, f64) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+            if n == 0.0 { return Err(bad()) } else { k / n }
+        }
+        None => text.trim().parse().map_err(|_| bad())?,
+    };
+    if (0.0..=1.0).contains(&rate) { Ok(rate) } else { Err(bad()) }
 }
 
 /// The baseline `spec` names: a report file when one exists at that path, else a
@@ -225,6 +263,7 @@ fn explain_review_error(error: ReviewError) -> u8 {
 /// Writes or prints the report, then applies the gates.
 fn deliver(args: &ReviewArgs, report: &mut ReviewReport, status: RunStatus) -> u8 {
     report.min_support = args.min_support;
+    report.min_stability = args.min_stability;
     let text = report.render(args.format);
     match &args.output_file {
         Some(path) if status == RunStatus::Succeeded => {
@@ -246,7 +285,7 @@ fn deliver(args: &ReviewArgs, report: &mut ReviewReport, status: RunStatus) -> u
     if args.fail_on.contains(&Gate::Blocker) && unanchored > 0 {
         eprintln!(
             "gate: {unanchored} blocker(s) not counted: unanchored (their quoted code is not in the file), dismissed, \
-             unchanged since the baseline, or below --min-support"
+             unchanged since the baseline, or below --min-support or --min-stability"
         );
     }
     let contradictions = report.contradictions().count();
@@ -272,39 +311,4 @@ fn deliver(args: &ReviewArgs, report: &mut ReviewReport, status: RunStatus) -> u
         code = exit::GATE;
     }
     code
-}
-
-/// Per-run and total figures for `--repeat`.
-#[derive(Debug, Default)]
-struct Tally {
-    runs: u32,
-    mismatches: usize,
-    contradictions: usize,
-    findings: usize,
-}
-
-impl Tally {
-    fn add(&mut self, round: u32, of: u32, report: &ReviewReport) {
-        let mismatches: usize = report.mismatches.iter().map(|(_, m)| m.len()).sum();
-        let contradictions = report.contradictions().count();
-        let findings = report.findings.len();
-        if of > 1 {
-            eprintln!(
-                "run {round}/{of} ({}): {} count mismatch(es), {contradictions} contradiction(s), {findings} finding(s)",
-                report.status.as_str(),
-                mismatches
-            );
-        }
-        self.runs += 1;
-        self.mismatches += mismatches;
-        self.contradictions += contradictions;
-        self.findings += findings;
-    }
-
-    fn print_total(&self) {
-        eprintln!(
-            "total over {} runs: {} count mismatch(es), {} contradiction(s), {} finding(s)",
-            self.runs, self.mismatches, self.contradictions, self.findings
-        );
-    }
 }

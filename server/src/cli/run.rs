@@ -121,6 +121,7 @@ async fn rerun_review(
         fallback: true,
         allow_paths: workspace.allow_paths.clone(),
         max_diff_bytes: workspace.max_diff_bytes,
+        samples: 1,
     };
     let review = match pipeline::prepare_change(change, &request, workspace.catalog(), &workspace.providers) {
         Ok(review) => review,

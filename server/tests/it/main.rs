@@ -7,5 +7,6 @@ mod local_model;
 mod provider_claude_code;
 mod providers_cli;
 mod review_e2e;
+mod review_samples;
 mod runs_from_node;
 mod validate_cli;

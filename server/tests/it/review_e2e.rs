@@ -38,7 +38,7 @@ pub fn save_upload(root: &Path, name: &str, data: &[u8]) -> io::Result<()> {
 ";
 
 /// A repository whose `feature` branch adds the bug on top of `main`.
-fn fixture_repo(dir: &Path) -> PathBuf {
+pub(crate) fn fixture_repo(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
     std::fs::create_dir_all(repo.join("src")).expect("mkdir");
     git(&repo, &["init", "-q", "-b", "main"]);
@@ -53,11 +53,11 @@ fn fixture_repo(dir: &Path) -> PathBuf {
     repo
 }
 
-fn findings(items: Value, counts: [u64; 4]) -> String {
+pub(crate) fn findings(items: Value, counts: [u64; 4]) -> String {
     json!({"findings": items, "counts": {"blocker": counts[0], "major": counts[1], "minor": counts[2], "nit": counts[3]}}).to_string()
 }
 
-const TRAVERSAL: &str = "The client-supplied name is joined to the upload root without rejecting `..` or absolute paths: path traversal lets a client write anywhere.";
+pub(crate) const TRAVERSAL: &str = "The client-supplied name is joined to the upload root without rejecting `..` or absolute paths: path traversal lets a client write anywhere.";
 
 fn routes() -> Vec<Route> {
     let a = Vendor::Anthropic;
@@ -102,7 +102,7 @@ fn conclave(workdir: &Path, server: &FakeServer, args: &[&str]) -> Output {
 }
 
 /// Runs `conclave review ARGS` off the async runtime, so the fake server keeps serving.
-async fn review(workdir: &Path, server: &FakeServer, args: Vec<String>) -> Output {
+pub(crate) async fn review(workdir: &Path, server: &FakeServer, args: Vec<String>) -> Output {
     let (workdir, base) = (workdir.to_path_buf(), server.base.clone());
     tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_conclave"))
@@ -226,31 +226,36 @@ fn sarif_validates_and_ranks(sarif_out: &Output) {
 }
 
 #[tokio::test]
-async fn repeat_counts_mismatches_contradictions_and_findings_per_run() {
+async fn repeat_reports_the_rates_of_mismatches_and_contradictions_in_one_report() {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = fixture_repo(dir.path());
     let workdir = dir.path().join("work");
     std::fs::create_dir_all(&workdir).expect("mkdir");
     let server = FakeServer::start_routed(routes()).await;
-    let args = [
-        repo.display().to_string(),
-        "--base".into(),
-        "main".into(),
-        "--repeat".into(),
-        "2".into(),
-        "--format".into(),
-        "json".into(),
-    ];
-    let out = review(&workdir, &server, args.to_vec()).await;
+    let report = workdir.join("review.json");
+    let args = [repo.display().to_string(), "--base".into(), "main".into(), "--repeat".into(), "2".into()];
+    let mut args = args.to_vec();
+    args.extend(["--format", "json", "--output-file"].map(String::from));
+    args.push(report.display().to_string());
+    let out = review(&workdir, &server, args).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     for line in [
         "run 1/2 (succeeded): 1 count mismatch(es), 1 contradiction(s), 2 finding(s)",
         "run 2/2 (succeeded): 1 count mismatch(es), 1 contradiction(s), 2 finding(s)",
-        "total over 2 runs: 2 count mismatch(es), 2 contradiction(s), 4 finding(s)",
     ] {
         assert!(stderr.contains(line), "missing {line:?} in {stderr}");
     }
+    assert_eq!(stderr.matches("report written to").count(), 1, "one report for all runs: {stderr}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let repeat = &json["review"]["repeat"];
+    assert_eq!(repeat["runs"], 2);
+    assert_eq!(repeat["runs_with_count_mismatch"], 2);
+    assert_eq!(repeat["count_mismatch_rate"], 1.0);
+    assert_eq!(repeat["contradiction_rate"], 1.0);
+    assert_eq!(repeat["findings_per_run"], json!([2, 2]));
+    assert_eq!(repeat["distinct_findings"], 2, "the same answers raise the same findings: {repeat}");
+    assert_eq!(repeat["in_every_run"], 2);
 }
 
 #[test]

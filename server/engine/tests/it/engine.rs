@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Builds a conclave from `id:kind` specs (kind: t, a, o) and `from>to` edges.
-fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
+pub(crate) fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
     let nodes = nodes
         .iter()
         .map(|spec| {
@@ -54,7 +54,7 @@ fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
     }
 }
 
-fn engine_with(fake: Arc<FakeProvider>, store: Arc<dyn RunStore>, config: EngineConfig) -> Engine {
+pub(crate) fn engine_with(fake: Arc<FakeProvider>, store: Arc<dyn RunStore>, config: EngineConfig) -> Engine {
     let mut providers = ProviderRegistry::default();
     providers.register(fake);
     Engine::new(providers, store, config)
@@ -332,7 +332,7 @@ async fn a_provider_limit_holds_across_concurrent_runs_of_one_engine() {
     assert_eq!(fake.peak_concurrency(), 1, "the conclave's 3 does not raise the engine's 1");
 }
 
-fn with_schema(mut conclave: Conclave, node: &str, schema: Value, retries: u32) -> Conclave {
+pub(crate) fn with_schema(mut conclave: Conclave, node: &str, schema: Value, retries: u32) -> Conclave {
     let agent = conclave.nodes.iter_mut().find(|n| n.id == node).and_then(|n| n.agent.as_mut()).expect("agent");
     agent.output_schema = Some(schema);
     agent.output_retries = Some(retries);

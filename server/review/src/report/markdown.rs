@@ -6,11 +6,12 @@ use conclave_shared::{Anchor, BaselineState, Finding, FindingGroup, Severity, St
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{ReviewReport, anchor_counts, listed};
+use super::{ReviewReport, anchor_counts, listed, stability_distribution};
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
     verdict(&mut out, r);
+    repeated(&mut out, r);
     conflicts(&mut out, r);
     miscounts(&mut out, r);
     findings(&mut out, r);
@@ -93,6 +94,7 @@ fn findings(out: &mut String, r: &ReviewReport) {
         let _ = writeln!(out, "No findings.");
     }
     anchors(out, r);
+    stability(out, r);
     baseline(out, r);
     let mut by_file: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
     for f in r.findings.iter().filter(|f| listed(f)) {
@@ -120,6 +122,9 @@ fn findings(out: &mut String, r: &ReviewReport) {
             if let (Some(support), false) = (f.support, r.raised.is_empty()) {
                 raised_by = format!("{raised_by} · support {support}");
             }
+            if let Some(stability) = f.stability {
+                raised_by = format!("{raised_by} · stability {stability}");
+            }
             let _ = writeln!(out, "| {line} | {severity} | {raised_by} | {} |", cell(&f.description));
         }
         out.push('\n');
@@ -141,6 +146,52 @@ fn anchors(out: &mut String, r: &ReviewReport) {
         out,
         "Quotes checked against the code: {}. Relocated findings show the line their quote is on.\n",
         counts.join(", ")
+    );
+}
+
+/// How stable the findings of sampled reviewers are: how many have each stability.
+fn stability(out: &mut String, r: &ReviewReport) {
+    let distribution = stability_distribution(r);
+    if r.samples.is_empty() && distribution.is_empty() {
+        return;
+    }
+    let agents: Vec<String> =
+        r.samples.iter().map(|s| format!("`{}` ({} of {})", s.node_id, s.answered, s.requested)).collect();
+    let shares: Vec<String> = distribution.iter().map(|(s, n)| format!("{n} at {s}")).collect();
+    let _ = write!(
+        out,
+        "Stability (how many samples raised each finding; samples answered: {}): {}.",
+        agents.join(", "),
+        if shares.is_empty() { "no findings".to_string() } else { shares.join(", ") }
+    );
+    if r.min_stability > 0.0 {
+        let below = r.findings.iter().filter(|f| listed(f) && !r.stable(f)).count();
+        let _ = write!(out, " {below} finding(s) below --min-stability {:.2} fail no gate.", r.min_stability);
+    }
+    out.push_str("\n\n");
+}
+
+/// The summary of a repeated review: rates over the runs, then findings that came back.
+fn repeated(out: &mut String, r: &ReviewReport) {
+    let Some(rep) = &r.repeat else { return };
+    let _ = writeln!(out, "\n## Repeated {} times\n", rep.runs);
+    let _ = writeln!(
+        out,
+        "{} of {} runs succeeded. Count mismatches in {} run(s) (rate {:.2}); contradictions in {} run(s) (rate {:.2}).",
+        rep.succeeded,
+        rep.runs,
+        rep.runs_with_count_mismatch,
+        rep.count_mismatch_rate,
+        rep.runs_with_contradiction,
+        rep.contradiction_rate
+    );
+    let per_run: Vec<String> = rep.findings_per_run.iter().map(u64::to_string).collect();
+    let _ = writeln!(
+        out,
+        "Findings per run: {}. {} distinct finding(s) over all runs, {} raised in every run. The findings below are the last run's.",
+        per_run.join(", "),
+        rep.distinct_findings,
+        rep.in_every_run
     );
 }
 

@@ -7,7 +7,10 @@
 mod envelope;
 mod markdown;
 mod rdjsonl;
+mod repeats;
 mod sarif;
+
+pub use repeats::{RepeatSummary, SampledAgent, stability_distribution};
 
 use conclave_shared::{
     Anchor, BaselineState, Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind,
@@ -136,6 +139,14 @@ pub struct ReviewReport {
     pub raised: Vec<Finding>,
     /// The support a finding needs to count in gates (`--min-support`; 0: any).
     pub min_support: u32,
+    /// The agents that ran as samples (`--samples K`).
+    pub samples: Vec<SampledAgent>,
+    /// The stability a sampled finding needs to count in gates (`--min-stability`,
+    /// a rate from 0 to 1; 0: any).
+    pub min_stability: f64,
+    /// What the runs of a repeated review had in common (`--repeat N`), in the last
+    /// run's report.
+    pub repeat: Option<RepeatSummary>,
 }
 
 impl ReviewReport {
@@ -155,13 +166,31 @@ impl ReviewReport {
     /// baseline only new or updated ones.
     pub fn gated_totals(&self) -> BTreeMap<Severity, u64> {
         let mut totals: BTreeMap<Severity, u64> = Severity::ALL.iter().map(|s| (*s, 0)).collect();
-        let supported = |f: &Finding| f.support.is_none_or(|s| s >= self.min_support);
-        for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern && gates(f) && supported(f)) {
+        for f in self.findings.iter().filter(|f| f.effective_stance() == Stance::Concern && self.counts(f)) {
             if let Some(s) = f.severity {
                 *totals.entry(s).or_default() += 1;
             }
         }
         totals
+    }
+
+    /// Whether a finding counts in gates and is posted: [`gates`], and at least as
+    /// much support and stability as asked for.
+    pub fn counts(&self, f: &Finding) -> bool {
+        gates(f) && self.supported(f) && self.stable(f)
+    }
+
+    /// Whether a finding has the support `--min-support` asks for (findings without a
+    /// support figure have nothing to fall short of).
+    pub fn supported(&self, f: &Finding) -> bool {
+        f.support.is_none_or(|s| s >= self.min_support)
+    }
+
+    /// Whether a finding has the stability `--min-stability` asks for (findings of
+    /// agents that were not sampled have nothing to fall short of).
+    pub fn stable(&self, f: &Finding) -> bool {
+        // Rates such as 2/3 against a threshold written 0.67 or 2/3: a little slack.
+        f.stability.is_none_or(|s| s.rate() + 1e-9 >= self.min_stability)
     }
 
     /// Every disagreement (severities one level apart at one place) across checks.
@@ -194,6 +223,9 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         record.nodes.iter().filter(|n| !result_nodes.contains(&n.node_id)).map(|n| n.node_id.clone()).collect();
     let (raised, _, _) = result_of(record, events, &reviewers);
     let (checks, mismatches, lowerings) = engine_checks(conclave, events);
+    let samples = repeats::sampled_agents(record);
+    let mut degraded = degraded_nodes(record);
+    degraded.extend(repeats::failed_samples(&samples));
     ReviewReport {
         run_id: record.summary.id.clone(),
         conclave: (conclave.id.clone(), conclave.name.clone()),
@@ -210,15 +242,27 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         omitted: omitted_of(record),
         baseline: None,
         absent: Vec::new(),
-        degraded: degraded_nodes(record),
+        degraded,
         raised,
         min_support: 0,
+        samples,
+        min_stability: 0.0,
+        repeat: None,
     }
 }
 
 /// Agents that did not give their output: failed (a provider error, or output still
-/// invalid after its retries) or skipped.
+/// invalid after its retries) or skipped; and a run that failed on no node (the
+/// store reported an error, or the run stopped).
 fn degraded_nodes(record: &RunRecord) -> Vec<String> {
+    let mut reasons = agent_failures(record);
+    if record.summary.status == RunStatus::Failed && record.summary.failed_node.is_none() {
+        reasons.push(format!("the run failed: {}", record.summary.error.as_deref().unwrap_or("no reason given")));
+    }
+    reasons
+}
+
+fn agent_failures(record: &RunRecord) -> Vec<String> {
     record
         .nodes
         .iter()

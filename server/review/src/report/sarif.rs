@@ -78,6 +78,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
                     "anchor": f.anchor.map(|a| a.as_str()),
                     "citedLine": f.cited_line,
                     "support": f.support,
+                    "stability": f.stability.map(|s| s.to_string()),
                     "evidence": f.evidence
                 }
             });

@@ -1,0 +1,162 @@
+//! Samples (`conclave review --samples K`): merging the answers of K runs of one
+//! reviewer into one output, and each finding's stability: how many of the samples
+//! raised it.
+//!
+//! Findings of different samples are the same finding when they point at the same
+//! code (the same fingerprint, computed against the reviewed files as the report
+//! does), or are near-duplicates (the same file and stance, at most
+//! [`NEAR_LINES`](crate::support::NEAR_LINES) lines apart, similar descriptions). A
+//! sample counts once per finding however often it repeats it. The merged output is
+//! the first answering sample's, with its findings replaced by one entry per merged
+//! finding (the first sample's wording) carrying `stability: {raised, samples}`, its
+//! `counts` recomputed, and a `samples` object saying how many ran and why any failed.
+
+use conclave_shared::{Finding, Stability};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+
+use crate::anchor::anchor_findings;
+use crate::findings::read_finding;
+use crate::pipeline::anchor_in_repository;
+use crate::support::supports;
+
+/// One merged finding: the item that stands for it, the samples that raised it.
+struct Merged {
+    item: Value,
+    finding: Finding,
+    samples: Vec<usize>,
+}
+
+/// Merges the validated `answers` of one agent's samples (see the module header);
+/// `root` is the reviewed repository, when known, for fingerprints.
+pub fn merge_samples(answers: Vec<Value>, field: &str, failed: &[String], root: Option<&Path>) -> Value {
+    let answered = answers.len();
+    let mut placed: Vec<(usize, Value, Finding)> = Vec::new();
+    let mut unplaced: Vec<Value> = Vec::new();
+    for (sample, answer) in answers.iter().enumerate() {
+        for item in answer.get(field).and_then(Value::as_array).into_iter().flatten() {
+            match read_finding("sample", item) {
+                Some(finding) => placed.push((sample, item.clone(), finding)),
+                // Entries that name no place cannot be matched: the first sample's stay.
+                None if sample == 0 => unplaced.push(item.clone()),
+                None => {}
+            }
+        }
+    }
+    let mut findings: Vec<Finding> = placed.iter().map(|(_, _, f)| f.clone()).collect();
+    match root {
+        Some(root) => anchor_in_repository(&mut findings, root),
+        None => anchor_findings(&mut findings, |_| None),
+    }
+    let mut merged: Vec<Merged> = Vec::new();
+    for ((sample, item, _), finding) in placed.into_iter().zip(findings) {
+        match merged.iter_mut().find(|m| same_finding(&m.finding, &finding)) {
+            Some(m) if !m.samples.contains(&sample) => m.samples.push(sample),
+            Some(_) => {}
+            None => merged.push(Merged { item, finding, samples: vec![sample] }),
+        }
+    }
+    let samples = answered as u32;
+    let items: Vec<Value> = merged
+        .into_iter()
+        .map(|m| with_stability(m.item, Stability { raised: m.samples.len() as u32, samples }))
+        .chain(unplaced)
+        .collect();
+    let mut output = answers.into_iter().next().and_then(|a| a.as_object().cloned()).unwrap_or_default();
+    recount(&mut output, &items);
+    output.insert(field.to_string(), Value::Array(items));
+    output.insert(
+        "samples".into(),
+        json!({ "requested": answered + failed.len(), "answered": answered, "failed": failed }),
+    );
+    Value::Object(output)
+}
+
+/// Whether two findings of different samples are one: the same code, or near-duplicates.
+fn same_finding(a: &Finding, b: &Finding) -> bool {
+    supports(a, b)
+}
+
+fn with_stability(mut item: Value, stability: Stability) -> Value {
+    if let Some(object) = item.as_object_mut() {
+        object.insert("stability".into(), json!(stability));
+    }
+    item
+}
+
+/// Recomputes `counts` (when the output has them) from the merged findings, so the
+/// merged output does not look like a miscount.
+fn recount(output: &mut Map<String, Value>, items: &[Value]) {
+    let Some(Value::Object(counts)) = output.get_mut("counts") else { return };
+    for (severity, count) in counts.iter_mut() {
+        let n = items.iter().filter(|i| i.get("severity").and_then(Value::as_str) == Some(severity)).count();
+        *count = json!(n);
+    }
+}
+
+/// The stability of each result finding that lacks one, from the sampled reviewers'
+/// findings `raised`: the highest among those that raised the same issue.
+pub fn carry_stability(findings: &mut [Finding], raised: &[Finding]) {
+    for finding in findings.iter_mut().filter(|f| f.stability.is_none()) {
+        finding.stability = raised
+            .iter()
+            .filter(|r| r.stability.is_some() && supports(r, finding))
+            .filter_map(|r| r.stability)
+            .max_by(|a, b| a.rate().total_cmp(&b.rate()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(line: u64, description: &str, severity: &str) -> Value {
+        json!({"file": "src/a.rs", "line": line, "description": description, "severity": severity, "raisedBy": "security"})
+    }
+
+    fn answer(items: Vec<Value>) -> Value {
+        json!({"findings": items, "counts": {"blocker": 9, "major": 9, "minor": 9, "nit": 9}})
+    }
+
+    fn stabilities(merged: &Value) -> Vec<(u64, String)> {
+        let items = merged["findings"].as_array().expect("findings");
+        items
+            .iter()
+            .map(|i| {
+                (i["line"].as_u64().unwrap_or(0), format!("{}/{}", i["stability"]["raised"], i["stability"]["samples"]))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn findings_of_different_samples_merge_and_count_their_samples() {
+        let traversal = "the upload name is joined to the root without checks: path traversal";
+        let answers = vec![
+            answer(vec![item(8, traversal, "blocker"), item(20, "the write is not atomic", "minor")]),
+            answer(vec![item(9, "path traversal: the upload name is joined to the root without checks", "blocker")]),
+            answer(vec![item(8, traversal, "blocker"), item(8, traversal, "blocker"), item(40, "a typo", "nit")]),
+        ];
+        let merged = merge_samples(answers, "findings", &["timed out".into()], None);
+        assert_eq!(stabilities(&merged), [(8, "3/3".into()), (20, "1/3".into()), (40, "1/3".into())]);
+        assert_eq!(merged["counts"], json!({"blocker": 1, "major": 0, "minor": 1, "nit": 1}));
+        assert_eq!(merged["samples"], json!({"requested": 4, "answered": 3, "failed": ["timed out"]}));
+    }
+
+    #[test]
+    fn a_result_finding_takes_the_stability_of_the_reviewer_finding_it_repeats() {
+        let at = |agent: &str, line: u64, text: &str, stability: Option<Stability>| Finding {
+            agent: agent.into(),
+            file: "src/a.rs".into(),
+            line,
+            description: text.into(),
+            stability,
+            ..Finding::default()
+        };
+        let two = Stability { raised: 2, samples: 3 };
+        let raised = [at("security", 8, "path traversal in the upload name", Some(two))];
+        let mut findings =
+            [at("writer", 9, "path traversal in the upload name", None), at("writer", 30, "other", None)];
+        carry_stability(&mut findings, &raised);
+        assert_eq!(findings.map(|f| f.stability), [Some(two), None]);
+    }
+}

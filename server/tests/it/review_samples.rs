@@ -1,0 +1,150 @@
+//! `conclave review --samples K`: each reviewer answers K times over loopback (the
+//! fake answers each sample differently), the samples are merged by fingerprint, and
+//! each finding's stability (how many samples raised it) reaches the report, the
+//! Writer's findings and the gates.
+
+use conclave_testkit::wire::Vendor;
+use conclave_testkit::{FakeServer, Reply, Route};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+use crate::review_e2e::{TRAVERSAL, findings, fixture_repo, review};
+
+const ATOMIC: &str = "The write is not atomic; a crash leaves a partial file behind.";
+const DOC: &str = "The doc comment no longer says which names are refused.";
+
+fn item(severity: &str, line: u64, description: &str, evidence: &str) -> Value {
+    json!({"severity": severity, "file": "src/upload.rs", "line": line, "description": description, "raisedBy": "security", "evidence": evidence})
+}
+
+/// The three findings: the traversal (major), the partial write (minor) and the doc
+/// comment (blocker, so gates show what stability does).
+fn x() -> Value {
+    item("major", 8, TRAVERSAL, "root.join(name)")
+}
+fn y() -> Value {
+    item("minor", 9, ATOMIC, "std::fs::write(target, data)")
+}
+fn z() -> Value {
+    item("blocker", 7, DOC, "pub fn save_upload(")
+}
+
+fn answer(items: Vec<Value>) -> Reply {
+    let count = |s: &str| items.iter().filter(|i| i["severity"] == s).count() as u64;
+    let counts = [count("blocker"), count("major"), count("minor"), count("nit")];
+    Vendor::Anthropic.answer(&findings(Value::Array(items), counts))
+}
+
+/// The built-in review conclave without tools, so each sample of a reviewer makes
+/// exactly one call and takes the next scripted answer.
+fn sampled_conclave(workdir: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conclaves/light-code-review.conclave.json");
+    let mut conclave: Value = serde_json::from_str(&std::fs::read_to_string(source).expect("read")).expect("json");
+    conclave["id"] = json!("sampled-review");
+    for node in conclave["nodes"].as_array_mut().expect("nodes") {
+        if let Some(agent) = node.get_mut("agent").and_then(Value::as_object_mut) {
+            agent.remove("tools");
+        }
+    }
+    let path = workdir.join("sampled-review.conclave.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&conclave).expect("json")).expect("write");
+    path
+}
+
+/// Routes: the security reviewer's samples answer `security` in turn; the other
+/// reviewers find nothing; the Writer reports all three findings.
+fn routes(security: Vec<Reply>) -> Vec<Route> {
+    let mut routes = vec![Route { marker: "You are the security reviewer".into(), replies: security }];
+    for lane in ["correctness", "conventions"] {
+        routes.push(Route { marker: format!("You are the {lane} reviewer"), replies: vec![answer(Vec::new())] });
+    }
+    routes.push(Route { marker: "You are the Writer".into(), replies: vec![answer(vec![x(), y(), z()])] });
+    routes
+}
+
+async fn sampled_review(security: Vec<Reply>, extra: &[&str]) -> (Option<i32>, String, Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let conclave = sampled_conclave(&workdir);
+    let report = workdir.join("review.json");
+    let mut args: Vec<String> = vec![repo.display().to_string(), "--base".into(), "main".into()];
+    args.extend(["--conclave".into(), conclave.display().to_string(), "--samples".into(), "3".into()]);
+    args.extend(["--format".into(), "json".into(), "--output-file".into(), report.display().to_string()]);
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let server = FakeServer::start_routed(routes(security)).await;
+    let out = review(&workdir, &server, args).await;
+    let json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_default()).unwrap_or(Value::Null);
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), json)
+}
+
+/// Each finding's line and stability, as the report gives them.
+fn stabilities(json: &Value) -> Vec<(u64, String)> {
+    let list = json["review"]["findings"].as_array().cloned().unwrap_or_default();
+    let mut out: Vec<(u64, String)> = list
+        .iter()
+        .map(|f| {
+            let s = &f["stability"];
+            (f["line"].as_u64().unwrap_or(0), format!("{}/{}", s["raised"], s["samples"]))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn three_samples_that_answer_differently_give_stabilities_of_one_two_and_three_thirds() {
+    let security = vec![answer(vec![x(), y(), z()]), answer(vec![x(), y()]), answer(vec![x()])];
+    let (code, stderr, json) = sampled_review(security.clone(), &["--fail-on", "blocker"]).await;
+    assert_eq!(code, Some(5), "the blocker raised by one sample of three gates by default: {stderr}");
+    assert_eq!(stabilities(&json), [(7, "1/3".into()), (8, "3/3".into()), (9, "2/3".into())]);
+    let security_samples =
+        json["review"]["samples"].as_array().expect("samples").iter().find(|s| s["node_id"] == "security").cloned();
+    assert_eq!(
+        security_samples,
+        Some(json!({"node_id": "security", "requested": 3, "answered": 3, "failed": []})),
+        "{}",
+        json["review"]["samples"]
+    );
+    assert_eq!(json["review"]["stability"], json!({"3/3": 1, "2/3": 1, "1/3": 1}));
+    assert_eq!(json["review"]["degraded"], false);
+
+    let (code, stderr, _) = sampled_review(security, &["--fail-on", "blocker", "--min-stability", "2/3"]).await;
+    assert_eq!(code, Some(0), "the blocker one sample of three raised does not gate at 2/3: {stderr}");
+    assert!(stderr.contains("gate: 1 blocker(s) not counted"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_sample_that_fails_leaves_the_others_merged_and_the_review_degraded() {
+    let refused = Reply::Status {
+        status: 400,
+        headers: vec![("content-type", "application/json".into())],
+        body: json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}})
+            .to_string(),
+    };
+    let security = vec![answer(vec![x(), y(), z()]), answer(vec![x(), y()]), refused];
+    let (code, stderr, json) = sampled_review(security, &["--fail-on", "blocker"]).await;
+    assert_eq!(code, Some(6), "a degraded review fails its gates: {stderr}");
+    assert_eq!(stabilities(&json), [(7, "1/2".into()), (8, "2/2".into()), (9, "2/2".into())]);
+    let reasons = json["review"]["degraded_reasons"].to_string();
+    assert!(reasons.contains("agent `security`: 1 of 3 samples failed"), "{reasons}");
+}
+
+#[test]
+fn bad_sample_counts_and_rates_are_refused_before_anything_runs() {
+    for (flag, value, says) in [
+        ("--samples", "0", "0 is not in 1..=16"),
+        ("--samples", "17", "17 is not in 1..=16"),
+        ("--min-stability", "1.5", "is not a rate"),
+        ("--min-stability", "2/0", "is not a rate"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+            .args(["review", ".", flag, value])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{flag} {value}: {stderr}");
+    }
+}
