@@ -33,6 +33,13 @@ use crate::tools::{RepoTools, Sandbox};
 pub const BUILTIN_REVIEW: &str = include_str!("../../../conclaves/light-code-review.conclave.json");
 /// Its id, looked up in the workspace first.
 pub const DEFAULT_REVIEW_ID: &str = "light-code-review";
+/// The review conclaves built into the binary, by id: the default, and the panel
+/// (one lane on two models, so support comes from independent models). A workspace
+/// file of the same id takes precedence.
+pub const BUILTIN_REVIEWS: [(&str, &str); 2] = [
+    (DEFAULT_REVIEW_ID, BUILTIN_REVIEW),
+    ("review-panel", include_str!("../../../conclaves/review-panel.conclave.json")),
+];
 /// The provider agents fall back to when theirs is not configured.
 pub const FALLBACK_PROVIDER: &str = "local";
 
@@ -305,15 +312,17 @@ fn read_text(sandbox: &Sandbox, path: &str) -> Option<String> {
 }
 
 /// The review conclave: the one chosen, else the workspace's `light-code-review`,
-/// else the built-in one (which the id `light-code-review` also names when the
-/// workspace has no file of that name).
+/// else the built-in one. The ids of the built-in reviews (`BUILTIN_REVIEWS`) name
+/// them when the workspace has no file of that name.
 fn review_conclave(choice: &ConclaveChoice, catalog: Catalog<'_>) -> Result<CheckedConclave, LoadError> {
     let given = match choice {
         ConclaveChoice::Default => DEFAULT_REVIEW_ID,
         ConclaveChoice::PathOrId(given) | ConclaveChoice::Id(given) => given,
     };
-    if given == DEFAULT_REVIEW_ID && !catalog.dir.join(format!("{DEFAULT_REVIEW_ID}.conclave.json")).is_file() {
-        return check_text("<built-in light-code-review>", BUILTIN_REVIEW, catalog.context);
+    if let Some((id, text)) = BUILTIN_REVIEWS.iter().find(|(id, _)| *id == given)
+        && !catalog.dir.join(format!("{id}.conclave.json")).is_file()
+    {
+        return check_text(&format!("<built-in {id}>"), text, catalog.context);
     }
     match choice {
         ConclaveChoice::Id(id) => load_by_id(id, catalog.dir, catalog.context),

@@ -1,7 +1,9 @@
-//! `conclave review --samples K`: each reviewer answers K times over loopback (the
-//! fake answers each sample differently), the samples are merged by fingerprint, and
-//! each finding's stability (how many samples raised it) reaches the report, the
-//! Writer's findings and the gates.
+//! Confidence from repetition and from independent models. `conclave review
+//! --samples K`: each reviewer answers K times over loopback (the fake answers each
+//! sample differently), the samples are merged by fingerprint, and each finding's
+//! stability (how many samples raised it) reaches the report, the Writer's findings
+//! and the gates. The built-in `review-panel`: one lane on Claude and on GPT (each
+//! faked in its own wire format), so a finding both models raised has support 2.
 
 use conclave_testkit::wire::Vendor;
 use conclave_testkit::{FakeServer, Reply, Route};
@@ -147,4 +149,75 @@ fn bad_sample_counts_and_rates_are_refused_before_anything_runs() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(says), "{flag} {value}: {stderr}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_panel_gives_support_two_to_what_both_models_raised() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let lane = |mut v: Value| {
+        v["raisedBy"] = json!("defects");
+        v
+    };
+    let claude_items = vec![lane(x()), lane(z())];
+    let gpt_items =
+        vec![lane(item("major", 8, "Path traversal: the name is joined onto the root unchecked.", "root.join(name)"))];
+    let as_answer = |vendor: Vendor, items: Vec<Value>| {
+        let count = |s: &str| items.iter().filter(|i| i["severity"] == s).count() as u64;
+        let counts = [count("blocker"), count("major"), count("minor"), count("nit")];
+        vendor.answer(&findings(Value::Array(items), counts))
+    };
+    let looked = |vendor: Vendor| vendor.answer("I read the diff; nothing more to look up.");
+    let routes = vec![
+        Route {
+            marker: "You are the Writer".into(),
+            replies: vec![as_answer(Vendor::Anthropic, claude_items.clone())],
+        },
+        Route {
+            marker: "\"model\":\"gpt-4.1-mini\"".into(),
+            replies: vec![looked(Vendor::OpenAiChat), as_answer(Vendor::OpenAiChat, gpt_items)],
+        },
+        Route {
+            marker: "You are one of two independent reviewers".into(),
+            replies: vec![looked(Vendor::Anthropic), as_answer(Vendor::Anthropic, claude_items)],
+        },
+    ];
+    let server = FakeServer::start_routed(routes).await;
+    let report = workdir.join("panel.json");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["review".to_string(), repo.display().to_string(), "--base".into(), "main".into()];
+        args.extend(["--conclave", "review-panel", "--format", "json", "--fail-on", "blocker"].map(String::from));
+        args.extend(["--output-file".to_string(), report.display().to_string()]);
+        args.extend(extra.iter().map(|a| a.to_string()));
+        std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+            .args(args)
+            .current_dir(&workdir)
+            .env("CONCLAVE_DB", workdir.join("runs.db"))
+            .env("CONCLAVE_CONFIG_DIR", workdir.join("config"))
+            .env("ANTHROPIC_BASE_URL", &server.base)
+            .env("ANTHROPIC_API_KEY", "sk-ant-test")
+            .env("OPENAI_BASE_URL", &server.base)
+            .env("OPENAI_API_KEY", "sk-openai-test")
+            .env_remove("CI")
+            .output()
+            .expect("conclave runs")
+    };
+    let out = tokio::task::block_in_place(|| run(&[]));
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let support: Vec<(u64, u64)> = json["review"]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| (f["line"].as_u64().unwrap_or(0), f["support"].as_u64().unwrap_or(0)))
+        .collect();
+    assert_eq!(support, [(8, 2), (7, 1)], "both models raised the traversal, only Claude the doc comment");
+    let gpt_calls = server.requests().iter().filter(|r| r.body.to_string().contains("gpt-4.1-mini")).count();
+    assert_eq!(gpt_calls, 2, "the GPT reviewer answered through the OpenAI wire format");
+
+    let out = tokio::task::block_in_place(|| run(&["--min-support", "2"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "the blocker one model raised does not gate at support 2: {stderr}");
 }
