@@ -13,7 +13,7 @@
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderError, ProviderRegistry, RunStore, StoreError};
 use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
-use conclave_shared::{Finding, NodeKind};
+use conclave_shared::{Finding, NodeKind, RunStatus};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -263,6 +263,26 @@ pub async fn finish_against(
         store.put_report(run_id, format.as_str(), &report.render(format)).await?;
     }
     Ok(report)
+}
+
+/// How many of the newest stored runs are searched for a branch's latest review.
+const BASELINE_SEARCH: usize = 1000;
+
+/// The newest succeeded review run of the repository at `root` whose reviewed head
+/// was the branch `branch` (written as a base may be: `main`, `origin/main`), among
+/// the newest stored runs; `None` when there is none.
+pub async fn latest_review_of(store: &dyn RunStore, root: &Path, branch: &str) -> Result<Option<String>, StoreError> {
+    for summary in store.list_runs(BASELINE_SEARCH).await? {
+        if summary.status != RunStatus::Succeeded {
+            continue;
+        }
+        let Some(record) = store.get_run(&summary.id).await? else { continue };
+        let Some(change) = Change::from_run_input(&record.input) else { continue };
+        if change.root == root && change.head.is_branch(branch) {
+            return Ok(Some(summary.id));
+        }
+    }
+    Ok(None)
 }
 
 /// The largest file a finding's quote is checked against.

@@ -60,10 +60,11 @@ pub struct ReviewArgs {
     /// Most nodes running at once (1 to 1024).
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub max_concurrency: u16,
-    /// Compare with an earlier review: a stored run's id (a unique prefix is enough),
-    /// or a JSON or SARIF report file. Findings are marked new, unchanged or updated,
-    /// gone ones absent, and gates count new and updated findings only.
-    #[arg(long, value_name = "RUN_ID|FILE")]
+    /// Compare with an earlier review: a JSON or SARIF report file, a stored run's id
+    /// (a unique prefix is enough), a branch (its latest stored review), or `auto`
+    /// (the latest stored review of the --base branch). Findings are marked new,
+    /// unchanged or updated, gone ones absent, and gates count new and updated ones.
+    #[arg(long, value_name = "REF|RUN_ID|FILE|auto")]
     pub baseline: Option<String>,
     /// Count in gates only findings that at least N distinct reviewers raised (or a
     /// near-duplicate of them); the report still lists every finding with its support.
@@ -125,16 +126,6 @@ fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace:
 
 /// Runs the review; returns the exit code.
 pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
-    let baseline = match &args.baseline {
-        Some(spec) => match load_baseline(spec, store.as_ref()).await {
-            Ok(baseline) => Some(baseline),
-            Err((code, message)) => {
-                eprintln!("error: {message}");
-                return code;
-            }
-        },
-        None => None,
-    };
     let request = ReviewRequest {
         repository: args.repo.clone().unwrap_or_else(|| PathBuf::from(".")),
         base: args.base.clone(),
@@ -156,6 +147,16 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
     if let Some(code) = refuse_in_ci(&args, &review, &workspace) {
         return code;
     }
+    let baseline = match &args.baseline {
+        Some(spec) => match load_baseline(spec, args.base.as_deref(), &review.change.root, store.as_ref()).await {
+            Ok(baseline) => baseline,
+            Err((code, message)) => {
+                eprintln!("error: {message}");
+                return code;
+            }
+        },
+        None => None,
+    };
     warn(&review.conclave);
     for notice in &review.notices {
         eprintln!("{notice}");
@@ -216,18 +217,60 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     if (0.0..=1.0).contains(&rate) { Ok(rate) } else { Err(bad()) }
 }
 
-/// The baseline `spec` names: a report file when one exists at that path, else a
-/// stored run's JSON report.
-async fn load_baseline(spec: &str, store: &dyn RunStore) -> Result<Baseline, (u8, String)> {
+/// The baseline `spec` names: a report file when one exists at that path; with
+/// `auto`, the latest stored review of the base branch (none yet: no baseline); a
+/// stored run (a unique prefix of its id); else the latest stored review of the
+/// branch `spec` in this repository.
+async fn load_baseline(
+    spec: &str,
+    base: Option<&str>,
+    root: &Path,
+    store: &dyn RunStore,
+) -> Result<Option<Baseline>, (u8, String)> {
     let bad = |message: String| (exit::CONFIG, format!("--baseline: {message}"));
     if Path::new(spec).is_file() {
         let text = std::fs::read_to_string(spec).map_err(|e| bad(format!("cannot read {spec}: {e}")))?;
-        return Baseline::parse(spec, &text).map_err(bad);
+        return Baseline::parse(spec, &text).map(Some).map_err(bad);
     }
-    let id = resolve_id(store, spec)
-        .await
-        .map_err(|(code, message)| (code, format!("--baseline `{spec}` is not a file, and {message}")))?;
-    match store.get_report(&id, "json").await {
+    let latest = |branch: String| async move {
+        pipeline::latest_review_of(store, root, &branch).await.map_err(|e| (exit::OTHER, format!("--baseline: {e}")))
+    };
+    if spec == "auto" {
+        let branch = base.ok_or_else(|| {
+            bad("`auto` compares with the latest stored review of the base branch: give --base BRANCH".into())
+        })?;
+        let Some(id) = latest(branch.to_string()).await? else {
+            eprintln!("note: no stored review of `{branch}` in {}; reviewing without a baseline", root.display());
+            return Ok(None);
+        };
+        eprintln!("baseline: run {id}, the latest stored review of `{branch}`");
+        return stored_report(&id, store).await.map(Some);
+    }
+    let id = match resolve_id(store, spec).await {
+        Ok(id) => id,
+        Err((code, message)) if code == exit::CONFIG && message.starts_with("no run") => {
+            match latest(spec.to_string()).await? {
+                Some(id) => {
+                    eprintln!("baseline: run {id}, the latest stored review of `{spec}`");
+                    id
+                }
+                None => {
+                    return Err(bad(format!(
+                        "`{spec}` is not a file, a stored run, or a branch with a stored review of {}",
+                        root.display()
+                    )));
+                }
+            }
+        }
+        Err((code, message)) => return Err((code, format!("--baseline `{spec}`: {message}"))),
+    };
+    stored_report(&id, store).await.map(Some)
+}
+
+/// A stored review run's JSON report, as a baseline.
+async fn stored_report(id: &str, store: &dyn RunStore) -> Result<Baseline, (u8, String)> {
+    let bad = |message: String| (exit::CONFIG, format!("--baseline: {message}"));
+    match store.get_report(id, "json").await {
         Ok(Some(text)) => Baseline::parse(&format!("run {id}"), &text).map_err(bad),
         Ok(None) => Err(bad(format!("run {id} has no review report: give a review run or a report file"))),
         Err(e) => Err((exit::OTHER, format!("--baseline: {e}"))),

@@ -580,7 +580,58 @@ async fn against_a_baseline_moved_findings_are_unchanged_fixed_ones_absent_and_g
     )
     .await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--baseline `no-such` is not a file, and no run `no-such`"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--baseline: `no-such` is not a file, a stored run, or a branch with a stored review"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn the_auto_baseline_is_the_latest_stored_review_of_the_base_branch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let readme = json!({"severity": "blocker", "file": "README.md", "line": 1, "description": "The README does not say how to call save_upload.", "raisedBy": "conventions", "evidence": "# Uploads"});
+    let traversal = json!({"severity": "blocker", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": "security", "evidence": "root.join(name)"});
+    let gate = ["--baseline", "auto", "--fail-on", "blocker"];
+
+    let (code, stderr, report) = review_with(&workdir, &repo, json!([readme]), &gate).await;
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(stderr.contains("note: no stored review of `main`"), "nothing to compare with yet: {stderr}");
+    assert_eq!(report["review"]["baseline"], Value::Null);
+
+    // A review of the main branch: its working tree, with the README edited.
+    git(&repo, &["checkout", "-q", "main"]);
+    std::fs::write(repo.join("README.md"), "# Uploads\n\nDraft.\n").expect("write");
+    let main_report = workdir.join("main.json");
+    let args = [repo.display().to_string(), "--format".into(), "json".into(), "--output-file".into()];
+    let server = FakeServer::start_routed(writer_routes(json!([readme]))).await;
+    let out = review(&workdir, &server, [args.to_vec(), vec![main_report.display().to_string()]].concat()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let main_run = serde_json::from_str::<Value>(&std::fs::read_to_string(&main_report).expect("report"))
+        .expect("json")["run_id"]
+        .as_str()
+        .expect("run id")
+        .to_string();
+    git(&repo, &["checkout", "-q", "--", "README.md"]);
+    git(&repo, &["checkout", "-q", "feature"]);
+
+    // The feature branch against main: the README finding was there already.
+    let (code, stderr, report) = review_with(&workdir, &repo, json!([readme, traversal]), &gate).await;
+    assert_eq!(code, Some(5), "the traversal is new: {stderr}");
+    assert!(stderr.contains(&format!("baseline: run {main_run}, the latest stored review of `main`")), "{stderr}");
+    let states: Vec<(u64, &str)> = report["review"]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| (f["line"].as_u64().unwrap_or(0), f["baseline"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(states, [(1, "unchanged"), (8, "new")]);
+    let (code, stderr, _) =
+        review_with(&workdir, &repo, json!([readme]), &["--baseline", "main", "--fail-on", "blocker"]).await;
+    assert_eq!(code, Some(0), "a branch name names its latest review too, and the README blocker is not new: {stderr}");
 }
 
 #[tokio::test]

@@ -87,6 +87,44 @@ pub struct Change {
     pub annotated: String,
     /// Files left out because the diff was over the cap, largest first.
     pub omitted: Vec<OmittedFile>,
+    /// What was reviewed: the branch and commit checked out.
+    pub head: Head,
+}
+
+/// The branch and commit a review reviewed, so that a later review can take the
+/// latest review of a branch as its baseline.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Head {
+    /// The branch checked out; in a detached checkout (as CI systems make), the
+    /// branch the CI system names (`GITHUB_HEAD_REF`, `GITHUB_REF_NAME`,
+    /// `CI_MERGE_REQUEST_SOURCE_BRANCH_NAME`, `CI_COMMIT_BRANCH`).
+    pub branch: Option<String>,
+    /// The commit checked out, if there is one.
+    pub commit: Option<String>,
+}
+
+impl Head {
+    /// The head of the repository at `root`.
+    pub fn of(root: &Path) -> Head {
+        let commit = git(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).ok().map(|c| c.trim().to_string());
+        let checked_out = git(root, &["symbolic-ref", "--short", "-q", "HEAD"]).ok().map(|b| b.trim().to_string());
+        let from_ci = || {
+            ["GITHUB_HEAD_REF", "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME", "CI_COMMIT_BRANCH", "GITHUB_REF_NAME"]
+                .iter()
+                .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+        };
+        let branch = checked_out.filter(|b| !b.is_empty()).or_else(from_ci);
+        Head { branch, commit: commit.filter(|c| !c.is_empty()) }
+    }
+
+    /// Whether this head is the branch `name`, as a base is written: `main`,
+    /// `origin/main` or `refs/remotes/origin/main` all name the branch `main`.
+    pub fn is_branch(&self, name: &str) -> bool {
+        self.branch.as_deref().is_some_and(|b| {
+            let name = name.strip_prefix("refs/heads/").unwrap_or(name);
+            name == b || name.ends_with(&format!("/{b}"))
+        })
+    }
 }
 
 impl Change {
@@ -97,6 +135,7 @@ impl Change {
             "base": self.base,
             "files": self.files,
             "diff": self.annotated,
+            "head": self.head,
         });
         if !self.omitted.is_empty()
             && let Some(object) = input.as_object_mut()
@@ -119,6 +158,7 @@ impl Change {
                 Some(list) => serde_json::from_value(list.clone()).ok()?,
                 None => Vec::new(),
             },
+            head: field("head").and_then(|h| serde_json::from_value(h.clone()).ok()).unwrap_or_default(),
         })
     }
 
@@ -189,6 +229,7 @@ pub fn collect_change(repo: &Path, base: Option<&str>, max_diff_bytes: usize) ->
     let omitted = keep_under(&mut files, max_diff_bytes)?;
     let annotated = files.iter().map(|f| f.annotated.as_str()).collect::<Vec<_>>().join("\n");
     Ok(Some(Change {
+        head: Head::of(&root),
         root,
         base: base.map(str::to_string),
         files: files.into_iter().map(|f| f.file).collect(),
