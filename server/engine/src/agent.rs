@@ -113,9 +113,20 @@ pub async fn run_agent_with(
     for attempt in 1..=attempts {
         let before = call.usage.clone();
         let reply = call.converse(&mut messages, attempt, true).await?;
-        match check_answer(contract, ctx.policy.as_deref(), &reply) {
+        let checked = match check_answer(contract, ctx.policy.as_deref(), &reply) {
+            // An agent with tools and retries left hears what the policy rejects.
+            Ok(value) if attempt < attempts && !plan.tools.is_empty() => {
+                match rejections(ctx, contract, &value).await {
+                    rejected if rejected.is_empty() => Ok(value),
+                    rejected => Err((rejected, false)),
+                }
+            }
+            Ok(value) => Ok(value),
+            Err(errors) => Err((errors, true)),
+        };
+        match checked {
             Ok(value) => return Ok((NodeOutput::Json(value), call.usage)),
-            Err(errors) => {
+            Err((errors, schema)) => {
                 let usage = Usage {
                     input_tokens: call.usage.input_tokens - before.input_tokens,
                     output_tokens: call.usage.output_tokens - before.output_tokens,
@@ -130,12 +141,31 @@ pub async fn run_agent_with(
                 };
                 ctx.bus.emit(event).await;
                 messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: Vec::new() });
-                messages.push(Message::User(render_feedback(&errors)));
+                let feedback = if schema { render_feedback(&errors) } else { render_rejections(&errors) };
+                messages.push(Message::User(feedback));
                 last = (errors, reply.text);
             }
         }
     }
     Err(NodeError::InvalidOutput { attempts, errors: last.0, raw: last.1 })
+}
+
+/// What the run's policy rejects in a valid answer (see
+/// [`OutputPolicy::reject_answer`]), asked off the async threads.
+async fn rejections(ctx: &AgentContext, contract: &OutputContract, value: &Value) -> Vec<String> {
+    let Some(policy) = ctx.policy.clone() else { return Vec::new() };
+    let (value, field) = (value.clone(), contract.findings_field.clone());
+    tokio::task::spawn_blocking(move || policy.reject_answer(&value, field.as_deref())).await.unwrap_or_default()
+}
+
+/// The feedback for an answer the policy rejected.
+fn render_rejections(problems: &[String]) -> String {
+    let list: Vec<String> = problems.iter().map(|p| format!("- {p}")).collect();
+    format!(
+        "Conclave checked your previous answer against the repository and could not accept all of it:\n{}\nUse your \
+         tools to read the code, then answer again with the whole corrected JSON only.",
+        list.join("\n")
+    )
 }
 
 /// The validated value of an answer, or every reason it is not acceptable.

@@ -43,6 +43,14 @@ pub trait OutputPolicy: Send + Sync + fmt::Debug {
         Vec::new()
     }
 
+    /// Problems with a valid answer that the agent could fix with its tools, such as
+    /// findings whose quoted code is not in the file. They are told to the agent like
+    /// schema errors while it has retries left; an answer still rejected on its last
+    /// attempt is kept. Called off the async threads: it may read files.
+    fn reject_answer(&self, _answer: &Value, _findings_field: Option<&str>) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Merges the validated answers of an agent's samples into its output;
     /// `findings_field` holds their findings, `failed` says why the other samples
     /// gave none. Called off the async threads: it may read files.

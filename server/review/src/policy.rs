@@ -2,16 +2,18 @@
 //! starts: it narrows the `file` of findings to the files of the change (review runs
 //! only), normalizes finding paths before validation, compares the findings of
 //! sibling reviewers, checks a Writer's counts against its findings, and merges the
-//! answers of a sampled reviewer (`samples.rs`).
+//! answers of a sampled reviewer (`samples.rs`). An agent with tools whose quoted
+//! evidence is nowhere in the file is told so while it has retries left.
 
 use conclave_engine::{OutputPolicy, SiblingOutput};
 use conclave_schema::walk::escape;
-use conclave_shared::{CountMismatch, Finding, FindingsCheck, LoweringNote, NoteKind};
+use conclave_shared::{Anchor, CountMismatch, Finding, FindingsCheck, LoweringNote, NoteKind};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::compare::compare_findings;
-use crate::findings::{count_mismatches, normalize_path, read_findings};
+use crate::findings::{count_mismatches, normalize_path, read_finding, read_findings};
+use crate::pipeline::anchor_in_repository;
 use crate::samples::merge_samples;
 
 /// The review policy; [`ReviewPolicy::default`] compares and checks but narrows
@@ -68,6 +70,13 @@ impl OutputPolicy for ReviewPolicy {
         count_mismatches(output).unwrap_or_default()
     }
 
+    fn reject_answer(&self, answer: &Value, findings_field: Option<&str>) -> Vec<String> {
+        match (&self.root, findings_field) {
+            (Some(root), Some(field)) => unanchored_quotes(answer, field, root),
+            _ => Vec::new(),
+        }
+    }
+
     fn merge_samples(&self, answers: Vec<Value>, findings_field: &str, failed: &[String]) -> Value {
         merge_samples(answers, findings_field, failed, self.root.as_deref())
     }
@@ -86,4 +95,29 @@ fn narrow_files(schema: &mut Value, field: &str, files: &[String]) -> Option<Str
     let file = schema.pointer_mut(&pointer)?.as_object_mut()?;
     file.insert("enum".into(), Value::Array(files.iter().map(|f| Value::String(f.clone())).collect()));
     Some(pointer)
+}
+
+/// One problem per finding of `answer` whose quoted `evidence` is nowhere in its file
+/// (checked as the report checks it), with its JSON path and what to do.
+fn unanchored_quotes(answer: &Value, field: &str, root: &Path) -> Vec<String> {
+    let Some(items) = answer.get(field).and_then(Value::as_array) else { return Vec::new() };
+    let placed: Vec<(usize, Finding)> =
+        items.iter().enumerate().filter_map(|(i, item)| Some((i, read_finding("agent", item)?))).collect();
+    let mut findings: Vec<Finding> = placed.iter().map(|(_, f)| f.clone()).collect();
+    anchor_in_repository(&mut findings, root);
+    placed
+        .iter()
+        .zip(&findings)
+        .filter(|(_, f)| f.anchor == Some(Anchor::Unanchored))
+        .map(|((i, f), _)| {
+            format!(
+                "/{}/{i}/evidence: the quote `{}` is not in {} at line {} nor anywhere else in the file; read the \
+                 file and quote its code exactly (one to three lines), or drop the finding if the code is not there",
+                escape(field),
+                f.evidence.as_deref().unwrap_or_default(),
+                f.file,
+                f.line
+            )
+        })
+        .collect()
 }

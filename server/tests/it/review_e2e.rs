@@ -689,3 +689,50 @@ async fn support_counts_the_reviewers_behind_a_finding_and_min_support_gates_on_
     assert_eq!(out.status.code(), Some(0), "the blocker only one reviewer raised does not gate: {stderr}");
     assert!(stderr.contains("gate: 1 blocker(s) not counted"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_reviewer_with_tools_is_told_its_quote_is_not_in_the_file_and_answers_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let a = Vendor::Anthropic;
+    let finding = |evidence: &str| json!([{"severity": "major", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": "security", "evidence": evidence}]);
+    let looked = || a.answer("I read the diff; nothing more to look up.");
+    let mut routes = writer_routes(finding("root.join(name)"));
+    routes[0].replies = vec![
+        looked(),
+        a.answer(&findings(finding("let path = base.join(user_name);"), [0, 1, 0, 0])),
+        looked(),
+        a.answer(&findings(finding("root.join(name)"), [0, 1, 0, 0])),
+    ];
+    let server = FakeServer::start_routed(routes).await;
+    let report = workdir.join("review.json");
+    let mut args = vec![repo.display().to_string(), "--base".into(), "main".into(), "--format".into(), "json".into()];
+    args.extend(["--output-file".to_string(), report.display().to_string()]);
+    let out = review(&workdir, &server, args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let security: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .filter(|body| body.contains("You are the security reviewer"))
+        .collect();
+    assert_eq!(security.len(), 4, "a tool phase and an answer, twice");
+    let told = "/findings/0/evidence: the quote `let path = base.join(user_name);` is not in src/upload.rs at line 8";
+    assert!(security[2].contains(told), "the retry says which quote and where: {}", security[2]);
+    assert!(security[2].contains("Use your tools to read the code"), "{}", security[2]);
+    let out = conclave(&workdir, &server, &["runs", "show", &last_run(&workdir, &server), "--json"]);
+    let shown: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let failed: Vec<String> = shown["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(Value::to_string)
+        .filter(|e| e.contains("attempt_failed"))
+        .collect();
+    assert_eq!(failed.len(), 1, "the rejected attempt is recorded: {}", shown["events"]);
+    assert!(failed[0].contains("is not in src/upload.rs"), "{}", failed[0]);
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    assert_eq!(json["review"]["findings"][0]["anchor"], "anchored", "the corrected quote is found");
+}

@@ -302,11 +302,15 @@ mod tests {
             files: vec![ChangedFile { path: "a.rs".into(), status: "modified".into(), changed_lines: vec![(1, 3)] }],
             annotated: "diff --git a/a.rs b/a.rs\n1 + x".into(),
             omitted: vec![OmittedFile { path: "big.json".into(), diff_bytes: 9 }],
+            head: Head { branch: Some("feature".into()), commit: Some("0123abcd".into()) },
         };
         let input = change.run_input();
         let back = Change::from_run_input(&input).expect("a review input");
         assert_eq!(back.run_input(), input, "the same input again, byte for byte");
         assert_eq!((back.root, back.base, back.files), (change.root, change.base, change.files));
+        assert_eq!(back.head, change.head);
+        assert!(back.head.is_branch("origin/feature") && back.head.is_branch("refs/heads/feature"));
+        assert!(!back.head.is_branch("ature") && !back.head.is_branch("origin/main"));
         let working_tree = Change { base: None, omitted: Vec::new(), ..Change::from_run_input(&input).expect("again") };
         let again = Change::from_run_input(&working_tree.run_input()).expect("without base or omitted files");
         assert_eq!(again.run_input(), working_tree.run_input());
