@@ -1,0 +1,103 @@
+//! A run whose store reported an error is a degraded review: its report says so in
+//! its first lines, with the store's message, even when every agent answered.
+
+use async_trait::async_trait;
+use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
+use conclave_core::{NewRun, ProviderRegistry, RunStore, StoreError};
+use conclave_engine::{Engine, EngineConfig, RunOptions};
+use conclave_review::ReportFormat;
+use conclave_review::report::build_report;
+use conclave_shared::{
+    AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, Position, RunEvent, RunRecord, RunStatus, RunSummary,
+    Settings,
+};
+use conclave_testkit::checked;
+use serde_json::json;
+use std::sync::Arc;
+
+/// A memory store that refuses the agent's first streamed text, once.
+#[derive(Debug, Default)]
+struct FlakyStore {
+    inner: MemoryStore,
+}
+
+#[async_trait]
+impl RunStore for FlakyStore {
+    async fn create_run(&self, run: &NewRun) -> Result<(), StoreError> {
+        self.inner.create_run(run).await
+    }
+    async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError> {
+        if matches!(event.kind, EventKind::TextDelta { .. }) {
+            return Err(StoreError::Backend("disk I/O error".into()));
+        }
+        self.inner.append_event(event).await
+    }
+    async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+        self.inner.get_run(run_id).await
+    }
+    async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
+        self.inner.list_runs(limit).await
+    }
+    async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
+        self.inner.events(run_id, after_seq).await
+    }
+    async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {
+        self.inner.put_report(run_id, format, content).await
+    }
+    async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
+        self.inner.get_report(run_id, format).await
+    }
+    async fn mark_interrupted(
+        &self,
+        owner_alive: &(dyn for<'s> Fn(&'s str) -> bool + Sync),
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        self.inner.mark_interrupted(owner_alive, now_ms).await
+    }
+}
+
+fn node(id: &str, kind: NodeKind) -> Node {
+    let agent = (kind == NodeKind::Agent).then(|| AgentConfig::new("fake"));
+    Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent }
+}
+
+#[tokio::test]
+async fn a_store_error_makes_the_review_degraded() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("reviewer", [FakeStep::text("all good")]);
+    let mut providers = ProviderRegistry::default();
+    providers.register(fake);
+    let store = Arc::new(FlakyStore::default());
+    let engine = Engine::new(providers, store.clone(), EngineConfig::default());
+    let conclave = Conclave {
+        version: 1,
+        id: "flaky".into(),
+        name: "Flaky".into(),
+        description: String::new(),
+        settings: Settings::default(),
+        nodes: vec![
+            node("change", NodeKind::Trigger),
+            node("reviewer", NodeKind::Agent),
+            node("report", NodeKind::Output),
+        ],
+        edges: vec![
+            Edge { from: "change".into(), to: "reviewer".into() },
+            Edge { from: "reviewer".into(), to: "report".into() },
+        ],
+    };
+    let handle = engine.start(checked(conclave), json!({}), RunOptions::default()).await.expect("starts");
+    let outcome = handle.wait().await;
+    assert_eq!(outcome.status, RunStatus::Failed, "a run whose events were not all stored does not succeed");
+    let record = store.get_run(&outcome.run_id).await.expect("get").expect("the run");
+    let events = store.events(&outcome.run_id, 0).await.expect("events");
+    let report = build_report(&record, &events);
+    assert_eq!(
+        report.degraded,
+        ["the run failed: the run store reported an error: run store error: disk I/O error"],
+        "{:?}",
+        report.degraded
+    );
+    let markdown = report.render(ReportFormat::Markdown);
+    let first_lines: String = markdown.lines().take(3).collect::<Vec<_>>().join("\n");
+    assert!(first_lines.contains("**Degraded review:** the run failed: the run store reported an error"), "{markdown}");
+}
