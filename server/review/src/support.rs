@@ -1,6 +1,8 @@
 //! Support: how many distinct reviewers raised a finding, as confidence. A finding
 //! that an independent reviewer also raised is far more often right than one
-//! raised once.
+//! raised once. Reviewers are agents (a panel's agents run different models) and
+//! samples: an agent run K times (`--samples K`) counts once per sample that raised
+//! the issue.
 //!
 //! A reviewer supports a result finding when one of its own findings names the same
 //! code (the same fingerprint), or is a near-duplicate of it: the same file, at most
@@ -10,7 +12,7 @@
 //! agent that raised it.
 
 use conclave_shared::Finding;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use crate::similarity::{NEAR_DUPLICATE_THRESHOLD, similarity};
 
@@ -23,9 +25,14 @@ pub fn count_support(findings: &mut [Finding], raised: &[Finding]) {
         let support = if raised.is_empty() {
             1
         } else {
-            let agents: BTreeSet<&str> =
-                raised.iter().filter(|r| supports(r, finding)).map(|r| r.agent.as_str()).collect();
-            agents.len() as u32
+            // Each agent counts once, or once per sample of it that raised the issue.
+            let mut agents: BTreeMap<&str, u32> = BTreeMap::new();
+            for r in raised.iter().filter(|r| supports(r, finding)) {
+                let samples = r.stability.map_or(1, |s| s.raised.max(1));
+                let entry = agents.entry(r.agent.as_str()).or_default();
+                *entry = (*entry).max(samples);
+            }
+            agents.values().sum()
         };
         finding.support = Some(support);
     }
@@ -81,6 +88,12 @@ mod tests {
         let mut findings = [f];
         count_support(&mut findings, &[r]);
         assert_eq!(findings[0].support, Some(1));
+        let mut sampled = at("security", 30, "other words");
+        sampled.fingerprint = Some("f".into());
+        sampled.stability = Some(conclave_shared::Stability { raised: 2, samples: 3 });
+        let mut findings_again = [findings[0].clone()];
+        count_support(&mut findings_again, &[sampled, at("correctness", 8, "path traversal")]);
+        assert_eq!(findings_again[0].support, Some(3), "two samples of one agent and another agent");
         let mut alone = [at("reviewer", 3, "x")];
         count_support(&mut alone, &[]);
         assert_eq!(alone[0].support, Some(1), "a single reviewer supports its own findings");

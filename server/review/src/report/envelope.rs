@@ -4,7 +4,7 @@
 use conclave_shared::Usage;
 use serde_json::{Map, Value, json};
 
-use super::{ReviewReport, anchor_counts, stability_distribution};
+use super::{ReviewReport, anchor_counts, stability_distribution, support_distribution};
 
 pub(super) fn render(report: &ReviewReport) -> String {
     let mut total = Usage::default();
@@ -43,6 +43,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
             "stability": stability_distribution(report).into_iter().map(|(s, n)| (s.to_string(), json!(n))).collect::<Map<String, Value>>(),
             "min_stability": report.min_stability,
             "min_support": report.min_support,
+            "support": support_distribution(report).into_iter().map(|(s, n)| (s.to_string(), json!(n))).collect::<Map<String, Value>>(),
             "repeat": report.repeat,
             "anchors": anchor_counts(&report.findings).into_iter().map(|(s, n)| (s.to_string(), json!(n))).collect::<Map<String, Value>>(),
             "findings_checks": checks,

@@ -6,7 +6,7 @@ use conclave_shared::{Anchor, BaselineState, Finding, FindingGroup, Severity, St
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{ReviewReport, anchor_counts, listed, stability_distribution};
+use super::{ReviewReport, anchor_counts, listed, stability_distribution, support_distribution};
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
@@ -94,6 +94,7 @@ fn findings(out: &mut String, r: &ReviewReport) {
         let _ = writeln!(out, "No findings.");
     }
     anchors(out, r);
+    support(out, r);
     stability(out, r);
     baseline(out, r);
     let mut by_file: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
@@ -147,6 +148,21 @@ fn anchors(out: &mut String, r: &ReviewReport) {
         "Quotes checked against the code: {}. Relocated findings show the line their quote is on.\n",
         counts.join(", ")
     );
+}
+
+/// The findings grouped by support: how many have each number of reviewers behind them.
+fn support(out: &mut String, r: &ReviewReport) {
+    let groups = support_distribution(r);
+    if r.raised.is_empty() || groups.is_empty() {
+        return;
+    }
+    let shares: Vec<String> = groups.iter().map(|(support, n)| format!("{n} with support {support}")).collect();
+    let _ = write!(out, "Support (distinct reviewers, samples and models behind each finding): {}.", shares.join(", "));
+    if r.min_support > 0 {
+        let below = r.findings.iter().filter(|f| listed(f) && !r.supported(f)).count();
+        let _ = write!(out, " {below} finding(s) below --min-support {} fail no gate.", r.min_support);
+    }
+    out.push_str("\n\n");
 }
 
 /// How stable the findings of sampled reviewers are: how many have each stability.

@@ -10,7 +10,7 @@ mod rdjsonl;
 mod repeats;
 mod sarif;
 
-pub use repeats::{RepeatSummary, SampledAgent, stability_distribution};
+pub use repeats::{RepeatSummary, SampledAgent, stability_distribution, support_distribution};
 
 use conclave_shared::{
     Anchor, BaselineState, Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind,

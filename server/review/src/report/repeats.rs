@@ -1,5 +1,5 @@
-//! Stability in reports: the agents that ran as samples (`--samples K`) and how the
-//! findings' stabilities are distributed, and the summary of a review repeated N
+//! Confidence in reports: the agents that ran as samples (`--samples K`), how the
+//! findings' stabilities and supports are distributed, and the summary of a review repeated N
 //! times (`--repeat N`): how often the Writer miscounted, how often reviewers
 //! contradicted each other, and how many findings came back in every run.
 
@@ -68,6 +68,15 @@ pub fn stability_distribution(report: &ReviewReport) -> Vec<(Stability, u64)> {
         counts.into_iter().map(|((samples, raised), n)| (Stability { raised, samples }, n)).collect();
     out.sort_by(|(a, _), (b, _)| b.rate().total_cmp(&a.rate()).then(b.samples.cmp(&a.samples)));
     out
+}
+
+/// How many listed findings have each support, highest first.
+pub fn support_distribution(report: &ReviewReport) -> Vec<(u32, u64)> {
+    let mut counts: BTreeMap<u32, u64> = BTreeMap::new();
+    for s in report.findings.iter().filter(|f| listed(f)).filter_map(|f| f.support) {
+        *counts.entry(s).or_default() += 1;
+    }
+    counts.into_iter().rev().collect()
 }
 
 /// What N runs of the same review had in common (`--repeat N`).
