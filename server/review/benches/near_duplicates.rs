@@ -7,20 +7,18 @@
 
 #[path = "../tests/common/review_threads.rs"]
 mod review_threads;
+#[path = "common/timing.rs"]
+mod timing;
 
 use conclave_review::compare_findings;
 use conclave_review::similarity::NEAR_DUPLICATE_THRESHOLD;
 use conclave_shared::{Finding, Severity, Stance};
-use review_threads::{Half, best, pairs, print_scores, print_support, score, support_table};
-use std::time::{Duration, Instant};
+use review_threads::{best, halves, print_scores, print_support, score, support_table};
+use std::time::Duration;
 
 fn main() {
     let changes = review_threads::load();
-    let (tuning, held_out) = (pairs(&changes, Half::Tuning), pairs(&changes, Half::HeldOut));
-    for (name, set) in [("tuning", &tuning), ("held-out", &held_out)] {
-        let same = set.iter().filter(|p| p.same).count();
-        println!("{name}: {} pairs ({same} same issue, {} different)", set.len(), set.len() - same);
-    }
+    let (tuning, held_out) = halves(&changes);
     print_scores("held-out", &held_out);
     let tuned = best(&tuning);
     let held = score(&held_out, NEAR_DUPLICATE_THRESHOLD);
@@ -68,16 +66,7 @@ fn reviewers(comments: &[&str], count: usize, per_reviewer: usize, seed: u64) ->
 /// Median and minimum of 11 runs of the whole comparison (exact buckets and the
 /// near-duplicate sweep), and the number of near-duplicate groups found.
 fn time_grouping(input: &[(String, Vec<Finding>)]) -> (Duration, Duration, usize) {
-    let mut times = Vec::new();
-    let mut groups = 0;
-    for _ in 0..11 {
-        let started = Instant::now();
-        let check = compare_findings(input);
-        times.push(started.elapsed());
-        groups = check.duplicates.len();
-    }
-    times.sort();
-    (times[times.len() / 2], times[0], groups)
+    timing::median_and_min(11, || compare_findings(input).duplicates.len())
 }
 
 fn ms(d: Duration) -> f64 {

@@ -4,6 +4,7 @@
 //! scoring near-duplicate detection and support on it. Shared by the calibration test
 //! (`tests/it/review_compare.rs`) and the `near_duplicates` bench.
 
+// Each includer (the test, the bench) uses only part of this module.
 #![allow(dead_code)]
 
 use conclave_review::similarity::similarity;
@@ -82,7 +83,7 @@ pub fn load() -> Vec<Change> {
 /// The documented split: FNV-1a (64-bit) of the change's URL, even in the tuning
 /// half, odd held out. A change is never split across halves.
 pub fn half_of(url: &str) -> Half {
-    if fnv1a(url) % 2 == 0 { Half::Tuning } else { Half::HeldOut }
+    if fnv1a(url).is_multiple_of(2) { Half::Tuning } else { Half::HeldOut }
 }
 
 /// The labelled pairs of one half: every two comments of one change by different
@@ -112,6 +113,16 @@ pub fn pairs(changes: &[Change], half: Half) -> Vec<Pair> {
     out
 }
 
+/// The pairs of the tuning and the held-out half, with their sizes printed.
+pub fn halves(changes: &[Change]) -> (Vec<Pair>, Vec<Pair>) {
+    let (tuning, held_out) = (pairs(changes, Half::Tuning), pairs(changes, Half::HeldOut));
+    for (name, set) in [("tuning", &tuning), ("held-out", &held_out)] {
+        let same = set.iter().filter(|p| p.same).count();
+        println!("{name}: {} pairs ({same} same issue, {} different)", set.len(), set.len() - same);
+    }
+    (tuning, held_out)
+}
+
 /// The thresholds tried: 0.05 to 0.95 in steps of 0.01.
 pub fn thresholds() -> impl Iterator<Item = f64> {
     (5..=95).map(|step| step as f64 / 100.0)
@@ -136,7 +147,9 @@ pub fn score(pairs: &[Pair], threshold: f64) -> Score {
 
 /// The threshold with the best F1 on `pairs` (the lowest of equals).
 pub fn best(pairs: &[Pair]) -> Score {
-    thresholds().map(|t| score(pairs, t)).fold(score(pairs, 1.0), |best, s| if s.f1 > best.f1 + 1e-12 { s } else { best })
+    thresholds()
+        .map(|t| score(pairs, t))
+        .fold(score(pairs, 1.0), |best, s| if s.f1 > best.f1 + 1e-12 { s } else { best })
 }
 
 /// Support of every comment with a known label, counted by the review's own
@@ -191,7 +204,7 @@ pub fn support_table(changes: &[Change]) -> Vec<SupportRow> {
 /// Prints the threshold table of one half, one row per 0.05.
 pub fn print_scores(title: &str, pairs: &[Pair]) {
     println!("{title}: threshold  precision  recall  F1");
-    for s in thresholds().filter(|t| (t * 100.0).round() as u32 % 5 == 0).map(|t| score(pairs, t)) {
+    for s in thresholds().filter(|t| ((t * 100.0).round() as u32).is_multiple_of(5)).map(|t| score(pairs, t)) {
         println!("{:>9.2}  {:>9.3}  {:>6.3}  {:.3}", s.threshold, s.precision, s.recall, s.f1);
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 #[path = "../common/review_threads.rs"]
 mod review_threads;
 
-use review_threads::{Half, best, pairs, print_scores, print_support, score, support_table};
+use review_threads::{best, halves, print_scores, print_support, score, support_table};
 
 /// What the held-out F1 measured when the threshold was last tuned (0.847), less a
 /// margin: a change to the similarity that loses more than that fails here.
@@ -20,11 +20,10 @@ const HELD_OUT_F1_FLOOR: f64 = 0.82;
 #[test]
 fn near_duplicate_threshold_is_tuned_on_one_half_and_holds_on_the_other() {
     let changes = review_threads::load();
-    let (tuning, held_out) = (pairs(&changes, Half::Tuning), pairs(&changes, Half::HeldOut));
-    for (name, set) in [("tuning", &tuning), ("held-out", &held_out)] {
+    let (tuning, held_out) = halves(&changes);
+    for set in [&tuning, &held_out] {
         let same = set.iter().filter(|p| p.same).count();
-        println!("{name}: {} pairs, {same} same issue, {} different", set.len(), set.len() - same);
-        assert!(same >= 100 && set.len() - same >= 300, "{name} half too small");
+        assert!(same >= 100 && set.len() - same >= 300, "{same} same-issue pairs of {}", set.len());
     }
     print_scores("tuning", &tuning);
     print_scores("held-out", &held_out);
@@ -53,8 +52,18 @@ fn support_is_measured_against_the_labelled_comments() {
     let [one, two, three] = [rows[0], rows[1], rows[2]];
     assert!(one.at_least_k >= 1000, "{} labelled comments", one.at_least_k);
     assert_eq!(one.recall, 1.0, "support is at least 1 for every comment");
-    assert!(two.at_least_k >= 200 && three.at_least_k >= 100, "support ≥ 2 over {}, ≥ 3 over {}", two.at_least_k, three.at_least_k);
-    assert!(two.precision > one.precision, "findings raised by two reviewers are more often real ({:.3} vs {:.3})", two.precision, one.precision);
+    assert!(
+        two.at_least_k >= 200 && three.at_least_k >= 100,
+        "support ≥ 2 over {}, ≥ 3 over {}",
+        two.at_least_k,
+        three.at_least_k
+    );
+    assert!(
+        two.precision > one.precision,
+        "findings raised by two reviewers are more often real ({:.3} vs {:.3})",
+        two.precision,
+        one.precision
+    );
 }
 
 /// Findings of one agent from `(file, line, severity, stance, description)`.
