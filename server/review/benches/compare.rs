@@ -5,7 +5,10 @@
 
 use conclave_review::compare_findings;
 use conclave_shared::{Finding, Severity, Stance};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[path = "common/timing.rs"]
+mod timing;
 
 const PHRASES: &[&str] = &[
     "user controlled path joined without normalisation allows traversal",
@@ -44,20 +47,12 @@ fn siblings(agents: usize, per_agent: usize, seed: u64) -> Vec<(String, Vec<Find
         .collect()
 }
 
-/// Median and minimum over 11 runs: the minimum is the steadiest estimate of the
-/// intrinsic cost on a shared machine, the median what a run usually takes.
+/// Median and minimum over 11 runs, and the number of groups found.
 fn median_time(input: &[(String, Vec<Finding>)]) -> (Duration, Duration, usize) {
-    let mut times = Vec::new();
-    let mut groups = 0;
-    for _ in 0..11 {
-        let started = Instant::now();
+    timing::median_and_min(11, || {
         let check = compare_findings(input);
-        times.push(started.elapsed());
-        groups =
-            check.contradictions.len() + check.disagreements.len() + check.agreements.len() + check.duplicates.len();
-    }
-    times.sort();
-    (times[times.len() / 2], times[0], groups)
+        check.contradictions.len() + check.disagreements.len() + check.agreements.len() + check.duplicates.len()
+    })
 }
 
 fn main() {

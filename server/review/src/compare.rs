@@ -141,8 +141,8 @@ fn classify(group: &[&Finding]) -> Verdict {
     }
 }
 
-/// Groups (indices into `all`) of similar findings from different agents in the same
-/// file within `NEAR_LINES` lines, joined transitively. `order` is `(file id, line,
+/// Groups (indices into `all`) of similar findings with the same stance from
+/// different agents in the same file within `NEAR_LINES` lines, joined transitively. `order` is `(file id, line,
 /// index)` sorted. Word lists are computed only for findings that have another
 /// agent's finding nearby.
 fn near_duplicate_groups(all: &[&Finding], agent_of: &[u32], order: &[(u32, u64, u32)]) -> Vec<Vec<usize>> {
@@ -154,7 +154,10 @@ fn near_duplicate_groups(all: &[&Finding], agent_of: &[u32], order: &[(u32, u64,
             if other_file != file || other_line - line > NEAR_LINES {
                 break;
             }
-            if agent_of[i as usize] != agent_of[j as usize] {
+            // A concern and an approval of the same code are a contradiction, never
+            // the same finding however alike their words.
+            let same_stance = all[i as usize].effective_stance() == all[j as usize].effective_stance();
+            if agent_of[i as usize] != agent_of[j as usize] && same_stance {
                 pairs.push((i, j));
             }
         }

@@ -5,7 +5,7 @@
 //! Findings of different samples are the same finding when they point at the same
 //! code (the same fingerprint, computed against the reviewed files as the report
 //! does), or are near-duplicates (the same file and stance, at most
-//! [`NEAR_LINES`](crate::support::NEAR_LINES) lines apart, similar descriptions). A
+//! [`NEAR_LINES`](crate::similarity::NEAR_LINES) lines apart, similar descriptions). A
 //! sample counts once per finding however often it repeats it. The merged output is
 //! the first answering sample's, with its findings replaced by one entry per merged
 //! finding (the first sample's wording) carrying `stability: {raised, samples}`, its

@@ -14,10 +14,7 @@
 use conclave_shared::Finding;
 use std::collections::BTreeMap;
 
-use crate::similarity::{NEAR_DUPLICATE_THRESHOLD, similarity};
-
-/// How far apart two findings may be and still be the same issue.
-pub const NEAR_LINES: u64 = 3;
+use crate::similarity::{NEAR_DUPLICATE_THRESHOLD, NEAR_LINES, similarity};
 
 /// Sets each result finding's `support` from the reviewers' findings `raised`.
 pub fn count_support(findings: &mut [Finding], raised: &[Finding]) {
