@@ -73,6 +73,14 @@ pub struct ReviewArgs {
     /// it, and the report lists them (default 1 MiB, or CONCLAVE_MAX_DIFF_BYTES).
     #[arg(long, value_name = "BYTES")]
     pub max_diff_bytes: Option<usize>,
+    /// Publish the review on its pull request (GitHub) or merge request (GitLab),
+    /// updating Conclave's earlier comments instead of duplicating them; where and
+    /// with which token come from the CI environment (see the README).
+    #[arg(long, value_enum, value_name = "FORGE")]
+    pub post: Option<crate::post::Forge>,
+    /// With --post: the pull (merge) request number, instead of the CI environment's.
+    #[arg(long, value_name = "N", requires = "post")]
+    pub pr: Option<u64>,
 }
 
 /// CI gates.
@@ -114,6 +122,10 @@ fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace:
 
 /// Runs the review; returns the exit code.
 pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
+    let post_to = match super::post::target(args.post, args.pr) {
+        Ok(target) => target,
+        Err(code) => return code,
+    };
     let baseline = match &args.baseline {
         Some(spec) => match load_baseline(spec, store.as_ref()).await {
             Ok(baseline) => Some(baseline),
@@ -171,6 +183,10 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
         tally.add(round, args.repeat, &report);
         let code = deliver(&args, &mut report, outcome.status).max(exit_code(&outcome));
         worst = worst.max(code);
+        if round == args.repeat.max(1) {
+            let posted = super::post::publish(post_to.as_ref(), &report, outcome.status, &request.repository).await;
+            worst = worst.max(posted);
+        }
     }
     if args.repeat > 1 {
         tally.print_total();
