@@ -68,8 +68,8 @@ pub enum PostError {
 
 fn wait_text(wait: Option<Duration>) -> String {
     match wait {
-        Some(wait) => format!(" (the forge asks to wait {}s); try again later", wait.as_secs()),
-        None => "; try again later".to_string(),
+        Some(wait) => format!(" (the forge asks to wait {}s)", wait.as_secs()),
+        None => String::new(),
     }
 }
 

@@ -38,7 +38,7 @@ pub fn save_upload(root: &Path, name: &str, data: &[u8]) -> io::Result<()> {
 ";
 
 /// A repository whose `feature` branch adds the bug on top of `main`.
-fn fixture_repo(dir: &Path) -> PathBuf {
+pub(crate) fn fixture_repo(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
     std::fs::create_dir_all(repo.join("src")).expect("mkdir");
     git(&repo, &["init", "-q", "-b", "main"]);
@@ -59,7 +59,7 @@ fn findings(items: Value, counts: [u64; 4]) -> String {
 
 const TRAVERSAL: &str = "The client-supplied name is joined to the upload root without rejecting `..` or absolute paths: path traversal lets a client write anywhere.";
 
-fn routes() -> Vec<Route> {
+pub(crate) fn routes() -> Vec<Route> {
     let a = Vendor::Anthropic;
     let looked = || a.answer("I read the diff; nothing more to look up.");
     vec![
@@ -310,7 +310,7 @@ fn no_change_is_a_clear_message_and_a_non_repository_is_exit_2() {
 }
 
 /// Routes where the specialists find nothing and the Writer reports `items`.
-fn writer_routes(items: Value) -> Vec<Route> {
+pub(crate) fn writer_routes(items: Value) -> Vec<Route> {
     let a = Vendor::Anthropic;
     let nothing = || a.answer(&findings(json!([]), [0, 0, 0, 0]));
     let mut routes: Vec<Route> = ["security", "correctness", "conventions"]
