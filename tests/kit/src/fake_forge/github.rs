@@ -187,7 +187,7 @@ fn create_review(state: &mut PullState, body: &Value) -> Answer {
 /// `PATCH …/comments/{id}` or `PUT …/reviews/{id}`: a new body.
 fn edit(list: &mut [Value], id: &str, body: &Value) -> Answer {
     let Some(text) = body["body"].as_str() else { return Answer::status(422, "body is missing") };
-    match list.iter_mut().find(|c| c["id"].to_string() == id) {
+    match list.iter_mut().find(|c| c["id"].as_u64().is_some_and(|n| id.parse() == Ok(n))) {
         Some(item) => {
             item["body"] = json!(text);
             Answer::ok(item.clone())

@@ -180,7 +180,7 @@ fn edit_note(state: &mut MergeRequestState, id: &str, note: &str, body: &Value) 
         .iter_mut()
         .filter(|d| d["id"] == id)
         .flat_map(|d| d["notes"].as_array_mut().into_iter().flatten())
-        .find(|n| n["id"].to_string() == note);
+        .find(|n| n["id"].as_u64().is_some_and(|id| note.parse() == Ok(id)));
     match found {
         Some(n) => {
             n["body"] = json!(text);
