@@ -90,7 +90,8 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<P
     let pull = |tail: &[&str]| api.url(&[&["repos", owner, name, "pulls"], tail].concat());
     let (_, pr) = api.send(Method::GET, pull(&[&number]), None).await?;
     let head = pr.pointer("/head/sha").and_then(Value::as_str).unwrap_or_default().to_string();
-    let diff = diff(&api.get_all(pull(&[&number, "files"])).await?)?;
+    let diff =
+        Diff::from_files(&api.get_all(pull(&[&number, "files"])).await?, ["filename", "previous_filename", "patch"])?;
     let mut existing = conclave_comments(&api.get_all(pull(&[&number, "comments"])).await?, false);
     existing.extend(conclave_comments(&api.get_all(pull(&[&number, "reviews"])).await?, true));
     let plan = plan::plan(items, &diff, &existing, Options { mark_fixed, append_to_summary: false });
@@ -106,17 +107,6 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<P
         api.send(Method::POST, pull(&[&number, "reviews"]), Some(&review)).await?;
     }
     Ok(Posted::from(&plan))
-}
-
-/// The commentable lines of the pull request's files.
-fn diff(files: &[Value]) -> Result<Diff, PostError> {
-    let mut diff = Diff::default();
-    for file in files {
-        let Some(path) = file.get("filename").and_then(Value::as_str) else { continue };
-        let old = file.get("previous_filename").and_then(Value::as_str).unwrap_or(path);
-        diff.add_patch(path, old, file.get("patch").and_then(Value::as_str).unwrap_or(""))?;
-    }
-    Ok(diff)
 }
 
 /// Conclave's inline review comments (`summary` false), or its review bodies that

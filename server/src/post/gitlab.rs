@@ -76,7 +76,7 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<P
         let message = "no `diff_refs` yet (GitLab is still preparing the diff); run the job again".to_string();
         return Err(PostError::Malformed { request: format!("GET {}", mr(&[]).path()), message });
     }
-    let diff = diff(&api.get_all(mr(&["diffs"])).await?)?;
+    let diff = Diff::from_files(&api.get_all(mr(&["diffs"])).await?, ["new_path", "old_path", "diff"])?;
     let existing = discussions(&api.get_all(mr(&["discussions"])).await?);
     let plan = plan::plan(items, &diff, &existing, Options { mark_fixed, append_to_summary: true });
     for edit in &plan.edits {
@@ -97,17 +97,6 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<P
         api.send(Method::POST, mr(&["notes"]), Some(&json!({"body": body}))).await?;
     }
     Ok(Posted::from(&plan))
-}
-
-/// The commentable lines of the merge request's diffs.
-fn diff(files: &[Value]) -> Result<Diff, PostError> {
-    let mut diff = Diff::default();
-    for file in files {
-        let Some(path) = file.get("new_path").and_then(Value::as_str) else { continue };
-        let old = file.get("old_path").and_then(Value::as_str).unwrap_or(path);
-        diff.add_patch(path, old, file.get("diff").and_then(Value::as_str).unwrap_or(""))?;
-    }
-    Ok(diff)
 }
 
 /// Conclave's discussions: each one's first note with a marker.

@@ -28,6 +28,20 @@ pub struct PatchError {
 }
 
 impl Diff {
+    /// The diff of a forge's list of files, reading each file's new path, old path
+    /// and patch from the fields `keys` names (a file without a new path is skipped).
+    pub fn from_files(files: &[serde_json::Value], keys: [&str; 3]) -> Result<Diff, PatchError> {
+        let [path_key, old_key, patch_key] = keys;
+        let text = |file: &serde_json::Value, key: &str| file.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        let mut diff = Diff::default();
+        for file in files {
+            let Some(path) = text(file, path_key) else { continue };
+            let old = text(file, old_key).unwrap_or_else(|| path.clone());
+            diff.add_patch(&path, &old, &text(file, patch_key).unwrap_or_default())?;
+        }
+        Ok(diff)
+    }
+
     /// Adds a file's patch (hunks only, as the forges send them: from the first `@@`).
     /// An empty patch (binary, or too large for the forge to show) adds no lines.
     pub fn add_patch(&mut self, path: &str, old_path: &str, patch: &str) -> Result<(), PatchError> {

@@ -3,7 +3,7 @@
 //! and GitLab REST APIs that keep their comments, paginate in small pages, refuse
 //! (403) or slow down (429) when told to, and record every request.
 
-use conclave_testkit::{FakeGitHub, FakeGitLab, FakeServer, ForgeRequest, git};
+use conclave_testkit::{FakeForge, FakeGitHub, FakeGitLab, FakeServer, ForgeRequest, ForgeState, git};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -167,13 +167,32 @@ fn github_env(fx: &Fixture, github: &FakeGitHub, number: u64) -> Vec<(String, St
 }
 
 fn gitlab_env(gitlab: &FakeGitLab) -> Vec<(String, String)> {
-    [("GITLAB_TOKEN", TOKEN), ("CI_API_V4_URL", &gitlab.api), ("CI_PROJECT_ID", "42"), ("CI_MERGE_REQUEST_IID", "3")]
+    [("GITLAB_TOKEN", TOKEN), ("CI_API_V4_URL", &gitlab.api()), ("CI_PROJECT_ID", "42"), ("CI_MERGE_REQUEST_IID", "3")]
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .to_vec()
 }
 
 fn writes(requests: &[ForgeRequest]) -> Vec<String> {
     requests.iter().filter(|r| r.writes()).map(|r| format!("{} {}?{}", r.method, r.path, r.query)).collect()
+}
+
+/// Reviews and posts again, asserting that the forge was not written to; the
+/// requests it made.
+async fn posts_nothing<S: ForgeState>(
+    fx: &Fixture,
+    items: &Value,
+    forge: &str,
+    env: &[(String, String)],
+    fake: &FakeForge<S>,
+    why: &str,
+) -> Vec<ForgeRequest> {
+    let before = fake.requests().len();
+    let (code, stderr) = review_reporting(fx, items, &["--post", forge], env).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains(": nothing new to post"), "{stderr}");
+    let requests = fake.requests().split_off(before);
+    assert_eq!(writes(&requests), Vec::<String>::new(), "{why}");
+    requests
 }
 
 fn ours(comments: &[Value]) -> Vec<Value> {
@@ -227,12 +246,7 @@ async fn github_posts_once_then_nothing_then_marks_the_fixed_comment() {
             .is_some_and(|b| b.starts_with("**blocker** · security") && b.contains("Path traversal."))
     );
 
-    let before = github.requests().len();
-    let (code, stderr) = review_reporting(&fx, &items, &["--post", "github"], &env).await;
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(stderr.contains("posted to GitHub pull request acme/uploads#7: nothing new to post"), "{stderr}");
-    let again = &github.requests()[before..];
-    assert_eq!(writes(again), Vec::<String>::new(), "an unchanged review writes nothing");
+    let again = posts_nothing(&fx, &items, "github", &env, &github, "an unchanged review writes nothing").await;
     assert!(again.iter().any(|r| r.path.ends_with("/comments") && r.query.contains("page=3")), "all pages were read");
 
     fix_the_write(&fx.repo);
@@ -251,10 +265,7 @@ async fn github_posts_once_then_nothing_then_marks_the_fixed_comment() {
     );
     assert_eq!(ours(&github.comments())[0]["body"], posted[0]["body"], "the blocker's comment is left alone");
 
-    let before = github.requests().len();
-    let (code, stderr) = review_reporting(&fx, &now, &["--post", "github"], &env).await;
-    assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(writes(&github.requests()[before..]), Vec::<String>::new(), "a fixed comment is marked once");
+    posts_nothing(&fx, &now, "github", &env, &github, "a fixed comment is marked once").await;
 }
 
 #[tokio::test]
@@ -296,11 +307,7 @@ async fn gitlab_posts_discussions_and_a_note_then_nothing_then_resolves_the_fixe
             && ours[2]["notes"][0]["body"].as_str().is_some_and(|b| b.contains("Say which root."))
     );
 
-    let before = gitlab.requests().len();
-    let (code, stderr) = review_reporting(&fx, &items, &["--post", "gitlab"], &env).await;
-    assert_eq!(code, Some(0), "{stderr}");
-    let again = &gitlab.requests()[before..];
-    assert_eq!(writes(again), Vec::<String>::new(), "an unchanged review writes nothing");
+    let again = posts_nothing(&fx, &items, "gitlab", &env, &gitlab, "an unchanged review writes nothing").await;
     assert!(
         again.iter().any(|r| r.path.ends_with("/discussions") && r.query.contains("page=3")),
         "all pages were read"
@@ -323,10 +330,7 @@ async fn gitlab_posts_discussions_and_a_note_then_nothing_then_resolves_the_fixe
     assert!(fixed["notes"][0]["body"].as_str().is_some_and(|b| b.starts_with("**Fixed**")), "{fixed}");
     assert_eq!(fixed["notes"][0]["resolved"], true);
 
-    let before = gitlab.requests().len();
-    let (code, stderr) = review_reporting(&fx, &now, &["--post", "gitlab"], &env).await;
-    assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(writes(&gitlab.requests()[before..]), Vec::<String>::new(), "a fixed discussion is resolved once");
+    posts_nothing(&fx, &now, "gitlab", &env, &gitlab, "a fixed discussion is resolved once").await;
 }
 
 #[tokio::test]

@@ -13,6 +13,6 @@ pub mod wire;
 pub mod workspace;
 
 pub use checked::{check, checked, test_catalog};
-pub use fake_forge::{ForgeRequest, github::FakeGitHub, gitlab::FakeGitLab};
+pub use fake_forge::{FakeForge, ForgeRequest, ForgeState, github::FakeGitHub, gitlab::FakeGitLab};
 pub use fake_server::{FakeServer, Recorded, Reply, Route};
 pub use workspace::{TempWorkspace, fake_conclave, git};

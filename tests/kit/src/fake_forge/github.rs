@@ -7,7 +7,7 @@ use axum::http::{Request, Response};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
-use super::{Answer, Behaviour, ForgeRequest, Incoming, page, page_url, serve, start};
+use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, page, page_url, serve, start};
 
 /// One pull request's state on the fake.
 #[derive(Debug, Default)]
@@ -31,31 +31,29 @@ pub struct PullState {
     base: String,
 }
 
-/// The fake; it stops when dropped.
-#[derive(Debug)]
-pub struct FakeGitHub {
-    /// What `GITHUB_API_URL` is set to.
-    pub base: String,
-    /// The state, to set up and inspect.
-    pub state: Arc<Mutex<PullState>>,
-    task: tokio::task::JoinHandle<()>,
+impl ForgeState for PullState {
+    fn behaviour(&mut self) -> &mut Behaviour {
+        &mut self.behaviour
+    }
 }
 
-impl FakeGitHub {
+/// The fake; `base` is what `GITHUB_API_URL` is set to.
+pub type FakeGitHub = FakeForge<PullState>;
+
+impl FakeForge<PullState> {
     /// Serves pull request `number` of `repository` with head `head_sha` and these
     /// files (path and patch), in pages of `page_size`.
     pub async fn start(repository: &str, number: u64, token: &str, page_size: usize) -> FakeGitHub {
-        let state = Arc::new(Mutex::new(PullState {
+        let state = PullState {
             token: token.into(),
             repository: repository.into(),
             number,
             behaviour: Behaviour { page_size, ..Behaviour::default() },
             ..PullState::default()
-        }));
-        let app = axum::Router::new().fallback(handle).with_state(state.clone());
-        let (base, task) = start(app).await;
-        state.lock().expect("lock").base = base.clone();
-        FakeGitHub { base, state, task }
+        };
+        let fake = start(state, handle).await;
+        fake.state.lock().expect("lock").base = fake.base.clone();
+        fake
     }
 
     /// Sets the head commit and the files of the pull request (path, patch).
@@ -77,11 +75,6 @@ impl FakeGitHub {
             "commit_id": head, "user": {"login": "octocat"}}));
     }
 
-    /// Every request so far.
-    pub fn requests(&self) -> Vec<ForgeRequest> {
-        self.state.lock().expect("lock").behaviour.requests.clone()
-    }
-
     /// The review comments now.
     pub fn comments(&self) -> Vec<Value> {
         self.state.lock().expect("lock").comments.clone()
@@ -91,27 +84,13 @@ impl FakeGitHub {
     pub fn reviews(&self) -> Vec<Value> {
         self.state.lock().expect("lock").reviews.clone()
     }
-
-    /// Sets what the next requests meet: `rate_limited` answers 429 first, and
-    /// whether writes are refused.
-    pub fn misbehave(&self, rate_limited: u32, read_only: bool) {
-        let mut state = self.state.lock().expect("lock");
-        state.behaviour.rate_limited = rate_limited;
-        state.behaviour.read_only = read_only;
-    }
-}
-
-impl Drop for FakeGitHub {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 async fn handle(State(state): State<Arc<Mutex<PullState>>>, request: Request<Body>) -> Response<Body> {
     let forbidden = json!({"message": "Resource not accessible by integration",
         "documentation_url": "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
         "status": "403"});
-    serve(&state, request, |s| &mut s.behaviour, route, forbidden).await
+    serve(&state, request, route, forbidden).await
 }
 
 fn route(state: &mut PullState, incoming: &Incoming) -> Answer {

@@ -8,7 +8,7 @@ use axum::http::{Request, Response};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 
-use super::{Answer, Behaviour, ForgeRequest, Incoming, page, serve, start};
+use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, page, serve, start};
 
 /// One merge request's state on the fake.
 #[derive(Debug, Default)]
@@ -29,29 +29,31 @@ pub struct MergeRequestState {
     pub behaviour: Behaviour,
 }
 
-/// The fake; it stops when dropped.
-#[derive(Debug)]
-pub struct FakeGitLab {
-    /// What `CI_API_V4_URL` is set to.
-    pub api: String,
-    /// The state, to set up and inspect.
-    pub state: Arc<Mutex<MergeRequestState>>,
-    task: tokio::task::JoinHandle<()>,
+impl ForgeState for MergeRequestState {
+    fn behaviour(&mut self) -> &mut Behaviour {
+        &mut self.behaviour
+    }
 }
 
-impl FakeGitLab {
+/// The fake; [`FakeGitLab::api`] is what `CI_API_V4_URL` is set to.
+pub type FakeGitLab = FakeForge<MergeRequestState>;
+
+impl FakeForge<MergeRequestState> {
     /// Serves merge request `iid` of project `project`, in pages of `page_size`.
     pub async fn start(project: &str, iid: u64, token: &str, page_size: usize) -> FakeGitLab {
-        let state = Arc::new(Mutex::new(MergeRequestState {
+        let state = MergeRequestState {
             token: token.into(),
             project: project.into(),
             iid,
             behaviour: Behaviour { page_size, ..Behaviour::default() },
             ..MergeRequestState::default()
-        }));
-        let app = axum::Router::new().fallback(handle).with_state(state.clone());
-        let (base, task) = start(app).await;
-        FakeGitLab { api: format!("{base}/api/v4"), state, task }
+        };
+        start(state, handle).await
+    }
+
+    /// The API's base URL, as `CI_API_V4_URL` gives it.
+    pub fn api(&self) -> String {
+        format!("{}/api/v4", self.base)
     }
 
     /// Sets the diff's commits (base and head) and its files (path, patch).
@@ -76,33 +78,14 @@ impl FakeGitLab {
              "author": {"username": "ann"}}]}));
     }
 
-    /// Every request so far.
-    pub fn requests(&self) -> Vec<ForgeRequest> {
-        self.state.lock().expect("lock").behaviour.requests.clone()
-    }
-
     /// The discussions now.
     pub fn discussions(&self) -> Vec<Value> {
         self.state.lock().expect("lock").discussions.clone()
     }
-
-    /// Sets what the next requests meet: `rate_limited` answers 429 first, and
-    /// whether writes are refused.
-    pub fn misbehave(&self, rate_limited: u32, read_only: bool) {
-        let mut state = self.state.lock().expect("lock");
-        state.behaviour.rate_limited = rate_limited;
-        state.behaviour.read_only = read_only;
-    }
-}
-
-impl Drop for FakeGitLab {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 async fn handle(State(state): State<Arc<Mutex<MergeRequestState>>>, request: Request<Body>) -> Response<Body> {
-    serve(&state, request, |s| &mut s.behaviour, route, json!({"message": "403 Forbidden"})).await
+    serve(&state, request, route, json!({"message": "403 Forbidden"})).await
 }
 
 fn route(state: &mut MergeRequestState, incoming: &Incoming) -> Answer {

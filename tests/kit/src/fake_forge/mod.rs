@@ -54,6 +54,44 @@ impl Behaviour {
     }
 }
 
+/// The state of one fake forge, with what it is told and what it saw.
+pub trait ForgeState: Send + 'static {
+    /// Paging, refusals and the requests seen.
+    fn behaviour(&mut self) -> &mut Behaviour;
+}
+
+/// A fake forge serving `S`; it stops when dropped.
+#[derive(Debug)]
+pub struct FakeForge<S> {
+    /// Its origin, `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The state, to set up and inspect.
+    pub state: Arc<Mutex<S>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl<S: ForgeState> FakeForge<S> {
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<ForgeRequest> {
+        self.state.lock().expect("lock").behaviour().requests.clone()
+    }
+
+    /// Sets what the next requests meet: `rate_limited` answers 429 first, and
+    /// whether writes are refused.
+    pub fn misbehave(&self, rate_limited: u32, read_only: bool) {
+        let mut state = self.state.lock().expect("lock");
+        let behaviour = state.behaviour();
+        behaviour.rate_limited = rate_limited;
+        behaviour.read_only = read_only;
+    }
+}
+
+impl<S> Drop for FakeForge<S> {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// One answer of a fake forge: status, headers, JSON body.
 pub(crate) struct Answer {
     status: u16,
@@ -92,10 +130,9 @@ pub(crate) struct Incoming {
 
 /// Reads a request, records it, and answers it with `route` unless the behaviour
 /// says to refuse it first.
-pub(crate) async fn serve<S>(
+pub(crate) async fn serve<S: ForgeState>(
     state: &Arc<Mutex<S>>,
     request: Request<Body>,
-    behaviour: fn(&mut S) -> &mut Behaviour,
     route: fn(&mut S, &Incoming) -> Answer,
     forbidden: Value,
 ) -> Response<Body> {
@@ -112,7 +149,7 @@ pub(crate) async fn serve<S>(
         raw_query,
     };
     let mut state = state.lock().expect("lock");
-    let seen = behaviour(&mut state);
+    let seen = state.behaviour();
     seen.requests.push(ForgeRequest {
         method: incoming.method.clone(),
         path: incoming.path.clone(),
@@ -181,12 +218,19 @@ pub(crate) fn page_url(base: &str, incoming: &Incoming, page: usize) -> String {
     format!("{base}{}?{}", incoming.path, query.join("&"))
 }
 
-/// Starts a fake on a free loopback port; its base URL and the task serving it.
-pub(crate) async fn start(app: axum::Router) -> (String, tokio::task::JoinHandle<()>) {
+/// Starts a fake forge on a free loopback port, answering with `handle`.
+pub(crate) async fn start<S, H, T>(state: S, handle: H) -> FakeForge<S>
+where
+    S: ForgeState,
+    H: axum::handler::Handler<T, Arc<Mutex<S>>>,
+    T: 'static,
+{
+    let state = Arc::new(Mutex::new(state));
+    let app = axum::Router::new().fallback(handle).with_state(state.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    (base, task)
+    FakeForge { base, state, task }
 }
