@@ -84,7 +84,13 @@ fn pull_request_number(env: &dyn Fn(&str) -> Option<String>) -> Result<u64, Stri
 pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<Posted, PostError> {
     let headers = vec![("accept", "application/vnd.github+json"), ("x-github-api-version", "2022-11-28")];
     let token = Secret::new(format!("Bearer {}", config.token.expose()));
-    let api = Api::new(config.api.clone(), ("authorization", token), &config.token, headers, PERMISSION_HINT)?;
+    let api = Api::new(
+        config.api.clone(),
+        ("authorization", token),
+        &config.token,
+        headers,
+        ("GITHUB_TOKEN", PERMISSION_HINT),
+    )?;
     let number = config.number.to_string();
     let (owner, name) = config.repository.split_once('/').unwrap_or((&config.repository, ""));
     let pull = |tail: &[&str]| api.url(&[&["repos", owner, name, "pulls"], tail].concat());

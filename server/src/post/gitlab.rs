@@ -65,8 +65,13 @@ fn merge_request_iid(env: &dyn Fn(&str) -> Option<String>) -> Result<u64, String
 
 /// Posts the items on the merge request.
 pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<Posted, PostError> {
-    let api =
-        Api::new(config.api.clone(), ("private-token", config.token.clone()), &config.token, vec![], PERMISSION_HINT)?;
+    let api = Api::new(
+        config.api.clone(),
+        ("private-token", config.token.clone()),
+        &config.token,
+        vec![],
+        ("GITLAB_TOKEN", PERMISSION_HINT),
+    )?;
     let iid = config.iid.to_string();
     let mr = |tail: &[&str]| api.url(&[&["projects", config.project.as_str(), "merge_requests", &iid], tail].concat());
     let (_, request) = api.send(Method::GET, mr(&[]), None).await?;

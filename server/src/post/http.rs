@@ -27,19 +27,21 @@ pub struct Api {
     auth: (&'static str, Secret),
     headers: Vec<(&'static str, &'static str)>,
     redactor: Redactor,
-    /// What to do about a permission refusal, for the error message.
-    permission_hint: &'static str,
+    /// The variable the token comes from, and what to do about a permission
+    /// refusal, for the error messages.
+    explain: (&'static str, &'static str),
 }
 
 impl Api {
     /// A client of the API at `base`, sending the token in header `auth.0`.
-    /// `token` is what errors are cleaned of (the header may wrap it, as `Bearer …`).
+    /// `token` is what errors are cleaned of (the header may wrap it, as `Bearer …`);
+    /// `explain` names its variable and what a token needs to post.
     pub fn new(
         base: Url,
         auth: (&'static str, Secret),
         token: &Secret,
         headers: Vec<(&'static str, &'static str)>,
-        permission_hint: &'static str,
+        explain: (&'static str, &'static str),
     ) -> Result<Api, PostError> {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
@@ -48,7 +50,7 @@ impl Api {
             .build()
             .map_err(|e| PostError::Transport { request: base.to_string(), message: e.to_string() })?;
         let redactor = Redactor::new([token.expose().to_string()]);
-        Ok(Api { client, base, auth, headers, redactor, permission_hint })
+        Ok(Api { client, base, auth, headers, redactor, explain })
     }
 
     /// The URL of `segments` under the base (each segment percent-encoded, so a
@@ -128,7 +130,8 @@ impl Api {
         match status {
             429 => PostError::RateLimited { request, wait },
             403 if wait.is_some() => PostError::RateLimited { request, wait },
-            401 | 403 => PostError::Permission { request, status, message, hint: self.permission_hint },
+            401 => PostError::Unauthorized { request, message, variable: self.explain.0 },
+            403 => PostError::Permission { request, status, message, hint: self.explain.1 },
             500..=599 => PostError::Server { request, status, message },
             _ => PostError::Status { request, status, message },
         }

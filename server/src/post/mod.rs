@@ -46,6 +46,11 @@ pub enum PostError {
     /// The token was refused.
     #[error("{request} was refused (HTTP {status}: {message}): the token lacks permission; {hint}")]
     Permission { request: String, status: u16, message: String, hint: &'static str },
+    /// The token was not accepted at all.
+    #[error(
+        "{request} was refused (HTTP 401: {message}): the token in {variable} is not valid (wrong or expired); give a valid one"
+    )]
+    Unauthorized { request: String, message: String, variable: &'static str },
     /// Rate limited, and the retries are used up or the wait is too long.
     #[error("{request} was rate limited{}", wait_text(*.wait))]
     RateLimited { request: String, wait: Option<Duration> },

@@ -428,6 +428,12 @@ async fn permission_refusals_are_explained_and_rate_limits_waited_out() {
     assert_eq!(pulls, 2, "the refused request was sent again");
     assert_eq!(ours(&github.comments()).len(), 1);
 
+    let mut wrong = env.clone();
+    wrong[0].1 = "ghs_expired_token_987654".into();
+    let (code, stderr) = review_reporting(&fx, &items, &["--post", "github"], &wrong).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("(HTTP 401: Bad credentials): the token in GITHUB_TOKEN is not valid"), "{stderr}");
+
     let gitlab = FakeGitLab::start("42", 3, TOKEN, 2).await;
     gitlab.set_head("b", &head(&fx.repo), &patches(&fx.repo));
     gitlab.misbehave(0, true);
