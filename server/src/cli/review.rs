@@ -85,6 +85,14 @@ pub struct ReviewArgs {
     /// it, and the report lists them (default 1 MiB, or CONCLAVE_MAX_DIFF_BYTES).
     #[arg(long, value_name = "BYTES")]
     pub max_diff_bytes: Option<usize>,
+    /// Publish the review on its pull request (GitHub) or merge request (GitLab),
+    /// updating Conclave's earlier comments instead of duplicating them; where and
+    /// with which token come from the CI environment (see the README).
+    #[arg(long, value_enum, value_name = "FORGE")]
+    pub post: Option<crate::post::Forge>,
+    /// With --post: the pull (merge) request number, instead of the CI environment's.
+    #[arg(long, value_name = "N", requires = "post")]
+    pub pr: Option<u64>,
 }
 
 /// CI gates.
@@ -126,6 +134,10 @@ fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace:
 
 /// Runs the review; returns the exit code.
 pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
+    let post_to = match super::post::target(args.post, args.pr) {
+        Ok(target) => target,
+        Err(code) => return code,
+    };
     let request = ReviewRequest {
         repository: args.repo.clone().unwrap_or_else(|| PathBuf::from(".")),
         base: args.base.clone(),
@@ -191,7 +203,9 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
         (args.repeat > 1).then(|| RepeatSummary::of(&reports.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()));
     let Some((mut report, status)) = reports.pop() else { return worst };
     report.repeat = repeat;
-    worst.max(deliver(&args, &mut report, status))
+    let code = worst.max(deliver(&args, &mut report, status));
+    let posted = super::post::publish(post_to.as_ref(), &report, status, &request.repository).await;
+    code.max(posted)
 }
 
 /// One line on one run of a repeated review.

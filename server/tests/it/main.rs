@@ -4,9 +4,11 @@
 mod api;
 mod attack;
 mod local_model;
+mod post_plan;
 mod provider_claude_code;
 mod providers_cli;
 mod review_e2e;
+mod review_post;
 mod review_samples;
 mod runs_from_node;
 mod validate_cli;

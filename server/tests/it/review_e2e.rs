@@ -59,7 +59,7 @@ pub(crate) fn findings(items: Value, counts: [u64; 4]) -> String {
 
 pub(crate) const TRAVERSAL: &str = "The client-supplied name is joined to the upload root without rejecting `..` or absolute paths: path traversal lets a client write anywhere.";
 
-fn routes() -> Vec<Route> {
+pub(crate) fn routes() -> Vec<Route> {
     let a = Vendor::Anthropic;
     let looked = || a.answer("I read the diff; nothing more to look up.");
     vec![
@@ -346,7 +346,7 @@ fn no_change_is_a_clear_message_and_a_non_repository_is_exit_2() {
 }
 
 /// Routes where the specialists find nothing and the Writer reports `items`.
-fn writer_routes(items: Value) -> Vec<Route> {
+pub(crate) fn writer_routes(items: Value) -> Vec<Route> {
     let a = Vendor::Anthropic;
     let nothing = || a.answer(&findings(json!([]), [0, 0, 0, 0]));
     let mut routes: Vec<Route> = ["security", "correctness", "conventions"]

@@ -1,16 +1,18 @@
 //! Test support shared by every crate's tests: a fake LLM server on a loopback socket
 //! that speaks each vendor's real streaming wire format, answers made up from the
-//! request's schema, conclaves built in code and checked as files are, temporary
+//! request's schema, fakes of the GitHub and GitLab REST APIs, conclaves built in code and checked as files are, temporary
 //! workspaces with conclave files, and git fixtures.
 //!
 //! These are test doubles: no crate depends on this one outside its tests.
 
 pub mod answers;
 pub mod checked;
+pub mod fake_forge;
 pub mod fake_server;
 pub mod wire;
 pub mod workspace;
 
 pub use checked::{check, checked, test_catalog};
+pub use fake_forge::{FakeForge, ForgeRequest, ForgeState, github::FakeGitHub, gitlab::FakeGitLab};
 pub use fake_server::{FakeServer, Recorded, Reply, Route};
 pub use workspace::{TempWorkspace, fake_conclave, git};

@@ -1,0 +1,51 @@
+//! The command line's side of `--post`: where to post, resolved from the CI
+//! environment before the review spends any provider call, and the posting of the
+//! finished review with its exit code.
+
+use conclave_review::ReviewReport;
+use conclave_shared::RunStatus;
+use std::path::Path;
+
+use super::exit;
+use crate::post::{self, Forge, Target};
+
+/// Where `--post` posts, or `Ok(None)` without it; exit 2 with every missing or
+/// invalid piece of the environment named.
+pub fn target(forge: Option<Forge>, pr: Option<u64>) -> Result<Option<Target>, u8> {
+    let Some(forge) = forge else { return Ok(None) };
+    let env = |name: &str| std::env::var(name).ok();
+    match Target::from_env(forge, pr, &env) {
+        Ok(target) => Ok(Some(target)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(exit::CONFIG)
+        }
+    }
+}
+
+/// Posts the review when `--post` asked for it and the run succeeded; the exit code
+/// (`exit::OTHER` when posting failed: the report was already written).
+pub async fn publish(target: Option<&Target>, report: &ReviewReport, status: RunStatus, repository: &Path) -> u8 {
+    let Some(target) = target else { return exit::OK };
+    if status != RunStatus::Succeeded {
+        eprintln!("not posted to {}: the run did not succeed", target.describe());
+        return exit::OK;
+    }
+    if !report.degraded.is_empty() {
+        eprintln!("posting a degraded review: earlier comments are not marked fixed");
+    }
+    match post::publish(target, report, repository).await {
+        Ok(posted) => {
+            eprintln!("posted to {}: {posted}", target.describe());
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!(
+                "error: the review was not posted to {}: {e}\n  the report was written; fix the above and run \
+                 the review again to post it",
+                target.describe()
+            );
+            exit::OTHER
+        }
+    }
+}
