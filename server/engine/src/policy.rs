@@ -32,7 +32,8 @@ pub trait OutputPolicy: Send + Sync + fmt::Debug {
     fn normalize_answer(&self, _answer: &mut Value, _findings_field: Option<&str>) {}
 
     /// Compares the outputs of two or more findings-shaped agents that feed one node,
-    /// before that node runs; the result is given to the node and recorded.
+    /// before that node runs; the result is given to the node and recorded. Called
+    /// off the async threads: it may read files.
     fn compare(&self, _siblings: &[SiblingOutput<'_>]) -> Option<FindingsCheck> {
         None
     }

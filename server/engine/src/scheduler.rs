@@ -207,20 +207,29 @@ impl Run {
     /// agents when there are two or more, and records the result; `None` when the
     /// check does not apply.
     async fn check_findings(&self, i: usize) -> Option<FindingsCheck> {
-        let policy = self.agents.policy.as_deref()?;
-        let siblings: Vec<SiblingOutput<'_>> = self.plan.predecessors[i]
+        let policy = self.agents.policy.clone()?;
+        let owned: Vec<(String, Value, String)> = self.plan.predecessors[i]
             .iter()
             .filter_map(|&p| {
                 let node = &self.plan.nodes[p];
                 let findings_field = node.agent.as_ref()?.findings_field()?;
                 let NodeOutput::Json(output) = self.outputs[p].as_ref()? else { return None };
-                Some(SiblingOutput { node_id: &node.id, output, findings_field })
+                Some((node.id.clone(), output.clone(), findings_field.to_string()))
             })
             .collect();
-        if siblings.len() < 2 {
+        if owned.len() < 2 {
             return None;
         }
-        let check = policy.compare(&siblings)?;
+        // The policy may read the reviewed files to place findings: off the async threads.
+        let check = tokio::task::spawn_blocking(move || {
+            let siblings: Vec<SiblingOutput<'_>> = owned
+                .iter()
+                .map(|(node_id, output, findings_field)| SiblingOutput { node_id, output, findings_field })
+                .collect();
+            policy.compare(&siblings)
+        })
+        .await
+        .ok()??;
         let node_id = self.plan.nodes[i].id.clone();
         self.bus.emit(EventKind::FindingsChecked { node_id: node_id.clone(), check: check.clone() }).await;
         for contradiction in &check.contradictions {

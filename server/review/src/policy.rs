@@ -59,10 +59,17 @@ impl OutputPolicy for ReviewPolicy {
     }
 
     fn compare(&self, siblings: &[SiblingOutput<'_>]) -> Option<FindingsCheck> {
-        let findings: Vec<(String, Vec<Finding>)> = siblings
+        let mut findings: Vec<(String, Vec<Finding>)> = siblings
             .iter()
             .map(|s| (s.node_id.to_string(), read_findings(s.node_id, s.output, s.findings_field)))
             .collect();
+        // Placed where their quotes are, two reviewers who cite the same code a few
+        // lines apart meet at one line.
+        if let Some(root) = &self.root {
+            for (_, list) in &mut findings {
+                anchor_in_repository(list, root);
+            }
+        }
         Some(compare_findings(&findings))
     }
 

@@ -767,3 +767,46 @@ async fn a_reviewer_with_tools_is_told_its_quote_is_not_in_the_file_and_answers_
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
     assert_eq!(json["review"]["findings"][0]["anchor"], "anchored", "the corrected quote is found");
 }
+
+#[tokio::test]
+async fn reviewers_who_quote_the_same_code_lines_apart_meet_at_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let a = Vendor::Anthropic;
+    let answer = |items: Value, counts: [u64; 4]| {
+        vec![a.answer("I read the diff; nothing more to look up."), a.answer(&findings(items, counts))]
+    };
+    let concern = json!([{"severity": "blocker", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": "security", "evidence": "root.join(name)"}]);
+    // Cited two lines off, but quoting the same code: an approval of it.
+    let approval = json!([{"severity": "nit", "file": "src/upload.rs", "line": 10, "description": "Joining the name onto the root is idiomatic and fine.", "raisedBy": "conventions", "stance": "approval", "evidence": "let target = root.join(name);"}]);
+    let mut routes = writer_routes(concern.clone());
+    routes[0].replies = answer(concern, [1, 0, 0, 0]);
+    routes[2].replies = answer(approval, [0, 0, 0, 1]);
+    let server = FakeServer::start_routed(routes).await;
+    let report = workdir.join("review.json");
+    let mut args = vec![repo.display().to_string(), "--base".into(), "main".into(), "--format".into(), "json".into()];
+    args.extend([
+        "--output-file".to_string(),
+        report.display().to_string(),
+        "--fail-on".into(),
+        "contradiction".into(),
+    ]);
+    let out = review(&workdir, &server, args).await;
+    assert_eq!(out.status.code(), Some(5), "the contradiction gates: {}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let contradiction = &json["review"]["findings_checks"][0]["check"]["contradictions"][0];
+    assert_eq!(contradiction["line"], 8, "both sides at the quoted line: {contradiction}");
+    let sides: Vec<(&str, u64)> = contradiction["findings"]
+        .as_array()
+        .expect("sides")
+        .iter()
+        .map(|f| {
+            (f["agent"].as_str().unwrap_or(""), f["cited_line"].as_u64().unwrap_or(f["line"].as_u64().unwrap_or(0)))
+        })
+        .collect();
+    assert_eq!(sides, [("security", 8), ("conventions", 10)], "the approval was cited at line 10");
+    let writer_input = server.requests().iter().map(|r| r.body.to_string()).find(|b| b.contains("You are the Writer"));
+    assert!(writer_input.is_some_and(|b| b.contains("contradictions")), "the Writer is told of the contradiction");
+}
