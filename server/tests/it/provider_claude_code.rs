@@ -136,17 +136,7 @@ fn a_missing_cli_is_a_configuration_error() {
 
 /// The real Claude Code CLI, installed from npm by `scripts/fetch-claude.sh`.
 fn real_claude() -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .expect("HOME is set");
-    let bin = cache.join("conclave/claude-code/node_modules/.bin/claude");
-    assert!(
-        bin.is_file(),
-        "the Claude Code CLI is not installed at {}: run `bash scripts/fetch-claude.sh`",
-        bin.display()
-    );
-    bin
+    conclave_testkit::cached_tool("claude-code/node_modules/.bin/claude", "scripts/fetch-claude.sh")
 }
 
 #[test]

@@ -37,6 +37,16 @@ pub fn save_upload(root: &Path, name: &str, data: &[u8]) -> io::Result<()> {
 }
 ";
 
+/// A temporary directory holding the fixture repository and an empty working
+/// directory for `conclave` beside it.
+pub(crate) fn fixture_workspace() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = fixture_repo(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    (dir, repo, workdir)
+}
+
 /// A repository whose `feature` branch adds the bug on top of `main`.
 pub(crate) fn fixture_repo(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
@@ -128,10 +138,7 @@ fn last_run(workdir: &Path, server: &FakeServer) -> String {
 
 #[tokio::test]
 async fn a_review_surfaces_the_contradiction_and_the_miscount_in_every_format() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let server = FakeServer::start_routed(routes()).await;
     let report_md = workdir.join("review.md");
     let args = ["--base", "main", "--output-file", &report_md.display().to_string(), "--fail-on", "contradiction"]
@@ -219,15 +226,9 @@ fn assert_valid_sarif(sarif: &Value) {
 /// `scripts/fetch-sarif-multitool.sh`) finds no error in `sarif`: its `validate`
 /// writes what it found as SARIF, and any result of level `error` fails the test.
 fn assert_multitool_accepts(sarif: &Value) {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .expect("HOME is set");
-    let bin = cache.join("conclave/sarif-multitool/node_modules/.bin/sarif-multitool");
-    assert!(
-        bin.is_file(),
-        "the SARIF Multitool is not at {}: run `bash scripts/fetch-sarif-multitool.sh`",
-        bin.display()
+    let bin = conclave_testkit::cached_tool(
+        "sarif-multitool/node_modules/.bin/sarif-multitool",
+        "scripts/fetch-sarif-multitool.sh",
     );
     let dir = tempfile::tempdir().expect("tempdir");
     let (input, output) = (dir.path().join("review.sarif"), dir.path().join("validation.sarif"));
@@ -258,10 +259,7 @@ fn sarif_validates_and_ranks(sarif_out: &Output) {
 
 #[tokio::test]
 async fn repeat_reports_the_rates_of_mismatches_and_contradictions_in_one_report() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let server = FakeServer::start_routed(routes()).await;
     let report = workdir.join("review.json");
     let args = [repo.display().to_string(), "--base".into(), "main".into(), "--repeat".into(), "2".into()];
@@ -377,10 +375,7 @@ async fn review_with(workdir: &Path, repo: &Path, items: Value, extra: &[&str]) 
 
 #[tokio::test]
 async fn quotes_are_checked_against_the_code_and_fingerprints_survive_line_drift() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let finding = |severity: &str, line: u64, evidence: &str| {
         json!({"severity": severity, "file": "src/upload.rs", "line": line, "description": TRAVERSAL,
                "raisedBy": "security", "stance": "concern", "evidence": evidence})
@@ -447,10 +442,7 @@ fn in_ci_a_missing_key_fails_the_review_instead_of_falling_back() {
 
 #[tokio::test]
 async fn a_one_level_disagreement_gates_with_fail_on_disagreement() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let a = Vendor::Anthropic;
     let rated = |lane: &str, severity: &str| {
         let item = json!([{"severity": severity, "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": lane}]);
@@ -487,10 +479,7 @@ async fn a_one_level_disagreement_gates_with_fail_on_disagreement() {
 
 #[tokio::test]
 async fn a_dismissed_finding_is_suppressed_with_its_reason_and_gates_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let blocker = json!([{"severity": "blocker", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL,
                           "raisedBy": "security", "evidence": "let target = root.join(name);"}]);
     let (code, stderr, report) = review_with(&workdir, &repo, blocker.clone(), &["--fail-on", "blocker"]).await;
@@ -540,10 +529,7 @@ async fn a_dismissed_finding_is_suppressed_with_its_reason_and_gates_nothing() {
 
 #[tokio::test]
 async fn against_a_baseline_moved_findings_are_unchanged_fixed_ones_absent_and_gates_see_new_ones() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let at = |severity: &str, line: u64, evidence: &str| {
         json!({"severity": severity, "file": "src/upload.rs", "line": line, "description": TRAVERSAL,
                "raisedBy": "security", "evidence": evidence})
@@ -620,10 +606,7 @@ async fn against_a_baseline_moved_findings_are_unchanged_fixed_ones_absent_and_g
 
 #[tokio::test]
 async fn the_auto_baseline_is_the_latest_stored_review_of_the_base_branch() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let readme = json!({"severity": "blocker", "file": "README.md", "line": 1, "description": "The README does not say how to call save_upload.", "raisedBy": "conventions", "evidence": "# Uploads"});
     let traversal = json!({"severity": "blocker", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": "security", "evidence": "root.join(name)"});
     let gate = ["--baseline", "auto", "--fail-on", "blocker"];
@@ -667,10 +650,7 @@ async fn the_auto_baseline_is_the_latest_stored_review_of_the_base_branch() {
 
 #[tokio::test]
 async fn support_counts_the_reviewers_behind_a_finding_and_min_support_gates_on_it() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let a = Vendor::Anthropic;
     let atomic = "The write is not atomic; a crash leaves a partial file.";
     let item = |lane: &str, severity: &str, line: u64, description: &str| json!({"severity": severity, "file": "src/upload.rs", "line": line, "description": description, "raisedBy": lane});
@@ -723,10 +703,7 @@ async fn support_counts_the_reviewers_behind_a_finding_and_min_support_gates_on_
 
 #[tokio::test]
 async fn a_reviewer_with_tools_is_told_its_quote_is_not_in_the_file_and_answers_again() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let a = Vendor::Anthropic;
     let finding = |evidence: &str| json!([{"severity": "major", "file": "src/upload.rs", "line": 8, "description": TRAVERSAL, "raisedBy": "security", "evidence": evidence}]);
     let looked = || a.answer("I read the diff; nothing more to look up.");
@@ -770,10 +747,7 @@ async fn a_reviewer_with_tools_is_told_its_quote_is_not_in_the_file_and_answers_
 
 #[tokio::test]
 async fn reviewers_who_quote_the_same_code_lines_apart_meet_at_it() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let a = Vendor::Anthropic;
     let answer = |items: Value, counts: [u64; 4]| {
         vec![a.answer("I read the diff; nothing more to look up."), a.answer(&findings(items, counts))]

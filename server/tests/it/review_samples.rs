@@ -10,7 +10,7 @@ use conclave_testkit::{FakeServer, Reply, Route};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-use crate::review_e2e::{TRAVERSAL, findings, fixture_repo, review};
+use crate::review_e2e::{TRAVERSAL, findings, fixture_workspace, review};
 
 const ATOMIC: &str = "The write is not atomic; a crash leaves a partial file behind.";
 const DOC: &str = "The doc comment no longer says which names are refused.";
@@ -65,10 +65,7 @@ fn routes(security: Vec<Reply>) -> Vec<Route> {
 }
 
 async fn sampled_review(security: Vec<Reply>, extra: &[&str]) -> (Option<i32>, String, Value) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let conclave = sampled_conclave(&workdir);
     let report = workdir.join("review.json");
     let mut args: Vec<String> = vec![repo.display().to_string(), "--base".into(), "main".into()];
@@ -153,10 +150,7 @@ fn bad_sample_counts_and_rates_are_refused_before_anything_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_panel_gives_support_two_to_what_both_models_raised() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = fixture_repo(dir.path());
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let (_dir, repo, workdir) = fixture_workspace();
     let lane = |mut v: Value| {
         v["raisedBy"] = json!("defects");
         v

@@ -1,5 +1,5 @@
 //! Temporary workspaces laid out like a Conclave checkout, conclave files on the fake
-//! provider, and git run as a test author.
+//! provider, git run as a test author, and the third-party tools installed in the cache.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -88,4 +88,17 @@ pub fn git(repo: &Path, args: &[&str]) {
         .output()
         .expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A third-party tool the project's scripts install into Conclave's cache
+/// (`$XDG_CACHE_HOME/conclave` or `~/.cache/conclave`) at `relative`, failing the
+/// test with the script to run when it is missing.
+pub fn cached_tool(relative: &str, script: &str) -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .expect("HOME is set");
+    let bin = cache.join("conclave").join(relative);
+    assert!(bin.is_file(), "{} is not installed: run `bash {script}`", bin.display());
+    bin
 }
