@@ -37,6 +37,12 @@ pub enum EventKind {
         /// Number of nodes in the graph.
         node_count: usize,
     },
+    /// The run was taken up again after the process running it stopped: the nodes
+    /// in `kept` had succeeded and keep their outputs; the others run again.
+    RunResumed {
+        /// The nodes whose outputs are kept.
+        kept: Vec<String>,
+    },
     /// A node's inputs are all ready and it began work.
     NodeStarted {
         /// The node.
@@ -203,6 +209,7 @@ impl EventKind {
     pub fn type_name(&self) -> &'static str {
         match self {
             EventKind::RunStarted { .. } => "run_started",
+            EventKind::RunResumed { .. } => "run_resumed",
             EventKind::NodeStarted { .. } => "node_started",
             EventKind::NodeReused { .. } => "node_reused",
             EventKind::TextDelta { .. } => "text_delta",
@@ -236,7 +243,7 @@ impl EventKind {
             | EventKind::NodeCompleted { node_id, .. }
             | EventKind::NodeFailed { node_id, .. }
             | EventKind::NodeSkipped { node_id, .. } => Some(node_id),
-            EventKind::RunStarted { .. } | EventKind::RunFinished { .. } => None,
+            EventKind::RunStarted { .. } | EventKind::RunResumed { .. } | EventKind::RunFinished { .. } => None,
         }
     }
 }

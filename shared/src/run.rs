@@ -383,6 +383,7 @@ pub fn effect_of(event: &RunEvent) -> Effect {
             unfinished: if *status == RunStatus::Interrupted { NodeState::Interrupted } else { NodeState::Cancelled },
         },
         EventKind::RunStarted { .. }
+        | EventKind::RunResumed { .. }
         | EventKind::TextDelta { .. }
         | EventKind::ToolCall { .. }
         | EventKind::SchemaLowered { .. }

@@ -31,6 +31,12 @@ impl EventBus {
         EventBus { run_id, store, seq: tokio::sync::Mutex::new(0), tx, store_error: Mutex::new(None) }
     }
 
+    /// A bus for a run taken up again, whose last stored event was `last_seq`.
+    pub fn resuming(run_id: String, store: Arc<dyn RunStore>, last_seq: u64) -> EventBus {
+        let bus = EventBus::new(run_id, store);
+        EventBus { seq: tokio::sync::Mutex::new(last_seq), ..bus }
+    }
+
     /// The run.
     pub fn run_id(&self) -> &str {
         &self.run_id

@@ -29,7 +29,7 @@ use conclave_core::{
     owner_token,
 };
 use conclave_schema::ContractError;
-use conclave_shared::{ErrorKind, NodeState, RunEvent, RunStatus};
+use conclave_shared::{ErrorKind, EventKind, NodeState, RunEvent, RunStatus};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -45,7 +45,7 @@ pub use plan::{AgentPlan, Plan, PlanNode, build_plan};
 pub use policy::{OutputPolicy, SiblingOutput};
 pub use reuse::Reuse;
 pub use samples::{MAX_SAMPLES, Samples};
-pub use scheduler::RunOutcome;
+pub use scheduler::{Resumed, RunOutcome};
 
 /// Engine-wide settings.
 #[derive(Debug, Clone)]
@@ -188,6 +188,14 @@ pub enum StartError {
         /// Why, and what to do.
         reason: String,
     },
+    /// The run cannot be taken up again.
+    #[error("cannot resume run `{run_id}`: {reason}")]
+    CannotResume {
+        /// The run.
+        run_id: String,
+        /// Why.
+        reason: String,
+    },
     /// The run could not be recorded.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -205,7 +213,10 @@ impl StartError {
             | StartError::UnknownFromNode { node_id, .. }
             | StartError::ReuseNotSucceeded { node_id, .. }
             | StartError::ReuseChanged { node_id, .. } => Some(node_id),
-            StartError::ReuseOtherConclave { .. } | StartError::Samples { .. } | StartError::Store(_) => None,
+            StartError::ReuseOtherConclave { .. }
+            | StartError::Samples { .. }
+            | StartError::CannotResume { .. }
+            | StartError::Store(_) => None,
         }
     }
 }
@@ -321,6 +332,48 @@ impl Engine {
         };
         self.store.create_run(&new_run).await?;
         let bus = Arc::new(EventBus::new(run_id.clone(), self.store.clone()));
+        let launch = Launch { plan, conclave: &conclave, input, options, reused, resumed: None };
+        Ok(self.launch(bus, launch))
+    }
+
+    /// Takes up the run `run_id`, which its process left running (a worker that
+    /// died): nodes that succeeded keep their stored outputs and do not run again,
+    /// failed ones stay failed, and the others run; events continue after the last
+    /// stored one, beginning with `run_resumed`. `conclave` must be the run's own.
+    pub async fn resume(
+        &self,
+        conclave: CheckedConclave,
+        run_id: &str,
+        options: RunOptions,
+    ) -> Result<RunHandle, StartError> {
+        let refuse = |reason: String| StartError::CannotResume { run_id: run_id.to_string(), reason };
+        let record = self.store.get_run(run_id).await?.ok_or_else(|| refuse("the store has no such run".into()))?;
+        if record.summary.status != RunStatus::Running {
+            return Err(refuse(format!("it ended `{}`", record.summary.status.as_str())));
+        }
+        if record.conclave.id != conclave.conclave().id {
+            return Err(refuse(format!("it is a run of `{}`, not `{}`", record.conclave.id, conclave.conclave().id)));
+        }
+        let events = self.store.events(run_id, 0).await?;
+        let failures = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::NodeFailed { node_id, error_kind, .. } => Some((node_id.clone(), *error_kind)),
+                _ => None,
+            })
+            .collect();
+        let last_seq = events.last().map_or(0, |e| e.seq);
+        let plan = Arc::new(self.plan(&conclave, &options)?);
+        let bus = Arc::new(EventBus::resuming(run_id.to_string(), self.store.clone(), last_seq));
+        let resumed = Some(Resumed { nodes: record.nodes, failures });
+        let launch =
+            Launch { plan, conclave: conclave.conclave(), input: record.input, options, reused: None, resumed };
+        Ok(self.launch(bus, launch))
+    }
+
+    /// Spawns the scheduler of a recorded run.
+    fn launch(&self, bus: Arc<EventBus>, launch: Launch<'_>) -> RunHandle {
+        let Launch { plan, conclave, input, options, reused, resumed } = launch;
         let events = bus.subscribe();
         let cancel = CancellationToken::new();
         let limits = self.limits.for_run(&conclave.settings);
@@ -332,8 +385,19 @@ impl Engine {
             policy: options.policy,
             workdir: options.workdir,
         };
-        let start = scheduler::Start { plan, agents, input, limits, conclave_id: conclave.id.clone(), reused };
+        let conclave_id = conclave.id.clone();
+        let start = scheduler::Start { plan, agents, input, limits, conclave_id, reused, resumed };
         let task = tokio::spawn(scheduler::drive(start, cancel.clone()));
-        Ok(RunHandle { run_id, bus, cancel, events: Some(events), task })
+        RunHandle { run_id: bus.run_id().to_string(), bus, cancel, events: Some(events), task }
     }
+}
+
+/// What [`Engine::launch`] starts.
+struct Launch<'a> {
+    plan: Arc<Plan>,
+    conclave: &'a conclave_shared::Conclave,
+    input: Value,
+    options: RunOptions,
+    reused: Option<reuse::Reused>,
+    resumed: Option<Resumed>,
 }

@@ -4,7 +4,9 @@
 //! node, the nodes it does not re-run take their earlier output when their turn
 //! comes (`node_reused`), so events keep the graph's order.
 
-use conclave_shared::{ErrorKind, EventKind, FindingsCheck, NodeKind, NodeOutput, NodeState, RunStatus, Usage};
+use conclave_shared::{
+    ErrorKind, EventKind, FindingsCheck, NodeKind, NodeOutput, NodeState, NodeSummary, RunStatus, Usage,
+};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -57,6 +59,17 @@ pub struct Start {
     pub conclave_id: String,
     /// The outputs taken from an earlier run, in a run from a node.
     pub reused: Option<Reused>,
+    /// What the nodes of a run taken up again had done.
+    pub resumed: Option<Resumed>,
+}
+
+/// A run taken up again after the process running it stopped.
+#[derive(Debug)]
+pub struct Resumed {
+    /// Its nodes as stored.
+    pub nodes: Vec<NodeSummary>,
+    /// The class of each stored node failure, by node.
+    pub failures: HashMap<String, ErrorKind>,
 }
 
 struct Run {
@@ -78,7 +91,7 @@ struct Run {
 
 /// Drives the run to its end and emits `run_finished`.
 pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
-    let Start { plan, agents, input, limits, conclave_id, reused } = start;
+    let Start { plan, agents, input, limits, conclave_id, reused, resumed } = start;
     let n = plan.nodes.len();
     let reused = match reused {
         Some(Reused { from_run, mut nodes }) => (from_run, plan.nodes.iter().map(|p| nodes.remove(&p.id)).collect()),
@@ -99,18 +112,9 @@ pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
         first_failure: None,
         reused,
     };
-    run.bus.emit(EventKind::RunStarted { conclave_id, node_count: n }).await;
-    for node in &run.plan.nodes {
-        if let Some(contract) = node.agent.as_ref().and_then(|a| a.contract.as_ref()) {
-            let event = EventKind::SchemaLowered {
-                node_id: node.id.clone(),
-                target: contract.target.clone(),
-                native: contract.native.is_some(),
-                notes: contract.notes.clone(),
-                findings_field: contract.findings_field.clone(),
-            };
-            run.bus.emit(event).await;
-        }
+    match resumed {
+        Some(resumed) => run.restore(resumed).await,
+        None => run.announce(conclave_id).await,
     }
     let mut cancelled = false;
     loop {
@@ -141,6 +145,56 @@ pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
 }
 
 impl Run {
+    /// Emits the start of a new run: `run_started`, then each agent's lowering.
+    async fn announce(&self, conclave_id: String) {
+        let node_count = self.plan.nodes.len();
+        self.bus.emit(EventKind::RunStarted { conclave_id, node_count }).await;
+        for node in &self.plan.nodes {
+            if let Some(contract) = node.agent.as_ref().and_then(|a| a.contract.as_ref()) {
+                let event = EventKind::SchemaLowered {
+                    node_id: node.id.clone(),
+                    target: contract.target.clone(),
+                    native: contract.native.is_some(),
+                    notes: contract.notes.clone(),
+                    findings_field: contract.findings_field.clone(),
+                };
+                self.bus.emit(event).await;
+            }
+        }
+    }
+
+    /// Takes up a run where its stored nodes left it: succeeded nodes keep their
+    /// outputs, failed ones stay failed (their descendants skipped), the rest run.
+    async fn restore(&mut self, resumed: Resumed) {
+        let mut kept = Vec::new();
+        let mut failed = Vec::new();
+        for i in 0..self.plan.nodes.len() {
+            let id = self.plan.nodes[i].id.clone();
+            let Some(stored) = resumed.nodes.iter().find(|n| n.node_id == id) else { continue };
+            match (stored.state, &stored.output) {
+                (NodeState::Succeeded, Some(output)) => {
+                    self.succeeded(i, output.clone());
+                    kept.push(id);
+                }
+                (NodeState::Failed, _) => {
+                    self.state[i] = NodeState::Failed;
+                    let kind = resumed.failures.get(&id).copied().unwrap_or(ErrorKind::Internal);
+                    let message = stored.error.clone().unwrap_or_else(|| "failed before the run was resumed".into());
+                    self.first_failure.get_or_insert((i, kind, message));
+                    failed.push(i);
+                }
+                (NodeState::Skipped, _) => self.state[i] = NodeState::Skipped,
+                _ => {}
+            }
+        }
+        self.bus.emit(EventKind::RunResumed { kept }).await;
+        for i in failed {
+            self.skip_descendants(i).await;
+        }
+        let n = self.plan.nodes.len();
+        self.ready = (0..n).rev().filter(|&i| self.waiting[i] == 0 && self.state[i] == NodeState::Queued).collect();
+    }
+
     /// Starts node `i`, whose inputs are all ready (or reuses its earlier output).
     async fn start(&mut self, i: usize) {
         let plan = self.plan.clone();

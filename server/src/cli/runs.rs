@@ -175,6 +175,9 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
         flush(&mut open_text, &mut lines);
         let detail = match &e.kind {
             EventKind::RunStarted { conclave_id, node_count } => format!("{conclave_id}, {node_count} nodes"),
+            EventKind::RunResumed { kept } => {
+                format!("kept {}", if kept.is_empty() { "nothing".into() } else { kept.join(", ") })
+            }
             EventKind::NodeStarted { node_id, .. } => node_id.clone(),
             EventKind::NodeReused { node_id, from_run, .. } => format!("{node_id} from run {from_run}"),
             EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),

@@ -1,5 +1,6 @@
 //! The engine's integration tests: one binary, a module per concern.
 
 mod engine;
+mod resume;
 mod reuse;
 mod samples;
