@@ -5,7 +5,7 @@
 
 use conclave_shared::compare::FindingsDiff;
 use conclave_shared::{
-    Effect, EventKind, FindingGroup, NodeKind, NodeState, NodeSummary, RunEvent, RunRecord, RunStatus, effect_of,
+    Effect, EventKind, FindingGroup, NodeKind, NodeState, NodeSummary, RunEvent, RunRecord, effect_of,
 };
 use std::collections::HashMap;
 
@@ -96,9 +96,9 @@ impl RunView {
         &self.record.summary.id
     }
 
-    /// Whether the run is still going.
+    /// Whether the run is still going (or waiting in the queue to).
     pub fn is_running(&self) -> bool {
-        self.record.summary.status == RunStatus::Running
+        !self.record.summary.status.is_terminal()
     }
 
     /// Where node `id` stands in the run.

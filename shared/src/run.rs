@@ -13,6 +13,8 @@ use std::fmt;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
+    /// Waiting in the run queue for a worker.
+    Queued,
     /// In progress.
     Running,
     /// Every node completed or was legitimately skipped, none failed.
@@ -29,6 +31,7 @@ impl RunStatus {
     /// The name used in storage and on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
+            RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Succeeded => "succeeded",
             RunStatus::Failed => "failed",
@@ -39,14 +42,21 @@ impl RunStatus {
 
     /// Parses a stored name.
     pub fn parse(s: &str) -> Option<RunStatus> {
-        [RunStatus::Running, RunStatus::Succeeded, RunStatus::Failed, RunStatus::Cancelled, RunStatus::Interrupted]
-            .into_iter()
-            .find(|st| st.as_str() == s)
+        [
+            RunStatus::Queued,
+            RunStatus::Running,
+            RunStatus::Succeeded,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+            RunStatus::Interrupted,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
     }
 
     /// True once the run can no longer change.
     pub fn is_terminal(self) -> bool {
-        self != RunStatus::Running
+        !matches!(self, RunStatus::Queued | RunStatus::Running)
     }
 }
 

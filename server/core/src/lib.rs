@@ -1,7 +1,7 @@
 //! The boundaries every other server crate meets at: the [`Provider`] trait and the
 //! conversation it continues, the [`StreamSink`] providers stream into, the
-//! [`ToolRunner`] agents' tool calls go through, and the [`RunStore`] runs are kept
-//! in. Also the small pieces every side shares: retry policy, prices, secrets and
+//! [`ToolRunner`] agents' tool calls go through, the [`RunStore`] runs are kept in,
+//! and the [`RunQueue`] workers claim runs from. Also the small pieces every side shares: retry policy, prices, secrets and
 //! the one point where they are redacted, and the owner tokens that tell live runs
 //! from dead ones.
 //!
@@ -14,6 +14,7 @@
 pub mod owner;
 pub mod pricing;
 pub mod provider;
+pub mod queue;
 pub mod redact;
 pub mod retry;
 pub mod secret;
@@ -30,11 +31,12 @@ pub use provider::{
     AgentReply, AgentRequest, Capabilities, KNOWN_PROVIDERS, Message, Provider, ProviderError, ProviderRegistry,
     SchemaSpec, StopReason, ToolCall, ToolSpec,
 };
+pub use queue::{Cancel, Job, Lease, QueueStats, RunQueue};
 pub use redact::{REDACTED, RedactingProvider, Redactor};
 pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use sink::{DiscardSink, StreamSink};
-pub use store::{NewRun, RunStore, StoreError, interrupted_event};
+pub use store::{NewRun, RunStore, StoreError, dequeued_event, interrupted_event};
 pub use tools::{ToolOutcome, ToolRunner};
 
 /// Built-in tool ids an agent may list in `tools`.

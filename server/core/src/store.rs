@@ -109,3 +109,17 @@ pub fn interrupted_event(run_id: &str, seq: u64, at_ms: u64) -> RunEvent {
         },
     }
 }
+
+/// The event a store appends when a queued run is cancelled before any worker took it.
+pub fn dequeued_event(run_id: &str, seq: u64, at_ms: u64) -> RunEvent {
+    RunEvent {
+        run_id: run_id.to_string(),
+        seq,
+        at_ms,
+        kind: conclave_shared::EventKind::RunFinished {
+            status: conclave_shared::RunStatus::Cancelled,
+            failed_node: None,
+            error: Some("cancelled by request before it started".to_string()),
+        },
+    }
+}

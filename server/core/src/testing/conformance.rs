@@ -47,7 +47,7 @@ pub fn sample_conclave() -> Conclave {
     }
 }
 
-fn new_run(id: &str, created_ms: u64, owner: &str) -> NewRun {
+pub(crate) fn new_run(id: &str, created_ms: u64, owner: &str) -> NewRun {
     NewRun {
         id: id.into(),
         conclave: sample_conclave(),
@@ -57,7 +57,7 @@ fn new_run(id: &str, created_ms: u64, owner: &str) -> NewRun {
     }
 }
 
-fn event(run_id: &str, seq: u64, kind: EventKind) -> RunEvent {
+pub(crate) fn event(run_id: &str, seq: u64, kind: EventKind) -> RunEvent {
     RunEvent { run_id: run_id.into(), seq, at_ms: 1000 + seq, kind }
 }
 

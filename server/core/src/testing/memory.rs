@@ -3,18 +3,31 @@
 
 use async_trait::async_trait;
 use conclave_shared::{RunEvent, RunRecord, RunStatus, RunSummary};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::store::{NewRun, RunStore, StoreError, interrupted_event};
+use crate::queue::{Cancel, Job, Lease, QueueStats, RunQueue};
+use crate::store::{NewRun, RunStore, StoreError, dequeued_event, interrupted_event};
 
 #[derive(Debug)]
 struct StoredRun {
     record: RunRecord,
     owner: String,
+    /// For runs of the queue: the spec, and who holds the run until when.
+    queued: Option<Queued>,
     events: Vec<RunEvent>,
     /// Position of each node in `record.nodes`, so applying an event is O(1).
     node_index: HashMap<String, usize>,
+}
+
+/// A run's place in the queue.
+#[derive(Debug)]
+struct Queued {
+    spec: Value,
+    attempt: u32,
+    lease: Option<(String, u64)>,
+    cancel_requested: bool,
 }
 
 /// Runs kept in memory.
@@ -55,7 +68,8 @@ impl RunStore for MemoryStore {
                 return false;
             }
             let node_index = record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
-            runs.insert(run.id.clone(), StoredRun { record, owner: run.owner.clone(), events: Vec::new(), node_index });
+            let stored = StoredRun { record, owner: run.owner.clone(), queued: None, events: Vec::new(), node_index };
+            runs.insert(run.id.clone(), stored);
             true
         });
         if !inserted {
@@ -114,7 +128,8 @@ impl RunStore for MemoryStore {
         self.with_runs(|runs| {
             let mut marked = Vec::new();
             for (id, run) in runs.iter_mut() {
-                if run.record.summary.status == RunStatus::Running && !owner_alive(&run.owner) {
+                // A queued run's lease, not its owner, says whether it lives.
+                if run.record.summary.status == RunStatus::Running && run.queued.is_none() && !owner_alive(&run.owner) {
                     let seq = run.events.last().map_or(0, |e| e.seq) + 1;
                     push_event(run, &interrupted_event(id, seq, now_ms))?;
                     marked.push(id.clone());
@@ -123,5 +138,89 @@ impl RunStore for MemoryStore {
             marked.sort();
             Ok(marked)
         })
+    }
+}
+
+#[async_trait]
+impl RunQueue for MemoryStore {
+    async fn enqueue(&self, run: &NewRun, spec: &Value) -> Result<(), StoreError> {
+        self.create_run(run).await?;
+        self.with_runs(|runs| {
+            if let Some(stored) = runs.get_mut(&run.id) {
+                stored.record.summary.status = RunStatus::Queued;
+                stored.queued = Some(Queued { spec: spec.clone(), attempt: 0, lease: None, cancel_requested: false });
+            }
+        });
+        Ok(())
+    }
+
+    async fn claim(&self, worker: &str, now_ms: u64, lease_ms: u64) -> Result<Option<Job>, StoreError> {
+        let order = self.order.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        Ok(self.with_runs(|runs| {
+            let claimable = |run: &StoredRun| match (&run.queued, run.record.summary.status) {
+                (Some(_), RunStatus::Queued) => true,
+                (Some(q), RunStatus::Running) => q.lease.as_ref().is_none_or(|(_, until)| *until < now_ms),
+                _ => false,
+            };
+            let id = order.iter().find(|id| runs.get(*id).is_some_and(claimable))?;
+            let run = runs.get_mut(id)?;
+            run.record.summary.status = RunStatus::Running;
+            let queued = run.queued.as_mut()?;
+            queued.attempt += 1;
+            queued.lease = Some((worker.to_string(), now_ms + lease_ms));
+            Some(Job { run_id: id.clone(), spec: queued.spec.clone(), attempt: queued.attempt })
+        }))
+    }
+
+    async fn renew(&self, run_id: &str, worker: &str, now_ms: u64, lease_ms: u64) -> Result<Lease, StoreError> {
+        self.with_runs(|runs| {
+            let run = runs.get_mut(run_id).ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
+            let running = run.record.summary.status == RunStatus::Running;
+            let Some(queued) =
+                run.queued.as_mut().filter(|q| running && q.lease.as_ref().is_some_and(|(w, _)| w == worker))
+            else {
+                return Ok(Lease::Lost);
+            };
+            queued.lease = Some((worker.to_string(), now_ms + lease_ms));
+            Ok(Lease::Held { cancel_requested: queued.cancel_requested })
+        })
+    }
+
+    async fn request_cancel(&self, run_id: &str, now_ms: u64) -> Result<Cancel, StoreError> {
+        self.with_runs(|runs| {
+            let run = runs.get_mut(run_id).ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
+            match run.record.summary.status {
+                RunStatus::Queued => {
+                    let seq = run.events.last().map_or(0, |e| e.seq) + 1;
+                    push_event(run, &dequeued_event(run_id, seq, now_ms))?;
+                    Ok(Cancel::Dequeued)
+                }
+                RunStatus::Running => {
+                    if let Some(queued) = run.queued.as_mut() {
+                        queued.cancel_requested = true;
+                    }
+                    Ok(Cancel::Requested)
+                }
+                _ => Ok(Cancel::AlreadyEnded),
+            }
+        })
+    }
+
+    async fn queue_stats(&self, now_ms: u64) -> Result<QueueStats, StoreError> {
+        Ok(self.with_runs(|runs| {
+            let mut stats = QueueStats::default();
+            for run in runs.values().filter(|r| r.queued.is_some()) {
+                match run.record.summary.status {
+                    RunStatus::Queued => {
+                        stats.queued += 1;
+                        let waited = now_ms.saturating_sub(run.record.summary.created_ms);
+                        stats.oldest_queued_ms = Some(stats.oldest_queued_ms.map_or(waited, |w| w.max(waited)));
+                    }
+                    RunStatus::Running => stats.running += 1,
+                    _ => {}
+                }
+            }
+            stats
+        }))
     }
 }

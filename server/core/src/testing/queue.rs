@@ -1,0 +1,140 @@
+//! The conformance suite every [`RunQueue`] must pass: each claim goes to exactly one
+//! worker, oldest first; leases are held, renewed, lost and taken over; cancels reach
+//! queued and running runs; runs made without the queue are never claimed.
+
+use conclave_shared::{EventKind, RunStatus};
+use serde_json::json;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::conformance::{event, new_run};
+use crate::queue::{Cancel, Lease, QueueStats, RunQueue};
+
+/// Runs every check, each on a fresh queue from `make`.
+pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunQueue>) {
+    claims_go_oldest_first_to_one_worker_each(make()).await;
+    leases_are_renewed_by_their_holder_only(make()).await;
+    an_expired_lease_is_taken_over_with_a_higher_attempt(make()).await;
+    cancels_reach_queued_and_running_runs(make()).await;
+    runs_made_without_the_queue_are_never_claimed(make()).await;
+    the_queue_reports_its_depth_and_oldest_wait(make()).await;
+    concurrent_claims_never_share_a_run(make()).await;
+}
+
+async fn claims_go_oldest_first_to_one_worker_each(queue: Arc<dyn RunQueue>) {
+    queue.enqueue(&new_run("old", 10, "api"), &json!({"kind": "run", "n": 1})).await.expect("enqueue");
+    queue.enqueue(&new_run("new", 20, "api"), &json!({"kind": "run", "n": 2})).await.expect("enqueue");
+    let run = queue.get_run("old").await.expect("get").expect("run");
+    assert_eq!(run.summary.status, RunStatus::Queued, "an enqueued run waits");
+    let first = queue.claim("w1", 100, 1000).await.expect("claim").expect("a run");
+    assert_eq!((first.run_id.as_str(), first.attempt), ("old", 1), "the oldest first, on its first attempt");
+    assert_eq!(first.spec, json!({"kind": "run", "n": 1}), "the spec comes back as enqueued");
+    assert!(!first.is_resumed());
+    let second = queue.claim("w2", 100, 1000).await.expect("claim").expect("a run");
+    assert_eq!(second.run_id, "new");
+    assert_eq!(queue.claim("w3", 100, 1000).await.expect("claim"), None, "nothing left");
+    let run = queue.get_run("old").await.expect("get").expect("run");
+    assert_eq!(run.summary.status, RunStatus::Running, "a claimed run runs");
+}
+
+async fn leases_are_renewed_by_their_holder_only(queue: Arc<dyn RunQueue>) {
+    queue.enqueue(&new_run("r", 10, "api"), &json!({})).await.expect("enqueue");
+    queue.claim("w1", 100, 1000).await.expect("claim").expect("a run");
+    assert_eq!(queue.renew("r", "w1", 900, 1000).await.expect("renew"), Lease::Held { cancel_requested: false });
+    assert_eq!(queue.claim("w2", 1500, 1000).await.expect("claim"), None, "renewed until 1900: not expired at 1500");
+    assert_eq!(queue.renew("r", "w2", 1500, 1000).await.expect("renew"), Lease::Lost, "w2 never held it");
+    queue.append_event(&event("r", 1, finished(RunStatus::Succeeded))).await.expect("finish");
+    assert_eq!(queue.renew("r", "w1", 1600, 1000).await.expect("renew"), Lease::Lost, "an ended run has no lease");
+    assert_eq!(queue.claim("w2", 99_999, 1000).await.expect("claim"), None, "an ended run is never claimed again");
+}
+
+async fn an_expired_lease_is_taken_over_with_a_higher_attempt(queue: Arc<dyn RunQueue>) {
+    queue.enqueue(&new_run("r", 10, "api"), &json!({"kind": "review"})).await.expect("enqueue");
+    queue.claim("dead", 100, 1000).await.expect("claim").expect("a run");
+    let again = queue.claim("alive", 1101, 1000).await.expect("claim").expect("the expired run");
+    assert_eq!((again.run_id.as_str(), again.attempt), ("r", 2));
+    assert!(again.is_resumed(), "a run claimed again is resumed");
+    assert_eq!(queue.renew("r", "dead", 1200, 1000).await.expect("renew"), Lease::Lost, "the old holder lost it");
+    assert_eq!(queue.renew("r", "alive", 1200, 1000).await.expect("renew"), Lease::Held { cancel_requested: false });
+    let marked = queue.mark_interrupted(&|_| false, 5000).await.expect("mark");
+    assert!(marked.is_empty(), "a queued run's lease, not its owner, says whether it lives: {marked:?}");
+}
+
+async fn cancels_reach_queued_and_running_runs(queue: Arc<dyn RunQueue>) {
+    queue.enqueue(&new_run("waiting", 10, "api"), &json!({})).await.expect("enqueue");
+    queue.enqueue(&new_run("working", 20, "api"), &json!({})).await.expect("enqueue");
+    assert_eq!(queue.claim("w", 100, 1000).await.expect("claim").map(|j| j.run_id), Some("waiting".into()));
+    assert_eq!(queue.request_cancel("working", 150).await.expect("cancel"), Cancel::Dequeued);
+    let run = queue.get_run("working").await.expect("get").expect("run");
+    assert_eq!(run.summary.status, RunStatus::Cancelled, "a queued run ends cancelled at once");
+    let events = queue.events("working", 0).await.expect("events");
+    assert!(matches!(events.as_slice(), [e] if e.kind == finished_cancelled()), "{events:?}");
+    assert_eq!(queue.claim("w", 200, 1000).await.expect("claim"), None, "and is never claimed");
+    assert_eq!(queue.request_cancel("waiting", 210).await.expect("cancel"), Cancel::Requested);
+    assert_eq!(queue.renew("waiting", "w", 220, 1000).await.expect("renew"), Lease::Held { cancel_requested: true });
+    assert_eq!(queue.request_cancel("working", 230).await.expect("cancel"), Cancel::AlreadyEnded);
+    assert!(queue.request_cancel("no-such", 240).await.is_err(), "an unknown run is an error");
+}
+
+async fn runs_made_without_the_queue_are_never_claimed(queue: Arc<dyn RunQueue>) {
+    queue.create_run(&new_run("local", 10, "cli")).await.expect("create");
+    assert_eq!(queue.claim("w", 99_999, 1000).await.expect("claim"), None);
+    assert_eq!(queue.queue_stats(100).await.expect("stats"), QueueStats::default());
+}
+
+async fn the_queue_reports_its_depth_and_oldest_wait(queue: Arc<dyn RunQueue>) {
+    for (id, created) in [("a", 100), ("b", 200), ("c", 300)] {
+        queue.enqueue(&new_run(id, created, "api"), &json!({})).await.expect("enqueue");
+    }
+    queue.claim("w", 400, 1000).await.expect("claim").expect("a");
+    let stats = queue.queue_stats(1000).await.expect("stats");
+    assert_eq!(stats, QueueStats { queued: 2, running: 1, oldest_queued_ms: Some(800) }, "b waited from 200 to 1000");
+}
+
+async fn concurrent_claims_never_share_a_run(queue: Arc<dyn RunQueue>) {
+    for i in 0..20 {
+        queue.enqueue(&new_run(&format!("run-{i:02}"), i, "api"), &json!({})).await.expect("enqueue");
+    }
+    let workers: Vec<_> = (0..5)
+        .map(|w| {
+            let queue = queue.clone();
+            tokio::spawn(async move {
+                let mut mine = Vec::new();
+                while let Some(job) = queue.claim(&format!("w{w}"), 100, 60_000).await.expect("claim") {
+                    mine.push(job.run_id);
+                    tokio::task::yield_now().await;
+                }
+                mine
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for worker in workers {
+        all.extend(worker.await.expect("worker"));
+    }
+    let distinct: BTreeSet<&String> = all.iter().collect();
+    assert_eq!((all.len(), distinct.len()), (20, 20), "every run claimed exactly once: {all:?}");
+}
+
+fn finished(status: RunStatus) -> EventKind {
+    EventKind::RunFinished { status, failed_node: None, error: None }
+}
+
+fn finished_cancelled() -> EventKind {
+    EventKind::RunFinished {
+        status: RunStatus::Cancelled,
+        failed_node: None,
+        error: Some("cancelled by request before it started".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::MemoryStore;
+
+    #[tokio::test]
+    async fn memory_queue_conforms() {
+        run_all(&|| Arc::new(MemoryStore::new())).await;
+    }
+}
