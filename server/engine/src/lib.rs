@@ -272,6 +272,13 @@ impl RunHandle {
         self.cancel.cancel();
     }
 
+    /// Stops working on the run without ending it: its tasks are dropped and no
+    /// `run_finished` is written, so that the worker that took it over can finish
+    /// it. For a worker whose lease was lost.
+    pub fn abandon(self) {
+        self.task.abort();
+    }
+
     /// Waits for the run to end.
     pub async fn wait(self) -> RunOutcome {
         let run_id = self.run_id.clone();
@@ -336,10 +343,12 @@ impl Engine {
         Ok(self.launch(bus, launch))
     }
 
-    /// Takes up the run `run_id`, which its process left running (a worker that
-    /// died): nodes that succeeded keep their stored outputs and do not run again,
-    /// failed ones stay failed, and the others run; events continue after the last
-    /// stored one, beginning with `run_resumed`. `conclave` must be the run's own.
+    /// Runs the recorded run `run_id` (status running: a worker claimed it). A run
+    /// with no events yet starts as [`Engine::start`] would; one its process left
+    /// running (a worker that died) is taken up again: nodes that succeeded keep
+    /// their stored outputs and do not run again, failed ones stay failed, and the
+    /// others run, with events continuing after the last stored one, beginning with
+    /// `run_resumed`. `conclave` must be the run's own.
     pub async fn resume(
         &self,
         conclave: CheckedConclave,
@@ -348,8 +357,10 @@ impl Engine {
     ) -> Result<RunHandle, StartError> {
         let refuse = |reason: String| StartError::CannotResume { run_id: run_id.to_string(), reason };
         let record = self.store.get_run(run_id).await?.ok_or_else(|| refuse("the store has no such run".into()))?;
-        if record.summary.status != RunStatus::Running {
-            return Err(refuse(format!("it ended `{}`", record.summary.status.as_str())));
+        match record.summary.status {
+            RunStatus::Running => {}
+            RunStatus::Queued => return Err(refuse("it is still queued: a worker claims it first".into())),
+            ended => return Err(refuse(format!("it ended `{}`", ended.as_str()))),
         }
         if record.conclave.id != conclave.conclave().id {
             return Err(refuse(format!("it is a run of `{}`, not `{}`", record.conclave.id, conclave.conclave().id)));
@@ -365,7 +376,7 @@ impl Engine {
         let last_seq = events.last().map_or(0, |e| e.seq);
         let plan = Arc::new(self.plan(&conclave, &options)?);
         let bus = Arc::new(EventBus::resuming(run_id.to_string(), self.store.clone(), last_seq));
-        let resumed = Some(Resumed { nodes: record.nodes, failures });
+        let resumed = (!events.is_empty()).then_some(Resumed { nodes: record.nodes, failures });
         let launch =
             Launch { plan, conclave: conclave.conclave(), input: record.input, options, reused: None, resumed };
         Ok(self.launch(bus, launch))

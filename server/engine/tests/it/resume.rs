@@ -101,3 +101,49 @@ async fn only_a_running_run_of_the_same_conclave_is_resumed() {
     let error = engine.resume(conclave(), &run_id, RunOptions::default()).await.expect_err("ended");
     assert!(error.to_string().contains("it ended `succeeded`"), "{error}");
 }
+
+#[tokio::test]
+async fn a_claimed_run_starts_fresh_and_an_abandoned_one_is_finished_by_the_next_worker() {
+    use conclave_core::RunQueue;
+    use std::time::Duration;
+    let store = Arc::new(MemoryStore::new());
+    let conclave = || graph(&["t:t", "a:a", "b:a", "o:o"], &["t>a", "a>b", "b>o"]);
+    let new_run = NewRun {
+        id: "queued".into(),
+        conclave: conclave(),
+        input: json!({"text": "x"}),
+        created_ms: 1,
+        owner: "api".into(),
+    };
+    store.enqueue(&new_run, &json!({"kind": "run"})).await.expect("enqueue");
+    store.claim("w1", 10, 60_000).await.expect("claim").expect("the run");
+
+    // The first worker starts it, gets through `a`, and dies while `b` runs.
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("a", [FakeStep::text("a's answer")]);
+    fake.script("b", [FakeStep::text("never seen").after(Duration::from_secs(60))]);
+    let first = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+    let mut handle = first.resume(checked(conclave()), "queued", RunOptions::default()).await.expect("starts");
+    let mut events = handle.take_events().expect("events");
+    while let Ok(event) = events.recv().await {
+        if matches!(&event.kind, EventKind::NodeStarted { node_id, .. } if node_id == "b") {
+            break;
+        }
+    }
+    handle.abandon();
+    let stored = store.events("queued", 0).await.expect("events");
+    assert!(matches!(stored[0].kind, EventKind::RunStarted { .. }), "a claimed run with no events starts fresh");
+    assert!(!stored.iter().any(|e| matches!(e.kind, EventKind::RunFinished { .. })), "abandoning writes no end");
+
+    // The next worker finishes it.
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("b", [FakeStep::text("b's answer")]);
+    let second = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+    let outcome =
+        second.resume(checked(conclave()), "queued", RunOptions::default()).await.expect("resumes").wait().await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    assert!(fake.calls_for("a").is_empty());
+    let stored = store.events("queued", 0).await.expect("events");
+    let seqs: Vec<u64> = stored.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "no event lost or repeated across the two workers");
+}
