@@ -272,6 +272,12 @@ impl RunHandle {
         self.cancel.cancel();
     }
 
+    /// A handle that aborts the run's task like [`RunHandle::abandon`], usable while
+    /// another part of the program waits for the run.
+    pub fn abort_handle(&self) -> tokio::task::AbortHandle {
+        self.task.abort_handle()
+    }
+
     /// Stops working on the run without ending it: its tasks are dropped and no
     /// `run_finished` is written, so that the worker that took it over can finish
     /// it. For a worker whose lease was lost.

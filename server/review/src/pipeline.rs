@@ -188,9 +188,23 @@ pub fn prepare_change(
     {
         notices.push(line);
     }
+    let mut review = prepare_recorded(change, conclave, &request.allow_paths, request.samples)?;
+    review.notices = notices;
+    Ok(review)
+}
+
+/// Prepares a review whose conclave is already chosen (as it is stored with a queued
+/// run a worker claims): the repository tools, the policy and the samples, as
+/// [`prepare`] gives them.
+pub fn prepare_recorded(
+    change: Change,
+    conclave: CheckedConclave,
+    allow_paths: &[String],
+    samples: u32,
+) -> Result<PreparedReview, ReviewError> {
     // A malformed dismissals file stops the review before any agent runs.
     Dismissals::load(&change.root)?;
-    let tools = RepoTools::new(&change.root, &request.allow_paths)
+    let tools = RepoTools::new(&change.root, allow_paths)
         .map_err(|e| ReviewError::Repository { root: change.root.display().to_string(), message: e.to_string() })?;
     let policy = if conclave.conclave().settings.diff_tightening == Some(false) {
         ReviewPolicy::default()
@@ -198,8 +212,21 @@ pub fn prepare_change(
         ReviewPolicy::for_change(change.paths())
     }
     .in_repository(change.root.clone());
-    let samples = (request.samples > 1).then(|| Samples { count: request.samples, nodes: sampled_agents(&conclave) });
-    Ok(PreparedReview { change, conclave, notices, tools: Arc::new(tools), policy: Arc::new(policy), samples })
+    let samples = (samples > 1).then(|| Samples { count: samples, nodes: sampled_agents(&conclave) });
+    let (tools, policy) = (Arc::new(tools), Arc::new(policy));
+    Ok(PreparedReview { change, conclave, notices: Vec::new(), tools, policy, samples })
+}
+
+/// The engine options of a prepared review, from a node of an earlier run when
+/// `reuse` says so.
+pub fn run_options(review: &PreparedReview, reuse: Option<Reuse>) -> RunOptions {
+    RunOptions {
+        tools: Some(review.tools.clone()),
+        policy: Some(review.policy.clone()),
+        workdir: Some(review.change.root.clone()),
+        reuse,
+        samples: review.samples.clone(),
+    }
 }
 
 impl PreparedReview {
@@ -226,14 +253,7 @@ pub async fn start_with(
     review: &PreparedReview,
     reuse: Option<Reuse>,
 ) -> Result<RunHandle, StartError> {
-    let options = RunOptions {
-        tools: Some(review.tools.clone()),
-        policy: Some(review.policy.clone()),
-        workdir: Some(review.change.root.clone()),
-        reuse,
-        samples: review.samples.clone(),
-    };
-    engine.start(review.conclave.clone(), review.change.run_input(), options).await
+    engine.start(review.conclave.clone(), review.change.run_input(), run_options(review, reuse)).await
 }
 
 /// Builds the report of a finished review run and stores it in every format.

@@ -1,0 +1,194 @@
+//! Workers: claim runs from the run queue and run them on the engine, under a lease
+//! renewed while they run.
+//!
+//! - A run claimed for the first time starts; one claimed again because its earlier
+//!   worker stopped renewing (it died) is resumed: what had succeeded is kept.
+//! - Every renewal also says whether a cancel was asked for, from any process: the
+//!   worker then cancels the run, within one renewal interval.
+//! - A worker whose lease was taken over abandons the run without ending it.
+//! - A run the worker cannot start (an unreadable spec, a conclave that no longer
+//!   checks, a repository gone) ends failed with the reason, so that it is not
+//!   claimed again and again.
+//! - A review's reports are stored when its run ends, as `conclave review` does.
+
+use conclave_catalog::{CatalogContext, CheckedConclave, check_text};
+use conclave_core::{Job, Lease, RunQueue, RunStore, now_ms};
+use conclave_engine::{Engine, RunHandle, RunOptions};
+use conclave_review::ReviewPolicy;
+use conclave_review::diff::Change;
+use conclave_review::pipeline;
+use conclave_shared::{EventKind, RunEvent, RunStatus};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// What a queued run is, as the API or the CLI enqueued it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobSpec {
+    /// A run of its conclave with its input.
+    Run,
+    /// A review of the change in its input.
+    Review {
+        /// Globs the review tools may read although `.git/` or `.gitignore` hide them.
+        #[serde(default)]
+        allow_paths: Vec<String>,
+        /// Runs of each reviewer (1: once).
+        #[serde(default = "one")]
+        samples: u32,
+        /// The notices of agents moved to the local model when it was prepared,
+        /// which make the review degraded.
+        #[serde(default)]
+        fell_back: Vec<String>,
+    },
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// How a worker works.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Its name in the queue (unique per process).
+    pub id: String,
+    /// How long a claim holds without renewal; renewed every third of it.
+    pub lease: Duration,
+    /// How long to wait before asking again when the queue is empty.
+    pub idle: Duration,
+    /// Runs it runs at once.
+    pub max_runs: usize,
+}
+
+/// A worker over a queue, its engine sharing the queue's store.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    queue: Arc<dyn RunQueue>,
+    engine: Engine,
+    context: CatalogContext,
+    config: WorkerConfig,
+}
+
+impl Worker {
+    /// A worker claiming from `queue` and running on `engine` (whose store must be the
+    /// queue's), checking conclaves against `context`.
+    pub fn new(queue: Arc<dyn RunQueue>, engine: Engine, context: CatalogContext, config: WorkerConfig) -> Worker {
+        Worker { queue, engine, context, config }
+    }
+
+    /// Claims and runs runs until `shutdown`; runs still going then are abandoned to
+    /// the next worker, not ended.
+    pub async fn work(self, shutdown: CancellationToken) {
+        let mut running: JoinSet<()> = JoinSet::new();
+        loop {
+            while running.len() < self.config.max_runs.max(1) {
+                match self.queue.claim(&self.config.id, now_ms(), self.config.lease.as_millis() as u64).await {
+                    Ok(Some(job)) => {
+                        let worker = self.clone();
+                        running.spawn(async move { worker.run_job(job).await });
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::error!(worker = self.config.id, "could not claim a run: {e}");
+                        break;
+                    }
+                }
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                Some(_) = running.join_next(), if !running.is_empty() => {}
+                _ = tokio::time::sleep(self.config.idle) => {}
+            }
+        }
+        running.abort_all();
+        while running.join_next().await.is_some() {}
+    }
+
+    /// Runs one claimed run to its end (or until its lease is lost).
+    async fn run_job(&self, job: Job) {
+        let started = match self.start(&job).await {
+            Ok(started) => started,
+            Err(reason) => return self.fail(&job.run_id, reason).await,
+        };
+        let (handle, fell_back) = started;
+        let Some(status) = self.hold_lease(&job.run_id, handle).await else { return };
+        if let Some(fell_back) = fell_back
+            && status != RunStatus::Cancelled
+        {
+            let store: &dyn RunStore = self.queue.as_ref();
+            if let Err(e) = pipeline::finish_against(store, &job.run_id, None, &fell_back).await {
+                tracing::error!(run_id = job.run_id, "could not store the review's reports: {e}");
+            }
+        }
+    }
+
+    /// Starts (or resumes) the claimed run; for a review, also the notices that make
+    /// it degraded.
+    async fn start(&self, job: &Job) -> Result<(RunHandle, Option<Vec<String>>), String> {
+        let spec: JobSpec =
+            serde_json::from_value(job.spec.clone()).map_err(|e| format!("the run's queue entry is unreadable: {e}"))?;
+        let record = self
+            .queue
+            .get_run(&job.run_id)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "the run is gone from the store".to_string())?;
+        let text = serde_json::to_string(&record.conclave).map_err(|e| e.to_string())?;
+        let conclave: CheckedConclave = check_text(&format!("<run {}>", job.run_id), &text, &self.context)
+            .map_err(|e| format!("the run's conclave does not check here: {e}"))?;
+        let (options, fell_back) = match spec {
+            JobSpec::Run => (RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() }, None),
+            JobSpec::Review { allow_paths, samples, fell_back } => {
+                let change = Change::from_run_input(&record.input)
+                    .ok_or_else(|| "the run's input is not a review's change".to_string())?;
+                let review = pipeline::prepare_recorded(change, conclave.clone(), &allow_paths, samples)
+                    .map_err(|e| e.to_string())?;
+                (pipeline::run_options(&review, None), Some(fell_back))
+            }
+        };
+        let handle = self.engine.resume(conclave, &job.run_id, options).await.map_err(|e| e.to_string())?;
+        Ok((handle, fell_back))
+    }
+
+    /// Waits for the run while renewing its lease: cancels it when asked, abandons
+    /// it when the lease is lost (`None`). Returns how it ended.
+    async fn hold_lease(&self, run_id: &str, handle: RunHandle) -> Option<RunStatus> {
+        let cancel = handle.cancel_token();
+        let abort = handle.abort_handle();
+        let every = self.config.lease / 3;
+        let lease_ms = self.config.lease.as_millis() as u64;
+        let wait = handle.wait();
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                outcome = &mut wait => return Some(outcome.status),
+                _ = tokio::time::sleep(every) => {
+                    match self.queue.renew(run_id, &self.config.id, now_ms(), lease_ms).await {
+                        Ok(Lease::Held { cancel_requested: true }) => cancel.cancel(),
+                        Ok(Lease::Held { .. }) => {}
+                        Ok(Lease::Lost) => {
+                            tracing::warn!(run_id, worker = self.config.id, "lease lost: another worker has the run");
+                            abort.abort();
+                            return None;
+                        }
+                        // The store may recover; the lease holds until it expires.
+                        Err(e) => tracing::warn!(run_id, "could not renew the lease: {e}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends a run the worker could not start as failed, with the reason.
+    async fn fail(&self, run_id: &str, reason: String) {
+        tracing::error!(run_id, worker = self.config.id, "cannot run: {reason}");
+        let last = self.queue.events(run_id, 0).await.ok().and_then(|e| e.last().map(|e| e.seq)).unwrap_or(0);
+        let kind = EventKind::RunFinished { status: RunStatus::Failed, failed_node: None, error: Some(reason) };
+        let event = RunEvent { run_id: run_id.to_string(), seq: last + 1, at_ms: now_ms(), kind };
+        if let Err(e) = self.queue.append_event(&event).await {
+            tracing::error!(run_id, "could not record the failure: {e}");
+        }
+    }
+}
