@@ -56,8 +56,7 @@ impl PostgresStore {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         let target = Target::of(&config);
-        let manager =
-            Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(Runtime::Tokio1)

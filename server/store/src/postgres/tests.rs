@@ -62,7 +62,13 @@ async fn fresh_store() -> PostgresStore {
 }
 
 fn new_run(id: &str) -> NewRun {
-    NewRun { id: id.into(), conclave: sample_conclave(), input: json!({"text": "hi"}), created_ms: 1, owner: "me".into() }
+    NewRun {
+        id: id.into(),
+        conclave: sample_conclave(),
+        input: json!({"text": "hi"}),
+        created_ms: 1,
+        owner: "me".into(),
+    }
 }
 
 fn event(run_id: &str, seq: u64, kind: EventKind) -> RunEvent {
@@ -98,7 +104,11 @@ async fn concurrent_appends_all_land_in_order_in_fewer_commits() {
             let id = format!("r{r}");
             for seq in 1..=EVENTS {
                 let next = if seq == EVENTS {
-                    event(&id, seq, EventKind::RunFinished { status: RunStatus::Succeeded, failed_node: None, error: None })
+                    event(
+                        &id,
+                        seq,
+                        EventKind::RunFinished { status: RunStatus::Succeeded, failed_node: None, error: None },
+                    )
                 } else {
                     delta(&id, seq)
                 };
@@ -167,7 +177,11 @@ async fn servers_starting_at_once_on_a_fresh_database_all_migrate_it() {
 async fn a_database_migrated_by_a_newer_conclave_is_refused() {
     let url = fresh_database().await;
     drop(PostgresStore::connect(&url).await.expect("first connect"));
-    admin_client(&url).await.execute("INSERT INTO conclave_migrations (version) VALUES (999)", &[]).await.expect("insert");
+    admin_client(&url)
+        .await
+        .execute("INSERT INTO conclave_migrations (version) VALUES (999)", &[])
+        .await
+        .expect("insert");
     let err = PostgresStore::connect(&url).await.expect_err("a newer schema is refused").to_string();
     assert!(
         err.contains("was migrated by a newer Conclave (schema version 999, this one knows 1); upgrade Conclave"),

@@ -112,8 +112,7 @@ pub(super) async fn append_locked(
         }
         results.push(result);
     }
-    let accepted: Vec<&RunEvent> =
-        events.iter().zip(&results).filter(|(_, r)| r.is_ok()).map(|(e, _)| *e).collect();
+    let accepted: Vec<&RunEvent> = events.iter().zip(&results).filter(|(_, r)| r.is_ok()).map(|(e, _)| *e).collect();
     let mut fast = tx.savepoint("batch").await.map_err(backend)?;
     match write_all(&mut fast, &accepted).await {
         Ok(()) => fast.commit().await.map_err(backend)?,
