@@ -34,14 +34,19 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
-# The tests also need Chromium and its WebDriver (the editor's browser tests) and
-# npm (the real Claude Code CLI); the main job does not.
+# The tests also need Chromium and its WebDriver (the editor's browser tests), npm
+# (the real Claude Code CLI) and PostgreSQL (the run store's tests, started by
+# scripts/postgres.sh); the main job does not.
 if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
   [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
   command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
   command -v curl >/dev/null 2>&1 || need_apt+=(curl)
   python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
+  if ! { command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; } &&
+    ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+    need_apt+=(postgresql)
+  fi
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then

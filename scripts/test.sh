@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up, then every check: formatting, lints, the wasm32 builds, and the whole test
-# suite (unit, integration, end-to-end, and the editor in headless Chromium).
+# suite (unit, integration, end-to-end, the editor in headless Chromium, and the run
+# store against a real PostgreSQL started here and stopped on exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,13 @@ cargo build -p conclave-shared --target wasm32-unknown-unknown
 cargo clippy -p conclave-client --target wasm32-unknown-unknown -- -D warnings
 step "build the editor (wasm32, for the browser tests)"
 bash scripts/build-editor.sh
-step "cargo test (unit, integration, end-to-end, browser)"
+step "start PostgreSQL for the store's tests"
+postgres_dir=$(mktemp -d /tmp/conclave-postgres.XXXXXX)
+chmod 755 "$postgres_dir"
+trap 'bash scripts/postgres.sh stop "$postgres_dir" || true; rm -rf "$postgres_dir"' EXIT
+CONCLAVE_TEST_POSTGRES_URL=$(bash scripts/postgres.sh start "$postgres_dir")
+export CONCLAVE_TEST_POSTGRES_URL
+step "cargo test (unit, integration, end-to-end, browser, PostgreSQL)"
 cargo test --workspace
 step "schemathesis against the HTTP API (every check)"
 bash scripts/api-fuzz.sh

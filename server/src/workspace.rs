@@ -8,7 +8,7 @@ use conclave_core::{BUILTIN_TOOLS, PriceTable, ProviderRegistry, RunStore, Store
 use conclave_engine::EngineConfig;
 use conclave_review::Catalog;
 use conclave_schema::SchemaCatalog;
-use conclave_store::SqliteStore;
+use conclave_store::{PostgresStore, SqliteStore};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -76,11 +76,21 @@ pub fn engine_config(max_concurrency: usize) -> EngineConfig {
     config
 }
 
-/// Opens the run store at `path` and marks runs whose process died as interrupted.
-pub async fn open_store(path: &Path) -> Result<Arc<dyn RunStore>, StoreError> {
-    let store: Arc<dyn RunStore> = Arc::new(SqliteStore::open(path)?);
+/// Opens the run store `--db` names, a SQLite file or a PostgreSQL URL (see
+/// [`postgres_url`]), and marks runs whose process died as interrupted.
+pub async fn open_store(db: &Path) -> Result<Arc<dyn RunStore>, StoreError> {
+    let store: Arc<dyn RunStore> = match postgres_url(db) {
+        Some(url) => Arc::new(PostgresStore::connect(url).await?),
+        None => Arc::new(SqliteStore::open(db)?),
+    };
     if let Err(e) = store.mark_interrupted(&owner_alive, now_ms()).await {
         eprintln!("warning: could not check for interrupted runs: {e}");
     }
     Ok(store)
+}
+
+/// The PostgreSQL URL in `db` when it is one (`postgres://` or `postgresql://`);
+/// anything else is a SQLite file.
+pub fn postgres_url(db: &Path) -> Option<&str> {
+    db.to_str().filter(|text| ["postgres://", "postgresql://"].iter().any(|scheme| text.starts_with(scheme)))
 }

@@ -42,8 +42,9 @@ pub mod exit {
 #[derive(Debug, Parser)]
 #[command(name = "conclave", version, about, propagate_version = true)]
 pub struct Cli {
-    /// SQLite file for runs and events.
-    #[arg(long, global = true, env = "CONCLAVE_DB", default_value = ".conclave/conclave.db")]
+    /// Where runs and events are kept: a SQLite file, or a PostgreSQL database as a
+    /// postgres:// or postgresql:// URL (better given in CONCLAVE_DB when it holds a password).
+    #[arg(long, global = true, env = "CONCLAVE_DB", default_value = ".conclave/conclave.db", hide_env_values = true)]
     pub db: PathBuf,
     /// The command.
     #[command(subcommand)]
@@ -125,9 +126,14 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
 }
 
 /// Opens the run store, or says why not and gives the exit code.
-async fn store(path: &std::path::Path) -> Result<Arc<dyn RunStore>, u8> {
-    open_store(path).await.map_err(|e| {
-        eprintln!("error: {e}\n  help: pass another file with --db or CONCLAVE_DB");
+async fn store(db: &std::path::Path) -> Result<Arc<dyn RunStore>, u8> {
+    open_store(db).await.map_err(|e| {
+        let help = if crate::workspace::postgres_url(db).is_some() {
+            "--db and CONCLAVE_DB take a postgres:// URL or a SQLite file"
+        } else {
+            "pass another file with --db or CONCLAVE_DB"
+        };
+        eprintln!("error: {e}\n  help: {help}");
         exit::CONFIG
     })
 }

@@ -14,6 +14,9 @@ use std::time::Duration;
 use conclave_core::{NewRun, RunStore, StoreError, interrupted_event};
 use conclave_shared::{Effect, effect_of};
 
+pub mod postgres;
+pub use postgres::PostgresStore;
+
 /// Schema migrations, applied in order; `PRAGMA user_version` counts those applied.
 const MIGRATIONS: &[&str] = &[
     r#"

@@ -11,4 +11,5 @@ mod review_e2e;
 mod review_post;
 mod review_samples;
 mod runs_from_node;
+mod store_cli;
 mod validate_cli;

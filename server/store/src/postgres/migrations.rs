@@ -1,0 +1,105 @@
+//! The PostgreSQL schema and its versioned migrations, recorded in
+//! `conclave_migrations` and applied under one advisory lock so that several servers
+//! starting at once on a fresh database do not race.
+
+use deadpool_postgres::{Client, GenericClient};
+
+use super::{Target, describe};
+use conclave_core::StoreError;
+
+/// The advisory lock every migrating process takes ("conclave" in ASCII).
+const MIGRATION_LOCK: i64 = 0x636f_6e63_6c61_7665;
+
+/// Schema migrations, applied in order; migration `i` has version `i + 1`.
+pub(super) const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    id            TEXT PRIMARY KEY,
+    conclave_id   TEXT NOT NULL,
+    conclave_json TEXT NOT NULL,
+    input_json    TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    created_ms    BIGINT NOT NULL,
+    finished_ms   BIGINT,
+    failed_node   TEXT,
+    error         TEXT,
+    owner         TEXT NOT NULL,
+    last_seq      BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_by_created ON runs (created_ms DESC, id DESC);
+CREATE INDEX runs_running ON runs (id) WHERE status = 'running';
+CREATE TABLE events (
+    run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq     BIGINT NOT NULL,
+    at_ms   BIGINT NOT NULL,
+    type    TEXT NOT NULL,
+    node_id TEXT,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE nodes (
+    run_id      TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    node_id     TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    output_json TEXT,
+    error       TEXT,
+    usage_json  TEXT,
+    input       TEXT,
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    started_ms  BIGINT,
+    finished_ms BIGINT,
+    reused_from TEXT,
+    PRIMARY KEY (run_id, node_id)
+);
+CREATE TABLE reports (
+    run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    format  TEXT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (run_id, format)
+);
+"#];
+
+/// Applies the migrations not yet applied, in one transaction that holds the
+/// advisory lock: a second process waits, then finds the work done. PostgreSQL's DDL
+/// is transactional, so a failed migration leaves the database as it was; each one
+/// runs in its own savepoint so the error names it.
+pub(super) async fn migrate(client: &mut Client, target: &Target) -> Result<(), StoreError> {
+    let failed = |what: &str, e: tokio_postgres::Error| {
+        StoreError::Backend(format!("cannot {what} in {target}: {}; check the role's rights on it", describe(&e)))
+    };
+    let mut tx = client.transaction().await.map_err(|e| failed("start the migration", e))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .map_err(|e| failed("take the migration lock", e))?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS conclave_migrations (
+             version    INTEGER PRIMARY KEY,
+             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+         )",
+    )
+    .await
+    .map_err(|e| failed("create conclave_migrations", e))?;
+    let row = tx
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM conclave_migrations", &[])
+        .await
+        .map_err(|e| failed("read conclave_migrations", e))?;
+    let applied: i32 = row.get(0);
+    let known = MIGRATIONS.len();
+    let applied = usize::try_from(applied).unwrap_or(0);
+    if applied > known {
+        return Err(StoreError::Backend(format!(
+            "{target} was migrated by a newer Conclave (schema version {applied}, this one knows {known}); \
+             upgrade Conclave or use another --db"
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(applied) {
+        let version = i32::try_from(i + 1).unwrap_or(i32::MAX);
+        let step = tx.savepoint("migration").await.map_err(|e| failed("start a migration", e))?;
+        step.batch_execute(sql).await.map_err(|e| failed(&format!("apply migration {version}"), e))?;
+        step.execute("INSERT INTO conclave_migrations (version) VALUES ($1)", &[&version])
+            .await
+            .map_err(|e| failed(&format!("record migration {version}"), e))?;
+        step.commit().await.map_err(|e| failed(&format!("apply migration {version}"), e))?;
+    }
+    tx.commit().await.map_err(|e| failed("commit the migrations", e))
+}

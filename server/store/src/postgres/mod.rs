@@ -1,0 +1,321 @@
+//! The PostgreSQL run store: the same tables and the same semantics as the SQLite
+//! store, for several Conclave servers sharing one database. `migrations.rs` is the
+//! versioned schema, `writer.rs` the task that commits concurrent appends together,
+//! `rows.rs` how an event's `effect_of` changes node and run rows.
+//!
+//! **Invariant:** node and run rows change only in the transaction that stores the
+//! event causing the change, with the run's row locked, so a stored run always agrees
+//! with its event log whichever server wrote it.
+
+mod migrations;
+mod rows;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use async_trait::async_trait;
+use conclave_core::{NewRun, RunStore, StoreError, interrupted_event};
+use conclave_shared::{Conclave, RunEvent, RunRecord, RunSummary};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use std::fmt;
+use std::time::Duration;
+use tokio_postgres::NoTls;
+use tokio_postgres::config::Host;
+use tokio_postgres::error::SqlState;
+
+use rows::{SUMMARY_COLUMNS, read_nodes, summary_from_row};
+use writer::Writer;
+
+/// The most connections one store opens.
+const POOL_SIZE: usize = 16;
+
+/// How long connecting may take before the server counts as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs in a PostgreSQL database.
+#[derive(Debug)]
+pub struct PostgresStore {
+    pool: Pool,
+    writer: Writer,
+    target: Target,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://` or `postgresql://`), creating
+    /// and migrating its tables as needed. TLS is not supported yet: use a server on
+    /// a trusted network or a Unix socket.
+    pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
+            StoreError::Backend(format!(
+                "the PostgreSQL URL {} is not valid: {e}; write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
+                redact_url(url)
+            ))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let target = Target::of(&config);
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| StoreError::Backend(format!("cannot set up connections to {target}: {e}")))?;
+        let mut client = pool.get().await.map_err(|e| {
+            StoreError::Backend(format!(
+                "cannot connect to {target}: {}; check that the server is running and reachable, and the URL given \
+                 with --db or CONCLAVE_DB",
+                describe_pool(&e)
+            ))
+        })?;
+        migrations::migrate(&mut client, &target).await?;
+        drop(client);
+        let writer = Writer::spawn(pool.clone());
+        Ok(PostgresStore { pool, writer, target })
+    }
+
+    /// Where this store is, without the password: host, port, database and user.
+    pub fn target(&self) -> String {
+        self.target.to_string()
+    }
+
+    /// Transactions the event writer has committed. Appends that arrive while a
+    /// commit is in flight share the next one, so this grows slower than the events.
+    pub fn event_commits(&self) -> u64 {
+        self.writer.commits()
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    async fn run_exists(&self, client: &deadpool_postgres::Client, run_id: &str) -> Result<bool, StoreError> {
+        let statement = client.prepare_cached("SELECT 1 FROM runs WHERE id = $1").await.map_err(backend)?;
+        Ok(client.query_opt(&statement, &[&run_id]).await.map_err(backend)?.is_some())
+    }
+}
+
+#[async_trait]
+impl RunStore for PostgresStore {
+    async fn create_run(&self, run: &NewRun) -> Result<(), StoreError> {
+        let conclave = to_json(&run.conclave)?;
+        let input = to_json(&run.input)?;
+        let node_ids: Vec<&str> = run.conclave.nodes.iter().map(|n| n.id.as_str()).collect();
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(backend)?;
+        tx.execute(
+            "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner) \
+             VALUES ($1, $2, $3, $4, 'running', $5, $6)",
+            &[&run.id, &run.conclave.id, &conclave, &input, &to_db_int(run.created_ms), &run.owner],
+        )
+        .await
+        .map_err(|e| match e.code() {
+            Some(&SqlState::UNIQUE_VIOLATION) => {
+                StoreError::Backend(format!("a run with id `{}` already exists in {}", run.id, self.target))
+            }
+            _ => backend(e),
+        })?;
+        tx.execute(
+            "INSERT INTO nodes (run_id, position, node_id, state) \
+             SELECT $1, n.position - 1, n.node_id, 'queued' FROM UNNEST($2::text[]) WITH ORDINALITY AS n(node_id, position)",
+            &[&run.id, &node_ids],
+        )
+        .await
+        .map_err(backend)?;
+        tx.commit().await.map_err(backend)
+    }
+
+    async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError> {
+        self.writer.append(event).await
+    }
+
+    async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+        let client = self.client().await?;
+        let sql = format!("SELECT {SUMMARY_COLUMNS}, conclave_json, input_json FROM runs WHERE id = $1");
+        let Some(row) = client.query_opt(&sql, &[&run_id]).await.map_err(backend)? else { return Ok(None) };
+        let summary = summary_from_row(&row).map_err(backend)?;
+        let conclave: Conclave = from_json(run_id, row.try_get("conclave_json").map_err(backend)?)?;
+        let input = from_json(run_id, row.try_get("input_json").map_err(backend)?)?;
+        let nodes = read_nodes(&client, run_id, "").await?;
+        Ok(Some(RunRecord { summary, conclave, input, nodes }))
+    }
+
+    async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
+        let client = self.client().await?;
+        let sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs ORDER BY created_ms DESC, id DESC LIMIT $1");
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = client.query(&sql, &[&limit]).await.map_err(backend)?;
+        rows.iter().map(|row| summary_from_row(row).map_err(backend)).collect()
+    }
+
+    async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
+        let client = self.client().await?;
+        if !self.run_exists(&client, run_id).await? {
+            return Err(StoreError::UnknownRun(run_id.to_string()));
+        }
+        let statement = client
+            .prepare_cached("SELECT payload FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq")
+            .await
+            .map_err(backend)?;
+        let rows = client.query(&statement, &[&run_id, &to_db_int(after_seq)]).await.map_err(backend)?;
+        rows.iter().map(|row| from_json(run_id, row.try_get(0).map_err(backend)?)).collect()
+    }
+
+    async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO reports (run_id, format, content) VALUES ($1, $2, $3) \
+                 ON CONFLICT (run_id, format) DO UPDATE SET content = excluded.content",
+                &[&run_id, &format, &content],
+            )
+            .await
+            .map_err(|e| match e.code() {
+                Some(&SqlState::FOREIGN_KEY_VIOLATION) => StoreError::UnknownRun(run_id.to_string()),
+                _ => backend(e),
+            })?;
+        Ok(())
+    }
+
+    async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt("SELECT content FROM reports WHERE run_id = $1 AND format = $2", &[&run_id, &format])
+            .await
+            .map_err(backend)?;
+        row.map(|r| r.try_get(0).map_err(backend)).transpose()
+    }
+
+    async fn mark_interrupted(
+        &self,
+        owner_alive: &(dyn for<'s> Fn(&'s str) -> bool + Sync),
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut client = self.client().await?;
+        let mut tx = client.transaction().await.map_err(backend)?;
+        let rows = tx
+            .query("SELECT id, owner, last_seq FROM runs WHERE status = 'running' ORDER BY id FOR UPDATE", &[])
+            .await
+            .map_err(backend)?;
+        let mut events = Vec::new();
+        for row in &rows {
+            let owner: String = row.try_get(1).map_err(backend)?;
+            if !owner_alive(&owner) {
+                let id: String = row.try_get(0).map_err(backend)?;
+                events.push(interrupted_event(&id, from_db_int(row.try_get(2).map_err(backend)?) + 1, now_ms));
+            }
+        }
+        let refs: Vec<&RunEvent> = events.iter().collect();
+        for result in writer::append_locked(&mut tx, &refs).await? {
+            result?;
+        }
+        tx.commit().await.map_err(backend)?;
+        Ok(events.into_iter().map(|e| e.run_id).collect())
+    }
+}
+
+/// Where a store connects, for messages: never the password.
+#[derive(Debug, Clone)]
+struct Target {
+    host: String,
+    database: String,
+    user: String,
+}
+
+impl Target {
+    fn of(config: &tokio_postgres::Config) -> Target {
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let host = match config.get_hosts().first() {
+            Some(Host::Tcp(name)) => format!("{name}:{port}"),
+            Some(Host::Unix(dir)) => format!("the Unix socket in {} (port {port})", dir.display()),
+            None => format!("localhost:{port}"),
+        };
+        let user = config.get_user().map(str::to_string).unwrap_or_else(|| "(the system user)".into());
+        let database = config.get_dbname().map(str::to_string).unwrap_or_else(|| user.clone());
+        Target { host, database, user }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PostgreSQL at {} (database `{}`, user `{}`)", self.host, self.database, self.user)
+    }
+}
+
+/// `url` with any password replaced by `***`, for messages.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_string() };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let mut redacted = url[..scheme_end].to_string();
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let userinfo = &rest[..at];
+            match userinfo.find(':') {
+                Some(colon) => redacted.push_str(&format!("{}:***{}", &userinfo[..colon], &rest[at..authority_end])),
+                None => redacted.push_str(&rest[..authority_end]),
+            }
+        }
+        None => redacted.push_str(&rest[..authority_end]),
+    }
+    let tail = &rest[authority_end..];
+    match tail.find("password=") {
+        Some(i) => {
+            let value_end = tail[i..].find('&').map(|j| i + j).unwrap_or(tail.len());
+            redacted.push_str(&format!("{}password=***{}", &tail[..i], &tail[value_end..]));
+        }
+        None => redacted.push_str(tail),
+    }
+    redacted
+}
+
+/// An error with its causes: tokio-postgres keeps the server's message in the source.
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn describe_pool(e: &PoolError) -> String {
+    match e {
+        PoolError::Backend(e) => describe(e),
+        PoolError::Timeout(_) => format!("no answer within {} seconds", CONNECT_TIMEOUT.as_secs()),
+        other => describe(other),
+    }
+}
+
+fn backend(e: tokio_postgres::Error) -> StoreError {
+    StoreError::Backend(format!("PostgreSQL: {}", describe(&e)))
+}
+
+fn pool_error(e: PoolError) -> StoreError {
+    StoreError::Backend(format!("cannot get a PostgreSQL connection: {}", describe_pool(&e)))
+}
+
+fn corrupt(run_id: &str, message: String) -> StoreError {
+    StoreError::Corrupt { run_id: run_id.to_string(), message }
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Backend(e.to_string()))
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(run_id: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(run_id, e.to_string()))
+}
+
+/// PostgreSQL has no unsigned integers; times and sequence numbers fit in `BIGINT`.
+fn to_db_int(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+fn from_db_int(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}

@@ -1,0 +1,215 @@
+//! Tests of the PostgreSQL store against a real server: the conformance suite, batched
+//! appends, a failing event inside a batch, concurrent migration, and the messages
+//! for a bad URL or an unreachable server.
+//!
+//! They need `CONCLAVE_TEST_POSTGRES_URL` (set by `scripts/test.sh`); without it they
+//! fail and say how to get a server, rather than pass without testing anything.
+
+use super::migrations::MIGRATIONS;
+use super::*;
+use conclave_core::testing::conformance::{run_all, sample_conclave};
+use conclave_shared::{EventKind, NodeState, RunStatus};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static DATABASES: AtomicUsize = AtomicUsize::new(0);
+
+/// The server the tests use, as an admin URL (any database it can create others from).
+fn admin_url() -> String {
+    std::env::var("CONCLAVE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!(
+            "CONCLAVE_TEST_POSTGRES_URL is not set, so the PostgreSQL store cannot be tested: run the tests with \
+             `bash scripts/test.sh`, or start a server with `bash scripts/postgres.sh start DIR` and export the \
+             URL it prints as CONCLAVE_TEST_POSTGRES_URL"
+        )
+    })
+}
+
+/// `url` pointing at the database `name` instead.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let authority = base.find("://").map(|i| i + 3).unwrap_or(0);
+    let path = base[authority..].find('/').map(|i| authority + i).unwrap_or(base.len());
+    format!("{}/{name}{query}", &base[..path])
+}
+
+async fn admin_client(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, NoTls).await.expect("connect to the test server");
+    tokio::spawn(connection);
+    client
+}
+
+/// A new, empty database on the test server; returns its URL.
+async fn fresh_database() -> String {
+    let admin = admin_url();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let name = format!(
+        "conclave_test_{}_{}_{}",
+        std::process::id(),
+        nanos % 1_000_000_000,
+        DATABASES.fetch_add(1, Ordering::SeqCst)
+    );
+    admin_client(&admin).await.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("create database");
+    with_database(&admin, &name)
+}
+
+async fn fresh_store() -> PostgresStore {
+    PostgresStore::connect(&fresh_database().await).await.expect("connect to a fresh database")
+}
+
+fn new_run(id: &str) -> NewRun {
+    NewRun {
+        id: id.into(),
+        conclave: sample_conclave(),
+        input: json!({"text": "hi"}),
+        created_ms: 1,
+        owner: "me".into(),
+    }
+}
+
+fn event(run_id: &str, seq: u64, kind: EventKind) -> RunEvent {
+    RunEvent { run_id: run_id.into(), seq, at_ms: 1000 + seq, kind }
+}
+
+fn delta(run_id: &str, seq: u64) -> RunEvent {
+    event(run_id, seq, EventKind::TextDelta { node_id: "a".into(), text: format!("piece {seq}") })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_store_conforms() {
+    run_all(&|| {
+        let store = tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(fresh_store()));
+        Arc::new(store)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_appends_all_land_in_order_in_fewer_commits() {
+    const RUNS: usize = 16;
+    const EVENTS: u64 = 40;
+    let store = Arc::new(fresh_store().await);
+    for r in 0..RUNS {
+        store.create_run(&new_run(&format!("r{r}"))).await.expect("create_run");
+    }
+    let before = store.event_commits();
+    let mut tasks = Vec::new();
+    for r in 0..RUNS {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            let id = format!("r{r}");
+            for seq in 1..=EVENTS {
+                let next = if seq == EVENTS {
+                    event(
+                        &id,
+                        seq,
+                        EventKind::RunFinished { status: RunStatus::Succeeded, failed_node: None, error: None },
+                    )
+                } else {
+                    delta(&id, seq)
+                };
+                store.append_event(&next).await.expect("append");
+                let again = store.append_event(&delta(&id, seq)).await;
+                assert!(matches!(again, Err(StoreError::OutOfOrder { .. })), "a repeated seq is refused: {again:?}");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("appender task");
+    }
+    for r in 0..RUNS {
+        let id = format!("r{r}");
+        let seqs: Vec<u64> = store.events(&id, 0).await.expect("events").iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=EVENTS).collect::<Vec<_>>(), "every event of {id} stored once, in order");
+        let run = store.get_run(&id).await.expect("get_run").expect("run exists");
+        assert_eq!(run.summary.status, RunStatus::Succeeded, "the last event of {id} updated its run");
+    }
+    let commits = store.event_commits() - before;
+    let appends = (RUNS as u64) * EVENTS * 2;
+    assert!(commits < appends / 2, "{appends} concurrent appends took {commits} commits: they were not batched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_event_in_a_batch_rolls_back_only_itself() {
+    let store = fresh_store().await;
+    for id in ["r1", "r2"] {
+        store.create_run(&new_run(id)).await.expect("create_run");
+    }
+    // PostgreSQL cannot store a NUL character in TEXT: this event's node update fails.
+    let bad = event("r1", 1, EventKind::NodeStarted { node_id: "a".into(), input: Some("nul \0 here".into()) });
+    let good = event("r1", 2, EventKind::NodeStarted { node_id: "b".into(), input: Some("fine".into()) });
+    let other = delta("r2", 1);
+    let late = delta("r2", 1);
+    let mut client = store.pool.get().await.expect("connection");
+    let mut tx = client.transaction().await.expect("transaction");
+    let results = writer::append_locked(&mut tx, &[&bad, &good, &other, &late]).await.expect("the batch commits");
+    tx.commit().await.expect("commit");
+    assert!(matches!(&results[0], Err(StoreError::Backend(m)) if m.contains("0x00")), "{:?}", results[0]);
+    assert!(results[1].is_ok() && results[2].is_ok(), "the others are stored: {results:?}");
+    assert!(matches!(results[3], Err(StoreError::OutOfOrder { seq: 1, last: 1, .. })), "{:?}", results[3]);
+    let r1 = store.get_run("r1").await.expect("get").expect("exists");
+    assert_eq!(store.events("r1", 0).await.expect("events").iter().map(|e| e.seq).collect::<Vec<_>>(), vec![2]);
+    assert_eq!((r1.nodes[1].state, r1.nodes[2].state), (NodeState::Queued, NodeState::Running), "only b started");
+    assert_eq!(r1.nodes[2].input.as_deref(), Some("fine"));
+    assert_eq!(store.events("r2", 0).await.expect("events").len(), 1);
+    let r3 = store.append_event(&delta("r1", 3)).await;
+    assert!(r3.is_ok(), "the run goes on after the failed event: {r3:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_starting_at_once_on_a_fresh_database_all_migrate_it() {
+    let url = fresh_database().await;
+    let (a, b, c) =
+        tokio::join!(PostgresStore::connect(&url), PostgresStore::connect(&url), PostgresStore::connect(&url));
+    for store in [a, b, c] {
+        store.expect("every concurrent connect succeeds");
+    }
+    let rows = admin_client(&url).await.query("SELECT version FROM conclave_migrations ORDER BY version", &[]).await;
+    let versions: Vec<i32> = rows.expect("migrations table").iter().map(|r| r.get(0)).collect();
+    assert_eq!(versions, (1..=MIGRATIONS.len() as i32).collect::<Vec<_>>(), "each migration applied once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_migrated_by_a_newer_conclave_is_refused() {
+    let url = fresh_database().await;
+    drop(PostgresStore::connect(&url).await.expect("first connect"));
+    admin_client(&url)
+        .await
+        .execute("INSERT INTO conclave_migrations (version) VALUES (999)", &[])
+        .await
+        .expect("insert");
+    let err = PostgresStore::connect(&url).await.expect_err("a newer schema is refused").to_string();
+    assert!(
+        err.contains("was migrated by a newer Conclave (schema version 999, this one knows 1); upgrade Conclave"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_named_without_the_password() {
+    let err = PostgresStore::connect("postgres://me:hunter2@127.0.0.1:1/runs").await.expect_err("nothing listens");
+    let err = err.to_string();
+    assert!(err.contains("cannot connect to PostgreSQL at 127.0.0.1:1 (database `runs`, user `me`)"), "{err}");
+    assert!(err.contains("check that the server is running"), "{err}");
+    assert!(!err.contains("hunter2"), "the password leaked: {err}");
+}
+
+#[tokio::test]
+async fn a_bad_url_is_explained_without_the_password() {
+    let err = PostgresStore::connect("postgresql://me:hunter2@db.internal:notaport/runs").await.expect_err("bad port");
+    let err = err.to_string();
+    assert!(err.contains("the PostgreSQL URL postgresql://me:***@db.internal:notaport/runs is not valid"), "{err}");
+    assert!(err.contains("write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"), "{err}");
+    assert!(!err.contains("hunter2"), "the password leaked: {err}");
+}
+
+#[test]
+fn urls_lose_their_passwords() {
+    assert_eq!(redact_url("postgres://u:p%40ss@h:5/db?sslmode=disable"), "postgres://u:***@h:5/db?sslmode=disable");
+    assert_eq!(redact_url("postgres://u@h/db?password=x&a=b"), "postgres://u@h/db?password=***&a=b");
+    assert_eq!(redact_url("postgresql://h"), "postgresql://h");
+}

@@ -1,0 +1,221 @@
+//! The event writer: one task that commits the events appended while the previous
+//! commit was in flight together, in one transaction, and answers each caller once
+//! its event is committed (or refused).
+//!
+//! A batch is first written the fast way: every event's node and run changes, then
+//! all event rows in one multi-row INSERT, inside a savepoint. If anything in it
+//! fails, that savepoint is rolled back and the batch is written again one event per
+//! savepoint, so a failing event rolls back only itself.
+
+use conclave_core::StoreError;
+use conclave_shared::RunEvent;
+use deadpool_postgres::{Pool, Transaction};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::{mpsc, oneshot};
+
+use super::rows::apply_effect;
+use super::{backend, pool_error, to_db_int, to_json};
+
+/// The most events one transaction takes.
+const MAX_BATCH: usize = 1024;
+
+/// How many appends may wait for the writer before callers wait to enqueue.
+const QUEUE: usize = 8192;
+
+/// The handle appenders send their events through.
+#[derive(Debug)]
+pub(super) struct Writer {
+    requests: mpsc::Sender<Request>,
+    commits: Arc<AtomicU64>,
+}
+
+#[derive(Debug)]
+struct Request {
+    event: RunEvent,
+    reply: oneshot::Sender<Result<(), StoreError>>,
+}
+
+impl Writer {
+    /// Starts the writer task on the current tokio runtime; it ends when the
+    /// `Writer` is dropped.
+    pub(super) fn spawn(pool: Pool) -> Writer {
+        let (requests, receiver) = mpsc::channel(QUEUE);
+        let commits = Arc::new(AtomicU64::new(0));
+        tokio::spawn(run(pool, receiver, Arc::clone(&commits)));
+        Writer { requests, commits }
+    }
+
+    /// Appends one event; returns once its transaction has committed.
+    pub(super) async fn append(&self, event: &RunEvent) -> Result<(), StoreError> {
+        let stopped = || {
+            StoreError::Backend(format!(
+                "the PostgreSQL event writer stopped before event {} of run `{}` was stored; restart Conclave",
+                event.seq, event.run_id
+            ))
+        };
+        let (reply, answer) = oneshot::channel();
+        self.requests.send(Request { event: event.clone(), reply }).await.map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// Transactions committed so far.
+    pub(super) fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
+    }
+}
+
+async fn run(pool: Pool, mut receiver: mpsc::Receiver<Request>, commits: Arc<AtomicU64>) {
+    let mut batch = Vec::new();
+    while receiver.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        let events: Vec<&RunEvent> = batch.iter().map(|r| &r.event).collect();
+        let results = match write_batch(&pool, &events).await {
+            Ok(results) => {
+                commits.fetch_add(1, Ordering::Relaxed);
+                results
+            }
+            Err(e) => {
+                let message = e.to_string();
+                events.iter().map(|_| Err(StoreError::Backend(message.clone()))).collect()
+            }
+        };
+        for (request, result) in batch.drain(..).zip(results) {
+            // A caller that stopped waiting does not need its answer.
+            let _ = request.reply.send(result);
+        }
+    }
+}
+
+async fn write_batch(pool: &Pool, events: &[&RunEvent]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let mut client = pool.get().await.map_err(pool_error)?;
+    let mut tx = client.transaction().await.map_err(backend)?;
+    let results = append_locked(&mut tx, events).await?;
+    tx.commit().await.map_err(backend)?;
+    Ok(results)
+}
+
+/// Appends `events` in order inside `tx`, locking their runs first (in id order, so
+/// that concurrent writers cannot deadlock). Returns each event's outcome; the outer
+/// error means the transaction itself failed.
+pub(super) async fn append_locked(
+    tx: &mut Transaction<'_>,
+    events: &[&RunEvent],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let locked = lock_runs(tx, events).await?;
+    let mut last = locked.clone();
+    let mut results = Vec::with_capacity(events.len());
+    for event in events {
+        let result = check_order(&last, event);
+        if result.is_ok() {
+            last.insert(event.run_id.clone(), event.seq);
+        }
+        results.push(result);
+    }
+    let accepted: Vec<&RunEvent> = events.iter().zip(&results).filter(|(_, r)| r.is_ok()).map(|(e, _)| *e).collect();
+    let mut fast = tx.savepoint("batch").await.map_err(backend)?;
+    match write_all(&mut fast, &accepted).await {
+        Ok(()) => fast.commit().await.map_err(backend)?,
+        Err(_) => {
+            fast.rollback().await.map_err(backend)?;
+            last = locked;
+            results.clear();
+            for event in events {
+                let result = match check_order(&last, event) {
+                    Ok(()) => write_one(tx, event).await?,
+                    Err(e) => Err(e),
+                };
+                if result.is_ok() {
+                    last.insert(event.run_id.clone(), event.seq);
+                }
+                results.push(result);
+            }
+        }
+    }
+    record_last_seqs(tx, &last).await?;
+    Ok(results)
+}
+
+/// Locks the runs of `events` and reads their last sequence numbers; runs that do
+/// not exist are absent.
+async fn lock_runs(tx: &Transaction<'_>, events: &[&RunEvent]) -> Result<HashMap<String, u64>, StoreError> {
+    let mut ids: Vec<&str> = events.iter().map(|e| e.run_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let statement = tx
+        .prepare_cached("SELECT id, last_seq FROM runs WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+        .await
+        .map_err(backend)?;
+    let rows = tx.query(&statement, &[&ids]).await.map_err(backend)?;
+    Ok(rows.iter().map(|r| (r.get::<_, String>(0), super::from_db_int(r.get(1)))).collect())
+}
+
+/// Refuses an event for an unknown run or one not after the run's last event.
+fn check_order(last: &HashMap<String, u64>, event: &RunEvent) -> Result<(), StoreError> {
+    match last.get(&event.run_id) {
+        None => Err(StoreError::UnknownRun(event.run_id.clone())),
+        Some(&previous) if event.seq <= previous => {
+            Err(StoreError::OutOfOrder { run_id: event.run_id.clone(), seq: event.seq, last: previous })
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// The fast way: every event's changes, then all event rows in one INSERT.
+async fn write_all(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result<(), StoreError> {
+    for event in events {
+        apply_effect(&*tx, event).await?;
+    }
+    insert_events(tx, events).await
+}
+
+/// One event in its own savepoint: its error is its own, and it leaves nothing behind.
+async fn write_one(tx: &mut Transaction<'_>, event: &RunEvent) -> Result<Result<(), StoreError>, StoreError> {
+    let mut savepoint = tx.savepoint("event").await.map_err(backend)?;
+    let written = match apply_effect(&savepoint, event).await {
+        Ok(()) => insert_events(&mut savepoint, &[event]).await,
+        Err(e) => Err(e),
+    };
+    match written {
+        Ok(()) => savepoint.commit().await.map_err(backend)?,
+        Err(_) => savepoint.rollback().await.map_err(backend)?,
+    }
+    Ok(written)
+}
+
+/// Inserts event rows with one multi-row INSERT.
+async fn insert_events(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result<(), StoreError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let payloads = events.iter().map(|e| to_json(*e)).collect::<Result<Vec<_>, _>>()?;
+    let run_ids: Vec<&str> = events.iter().map(|e| e.run_id.as_str()).collect();
+    let seqs: Vec<i64> = events.iter().map(|e| to_db_int(e.seq)).collect();
+    let times: Vec<i64> = events.iter().map(|e| to_db_int(e.at_ms)).collect();
+    let types: Vec<&str> = events.iter().map(|e| e.kind.type_name()).collect();
+    let node_ids: Vec<Option<&str>> = events.iter().map(|e| e.kind.node_id()).collect();
+    let statement = tx
+        .prepare_cached(
+            "INSERT INTO events (run_id, seq, at_ms, type, node_id, payload) \
+             SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[])",
+        )
+        .await
+        .map_err(backend)?;
+    tx.execute(&statement, &[&run_ids, &seqs, &times, &types, &node_ids, &payloads]).await.map_err(backend)?;
+    Ok(())
+}
+
+/// Stores each locked run's last sequence number.
+async fn record_last_seqs(tx: &Transaction<'_>, last: &HashMap<String, u64>) -> Result<(), StoreError> {
+    let ids: Vec<&str> = last.keys().map(String::as_str).collect();
+    let seqs: Vec<i64> = last.values().map(|&s| to_db_int(s)).collect();
+    let statement = tx
+        .prepare_cached(
+            "UPDATE runs SET last_seq = v.seq FROM UNNEST($1::text[], $2::bigint[]) AS v(id, seq) \
+             WHERE runs.id = v.id AND runs.last_seq <> v.seq",
+        )
+        .await
+        .map_err(backend)?;
+    tx.execute(&statement, &[&ids, &seqs]).await.map_err(backend)?;
+    Ok(())
+}
