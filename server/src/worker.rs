@@ -127,8 +127,8 @@ impl Worker {
     /// Starts (or resumes) the claimed run; for a review, also the notices that make
     /// it degraded.
     async fn start(&self, job: &Job) -> Result<(RunHandle, Option<Vec<String>>), String> {
-        let spec: JobSpec =
-            serde_json::from_value(job.spec.clone()).map_err(|e| format!("the run's queue entry is unreadable: {e}"))?;
+        let spec: JobSpec = serde_json::from_value(job.spec.clone())
+            .map_err(|e| format!("the run's queue entry is unreadable: {e}"))?;
         let record = self
             .queue
             .get_run(&job.run_id)
@@ -139,7 +139,9 @@ impl Worker {
         let conclave: CheckedConclave = check_text(&format!("<run {}>", job.run_id), &text, &self.context)
             .map_err(|e| format!("the run's conclave does not check here: {e}"))?;
         let (options, fell_back) = match spec {
-            JobSpec::Run => (RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() }, None),
+            JobSpec::Run => {
+                (RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() }, None)
+            }
             JobSpec::Review { allow_paths, samples, fell_back } => {
                 let change = Change::from_run_input(&record.input)
                     .ok_or_else(|| "the run's input is not a review's change".to_string())?;

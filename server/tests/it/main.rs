@@ -13,3 +13,4 @@ mod review_samples;
 mod runs_from_node;
 mod store_cli;
 mod validate_cli;
+mod worker;
