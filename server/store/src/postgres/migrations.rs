@@ -11,7 +11,8 @@ use conclave_core::StoreError;
 const MIGRATION_LOCK: i64 = 0x636f_6e63_6c61_7665;
 
 /// Schema migrations, applied in order; migration `i` has version `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[r#"
+pub(super) const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id            TEXT PRIMARY KEY,
     conclave_id   TEXT NOT NULL,
@@ -57,7 +58,17 @@ CREATE TABLE reports (
     content TEXT NOT NULL,
     PRIMARY KEY (run_id, format)
 );
-"#];
+"#,
+    r#"
+ALTER TABLE runs ADD COLUMN queue_spec TEXT;
+ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN worker TEXT;
+ALTER TABLE runs ADD COLUMN lease_until BIGINT;
+ALTER TABLE runs ADD COLUMN cancel_requested BOOLEAN NOT NULL DEFAULT FALSE;
+CREATE INDEX runs_queued ON runs (created_ms, id) WHERE status = 'queued';
+CREATE INDEX runs_leased ON runs (lease_until) WHERE status = 'running' AND queue_spec IS NOT NULL;
+"#,
+];
 
 /// Applies the migrations not yet applied, in one transaction that holds the
 /// advisory lock: a second process waits, then finds the work done. PostgreSQL's DDL

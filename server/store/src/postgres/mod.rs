@@ -1,13 +1,15 @@
 //! The PostgreSQL run store: the same tables and the same semantics as the SQLite
 //! store, for several Conclave servers sharing one database. `migrations.rs` is the
 //! versioned schema, `writer.rs` the task that commits concurrent appends together,
-//! `rows.rs` how an event's `effect_of` changes node and run rows.
+//! `rows.rs` how an event's `effect_of` changes node and run rows, `queue.rs` the run
+//! queue (claims with `FOR UPDATE SKIP LOCKED`).
 //!
 //! **Invariant:** node and run rows change only in the transaction that stores the
 //! event causing the change, with the run's row locked, so a stored run always agrees
 //! with its event log whichever server wrote it.
 
 mod migrations;
+mod queue;
 mod rows;
 mod writer;
 
@@ -87,28 +89,17 @@ impl PostgresStore {
         self.writer.commits()
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
-        self.pool.get().await.map_err(pool_error)
-    }
-
-    async fn run_exists(&self, client: &deadpool_postgres::Client, run_id: &str) -> Result<bool, StoreError> {
-        let statement = client.prepare_cached("SELECT 1 FROM runs WHERE id = $1").await.map_err(backend)?;
-        Ok(client.query_opt(&statement, &[&run_id]).await.map_err(backend)?.is_some())
-    }
-}
-
-#[async_trait]
-impl RunStore for PostgresStore {
-    async fn create_run(&self, run: &NewRun) -> Result<(), StoreError> {
+    /// Records a new run: running, or queued with its spec.
+    async fn insert_run(&self, run: &NewRun, spec: Option<&str>) -> Result<(), StoreError> {
         let conclave = to_json(&run.conclave)?;
         let input = to_json(&run.input)?;
         let node_ids: Vec<&str> = run.conclave.nodes.iter().map(|n| n.id.as_str()).collect();
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(backend)?;
         tx.execute(
-            "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner) \
-             VALUES ($1, $2, $3, $4, 'running', $5, $6)",
-            &[&run.id, &run.conclave.id, &conclave, &input, &to_db_int(run.created_ms), &run.owner],
+            "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner, queue_spec) \
+             VALUES ($1, $2, $3, $4, CASE WHEN $7::text IS NULL THEN 'running' ELSE 'queued' END, $5, $6, $7)",
+            &[&run.id, &run.conclave.id, &conclave, &input, &to_db_int(run.created_ms), &run.owner, &spec],
         )
         .await
         .map_err(|e| match e.code() {
@@ -125,6 +116,22 @@ impl RunStore for PostgresStore {
         .await
         .map_err(backend)?;
         tx.commit().await.map_err(backend)
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    async fn run_exists(&self, client: &deadpool_postgres::Client, run_id: &str) -> Result<bool, StoreError> {
+        let statement = client.prepare_cached("SELECT 1 FROM runs WHERE id = $1").await.map_err(backend)?;
+        Ok(client.query_opt(&statement, &[&run_id]).await.map_err(backend)?.is_some())
+    }
+}
+
+#[async_trait]
+impl RunStore for PostgresStore {
+    async fn create_run(&self, run: &NewRun) -> Result<(), StoreError> {
+        self.insert_run(run, None).await
     }
 
     async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError> {
@@ -196,7 +203,12 @@ impl RunStore for PostgresStore {
         let mut client = self.client().await?;
         let mut tx = client.transaction().await.map_err(backend)?;
         let rows = tx
-            .query("SELECT id, owner, last_seq FROM runs WHERE status = 'running' ORDER BY id FOR UPDATE", &[])
+            // A queued run's lease, not its owner, says whether it lives.
+            .query(
+                "SELECT id, owner, last_seq FROM runs WHERE status = 'running' AND queue_spec IS NULL ORDER BY id \
+                 FOR UPDATE",
+                &[],
+            )
             .await
             .map_err(backend)?;
         let mut events = Vec::new();
