@@ -63,7 +63,8 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     async fn create_run(&self, run: &NewRun) -> Result<(), StoreError>;
 
     /// Appends one event and applies it to the run's and nodes' state atomically.
-    /// Sequence numbers must increase strictly within a run.
+    /// Sequence numbers must increase strictly within a run. Returns only once the
+    /// event is durable (committed): the event bus publishes it after this returns.
     async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError>;
 
     /// A run with its nodes, or `None` if unknown.

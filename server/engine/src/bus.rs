@@ -2,6 +2,11 @@
 //!
 //! Storing happens before publishing, so anything a subscriber saw is already durable,
 //! and sequence numbers in the store and on the wire are the same.
+//!
+//! **Invariant:** an event is published only after `RunStore::append_event` returned,
+//! and a store returns from it only once the event is committed (the SQLite store
+//! replies after its writer thread's commit), so no subscriber sees an event that is
+//! not in the store.
 
 use async_trait::async_trait;
 use conclave_core::{RunStore, StreamSink, now_ms};

@@ -1,0 +1,125 @@
+//! The SQLite run store: one file, created and migrated on open, write-ahead logging
+//! on, shared by every local process that opens it.
+//!
+//! Layout: `schema.rs` opens connections, migrates and maps rows; `writer.rs` is the
+//! one writer thread with group commit; `write.rs` the writes it applies; `read.rs`
+//! the reads, on blocking threads with read connections of their own.
+//!
+//! **Invariant:** a write returns only after the transaction holding it committed, so
+//! the engine's `EventBus` (store, then publish) never publishes an event that is not
+//! in the file. A process killed afterwards loses nothing: the commit is in the WAL
+//! (`synchronous = NORMAL`: safe against a killed process; an OS crash or power loss
+//! may lose the last commits). Nothing here blocks the async runtime's threads.
+
+mod read;
+mod schema;
+mod write;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use async_trait::async_trait;
+use conclave_core::{NewRun, RunStore, StoreError};
+use conclave_shared::{RunEvent, RunRecord, RunSummary};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use read::Readers;
+use schema::to_json;
+use write::RunRow;
+use writer::Writer;
+
+/// Runs in a SQLite file.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Writer,
+    readers: Arc<Readers>,
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating as needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::Backend(format!("cannot create the directory {} for the run database: {e}", dir.display()))
+            })?;
+        }
+        let writer = Writer::start(schema::open_writer(path)?)?;
+        Ok(SqliteStore { path: path.to_path_buf(), writer, readers: Readers::new(path.to_path_buf()) })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many transactions this store's writer has committed. With group commit,
+    /// concurrent writes share transactions, so this grows slower than the writes.
+    pub fn commits(&self) -> u64 {
+        self.writer.commits()
+    }
+}
+
+#[async_trait]
+impl RunStore for SqliteStore {
+    async fn create_run(&self, run: &NewRun) -> Result<(), StoreError> {
+        let row = RunRow {
+            id: run.id.clone(),
+            conclave_id: run.conclave.id.clone(),
+            conclave_json: to_json(&run.conclave)?,
+            input_json: to_json(&run.input)?,
+            created_ms: run.created_ms,
+            owner: run.owner.clone(),
+            node_ids: run.conclave.nodes.iter().map(|n| n.id.clone()).collect(),
+        };
+        self.writer.submit(move |conn| write::create_run(conn, &row)).await
+    }
+
+    /// Returns once the event is committed; see the module's invariant.
+    async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError> {
+        let event = event.clone();
+        self.writer.submit(move |conn| write::append_event(conn, &event)).await
+    }
+
+    async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+        let run_id = run_id.to_string();
+        self.readers.run(move |conn| read::get_run(conn, &run_id)).await
+    }
+
+    async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
+        self.readers.run(move |conn| read::list_runs(conn, limit)).await
+    }
+
+    async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
+        let run_id = run_id.to_string();
+        self.readers.run(move |conn| read::events(conn, &run_id, after_seq)).await
+    }
+
+    async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {
+        let (run_id, format, content) = (run_id.to_string(), format.to_string(), content.to_string());
+        self.writer.submit(move |conn| write::put_report(conn, &run_id, &format, &content)).await
+    }
+
+    async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
+        let (run_id, format) = (run_id.to_string(), format.to_string());
+        self.readers.run(move |conn| read::get_report(conn, &run_id, &format)).await
+    }
+
+    /// Which runs' owners are dead is asked here, on the caller's side (the check is
+    /// the caller's closure); the writer then marks those still running.
+    async fn mark_interrupted(
+        &self,
+        owner_alive: &(dyn for<'s> Fn(&'s str) -> bool + Sync),
+        now_ms: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        let running = self.readers.run(read::running_runs).await?;
+        let dead: Vec<String> =
+            running.into_iter().filter(|(_, owner)| !owner_alive(owner)).map(|(id, _)| id).collect();
+        if dead.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.writer.submit(move |conn| write::interrupt(conn, &dead, now_ms)).await
+    }
+}

@@ -1,0 +1,108 @@
+//! Reads, off the async runtime: each runs on a blocking thread (`spawn_blocking`)
+//! with a read-only connection of its own, so reads go on beside the writer thread
+//! (WAL) and never wait for its batches.
+
+use conclave_core::StoreError;
+use conclave_shared::{Conclave, RunEvent, RunRecord, RunSummary};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::schema::{backend, from_json, open_reader, read_nodes, run_exists, summary_from_row};
+
+/// Read connections kept open between reads; a read finding none idle opens another,
+/// so concurrent reads never wait for each other, and a burst leaves at most this many.
+const IDLE_READERS: usize = 4;
+
+/// The read side of one store: the file and its idle read connections.
+#[derive(Debug)]
+pub(super) struct Readers {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl Readers {
+    pub(super) fn new(path: PathBuf) -> Arc<Readers> {
+        Arc::new(Readers { path, idle: Mutex::new(Vec::new()) })
+    }
+
+    /// Runs `read` on a blocking thread with a read connection.
+    pub(super) async fn run<T, F>(self: &Arc<Self>, read: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let readers = Arc::clone(self);
+        tokio::task::spawn_blocking(move || readers.with_connection(read))
+            .await
+            .map_err(|e| StoreError::Backend(format!("a read of the run store stopped: {e}")))?
+    }
+
+    fn with_connection<T>(&self, read: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => open_reader(&self.path)?,
+        };
+        let result = read(&conn);
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < IDLE_READERS {
+            idle.push(conn);
+        }
+        result
+    }
+}
+
+pub(super) fn get_run(conn: &Connection, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+    let row = conn
+        .prepare_cached("SELECT * FROM runs WHERE id = ?1")
+        .and_then(|mut s| {
+            s.query_row([run_id], |row| {
+                Ok((
+                    summary_from_row(row)?,
+                    row.get::<_, String>("conclave_json")?,
+                    row.get::<_, String>("input_json")?,
+                ))
+            })
+            .optional()
+        })
+        .map_err(backend)?;
+    let Some((summary, conclave, input)) = row else { return Ok(None) };
+    let conclave: Conclave = from_json(run_id, &conclave)?;
+    let input = from_json(run_id, &input)?;
+    let nodes = read_nodes(conn, run_id, "")?;
+    Ok(Some(RunRecord { summary, conclave, input, nodes }))
+}
+
+pub(super) fn list_runs(conn: &Connection, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT * FROM runs ORDER BY created_ms DESC, id DESC LIMIT ?1").map_err(backend)?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt.query_map([limit], summary_from_row).map_err(backend)?;
+    rows.map(|r| r.map_err(backend)).collect()
+}
+
+pub(super) fn events(conn: &Connection, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
+    if !run_exists(conn, run_id)? {
+        return Err(StoreError::UnknownRun(run_id.to_string()));
+    }
+    let mut stmt = conn
+        .prepare_cached("SELECT payload FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq")
+        .map_err(backend)?;
+    let rows = stmt.query_map(params![run_id, after_seq], |r| r.get::<_, String>(0)).map_err(backend)?;
+    rows.map(|r| r.map_err(backend).and_then(|p| from_json(run_id, &p))).collect()
+}
+
+pub(super) fn get_report(conn: &Connection, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
+    conn.prepare_cached("SELECT content FROM reports WHERE run_id = ?1 AND format = ?2")
+        .and_then(|mut s| s.query_row([run_id, format], |r| r.get(0)).optional())
+        .map_err(backend)
+}
+
+/// The runs still `running` with their owners, by id.
+pub(super) fn running_runs(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id").map_err(backend)?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(backend)?;
+    rows.map(|r| r.map_err(backend)).collect()
+}

@@ -1,0 +1,186 @@
+//! The SQLite file's schema: opening a connection (busy timeout, WAL), the migrations
+//! by `user_version`, and how rows map to the shared run types.
+
+use conclave_core::StoreError;
+use conclave_shared::{NodeState, NodeSummary, RunStatus, RunSummary};
+use rusqlite::{Connection, TransactionBehavior};
+use std::path::Path;
+use std::time::Duration;
+
+/// Schema migrations, applied in order; `PRAGMA user_version` counts those applied.
+const MIGRATIONS: &[&str] = &[
+    r#"
+CREATE TABLE runs (
+    id            TEXT PRIMARY KEY,
+    conclave_id   TEXT NOT NULL,
+    conclave_json TEXT NOT NULL,
+    input_json    TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    created_ms    INTEGER NOT NULL,
+    finished_ms   INTEGER,
+    failed_node   TEXT,
+    error         TEXT,
+    owner         TEXT NOT NULL
+);
+CREATE INDEX runs_by_created ON runs (created_ms DESC, id DESC);
+CREATE INDEX runs_by_status ON runs (status);
+CREATE TABLE events (
+    run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    at_ms   INTEGER NOT NULL,
+    type    TEXT NOT NULL,
+    node_id TEXT,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE nodes (
+    run_id      TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    node_id     TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    output_json TEXT,
+    error       TEXT,
+    usage_json  TEXT,
+    PRIMARY KEY (run_id, node_id)
+);
+"#,
+    r#"
+CREATE TABLE reports (
+    run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    format  TEXT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (run_id, format)
+);
+"#,
+    r#"
+ALTER TABLE nodes ADD COLUMN input TEXT;
+ALTER TABLE nodes ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE nodes ADD COLUMN started_ms INTEGER;
+ALTER TABLE nodes ADD COLUMN finished_ms INTEGER;
+ALTER TABLE nodes ADD COLUMN reused_from TEXT;
+"#,
+];
+
+/// The columns of a node row, in the order [`node_from_row`] reads them.
+pub(super) const NODE_COLUMNS: &str =
+    "node_id, state, output_json, error, usage_json, input, attempts, started_ms, finished_ms, reused_from";
+
+/// How long a write waits for another process's lock before it fails.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Opens the connection the writer thread owns, switching the file to WAL and
+/// migrating it.
+pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
+    let mut conn = open(path)?;
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+        .map_err(backend)?;
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// Opens a connection for reads only; WAL lets it read beside the writer.
+pub(super) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
+    let conn = open(path)?;
+    conn.execute_batch("PRAGMA query_only = ON;").map_err(backend)?;
+    Ok(conn)
+}
+
+fn open(path: &Path) -> Result<Connection, StoreError> {
+    let conn =
+        Connection::open(path).map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
+    // The busy timeout comes first: switching to WAL and migrating take locks that
+    // another process opening the same file may hold for a moment.
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+    Ok(conn)
+}
+
+/// Applies the migrations not yet applied. The version is read inside an immediate
+/// (write-locked) transaction, so when several processes open a fresh file at once,
+/// one migrates and the others find the work done.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(backend)?;
+    let version: usize = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(backend)?;
+    if version > MIGRATIONS.len() {
+        return Err(StoreError::Backend(format!(
+            "{} was written by a newer Conclave (schema version {version}, this one knows {}); upgrade Conclave or use another --db",
+            path.display(),
+            MIGRATIONS.len()
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        tx.execute_batch(&format!("{sql}; PRAGMA user_version = {};", i + 1)).map_err(backend)?;
+    }
+    tx.commit().map_err(backend)
+}
+
+pub(super) fn backend(e: rusqlite::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Backend(e.to_string()))
+}
+
+pub(super) fn from_json<T: serde::de::DeserializeOwned>(run_id: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt { run_id: run_id.to_string(), message: e.to_string() })
+}
+
+/// Reads a node row; the error says what is unreadable.
+pub(super) fn node_from_row(row: &rusqlite::Row) -> Result<NodeSummary, String> {
+    let text = |i: usize| row.get::<_, Option<String>>(i).map_err(|e| e.to_string());
+    let state: String = row.get(1).map_err(|e| e.to_string())?;
+    Ok(NodeSummary {
+        node_id: row.get(0).map_err(|e| e.to_string())?,
+        state: NodeState::parse(&state).ok_or_else(|| format!("unknown node state `{state}`"))?,
+        output: parse(text(2)?)?,
+        error: text(3)?,
+        usage: parse(text(4)?)?,
+        input: text(5)?,
+        attempts: row.get(6).map_err(|e| e.to_string())?,
+        started_ms: row.get(7).map_err(|e| e.to_string())?,
+        finished_ms: row.get(8).map_err(|e| e.to_string())?,
+        reused_from: text(9)?,
+    })
+}
+
+fn parse<T: serde::de::DeserializeOwned>(text: Option<String>) -> Result<Option<T>, String> {
+    text.map(|t| serde_json::from_str(&t).map_err(|e| e.to_string())).transpose()
+}
+
+/// The run's nodes matching `filter` (an `AND ...` clause), in conclave order.
+pub(super) fn read_nodes(conn: &Connection, run_id: &str, filter: &str) -> Result<Vec<NodeSummary>, StoreError> {
+    let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ?1 {filter} ORDER BY position");
+    let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
+    let rows = stmt.query_map([run_id], |r| Ok(node_from_row(r))).map_err(backend)?;
+    let mut nodes = Vec::new();
+    for row in rows {
+        nodes.push(
+            row.map_err(backend)?.map_err(|message| StoreError::Corrupt { run_id: run_id.to_string(), message })?,
+        );
+    }
+    Ok(nodes)
+}
+
+/// Reads a run row's summary.
+pub(super) fn summary_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
+    let status: String = row.get("status")?;
+    Ok(RunSummary {
+        id: row.get("id")?,
+        conclave_id: row.get("conclave_id")?,
+        status: RunStatus::parse(&status).unwrap_or(RunStatus::Interrupted),
+        created_ms: row.get("created_ms")?,
+        finished_ms: row.get("finished_ms")?,
+        failed_node: row.get("failed_node")?,
+        error: row.get("error")?,
+    })
+}
+
+/// Whether the run exists.
+pub(super) fn run_exists(conn: &Connection, run_id: &str) -> Result<bool, StoreError> {
+    use rusqlite::OptionalExtension;
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM runs WHERE id = ?1")
+        .and_then(|mut s| s.query_row([run_id], |_| Ok(true)).optional())
+        .map_err(backend)?
+        .unwrap_or(false))
+}

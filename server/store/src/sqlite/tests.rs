@@ -1,0 +1,224 @@
+//! The SQLite store's own tests: the conformance suite, and what the writer thread
+//! promises beyond it (group commit, failures confined to their write, a free async
+//! runtime, durability on return, several stores on one file).
+
+use super::*;
+use conclave_core::testing::conformance::{run_all, sample_conclave};
+use conclave_shared::{EventKind, NodeState};
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+#[tokio::test]
+async fn sqlite_store_conforms() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let counter = AtomicUsize::new(0);
+    run_all(&|| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        Arc::new(SqliteStore::open(&dir.path().join(format!("store-{n}.db"))).expect("open"))
+    })
+    .await;
+}
+
+fn new_run(id: &str) -> NewRun {
+    NewRun { id: id.into(), conclave: sample_conclave(), input: json!({}), created_ms: 1, owner: "me".into() }
+}
+
+fn started(run_id: &str, seq: u64, node_id: &str) -> RunEvent {
+    RunEvent {
+        run_id: run_id.into(),
+        seq,
+        at_ms: 1000 + seq,
+        kind: EventKind::NodeStarted { node_id: node_id.into(), input: None },
+    }
+}
+
+fn delta(run_id: &str, seq: u64, text: &str) -> RunEvent {
+    RunEvent {
+        run_id: run_id.into(),
+        seq,
+        at_ms: 1000 + seq,
+        kind: EventKind::TextDelta { node_id: "a".into(), text: text.into() },
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_appenders_land_in_order_and_share_commits() {
+    const RUNS: usize = 50;
+    const EVENTS: u64 = 100;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(SqliteStore::open(&dir.path().join("runs.db")).expect("open"));
+    for r in 0..RUNS {
+        store.create_run(&new_run(&format!("r{r}"))).await.expect("create_run");
+    }
+    let before = store.commits();
+    let tasks: Vec<_> = (0..RUNS)
+        .map(|r| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                for seq in 1..=EVENTS {
+                    store.append_event(&delta(&format!("r{r}"), seq, &format!("{r}:{seq}"))).await.expect("append");
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("appender");
+    }
+    for r in 0..RUNS {
+        let events = store.events(&format!("r{r}"), 0).await.expect("events");
+        let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=EVENTS).collect::<Vec<_>>(), "run r{r} has every event, in order");
+        assert_eq!(events[41].kind, delta("", 42, &format!("{r}:42")).kind, "payloads are not mixed up");
+    }
+    let commits = store.commits() - before;
+    let appended = RUNS as u64 * EVENTS;
+    assert!(commits < appended, "{appended} concurrent appends took {commits} commits: the writer did not group them");
+}
+
+/// One batch holding good writes and three bad ones (out of order, unknown run,
+/// duplicate run): the bad ones fail alone, with their own errors; the rest commit.
+#[tokio::test(flavor = "current_thread")]
+async fn a_failing_write_fails_alone_in_its_batch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(&dir.path().join("runs.db")).expect("open");
+    store.create_run(&new_run("r1")).await.expect("create_run");
+    store.append_event(&started("r1", 1, "in")).await.expect("append");
+    let before = store.commits();
+
+    // Hold the writer inside a batch until every write below is queued behind it, so
+    // they are all taken into the next batch together.
+    let (entered, writer_busy) = tokio::sync::oneshot::channel();
+    let (release, hold) = std::sync::mpsc::channel::<()>();
+    let mut blocker = std::pin::pin!(store.writer.submit(move |_| {
+        let _ = entered.send(());
+        let _ = hold.recv();
+        Ok(())
+    }));
+    assert!(futures::poll!(&mut blocker).is_pending());
+    writer_busy.await.expect("the writer took the blocking write");
+
+    let writes = [started("r1", 2, "a"), started("r1", 2, "b"), started("ghost", 1, "a"), started("r1", 3, "b")];
+    let again = new_run("r1");
+    let mut good = std::pin::pin!(store.append_event(&writes[0]));
+    let mut stale = std::pin::pin!(store.append_event(&writes[1]));
+    let mut ghost = std::pin::pin!(store.append_event(&writes[2]));
+    let mut duplicate = std::pin::pin!(store.create_run(&again));
+    let mut after = std::pin::pin!(store.append_event(&writes[3]));
+    let mut report = std::pin::pin!(store.put_report("r1", "markdown", "# ok"));
+    // Polling once queues each write, in this order.
+    assert!(futures::poll!(&mut good).is_pending());
+    assert!(futures::poll!(&mut stale).is_pending());
+    assert!(futures::poll!(&mut ghost).is_pending());
+    assert!(futures::poll!(&mut duplicate).is_pending());
+    assert!(futures::poll!(&mut after).is_pending());
+    assert!(futures::poll!(&mut report).is_pending());
+    release.send(()).expect("release the writer");
+    blocker.await.expect("the blocking write");
+
+    good.await.expect("the write before the failures commits");
+    let stale = stale.await;
+    assert!(matches!(&stale, Err(StoreError::OutOfOrder { run_id, seq: 2, last: 2 }) if run_id == "r1"), "{stale:?}");
+    assert!(matches!(ghost.await, Err(StoreError::UnknownRun(id)) if id == "ghost"));
+    let duplicate = duplicate.await;
+    assert!(
+        matches!(&duplicate, Err(StoreError::Backend(m)) if m.contains("UNIQUE constraint failed: runs.id")),
+        "{duplicate:?}"
+    );
+    after.await.expect("the write after the failures commits");
+    report.await.expect("the report commits");
+    assert_eq!(store.commits() - before, 2, "one commit for the blocking write, one for the whole batch");
+
+    let events = store.events("r1", 0).await.expect("events");
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![1, 2, 3]);
+    let run = store.get_run("r1").await.expect("get").expect("exists");
+    let states: Vec<NodeState> = run.nodes.iter().map(|n| n.state).collect();
+    assert_eq!(states, vec![NodeState::Running; 3], "b started by seq 3, not by the refused seq 2");
+    assert_eq!(run.summary.created_ms, 1, "the duplicate left the first run intact");
+    assert_eq!(store.get_report("r1", "markdown").await.expect("report").as_deref(), Some("# ok"));
+}
+
+/// On a runtime with one thread, another task keeps running while a write is in
+/// flight: the write does not hold the thread. (A store writing on the caller's
+/// thread would finish each write inside one poll, and the ticker would never see
+/// one in flight.)
+#[tokio::test(flavor = "current_thread")]
+async fn writes_do_not_block_the_async_runtime() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(&dir.path().join("runs.db")).expect("open");
+    store.create_run(&new_run("r1")).await.expect("create_run");
+    let writing = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let ticks_while_writing = Arc::new(AtomicU64::new(0));
+    let ticker = tokio::spawn({
+        let (writing, stop, ticks) = (Arc::clone(&writing), Arc::clone(&stop), Arc::clone(&ticks_while_writing));
+        async move {
+            while !stop.load(Ordering::SeqCst) {
+                if writing.load(Ordering::SeqCst) {
+                    ticks.fetch_add(1, Ordering::SeqCst);
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    tokio::task::yield_now().await;
+    let large = "x".repeat(4 << 20);
+    writing.store(true, Ordering::SeqCst);
+    store.put_report("r1", "markdown", &large).await.expect("put_report");
+    for seq in 1..=200 {
+        store.append_event(&delta("r1", seq, &large[..1024])).await.expect("append");
+    }
+    writing.store(false, Ordering::SeqCst);
+    stop.store(true, Ordering::SeqCst);
+    ticker.await.expect("ticker");
+    assert!(ticks_while_writing.load(Ordering::SeqCst) > 0, "the ticker never ran while writes were in flight");
+    assert_eq!(store.events("r1", 0).await.expect("events").len(), 200);
+}
+
+#[tokio::test]
+async fn an_appended_event_is_in_the_file_when_append_returns() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("runs.db");
+    let store = SqliteStore::open(&path).expect("open");
+    store.create_run(&new_run("r1")).await.expect("create_run");
+    store.append_event(&started("r1", 1, "a")).await.expect("append");
+
+    // A connection of its own, as another process would have, while the store is open.
+    let other = rusqlite::Connection::open(&path).expect("open the file again");
+    let stored: u64 = other
+        .query_row("SELECT COUNT(*) FROM events WHERE run_id = 'r1' AND seq = 1", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(stored, 1, "the event is committed to the file");
+    let reopened = SqliteStore::open(&path).expect("open a second store");
+    let events = reopened.events("r1", 0).await.expect("events");
+    assert_eq!(events, vec![started("r1", 1, "a")]);
+}
+
+/// Two stores on one file (as two processes have): both writer threads take the
+/// file's write lock in turn, waiting for it instead of failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_on_one_file_both_write() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("runs.db");
+    let stores = [Arc::new(SqliteStore::open(&path).expect("open")), Arc::new(SqliteStore::open(&path).expect("open"))];
+    let tasks: Vec<_> = stores
+        .iter()
+        .enumerate()
+        .map(|(i, store)| {
+            let store = Arc::clone(store);
+            tokio::spawn(async move {
+                let run_id = format!("r{i}");
+                store.create_run(&new_run(&run_id)).await.expect("create_run");
+                for seq in 1..=200 {
+                    store.append_event(&delta(&run_id, seq, "x")).await.expect("append");
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("writer task");
+    }
+    for (i, store) in stores.iter().enumerate() {
+        let other = format!("r{}", 1 - i);
+        assert_eq!(store.events(&other, 0).await.expect("events").len(), 200, "each store sees the other's run");
+    }
+}

@@ -1,0 +1,158 @@
+//! The writes, each applied by the writer thread inside its batch's transaction (in a
+//! savepoint of its own). Run and node state are derived from each event through
+//! `effect_of` in the same write, so a stored run always agrees with its event log.
+
+use conclave_core::{StoreError, interrupted_event};
+use conclave_shared::{Effect, NodeSummary, RunEvent, effect_of};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::schema::{NODE_COLUMNS, backend, node_from_row, read_nodes, run_exists, to_json};
+
+/// A run to insert, serialized by the caller so the writer thread only writes.
+#[derive(Debug)]
+pub(super) struct RunRow {
+    pub id: String,
+    pub conclave_id: String,
+    pub conclave_json: String,
+    pub input_json: String,
+    pub created_ms: u64,
+    pub owner: String,
+    pub node_ids: Vec<String>,
+}
+
+/// Inserts a run in status `running` with every node `queued`; a duplicate id fails.
+pub(super) fn create_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner) \
+         VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![run.id, run.conclave_id, run.conclave_json, run.input_json, run.created_ms, run.owner])
+    })
+    .map_err(backend)?;
+    let mut insert = conn
+        .prepare_cached("INSERT INTO nodes (run_id, position, node_id, state) VALUES (?1, ?2, ?3, 'queued')")
+        .map_err(backend)?;
+    for (position, node_id) in run.node_ids.iter().enumerate() {
+        insert.execute(params![run.id, position, node_id]).map_err(backend)?;
+    }
+    Ok(())
+}
+
+/// Appends one event of a known run and applies its effect.
+pub(super) fn append_event(conn: &Connection, event: &RunEvent) -> Result<(), StoreError> {
+    if !run_exists(conn, &event.run_id)? {
+        return Err(StoreError::UnknownRun(event.run_id.clone()));
+    }
+    insert_event(conn, event)
+}
+
+/// Stores (or replaces) a report of a known run.
+pub(super) fn put_report(conn: &Connection, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {
+    if !run_exists(conn, run_id)? {
+        return Err(StoreError::UnknownRun(run_id.to_string()));
+    }
+    conn.prepare_cached(
+        "INSERT INTO reports (run_id, format, content) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (run_id, format) DO UPDATE SET content = excluded.content",
+    )
+    .and_then(|mut s| s.execute(params![run_id, format, content]))
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// Ends each of `dead` (runs whose owner was found dead) that is still running with
+/// an `interrupted` event after its last one. The status is checked again here, in
+/// the write transaction, so a run another process marked or finished meanwhile is
+/// left alone. Returns the runs marked.
+pub(super) fn interrupt(conn: &Connection, dead: &[String], now_ms: u64) -> Result<Vec<String>, StoreError> {
+    let mut marked = Vec::new();
+    for id in dead {
+        let last: Option<u64> = conn
+            .prepare_cached(
+                "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = runs.id) \
+                 FROM runs WHERE id = ?1 AND status = 'running'",
+            )
+            .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
+            .map_err(backend)?;
+        if let Some(last) = last {
+            insert_event(conn, &interrupted_event(id, last + 1, now_ms))?;
+            marked.push(id.clone());
+        }
+    }
+    Ok(marked)
+}
+
+fn insert_event(conn: &Connection, event: &RunEvent) -> Result<(), StoreError> {
+    let last: Option<u64> = conn
+        .prepare_cached("SELECT MAX(seq) FROM events WHERE run_id = ?1")
+        .and_then(|mut s| s.query_row([&event.run_id], |r| r.get(0)))
+        .map_err(backend)?;
+    let last = last.unwrap_or(0);
+    if event.seq <= last {
+        return Err(StoreError::OutOfOrder { run_id: event.run_id.clone(), seq: event.seq, last });
+    }
+    let payload = to_json(event)?;
+    conn.prepare_cached(
+        "INSERT INTO events (run_id, seq, at_ms, type, node_id, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![event.run_id, event.seq, event.at_ms, event.kind.type_name(), event.kind.node_id(), payload])
+    })
+    .map_err(backend)?;
+    match effect_of(event) {
+        Effect::None => {}
+        Effect::Node { node_id, change } => {
+            let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ?1 AND node_id = ?2");
+            let node = conn
+                .prepare_cached(&sql)
+                .and_then(|mut s| s.query_row([&event.run_id, &node_id], |r| Ok(node_from_row(r))).optional())
+                .map_err(backend)?;
+            // Events about nodes the run does not have change nothing, as in `RunRecord::apply`.
+            if let Some(node) = node {
+                let mut node = node.map_err(|message| StoreError::Corrupt { run_id: event.run_id.clone(), message })?;
+                node.apply(change, event.at_ms);
+                write_node(conn, &event.run_id, &node)?;
+            }
+        }
+        Effect::RunEnd { status, failed_node, error, unfinished } => {
+            conn.prepare_cached(
+                "UPDATE runs SET status = ?2, finished_ms = ?3, failed_node = ?4, error = ?5 WHERE id = ?1",
+            )
+            .and_then(|mut s| s.execute(params![event.run_id, status.as_str(), event.at_ms, failed_node, error]))
+            .map_err(backend)?;
+            for mut node in read_nodes(conn, &event.run_id, "AND state IN ('queued', 'running')")? {
+                node.end_unfinished(unfinished, event.at_ms);
+                write_node(conn, &event.run_id, &node)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes every column of a node row.
+fn write_node(conn: &Connection, run_id: &str, node: &NodeSummary) -> Result<(), StoreError> {
+    let output = node.output.as_ref().map(to_json).transpose()?;
+    let usage = node.usage.as_ref().map(to_json).transpose()?;
+    conn.prepare_cached(
+        "UPDATE nodes SET state = ?3, output_json = ?4, error = ?5, usage_json = ?6, input = ?7, attempts = ?8, \
+         started_ms = ?9, finished_ms = ?10, reused_from = ?11 WHERE run_id = ?1 AND node_id = ?2",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            run_id,
+            node.node_id,
+            node.state.as_str(),
+            output,
+            node.error,
+            usage,
+            node.input,
+            node.attempts,
+            node.started_ms,
+            node.finished_ms,
+            node.reused_from
+        ])
+    })
+    .map_err(backend)?;
+    Ok(())
+}
