@@ -6,13 +6,14 @@
 //! Layout: `workspace.rs` (where conclaves and schemas are found, engine settings from
 //! the environment, opening the store), `api/` (axum routes, SSE, errors), `cli/` (the
 //! commands and their exit codes), `post/` (publishing a review on a pull or merge
-//! request).
+//! request), `observe/` (the metrics recorder and the trace exporter).
 //!
 //! **Invariant:** this is the only crate that knows axum and clap; it owns no engine,
 //! review or store logic, and reaches them through their crates' public functions.
 
 pub mod api;
 pub mod cli;
+pub mod observe;
 pub mod post;
 pub mod workspace;
 

@@ -4,6 +4,7 @@
 mod api;
 mod attack;
 mod local_model;
+mod metrics;
 mod post_plan;
 mod provider_claude_code;
 mod providers_cli;
@@ -11,4 +12,5 @@ mod review_e2e;
 mod review_post;
 mod review_samples;
 mod runs_from_node;
+mod traces;
 mod validate_cli;

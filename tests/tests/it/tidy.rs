@@ -13,11 +13,16 @@ use syn::visit::Visit;
 const FORBIDDEN: &[(&str, &[&str])] = &[
     (
         "conclave-shared",
-        &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "jsonschema", "conclave-core"],
+        &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "jsonschema", "conclave-core", "metrics"],
     ),
-    ("conclave-schema", &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "conclave-core"]),
-    ("conclave-core", &["reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "jsonschema", "conclave-schema"]),
-    ("conclave-catalog", &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "conclave-core"]),
+    ("conclave-schema", &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "conclave-core", "metrics"]),
+    (
+        "conclave-core",
+        &["reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "jsonschema", "conclave-schema", "metrics"],
+    ),
+    ("conclave-catalog", &["tokio", "reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "conclave-core", "metrics"]),
+    // The engine records metrics through the `metrics` facade and spans through
+    // `tracing`; the exporters are the binary's business.
     (
         "conclave-engine",
         &[
@@ -29,13 +34,33 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "conclave-review",
             "conclave-providers",
             "conclave-store",
+            "metrics-exporter-prometheus",
+            "metrics-util",
+            "opentelemetry",
+            "opentelemetry_sdk",
+            "opentelemetry-otlp",
+            "tracing-opentelemetry",
         ],
     ),
-    ("conclave-providers", &["axum", "rusqlite", "clap", "conclave-engine", "conclave-review", "conclave-store"]),
-    ("conclave-store", &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-engine", "conclave-review"]),
+    (
+        "conclave-providers",
+        &["axum", "rusqlite", "clap", "conclave-engine", "conclave-review", "conclave-store", "metrics"],
+    ),
+    ("conclave-store", &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-engine", "conclave-review", "metrics"]),
     (
         "conclave-review",
-        &["reqwest", "axum", "rusqlite", "llama-cpp-2", "clap", "conclave-providers", "conclave-store"],
+        &[
+            "reqwest",
+            "axum",
+            "rusqlite",
+            "llama-cpp-2",
+            "clap",
+            "conclave-providers",
+            "conclave-store",
+            "metrics-exporter-prometheus",
+            "opentelemetry",
+            "tracing-opentelemetry",
+        ],
     ),
 ];
 
