@@ -134,37 +134,47 @@ pub(crate) fn store_failed(operation: &'static str) {
     counter!(names::STORE_ERRORS, "operation" => operation).increment(1);
 }
 
+/// An INFO span of GenAI operation `$operation` named `$operation {$subject}`, with
+/// the fields every such span has (the status and error type [`fail_span`] records)
+/// and the operation's own.
+macro_rules! genai_span {
+    ($operation:literal, $subject:expr, $kind:literal, $($fields:tt)*) => {
+        tracing::info_span!(
+            $operation,
+            otel.name = %format_args!("{} {}", $operation, $subject),
+            otel.kind = $kind,
+            otel.status_code = Empty,
+            otel.status_description = Empty,
+            "error.type" = Empty,
+            gen_ai.operation.name = $operation,
+            $($fields)*
+        )
+    };
+}
+
 /// The span of one run: `invoke_workflow {conclave id}`.
 pub(crate) fn workflow_span(conclave_id: &str, run_id: &str) -> Span {
-    tracing::info_span!(
+    genai_span!(
         "invoke_workflow",
-        otel.name = %format!("invoke_workflow {conclave_id}"),
-        otel.kind = "internal",
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-        gen_ai.operation.name = "invoke_workflow",
+        conclave_id,
+        "internal",
         gen_ai.workflow.name = conclave_id,
         gen_ai.conversation.id = run_id,
-        "error.type" = Empty,
     )
 }
 
 /// The span of one agent node: `invoke_agent {node id}`.
 pub(crate) fn agent_span(node_id: &str, label: &str, provider: &str, model: &str) -> Span {
-    tracing::info_span!(
+    genai_span!(
         "invoke_agent",
-        otel.name = %format!("invoke_agent {node_id}"),
-        otel.kind = "internal",
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-        gen_ai.operation.name = "invoke_agent",
+        node_id,
+        "internal",
         gen_ai.agent.id = node_id,
         gen_ai.agent.name = label,
         gen_ai.provider.name = provider,
         gen_ai.request.model = model,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
-        "error.type" = Empty,
     )
 }
 
@@ -182,13 +192,10 @@ pub(crate) fn agent_finished<T>(span: &Span, result: &Result<(T, Usage), crate::
 /// The span of one provider call: `chat {model}`, with the request's messages when
 /// content capture is on.
 pub(crate) fn chat_span(provider: &str, request: &AgentRequest, capture: bool) -> Span {
-    let span = tracing::info_span!(
+    let span = genai_span!(
         "chat",
-        otel.name = %format!("chat {}", request.model),
-        otel.kind = "client",
-        otel.status_code = Empty,
-        otel.status_description = Empty,
-        gen_ai.operation.name = "chat",
+        request.model,
+        "client",
         gen_ai.provider.name = provider,
         gen_ai.request.model = request.model.as_str(),
         gen_ai.request.max_tokens = request.max_tokens,
@@ -198,7 +205,6 @@ pub(crate) fn chat_span(provider: &str, request: &AgentRequest, capture: bool) -
         gen_ai.system_instructions = Empty,
         gen_ai.input.messages = Empty,
         gen_ai.output.messages = Empty,
-        "error.type" = Empty,
     );
     if capture && !span.is_disabled() {
         let system = json!([{"type": "text", "content": request.system_prompt}]);

@@ -8,7 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{ApiError, AppState};
-use crate::observe::prometheus::HTTP_REQUESTS;
+use crate::observe::prometheus::{HTTP_REQUESTS, LIVE_RUNS};
 
 /// The media type of the Prometheus text format.
 const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -30,9 +30,6 @@ fn refresh_gauges(state: &AppState) {
     let live = state.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len();
     metrics::gauge!(LIVE_RUNS).set(live as f64);
 }
-
-/// Runs started through this server's API that have not finished.
-pub const LIVE_RUNS: &str = "conclave_api_live_runs";
 
 /// Counts each request the router answered, by its matched route (never the raw
 /// path, which would make a series per run id) and status.

@@ -12,6 +12,9 @@ const LATENCY_BUCKETS: &[f64] = &[0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.
 /// HTTP requests answered, by `route` and `status`.
 pub const HTTP_REQUESTS: &str = "conclave_http_requests_total";
 
+/// Runs started through this server's API that have not finished, read at each scrape.
+pub const LIVE_RUNS: &str = "conclave_api_live_runs";
+
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Installs the Prometheus recorder as the process's global recorder, once; later
@@ -31,6 +34,7 @@ pub fn install() -> PrometheusHandle {
             }
             describe_metrics();
             metrics::describe_counter!(HTTP_REQUESTS, "HTTP requests answered, by matched route and status.");
+            metrics::describe_gauge!(LIVE_RUNS, "Runs started through this server's API that have not finished.");
             handle
         })
         .clone()
