@@ -23,14 +23,6 @@ pub async fn scrape(State(state): State<AppState>) -> Response {
     ([(CONTENT_TYPE, TEXT_FORMAT)], handle.render()).into_response()
 }
 
-/// Sets the gauges whose value is read from the server's state when Prometheus
-/// scrapes, rather than counted as things happen. The run queue's depth and the age of
-/// its oldest entry belong here when the queue exists.
-fn refresh_gauges(state: &AppState) {
-    let live = state.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len();
-    metrics::gauge!(LIVE_RUNS).set(live as f64);
-}
-
 /// Counts each request the router answered, by its matched route (never the raw
 /// path, which would make a series per run id) and status.
 pub async fn count_requests(request: Request, next: Next) -> Response {
@@ -38,4 +30,12 @@ pub async fn count_requests(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     metrics::counter!(HTTP_REQUESTS, "route" => route, "status" => response.status().as_u16().to_string()).increment(1);
     response
+}
+
+/// Sets the gauges whose value is read from the server's state when Prometheus
+/// scrapes, rather than counted as things happen. The run queue's depth and the age of
+/// its oldest entry belong here when the queue exists.
+fn refresh_gauges(state: &AppState) {
+    let live = state.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len();
+    metrics::gauge!(LIVE_RUNS).set(live as f64);
 }

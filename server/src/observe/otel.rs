@@ -33,11 +33,12 @@ pub struct TraceExport {
 
 impl TraceExport {
     /// The exporter the environment asks for: `None` when neither
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT` nor `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, an
-    /// error when it cannot be built.
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` nor `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set or
+    /// `OTEL_SDK_DISABLED` is `true`, an error when it cannot be built.
     pub fn from_env() -> Result<Option<TraceExport>, String> {
         let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
-        if !set(ENDPOINT_VAR) && !set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+        let disabled = std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        if disabled || (!set(ENDPOINT_VAR) && !set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
             return Ok(None);
         }
         let exporter = opentelemetry_otlp::SpanExporter::builder()

@@ -227,3 +227,15 @@ async fn a_run_exports_workflow_agent_and_chat_spans_without_content_unless_aske
     assert_eq!(attribute(workflow, "error.type").as_deref(), Some("failed"));
     assert!(!failing_otel.raw().contains("unsupported parameter"), "an error's message may quote the model");
 }
+
+#[tokio::test]
+async fn a_collector_that_cannot_be_reached_changes_nothing_about_the_run() {
+    let dir = workspace();
+    let llm = FakeServer::start(vec![Vendor::OpenAiChat.answer(ANSWER)]).await;
+    // A port that was free a moment ago: nothing listens there.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind").local_addr().expect("addr");
+    let started = std::time::Instant::now();
+    let out = run_traced(dir.path(), &llm.base, &format!("http://{closed}"), false).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "exit is not held up: {:?}", started.elapsed());
+}
