@@ -6,13 +6,15 @@
 //! Layout: `workspace.rs` (where conclaves and schemas are found, engine settings from
 //! the environment, opening the store), `api/` (axum routes, SSE, errors), `cli/` (the
 //! commands and their exit codes), `post/` (publishing a review on a pull or merge
-//! request), `worker.rs` (claiming queued runs and running them under a lease).
+//! request), `observe/` (the metrics recorder and the trace exporter), `worker.rs`
+//! (claiming queued runs and running them under a lease).
 //!
 //! **Invariant:** this is the only crate that knows axum and clap; it owns no engine,
 //! review or store logic, and reaches them through their crates' public functions.
 
 pub mod api;
 pub mod cli;
+pub mod observe;
 pub mod post;
 pub mod worker;
 pub mod workspace;

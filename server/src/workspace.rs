@@ -73,6 +73,7 @@ pub fn engine_config(max_concurrency: usize) -> EngineConfig {
         config.retry.max_retries = retries;
     }
     config.prices = Arc::new(PriceTable::load(conclave_schema::refs::user_config_dir().as_deref()));
+    config.capture_message_content = crate::observe::otel::capture_content_from_env();
     config
 }
 

@@ -13,10 +13,12 @@ use conclave_schema::contract::{extract_json, render_feedback};
 use conclave_shared::{ErrorKind, EventKind, NodeOutput, Usage};
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 use crate::bus::{BusSink, EventBus};
 use crate::input::AgentInput;
+use crate::observe;
 use crate::plan::AgentPlan;
 use crate::policy::OutputPolicy;
 
@@ -77,6 +79,8 @@ pub struct AgentContext {
     pub policy: Option<Arc<dyn OutputPolicy>>,
     /// The directory agents work in, if the run has one.
     pub workdir: Option<std::path::PathBuf>,
+    /// Whether prompts and answers go into the `chat` spans.
+    pub capture_content: bool,
 }
 
 /// Runs the agent to its output.
@@ -254,7 +258,8 @@ impl Caller<'_> {
         }
     }
 
-    /// One provider call, retrying faults that may pass.
+    /// One provider call, retrying faults that may pass. Each try is its own `chat`
+    /// span and counts in the metrics.
     async fn call(
         &mut self,
         messages: &[Message],
@@ -263,7 +268,59 @@ impl Caller<'_> {
         structured: bool,
     ) -> Result<AgentReply, NodeError> {
         let plan = self.plan;
-        let request = AgentRequest {
+        let request = self.request(messages, attempt, offer_tools, structured);
+        let (provider, model) = (plan.config.provider.as_str(), plan.config.model.as_str());
+        let capture = self.ctx.capture_content;
+        let mut retry = 0;
+        let mut backoff = self.ctx.retry.backoff();
+        loop {
+            tracing::debug!(
+                node = self.node_id,
+                provider,
+                model,
+                attempt,
+                messages = request.messages.len(),
+                tools = request.tools.len(),
+                native_schema = request.output_schema.is_some(),
+                "calling the provider"
+            );
+            let span = observe::chat_span(provider, &request, capture);
+            let started = Instant::now();
+            let mut result = plan.provider.call(&request, self.sink).instrument(span.clone()).await;
+            if let Ok(reply) = &mut result
+                && reply.usage.cost_usd.is_none()
+            {
+                self.ctx.prices.apply(provider, model, &mut reply.usage);
+            }
+            observe::chat_finished(&span, (provider, model), result.as_ref(), started.elapsed(), capture);
+            let error = match result {
+                Ok(reply) => {
+                    self.usage.add(&reply.usage);
+                    return Ok(reply);
+                }
+                Err(error) => error,
+            };
+            tracing::warn!(node = self.node_id, provider, class = error.class(), "provider call failed: {error}");
+            let Some(delay) = backoff.next_delay(&error) else { return Err(error.into()) };
+            retry += 1;
+            observe::provider_retried(provider, &error);
+            self.ctx
+                .bus
+                .emit(EventKind::ProviderRetry {
+                    node_id: self.node_id.to_string(),
+                    retry,
+                    error: error.to_string(),
+                    delay_ms: delay.as_millis() as u64,
+                })
+                .await;
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// The request of one provider call.
+    fn request(&self, messages: &[Message], attempt: u32, offer_tools: bool, structured: bool) -> AgentRequest {
+        let plan = self.plan;
+        AgentRequest {
             run_id: self.ctx.bus.run_id().to_string(),
             node_id: self.node_id.to_string(),
             model: plan.config.model.clone(),
@@ -277,49 +334,6 @@ impl Caller<'_> {
             attempt,
             max_turns: plan.config.turns(),
             workdir: self.ctx.workdir.clone(),
-        };
-        let mut retry = 0;
-        let mut backoff = self.ctx.retry.backoff();
-        loop {
-            tracing::debug!(
-                node = self.node_id,
-                provider = plan.config.provider,
-                model = plan.config.model,
-                attempt,
-                messages = request.messages.len(),
-                tools = request.tools.len(),
-                native_schema = request.output_schema.is_some(),
-                "calling the provider"
-            );
-            match plan.provider.call(&request, self.sink).await {
-                Ok(mut reply) => {
-                    if reply.usage.cost_usd.is_none() {
-                        self.ctx.prices.apply(&plan.config.provider, &plan.config.model, &mut reply.usage);
-                    }
-                    self.usage.add(&reply.usage);
-                    return Ok(reply);
-                }
-                Err(error) => {
-                    tracing::warn!(
-                        node = self.node_id,
-                        provider = plan.config.provider,
-                        class = error.class(),
-                        "provider call failed: {error}"
-                    );
-                    let Some(delay) = backoff.next_delay(&error) else { return Err(error.into()) };
-                    retry += 1;
-                    self.ctx
-                        .bus
-                        .emit(EventKind::ProviderRetry {
-                            node_id: self.node_id.to_string(),
-                            retry,
-                            error: error.to_string(),
-                            delay_ms: delay.as_millis() as u64,
-                        })
-                        .await;
-                    tokio::time::sleep(delay).await;
-                }
-            }
         }
     }
 }

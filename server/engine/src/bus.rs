@@ -59,9 +59,12 @@ impl EventBus {
         *seq += 1;
         let event = RunEvent { run_id: self.run_id.clone(), seq: *seq, at_ms: now_ms(), kind };
         if let Err(err) = self.store.append_event(&event).await {
+            crate::observe::store_failed("append_event");
             tracing::error!(run_id = %self.run_id, seq = event.seq, "could not store event: {err}");
             let mut slot = self.store_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             slot.get_or_insert_with(|| err.to_string());
+        } else {
+            crate::observe::event_written();
         }
         // No subscribers is fine: the event is in the store.
         let _ = self.tx.send(event);

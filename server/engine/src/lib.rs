@@ -7,7 +7,8 @@
 //! retries, `input.rs` is an agent's typed input and how it is shown to the model,
 //! `policy.rs` the hook through which a run's output policy (code review) shapes
 //! schemas and compares siblings, `limits.rs` the engine-wide and per-run
-//! concurrency limits, `bus.rs` numbers, stores and publishes events.
+//! concurrency limits, `bus.rs` numbers, stores and publishes events, `observe.rs`
+//! the metrics and spans an operator sees.
 //!
 //! **Invariant:** the engine knows the `Provider`, `ToolRunner` and `RunStore` traits
 //! and the [`OutputPolicy`] hook only; it knows nothing of HTTP, SQL, any vendor or
@@ -17,6 +18,7 @@ pub mod agent;
 pub mod bus;
 pub mod input;
 pub mod limits;
+pub mod observe;
 pub mod plan;
 pub mod policy;
 pub mod reuse;
@@ -36,6 +38,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 pub use agent::{AgentContext, NodeError};
 pub use bus::{BusSink, EventBus};
@@ -61,6 +64,9 @@ pub struct EngineConfig {
     pub retry: RetryPolicy,
     /// Prices for the cost of each call.
     pub prices: Arc<PriceTable>,
+    /// Whether prompts and answers go into the `chat` spans (off unless the operator
+    /// asks: they may hold code and secrets of the repository under review).
+    pub capture_message_content: bool,
 }
 
 impl Default for EngineConfig {
@@ -71,6 +77,7 @@ impl Default for EngineConfig {
             node_timeout: Some(Duration::from_secs(600)),
             retry: RetryPolicy::default(),
             prices: Arc::new(PriceTable::load(None)),
+            capture_message_content: false,
         }
     }
 }
@@ -343,7 +350,10 @@ impl Engine {
             created_ms: now_ms(),
             owner: owner_token(),
         };
-        self.store.create_run(&new_run).await?;
+        if let Err(error) = self.store.create_run(&new_run).await {
+            observe::store_failed("create_run");
+            return Err(error.into());
+        }
         let bus = Arc::new(EventBus::new(run_id.clone(), self.store.clone()));
         let launch = Launch { plan, conclave: &conclave, input, options, reused, resumed: None };
         Ok(self.launch(bus, launch))
@@ -401,11 +411,15 @@ impl Engine {
             tools: options.tools,
             policy: options.policy,
             workdir: options.workdir,
+            capture_content: self.config.capture_message_content,
         };
+        let run_id = bus.run_id().to_string();
+        let span = observe::workflow_span(&conclave.id, &run_id);
+        let metrics = observe::RunMetrics::start(&conclave.id);
         let conclave_id = conclave.id.clone();
-        let start = scheduler::Start { plan, agents, input, limits, conclave_id, reused, resumed };
-        let task = tokio::spawn(scheduler::drive(start, cancel.clone()));
-        RunHandle { run_id: bus.run_id().to_string(), bus, cancel, events: Some(events), task }
+        let start = scheduler::Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics };
+        let task = tokio::spawn(scheduler::drive(start, cancel.clone()).instrument(span));
+        RunHandle { run_id, bus, cancel, events: Some(events), task }
     }
 }
 

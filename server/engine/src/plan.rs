@@ -48,6 +48,8 @@ impl AgentPlan {
 pub struct PlanNode {
     /// Node id.
     pub id: String,
+    /// Its label, the name people know it by.
+    pub label: String,
     /// Its kind.
     pub kind: NodeKind,
     /// For agents, how to run them.
@@ -84,7 +86,7 @@ pub fn build_plan(
                 }
                 _ => None,
             };
-            Ok(PlanNode { id: node.id.clone(), kind: node.kind, agent })
+            Ok(PlanNode { id: node.id.clone(), label: node.label.clone(), kind: node.kind, agent })
         })
         .collect::<Result<Vec<_>, StartError>>()?;
     if let Some(samples) = &options.samples {

@@ -13,12 +13,14 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, Span};
 
 use crate::agent::{AgentContext, NodeError, run_agent};
 use crate::bus::EventBus;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
-use crate::plan::Plan;
+use crate::observe::{self, RunMetrics};
+use crate::plan::{AgentPlan, Plan};
 use crate::policy::SiblingOutput;
 use crate::reuse::{Reused, ReusedNode};
 use crate::samples::run_sampled;
@@ -59,6 +61,8 @@ pub struct Start {
     pub conclave_id: String,
     /// The outputs taken from an earlier run, in a run from a node.
     pub reused: Option<Reused>,
+    /// The run's place in the metrics.
+    pub(crate) metrics: RunMetrics,
     /// What the nodes of a run taken up again had done.
     pub resumed: Option<Resumed>,
 }
@@ -87,11 +91,12 @@ struct Run {
     first_failure: Option<(usize, ErrorKind, String)>,
     /// The earlier run outputs are taken from, and what each reused node takes.
     reused: (String, Vec<Option<ReusedNode>>),
+    metrics: RunMetrics,
 }
 
 /// Drives the run to its end and emits `run_finished`.
 pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
-    let Start { plan, agents, input, limits, conclave_id, reused, resumed } = start;
+    let Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics } = start;
     let n = plan.nodes.len();
     let reused = match reused {
         Some(Reused { from_run, mut nodes }) => (from_run, plan.nodes.iter().map(|p| nodes.remove(&p.id)).collect()),
@@ -111,6 +116,7 @@ pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
         task_nodes: HashMap::new(),
         first_failure: None,
         reused,
+        metrics,
     };
     match resumed {
         Some(resumed) => run.restore(resumed).await,
@@ -213,48 +219,40 @@ impl Run {
                 let collected = Value::Object(self.upstream_outputs(i, true).into_iter().collect());
                 self.finish(i, Ok((NodeOutput::Json(collected), Usage::default())), 0).await;
             }
-            NodeKind::Agent => {
-                let Some(agent) = node.agent.clone() else {
-                    self.finish(i, Err(NodeError::Internal("agent node without a plan".into())), 0).await;
-                    return;
-                };
-                let input = AgentInput {
-                    run_input: self.input.clone(),
-                    // The run input is already `run_input`; a trigger's output would repeat it.
-                    upstream: self.upstream_outputs(i, false),
-                    comparison: self.check_findings(i).await,
-                };
-                let agents = self.agents.clone();
-                let limits = self.limits.clone();
-                let node_id = node.id.clone();
-                if agent.samples > 1 {
-                    let handle = self.tasks.spawn(async move {
-                        let started = Instant::now();
-                        let result = run_sampled(agent, agents, limits, node_id, input).await;
-                        (i, result, started.elapsed().as_millis() as u64)
-                    });
-                    self.task_nodes.insert(handle.id(), i);
-                    self.state[i] = NodeState::Running;
-                    return;
-                }
-                let message = input.render();
-                let handle = self.tasks.spawn(async move {
-                    let _permits = limits.acquire(Some(&agent.config.provider)).await;
-                    agents.bus.emit(EventKind::NodeStarted { node_id: node_id.clone(), input: Some(message) }).await;
-                    let started = Instant::now();
-                    let work = run_agent(&agent, &agents, &node_id, input);
-                    let result = match agent.timeout {
-                        Some(limit) => {
-                            tokio::time::timeout(limit, work).await.unwrap_or(Err(NodeError::Timeout(limit)))
-                        }
-                        None => work.await,
-                    };
-                    (i, result, started.elapsed().as_millis() as u64)
-                });
-                self.task_nodes.insert(handle.id(), i);
-                self.state[i] = NodeState::Running;
-            }
+            NodeKind::Agent => self.start_agent(i).await,
         }
+    }
+
+    /// Spawns agent node `i` (sampled or not) in its `invoke_agent` span.
+    async fn start_agent(&mut self, i: usize) {
+        let plan = self.plan.clone();
+        let node = &plan.nodes[i];
+        let Some(agent) = node.agent.clone() else {
+            self.finish(i, Err(NodeError::Internal("agent node without a plan".into())), 0).await;
+            return;
+        };
+        let input = AgentInput {
+            run_input: self.input.clone(),
+            // The run input is already `run_input`; a trigger's output would repeat it.
+            upstream: self.upstream_outputs(i, false),
+            comparison: self.check_findings(i).await,
+        };
+        let span = observe::agent_span(&node.id, &node.label, &agent.config.provider, &agent.config.model);
+        let (agents, limits, node_id) = (self.agents.clone(), self.limits.clone(), node.id.clone());
+        let work = async move {
+            let (result, duration_ms) = if agent.samples > 1 {
+                let started = Instant::now();
+                let result = run_sampled(agent, agents, limits, node_id, input).await;
+                (result, started.elapsed().as_millis() as u64)
+            } else {
+                run_once(&agent, &agents, &limits, &node_id, input).await
+            };
+            observe::agent_finished(&Span::current(), &result);
+            (i, result, duration_ms)
+        };
+        let handle = self.tasks.spawn(work.instrument(span));
+        self.task_nodes.insert(handle.id(), i);
+        self.state[i] = NodeState::Running;
     }
 
     /// Asks the run's policy to compare the outputs of `i`'s findings-shaped upstream
@@ -408,6 +406,7 @@ impl Run {
                 Some(format!("the run store reported an error: {store_error}")),
             );
         }
+        self.metrics.finished(status);
         self.bus.emit(EventKind::RunFinished { status, failed_node: failed_node.clone(), error: error.clone() }).await;
         let outputs: BTreeMap<String, NodeOutput> =
             self.plan.nodes.iter().zip(&self.outputs).filter_map(|(n, o)| Some((n.id.clone(), o.clone()?))).collect();
@@ -426,4 +425,25 @@ impl Run {
         };
         RunOutcome { run_id: self.bus.run_id().to_string(), status, failed_node, error_kind, error, outputs, result }
     }
+}
+
+/// Runs an agent that is not sampled, under its permits and timeout; returns its
+/// result and how long it ran once it had its permits, in milliseconds.
+async fn run_once(
+    agent: &AgentPlan,
+    agents: &AgentContext,
+    limits: &RunLimits,
+    node_id: &str,
+    input: AgentInput,
+) -> (Result<(NodeOutput, Usage), NodeError>, u64) {
+    let _permits = limits.acquire(Some(&agent.config.provider)).await;
+    let message = input.render();
+    agents.bus.emit(EventKind::NodeStarted { node_id: node_id.to_string(), input: Some(message) }).await;
+    let started = Instant::now();
+    let work = run_agent(agent, agents, node_id, input);
+    let result = match agent.timeout {
+        Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or(Err(NodeError::Timeout(limit))),
+        None => work.await,
+    };
+    (result, started.elapsed().as_millis() as u64)
 }

@@ -3,6 +3,7 @@
 //! that says where it comes from, JSON as the only body of a state-changing request
 //! (so a cross-site "simple" form post is refused), and the bearer token, which is
 //! always required unless the server was started with `--no-token` on loopback.
+//! `GET /metrics` is guarded as the API is.
 //! The editor's files get a Content-Security-Policy that forbids inline script.
 
 use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING};
@@ -131,7 +132,8 @@ fn verdict(security: &Security, method: &Method, uri: &Uri, headers: &HeaderMap)
         ));
     };
     let path = uri.path();
-    if !path.starts_with("/api/") && path != "/api" {
+    // `/metrics` is answered like the API: Prometheus scrapes it with the token.
+    if !path.starts_with("/api/") && path != "/api" && path != "/metrics" {
         return Verdict::Page;
     }
     if let Some(origin) = headers.get(ORIGIN)

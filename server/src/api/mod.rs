@@ -3,7 +3,8 @@
 //! Layout: `conclaves.rs` (catalog CRUD and validation), `runs.rs` (start, list, get,
 //! events over SSE, cancel, reports), `schemas.rs` (references, lowering previews,
 //! providers), `openapi.rs` (the generated API document), `error.rs` (one error type),
-//! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask).
+//! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask),
+//! `metrics.rs` (`GET /metrics` for Prometheus, and the count of requests).
 //!
 //! **Invariant:** the API knows the engine, store and catalog through their public
 //! functions only; tests call [`app`] without a socket.
@@ -13,6 +14,7 @@ pub mod editor;
 pub mod error;
 pub mod extract;
 pub mod guard;
+pub mod metrics;
 pub mod openapi;
 pub mod runs;
 pub mod schemas;
@@ -22,6 +24,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use conclave_core::RunStore;
 use conclave_engine::{Engine, EventBus};
+use metrics_exporter_prometheus::PrometheusHandle;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
@@ -58,6 +61,8 @@ pub struct AppState {
     pub security: Arc<Security>,
     /// Where the editor's files come from.
     pub editor: EditorSource,
+    /// What `GET /metrics` renders; `None` when this server records no metrics.
+    pub metrics: Option<PrometheusHandle>,
 }
 
 impl AppState {
@@ -69,7 +74,13 @@ impl AppState {
             live: Default::default(),
             security: Arc::new(security),
             editor,
+            metrics: None,
         }
+    }
+
+    /// The same state, rendering `handle` at `GET /metrics`.
+    pub fn with_metrics(self, handle: PrometheusHandle) -> AppState {
+        AppState { metrics: Some(handle), ..self }
     }
 
     /// Where runs are kept.
@@ -83,8 +94,8 @@ impl AppState {
     }
 }
 
-/// The whole application: API routes under `/api`, the editor everywhere else, all
-/// behind the guard.
+/// The whole application: API routes under `/api`, `/metrics`, the editor everywhere
+/// else, all behind the guard.
 pub fn app(state: AppState) -> App {
     GuardLayer::new(state.security.clone()).layer(routes(&state).with_state(state))
 }
@@ -116,7 +127,11 @@ fn routes(state: &AppState) -> Router<AppState> {
         .fallback(|| async { ApiError::NotFound("no such API route; GET /api/openapi.json lists them".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT));
-    Router::new().nest("/api", api).merge(editor::routes(&state.editor))
+    Router::new()
+        .route("/metrics", get(metrics::scrape))
+        .nest("/api", api)
+        .merge(editor::routes(&state.editor))
+        .layer(axum::middleware::from_fn(metrics::count_requests))
 }
 
 /// The body of a request, with a too-large body reported as a JSON 413.

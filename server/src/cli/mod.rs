@@ -77,15 +77,20 @@ pub enum Command {
 /// Parses the process arguments and runs the command with these providers.
 pub fn main(providers: ProviderRegistry) -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
+    let traces = crate::observe::init_tracing();
+    let code = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime.block_on(dispatch(cli, providers)),
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(exit::OTHER);
+            exit::OTHER
         }
     };
-    ExitCode::from(runtime.block_on(dispatch(cli, providers)))
+    // Outside the runtime: the exporter sends what is left, so a short command's
+    // spans are not lost.
+    if let Some(traces) = traces {
+        traces.shutdown();
+    }
+    ExitCode::from(code)
 }
 
 async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
@@ -143,10 +148,4 @@ pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = conclave_
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(conclave_review::ReportFormat::ALL.map(|f| f.as_str()))
         .try_map(|name| name.parse::<conclave_review::ReportFormat>())
-}
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CONCLAVE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

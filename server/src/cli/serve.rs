@@ -78,7 +78,7 @@ pub async fn run(args: ServeArgs, workspace: Workspace, store: Arc<dyn RunStore>
     }
     let token = security.token.clone();
     let engine = Engine::new(workspace.providers.clone(), store, engine_config(16));
-    let state = AppState::new(workspace, engine, security, editor);
+    let state = AppState::new(workspace, engine, security, editor).with_metrics(crate::observe::prometheus::install());
     let listener = match tokio::net::TcpListener::bind(args.bind).await {
         Ok(l) => l,
         Err(e) => {
@@ -91,7 +91,10 @@ pub async fn run(args: ServeArgs, workspace: Workspace, store: Arc<dyn RunStore>
         Some(token) => format!("http://{address}/#token={}", token.expose()),
         None => format!("http://{address}/"),
     };
-    eprintln!("Conclave is serving on {url}\n  (the API is under /api; Ctrl-C stops it)");
+    eprintln!(
+        "Conclave is serving on {url}\n  (the API is under /api, Prometheus metrics at /metrics with the same token; \
+         Ctrl-C stops it)"
+    );
     let service = RequestBodyTimeout::new(app(state), BODY_TIMEOUT);
     tokio::select! {
         () = accept(listener, service, usize::from(args.max_connections), Duration::from_secs(args.header_timeout.into())) => exit::OTHER,

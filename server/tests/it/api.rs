@@ -22,12 +22,18 @@ pub(crate) struct Api {
 }
 
 pub(crate) fn api_with(token: Option<&str>) -> Api {
+    api_over(token, Arc::new(FakeProvider::new("fake")), EngineConfig::default())
+}
+
+/// The app with `fake` registered beside the built-in providers and an engine made
+/// with `config`.
+pub(crate) fn api_over(token: Option<&str>, fake: Arc<FakeProvider>, config: EngineConfig) -> Api {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let mut providers = conclave_providers::builtin();
-    providers.register(Arc::new(FakeProvider::new("fake")));
+    providers.register(fake);
     let workspace = Workspace::new(dir.path().join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
-    let engine = Engine::new(workspace.providers.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let engine = Engine::new(workspace.providers.clone(), Arc::new(MemoryStore::new()), config);
     let security = Security {
         token: token.map(Secret::new),
         allowed_hosts: Vec::new(),
@@ -73,7 +79,7 @@ impl Api {
     }
 }
 
-fn conclave(id: &str, model: &str) -> Value {
+pub(crate) fn conclave(id: &str, model: &str) -> Value {
     json!({
         "version": 1, "id": id, "name": "Pair",
         "nodes": [
@@ -249,7 +255,7 @@ async fn validation_schemas_lowering_and_providers() {
     }
 }
 
-fn sse_events(text: &str) -> Vec<(u64, String)> {
+pub(crate) fn sse_events(text: &str) -> Vec<(u64, String)> {
     text.split("\n\n")
         .filter_map(|block| {
             let id = block.lines().find_map(|l| l.strip_prefix("id: "))?.parse().ok()?;

@@ -4,6 +4,7 @@
 mod api;
 mod attack;
 mod local_model;
+mod metrics;
 mod post_plan;
 mod provider_claude_code;
 mod providers_cli;
@@ -12,5 +13,6 @@ mod review_post;
 mod review_samples;
 mod runs_from_node;
 mod store_cli;
+mod traces;
 mod validate_cli;
 mod worker;

@@ -15,20 +15,50 @@ const DATABASE_CLIENTS: &[&str] = &["rusqlite", "tokio-postgres", "deadpool-post
 /// What each crate must not depend on (directly or through another crate), besides
 /// the database clients for every crate that does not reach conclave-store.
 const FORBIDDEN: &[(&str, &[&str])] = &[
-    ("conclave-shared", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-core"]),
-    ("conclave-schema", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "conclave-core"]),
-    ("conclave-core", &["reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-schema"]),
-    ("conclave-catalog", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "conclave-core"]),
+    ("conclave-shared", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-core", "metrics"]),
+    ("conclave-schema", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "conclave-core", "metrics"]),
+    ("conclave-core", &["reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-schema", "metrics"]),
+    ("conclave-catalog", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "conclave-core", "metrics"]),
+    // The engine records metrics through the `metrics` facade and spans through
+    // `tracing`; the exporters are the binary's business.
     (
         "conclave-engine",
-        &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-review", "conclave-providers", "conclave-store"],
+        &[
+            "reqwest",
+            "axum",
+            "llama-cpp-2",
+            "clap",
+            "conclave-review",
+            "conclave-providers",
+            "conclave-store",
+            "metrics-exporter-prometheus",
+            "metrics-util",
+            "opentelemetry",
+            "opentelemetry_sdk",
+            "opentelemetry-otlp",
+            "tracing-opentelemetry",
+        ],
     ),
-    ("conclave-providers", &["axum", "clap", "conclave-engine", "conclave-review", "conclave-store"]),
-    ("conclave-review", &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-providers", "conclave-store"]),
+    ("conclave-providers", &["axum", "clap", "conclave-engine", "conclave-review", "conclave-store", "metrics"]),
+    (
+        "conclave-review",
+        &[
+            "reqwest",
+            "axum",
+            "llama-cpp-2",
+            "clap",
+            "conclave-providers",
+            "conclave-store",
+            "metrics-exporter-prometheus",
+            "opentelemetry",
+            "tracing-opentelemetry",
+        ],
+    ),
 ];
 
 /// conclave-store's own limits: it is reached by the server only.
-const STORE_FORBIDDEN: &[&str] = &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-engine", "conclave-review"];
+const STORE_FORBIDDEN: &[&str] =
+    &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-engine", "conclave-review", "metrics"];
 
 /// The longest a function may be, in lines, outside `view!` blocks.
 const MAX_FUNCTION_LINES: usize = 80;

@@ -1,0 +1,41 @@
+//! The process's metrics recorder: the engine's and the API's metrics kept in memory
+//! and rendered in the Prometheus text format when `GET /metrics` is scraped.
+
+use conclave_engine::observe::{describe_metrics, names};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::sync::OnceLock;
+
+/// Buckets of the provider call latency, in seconds: from a quick local answer to a
+/// long reasoning call.
+const LATENCY_BUCKETS: &[f64] = &[0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+
+/// HTTP requests answered, by `route` and `status`.
+pub const HTTP_REQUESTS: &str = "conclave_http_requests_total";
+
+/// Runs started through this server's API that have not finished, read at each scrape.
+pub const LIVE_RUNS: &str = "conclave_api_live_runs";
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the Prometheus recorder as the process's global recorder, once; later
+/// calls return the same handle. When another recorder was installed first, the
+/// handle renders nothing and a warning says so.
+pub fn install() -> PrometheusHandle {
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Full(names::PROVIDER_CALL_SECONDS.to_string()), LATENCY_BUCKETS)
+                // Only an empty bucket list is refused; without buckets it renders a summary.
+                .unwrap_or_else(|_| PrometheusBuilder::new());
+            let recorder = builder.build_recorder();
+            let handle = recorder.handle();
+            if metrics::set_global_recorder(recorder).is_err() {
+                tracing::warn!("another metrics recorder is installed; GET /metrics will be empty");
+            }
+            describe_metrics();
+            metrics::describe_counter!(HTTP_REQUESTS, "HTTP requests answered, by matched route and status.");
+            metrics::describe_gauge!(LIVE_RUNS, "Runs started through this server's API that have not finished.");
+            handle
+        })
+        .clone()
+}
