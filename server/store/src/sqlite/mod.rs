@@ -3,7 +3,9 @@
 //!
 //! Layout: `schema.rs` opens connections, migrates and maps rows; `writer.rs` is the
 //! one writer thread with group commit; `write.rs` the writes it applies; `read.rs`
-//! the reads, on blocking threads with read connections of their own.
+//! the reads, on blocking threads with read connections of their own; `queue.rs` the
+//! run queue (claims in the writer's immediate transactions, so one process at a
+//! time, and never two workers on one run).
 //!
 //! **Invariant:** a write returns only after the transaction holding it committed, so
 //! the engine's `EventBus` (store, then publish) never publishes an event that is not
@@ -11,6 +13,7 @@
 //! (`synchronous = NORMAL`: safe against a killed process; an OS crash or power loss
 //! may lose the last commits). Nothing here blocks the async runtime's threads.
 
+mod queue;
 mod read;
 mod schema;
 mod write;
@@ -73,6 +76,7 @@ impl RunStore for SqliteStore {
             created_ms: run.created_ms,
             owner: run.owner.clone(),
             node_ids: run.conclave.nodes.iter().map(|n| n.id.clone()).collect(),
+            queue_spec: None,
         };
         self.writer.submit(move |conn| write::create_run(conn, &row)).await
     }

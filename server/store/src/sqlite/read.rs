@@ -102,7 +102,9 @@ pub(super) fn get_report(conn: &Connection, run_id: &str, format: &str) -> Resul
 /// The runs still `running` with their owners, by id.
 pub(super) fn running_runs(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
     let mut stmt =
-        conn.prepare_cached("SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id").map_err(backend)?;
+        // A queued run's lease, not its owner, says whether it lives.
+        conn.prepare_cached("SELECT id, owner FROM runs WHERE status = 'running' AND queue_spec IS NULL ORDER BY id")
+            .map_err(backend)?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(backend)?;
     rows.map(|r| r.map_err(backend)).collect()
 }

@@ -59,6 +59,14 @@ ALTER TABLE nodes ADD COLUMN started_ms INTEGER;
 ALTER TABLE nodes ADD COLUMN finished_ms INTEGER;
 ALTER TABLE nodes ADD COLUMN reused_from TEXT;
 "#,
+    r#"
+ALTER TABLE runs ADD COLUMN queue_spec TEXT;
+ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN worker TEXT;
+ALTER TABLE runs ADD COLUMN lease_until INTEGER;
+ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX runs_queued ON runs (created_ms, id) WHERE status = 'queued';
+"#,
 ];
 
 /// The columns of a node row, in the order [`node_from_row`] reads them.

@@ -19,6 +19,45 @@ async fn sqlite_store_conforms() {
     .await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_queue_conforms() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let counter = AtomicUsize::new(0);
+    conclave_core::testing::queue::run_all(&|| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        Arc::new(SqliteStore::open(&dir.path().join(format!("queue-{n}.db"))).expect("open"))
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_on_one_file_never_claim_the_same_run() {
+    use conclave_core::RunQueue;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("shared.db");
+    let (a, b) = (Arc::new(SqliteStore::open(&path).expect("open")), Arc::new(SqliteStore::open(&path).expect("open")));
+    for i in 0..30 {
+        let run = NewRun { created_ms: i, ..new_run(&format!("run-{i:02}")) };
+        a.enqueue(&run, &json!({"kind": "run"})).await.expect("enqueue");
+    }
+    let claim_all = |store: Arc<SqliteStore>, worker: &'static str| {
+        tokio::spawn(async move {
+            let mut mine = Vec::new();
+            while let Some(job) = store.claim(worker, 100, 60_000).await.expect("claim") {
+                mine.push(job.run_id);
+            }
+            mine
+        })
+    };
+    let (left, right) = (claim_all(a, "left"), claim_all(b, "right"));
+    let (left, right) = (left.await.expect("left"), right.await.expect("right"));
+    let mut all: Vec<String> = left.iter().chain(&right).cloned().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 30, "every run claimed once across the two stores: {left:?} {right:?}");
+    assert_eq!(left.len() + right.len(), 30, "and no run twice");
+}
+
 fn new_run(id: &str) -> NewRun {
     NewRun { id: id.into(), conclave: sample_conclave(), input: json!({}), created_ms: 1, owner: "me".into() }
 }

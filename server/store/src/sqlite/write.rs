@@ -18,16 +18,29 @@ pub(super) struct RunRow {
     pub created_ms: u64,
     pub owner: String,
     pub node_ids: Vec<String>,
+    /// For a run of the queue, its spec: the run is then `queued`.
+    pub queue_spec: Option<String>,
 }
 
-/// Inserts a run in status `running` with every node `queued`; a duplicate id fails.
+/// Inserts a run in status `running` (or `queued`, for the queue) with every node
+/// `queued`; a duplicate id fails.
 pub(super) fn create_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
+    let status = if run.queue_spec.is_some() { "queued" } else { "running" };
     conn.prepare_cached(
-        "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner) \
-         VALUES (?1, ?2, ?3, ?4, 'running', ?5, ?6)",
+        "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner, queue_spec) \
+         VALUES (?1, ?2, ?3, ?4, ?7, ?5, ?6, ?8)",
     )
     .and_then(|mut s| {
-        s.execute(params![run.id, run.conclave_id, run.conclave_json, run.input_json, run.created_ms, run.owner])
+        s.execute(params![
+            run.id,
+            run.conclave_id,
+            run.conclave_json,
+            run.input_json,
+            run.created_ms,
+            run.owner,
+            status,
+            run.queue_spec
+        ])
     })
     .map_err(backend)?;
     let mut insert = conn
@@ -83,7 +96,7 @@ pub(super) fn interrupt(conn: &Connection, dead: &[String], now_ms: u64) -> Resu
     Ok(marked)
 }
 
-fn insert_event(conn: &Connection, event: &RunEvent) -> Result<(), StoreError> {
+pub(super) fn insert_event(conn: &Connection, event: &RunEvent) -> Result<(), StoreError> {
     let last: Option<u64> = conn
         .prepare_cached("SELECT MAX(seq) FROM events WHERE run_id = ?1")
         .and_then(|mut s| s.query_row([&event.run_id], |r| r.get(0)))

@@ -1,0 +1,131 @@
+//! The run queue in SQLite, for several local processes sharing one file: queued
+//! runs are rows of `runs` with a `queue_spec`. Claims, renewals and cancels are
+//! writes, applied by the writer thread in immediate transactions, which hold the
+//! file's write lock: two processes never claim one run.
+
+use async_trait::async_trait;
+use conclave_core::{Cancel, Job, Lease, NewRun, QueueStats, RunQueue, StoreError, dequeued_event};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use super::SqliteStore;
+use super::schema::{backend, run_exists, to_json};
+use super::write::{self, RunRow, insert_event};
+
+#[async_trait]
+impl RunQueue for SqliteStore {
+    async fn enqueue(&self, run: &NewRun, spec: &Value) -> Result<(), StoreError> {
+        let row = RunRow {
+            id: run.id.clone(),
+            conclave_id: run.conclave.id.clone(),
+            conclave_json: to_json(&run.conclave)?,
+            input_json: to_json(&run.input)?,
+            created_ms: run.created_ms,
+            owner: run.owner.clone(),
+            node_ids: run.conclave.nodes.iter().map(|n| n.id.clone()).collect(),
+            queue_spec: Some(to_json(spec)?),
+        };
+        self.writer.submit(move |conn| write::create_run(conn, &row)).await
+    }
+
+    async fn claim(&self, worker: &str, now_ms: u64, lease_ms: u64) -> Result<Option<Job>, StoreError> {
+        let worker = worker.to_string();
+        let claimed = self.writer.submit(move |conn| claim(conn, &worker, now_ms, lease_ms)).await?;
+        let Some((run_id, spec, attempt)) = claimed else { return Ok(None) };
+        let spec = serde_json::from_str(&spec)
+            .map_err(|e| StoreError::Corrupt { run_id: run_id.clone(), message: format!("its queue spec: {e}") })?;
+        Ok(Some(Job { run_id, spec, attempt }))
+    }
+
+    async fn renew(&self, run_id: &str, worker: &str, now_ms: u64, lease_ms: u64) -> Result<Lease, StoreError> {
+        let (run_id, worker) = (run_id.to_string(), worker.to_string());
+        self.writer.submit(move |conn| renew(conn, &run_id, &worker, now_ms + lease_ms)).await
+    }
+
+    async fn request_cancel(&self, run_id: &str, now_ms: u64) -> Result<Cancel, StoreError> {
+        let run_id = run_id.to_string();
+        self.writer.submit(move |conn| request_cancel(conn, &run_id, now_ms)).await
+    }
+
+    async fn queue_stats(&self, now_ms: u64) -> Result<QueueStats, StoreError> {
+        self.readers.run(move |conn| queue_stats(conn, now_ms)).await
+    }
+}
+
+/// Takes the oldest queued run, or a running one whose lease expired, for `worker`.
+fn claim(
+    conn: &Connection,
+    worker: &str,
+    now_ms: u64,
+    lease_ms: u64,
+) -> Result<Option<(String, String, u32)>, StoreError> {
+    conn.prepare_cached(
+        "UPDATE runs SET status = 'running', attempt = attempt + 1, worker = ?1, lease_until = ?2 + ?3 \
+         WHERE id = (SELECT id FROM runs WHERE queue_spec IS NOT NULL \
+             AND (status = 'queued' OR (status = 'running' AND lease_until < ?2)) \
+             ORDER BY created_ms, id LIMIT 1) \
+         RETURNING id, queue_spec, attempt",
+    )
+    .and_then(|mut s| {
+        s.query_row(params![worker, now_ms, lease_ms], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional()
+    })
+    .map_err(backend)
+}
+
+fn renew(conn: &Connection, run_id: &str, worker: &str, until_ms: u64) -> Result<Lease, StoreError> {
+    let held: Option<bool> = conn
+        .prepare_cached(
+            "UPDATE runs SET lease_until = ?3 WHERE id = ?1 AND worker = ?2 AND status = 'running' \
+             RETURNING cancel_requested",
+        )
+        .and_then(|mut s| s.query_row(params![run_id, worker, until_ms], |r| r.get(0)).optional())
+        .map_err(backend)?;
+    match held {
+        Some(cancel_requested) => Ok(Lease::Held { cancel_requested }),
+        None if run_exists(conn, run_id)? => Ok(Lease::Lost),
+        None => Err(StoreError::UnknownRun(run_id.to_string())),
+    }
+}
+
+fn request_cancel(conn: &Connection, run_id: &str, now_ms: u64) -> Result<Cancel, StoreError> {
+    let status: Option<String> = conn
+        .prepare_cached("SELECT status FROM runs WHERE id = ?1")
+        .and_then(|mut s| s.query_row([run_id], |r| r.get(0)).optional())
+        .map_err(backend)?;
+    match status.as_deref() {
+        None => Err(StoreError::UnknownRun(run_id.to_string())),
+        Some("queued") => {
+            let last: u64 = conn
+                .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1")
+                .and_then(|mut s| s.query_row([run_id], |r| r.get(0)))
+                .map_err(backend)?;
+            insert_event(conn, &dequeued_event(run_id, last + 1, now_ms))?;
+            Ok(Cancel::Dequeued)
+        }
+        Some("running") => {
+            conn.prepare_cached("UPDATE runs SET cancel_requested = 1 WHERE id = ?1")
+                .and_then(|mut s| s.execute([run_id]))
+                .map_err(backend)?;
+            Ok(Cancel::Requested)
+        }
+        Some(_) => Ok(Cancel::AlreadyEnded),
+    }
+}
+
+fn queue_stats(conn: &Connection, now_ms: u64) -> Result<QueueStats, StoreError> {
+    conn.prepare_cached(
+        "SELECT COALESCE(SUM(status = 'queued'), 0), COALESCE(SUM(status = 'running'), 0), \
+         MIN(CASE WHEN status = 'queued' THEN created_ms END) FROM runs WHERE queue_spec IS NOT NULL",
+    )
+    .and_then(|mut s| {
+        s.query_row([], |r| {
+            let oldest: Option<u64> = r.get(2)?;
+            Ok(QueueStats {
+                queued: r.get(0)?,
+                running: r.get(1)?,
+                oldest_queued_ms: oldest.map(|created| now_ms.saturating_sub(created)),
+            })
+        })
+    })
+    .map_err(backend)
+}
