@@ -12,13 +12,14 @@
 //! - A review's reports are stored when its run ends, as `conclave review` does.
 
 use conclave_catalog::{CatalogContext, CheckedConclave, check_text};
-use conclave_core::{Job, Lease, RunQueue, RunStore, now_ms};
+use conclave_core::{Job, Lease, NewRun, RunQueue, RunStore, StoreError, now_ms, owner_token};
 use conclave_engine::{Engine, RunHandle, RunOptions};
 use conclave_review::ReviewPolicy;
 use conclave_review::diff::Change;
 use conclave_review::pipeline;
-use conclave_shared::{EventKind, RunEvent, RunStatus};
+use conclave_shared::{Conclave, EventKind, RunEvent, RunStatus};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinSet;
@@ -47,6 +48,20 @@ pub enum JobSpec {
 
 fn one() -> u32 {
     1
+}
+
+/// Enqueues a run of `conclave` (as it will run) with `input`; its id.
+pub async fn enqueue(
+    queue: &dyn RunQueue,
+    conclave: &Conclave,
+    input: Value,
+    spec: &JobSpec,
+) -> Result<String, StoreError> {
+    let id = uuid::Uuid::now_v7().to_string();
+    let run = NewRun { id: id.clone(), conclave: conclave.clone(), input, created_ms: now_ms(), owner: owner_token() };
+    let spec = serde_json::to_value(spec).map_err(|e| StoreError::Backend(e.to_string()))?;
+    queue.enqueue(&run, &spec).await?;
+    Ok(id)
 }
 
 /// How a worker works.
@@ -81,7 +96,25 @@ impl Worker {
     /// Claims and runs runs until `shutdown`; runs still going then are abandoned to
     /// the next worker, not ended.
     pub async fn work(self, shutdown: CancellationToken) {
+        self.work_until(shutdown.clone(), shutdown).await;
+    }
+
+    /// Claims runs until `stop`, then lets the runs it has finish; `abort` abandons
+    /// them to the next worker instead (their lease runs out, and it resumes them).
+    pub async fn work_until(self, stop: CancellationToken, abort: CancellationToken) {
         let mut running: JoinSet<()> = JoinSet::new();
+        self.claim_until(&stop, &abort, &mut running).await;
+        loop {
+            tokio::select! {
+                _ = abort.cancelled() => break,
+                next = running.join_next() => if next.is_none() { return },
+            }
+        }
+        running.abort_all();
+        while running.join_next().await.is_some() {}
+    }
+
+    async fn claim_until(&self, stop: &CancellationToken, abort: &CancellationToken, running: &mut JoinSet<()>) {
         loop {
             while running.len() < self.config.max_runs.max(1) {
                 match self.queue.claim(&self.config.id, now_ms(), self.config.lease.as_millis() as u64).await {
@@ -97,13 +130,12 @@ impl Worker {
                 }
             }
             tokio::select! {
-                _ = shutdown.cancelled() => break,
+                _ = stop.cancelled() => return,
+                _ = abort.cancelled() => return,
                 Some(_) = running.join_next(), if !running.is_empty() => {}
                 _ = tokio::time::sleep(self.config.idle) => {}
             }
         }
-        running.abort_all();
-        while running.join_next().await.is_some() {}
     }
 
     /// Runs one claimed run to its end (or until its lease is lost).

@@ -4,7 +4,7 @@
 //! CLI and `conclave serve` share.
 
 use conclave_catalog::CatalogContext;
-use conclave_core::{BUILTIN_TOOLS, PriceTable, ProviderRegistry, RunStore, StoreError, now_ms, owner_alive};
+use conclave_core::{BUILTIN_TOOLS, PriceTable, ProviderRegistry, RunQueue, StoreError, now_ms, owner_alive};
 use conclave_engine::EngineConfig;
 use conclave_review::Catalog;
 use conclave_schema::SchemaCatalog;
@@ -78,9 +78,10 @@ pub fn engine_config(max_concurrency: usize) -> EngineConfig {
 }
 
 /// Opens the run store `--db` names, a SQLite file or a PostgreSQL URL (see
-/// [`postgres_url`]), and marks runs whose process died as interrupted.
-pub async fn open_store(db: &Path) -> Result<Arc<dyn RunStore>, StoreError> {
-    let store: Arc<dyn RunStore> = match postgres_url(db) {
+/// [`postgres_url`]), with its run queue, and marks runs whose process died as
+/// interrupted (runs of the queue are left to their lease).
+pub async fn open_store(db: &Path) -> Result<Arc<dyn RunQueue>, StoreError> {
+    let store: Arc<dyn RunQueue> = match postgres_url(db) {
         Some(url) => Arc::new(PostgresStore::connect(url).await?),
         None => Arc::new(SqliteStore::open(db)?),
     };

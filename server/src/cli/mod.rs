@@ -10,9 +10,10 @@ mod runs;
 mod schema;
 mod serve;
 mod validate;
+mod worker;
 
 use clap::{Parser, Subcommand};
-use conclave_core::{ProviderError, ProviderRegistry, RunStore};
+use conclave_core::{ProviderError, ProviderRegistry, RunQueue};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -72,6 +73,8 @@ pub enum Command {
     Schema(schema::SchemaCommand),
     /// List the providers and whether each is configured.
     Providers,
+    /// Claim queued runs from the --db database and run them.
+    Worker(worker::WorkerArgs),
 }
 
 /// Parses the process arguments and runs the command with these providers.
@@ -127,11 +130,15 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
             Ok(store) => runs::run(cmd, store).await,
             Err(code) => code,
         },
+        Command::Worker(args) => match store(&cli.db).await {
+            Ok(queue) => worker::run(args, workspace, queue).await,
+            Err(code) => code,
+        },
     }
 }
 
-/// Opens the run store, or says why not and gives the exit code.
-async fn store(db: &std::path::Path) -> Result<Arc<dyn RunStore>, u8> {
+/// Opens the run store (with its queue), or says why not and gives the exit code.
+async fn store(db: &std::path::Path) -> Result<Arc<dyn RunQueue>, u8> {
     open_store(db).await.map_err(|e| {
         let help = if crate::workspace::postgres_url(db).is_some() {
             "--db and CONCLAVE_DB take a postgres:// URL or a SQLite file"

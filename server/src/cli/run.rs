@@ -2,11 +2,12 @@
 //! an exit code. With `--from NODE --reuse RUN_ID` it runs from a node: only that
 //! node and its descendants run, the others keep their outputs from the earlier run,
 //! whose input is used again (for a review run, its change, through the review
-//! pipeline, so the new run's reports are made as for any review).
+//! pipeline, so the new run's reports are made as for any review). With `--queue` it
+//! only puts the run in the run queue, for a worker.
 
 use clap::Args;
 use conclave_catalog::{CheckedConclave, Level, LoadError, load_conclave};
-use conclave_core::RunStore;
+use conclave_core::{RunQueue, RunStore};
 use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, RunOutcome, StartError};
 use conclave_review::diff::Change;
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
@@ -47,10 +48,14 @@ pub struct RunArgs {
     /// unique prefix of its id is enough). Its input is used again unless one is given.
     #[arg(long, value_name = "RUN_ID", requires = "from")]
     pub reuse: Option<String>,
+    /// Put the run in the run queue of the --db database for a `conclave worker` (or
+    /// `conclave serve`) to run, print its id and return at once.
+    #[arg(long, conflicts_with_all = ["from", "reuse"])]
+    pub queue: bool,
 }
 
-/// Runs the conclave; returns the exit code.
-pub async fn run(args: RunArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
+/// Runs the conclave (or queues it); returns the exit code.
+pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
     let given = match read_input(&args) {
         Ok(v) => v,
         Err(message) => {
@@ -58,6 +63,10 @@ pub async fn run(args: RunArgs, workspace: Workspace, store: Arc<dyn RunStore>) 
             return exit::CONFIG;
         }
     };
+    if args.queue {
+        return enqueue(&args, &workspace, queue.as_ref(), given.unwrap_or_else(|| Value::String(String::new()))).await;
+    }
+    let store: Arc<dyn RunStore> = queue;
     let reuse = match earlier_run(&args, store.as_ref()).await {
         Ok(reuse) => reuse,
         Err((code, message)) => {
@@ -87,6 +96,25 @@ pub async fn run(args: RunArgs, workspace: Workspace, store: Arc<dyn RunStore>) 
     match follow(&conclave, engine.start(checked, input, options).await).await {
         Ok(outcome) => conclude(&outcome),
         Err(code) => code,
+    }
+}
+
+/// Checks the conclave and puts the run in the queue; prints its id.
+async fn enqueue(args: &RunArgs, workspace: &Workspace, queue: &dyn RunQueue, input: Value) -> u8 {
+    let checked = match load_or_explain(&args.conclave, workspace) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    match crate::worker::enqueue(queue, checked.conclave(), input, &crate::worker::JobSpec::Run).await {
+        Ok(id) => {
+            eprintln!("queued run {id}: a `conclave worker` on this database runs it (`conclave runs show {id}`)");
+            println!("{id}");
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("error: cannot queue the run: {e}");
+            exit::OTHER
+        }
     }
 }
 

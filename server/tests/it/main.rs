@@ -16,3 +16,4 @@ mod store_cli;
 mod traces;
 mod validate_cli;
 mod worker;
+mod workers_cli;

@@ -16,6 +16,8 @@ pub enum Reply {
     Stream { content_type: &'static str, chunks: Vec<String> },
     /// A status with headers and a body.
     Status { status: u16, headers: Vec<(&'static str, String)>, body: String },
+    /// Another reply, given after a wait (a slow model).
+    After { millis: u64, reply: Box<Reply> },
 }
 
 /// A request the server received.
@@ -127,6 +129,11 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
     let reply = routed
         .or_else(|| shared.script.lock().expect("lock").pop_front())
         .or_else(|| shared.responder.lock().expect("lock").map(|answer| answer(&body)));
+    let mut reply = reply;
+    while let Some(Reply::After { millis, reply: later }) = reply {
+        tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
+        reply = Some(*later);
+    }
     let mut response = Response::builder();
     match reply {
         Some(Reply::Stream { content_type, chunks }) => {
@@ -144,7 +151,7 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
             }
             response.body(Body::from(body)).expect("response")
         }
-        None => response
+        Some(Reply::After { .. }) | None => response
             .status(500)
             .body(Body::from(r#"{"error":{"message":"the fake server has no scripted reply left"}}"#))
             .expect("response"),
