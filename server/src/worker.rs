@@ -191,7 +191,9 @@ impl Worker {
     async fn hold_lease(&self, run_id: &str, handle: RunHandle) -> Option<RunStatus> {
         let cancel = handle.cancel_token();
         let abort = handle.abort_handle();
-        let every = self.config.lease / 3;
+        // A third of the lease keeps it held through a missed renewal; at least every
+        // half second, so a cancel asked for elsewhere arrives within a second.
+        let every = (self.config.lease / 3).min(Duration::from_millis(500));
         let lease_ms = self.config.lease.as_millis() as u64;
         let wait = handle.wait();
         tokio::pin!(wait);

@@ -22,7 +22,7 @@ pub mod schemas;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use conclave_core::RunStore;
+use conclave_core::{RunQueue, RunStore};
 use conclave_engine::{Engine, EventBus};
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::collections::HashMap;
@@ -63,6 +63,9 @@ pub struct AppState {
     pub editor: EditorSource,
     /// What `GET /metrics` renders; `None` when this server records no metrics.
     pub metrics: Option<PrometheusHandle>,
+    /// The run queue of the store, when the server has one: a cancel of a run another
+    /// process runs goes through it.
+    pub queue: Option<Arc<dyn RunQueue>>,
 }
 
 impl AppState {
@@ -75,7 +78,13 @@ impl AppState {
             security: Arc::new(security),
             editor,
             metrics: None,
+            queue: None,
         }
+    }
+
+    /// The same state, with the store's run queue.
+    pub fn with_queue(self, queue: Arc<dyn RunQueue>) -> AppState {
+        AppState { queue: Some(queue), ..self }
     }
 
     /// The same state, rendering `handle` at `GET /metrics`.

@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use conclave_catalog::{LoadError, load_by_id};
+use conclave_core::{Cancel, now_ms};
 use conclave_engine::{Reuse, RunHandle, RunOptions, StartError};
 use conclave_review::diff::{Change, ChangeError};
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
@@ -359,6 +360,13 @@ pub async fn cancel(
         Some(run) if run.summary.status.is_terminal() => {
             Err(ApiError::Conflict(format!("run `{id}` already ended ({})", run.summary.status.as_str())))
         }
+        // A run of the queue: its worker, wherever it runs, stops it at its next renewal.
+        Some(_) if let Some(queue) = &state.queue => match queue.request_cancel(&id, now_ms()).await? {
+            Cancel::Dequeued | Cancel::Requested => {
+                Ok((StatusCode::ACCEPTED, Json(serde_json::json!({"run_id": id, "cancelled": true}))))
+            }
+            Cancel::AlreadyEnded => Err(ApiError::Conflict(format!("run `{id}` already ended"))),
+        },
         Some(_) => Err(ApiError::Conflict(format!("run `{id}` is running in another process; cancel it there"))),
     }
 }

@@ -2,10 +2,11 @@
 //! required (generated at start, printed in the URL, unless `CONCLAVE_TOKEN` is set
 //! or `--no-token` is given on loopback), reviews are confined to `--repo-root`, and
 //! the listener is bounded: a cap on open connections, and timeouts on reading a
-//! request's headers and body, so silent connections cannot exhaust the server.
+//! request's headers and body, so silent connections cannot exhaust the server. An
+//! embedded worker runs queued runs (`--workers N` at once; 0 serves the API only).
 
 use clap::Args;
-use conclave_core::{RunStore, Secret};
+use conclave_core::{RunQueue, Secret, owner_token};
 use conclave_engine::Engine;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -15,10 +16,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 use tower_http::timeout::RequestBodyTimeout;
 
 use super::exit;
 use crate::api::{AppState, EditorSource, Security, app};
+use crate::worker::{Worker, WorkerConfig};
 use crate::workspace::{Workspace, engine_config};
 
 /// How long a client has to send a request's body.
@@ -52,10 +55,14 @@ pub struct ServeArgs {
     /// connection is waiting for headers too, so this also closes idle connections.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..=3600))]
     pub header_timeout: u16,
+    /// Runs of the run queue this server runs at once with its embedded worker; 0
+    /// serves the API only and leaves queued runs to `conclave worker` processes.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(0..=256))]
+    pub workers: u16,
 }
 
 /// Serves until Ctrl-C; returns the exit code.
-pub async fn run(args: ServeArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
+pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
     let security = match security(&args) {
         Ok(s) => s,
         Err(message) => {
@@ -77,8 +84,21 @@ pub async fn run(args: ServeArgs, workspace: Workspace, store: Arc<dyn RunStore>
         eprintln!("note: {notice}");
     }
     let token = security.token.clone();
-    let engine = Engine::new(workspace.providers.clone(), store, engine_config(16));
-    let state = AppState::new(workspace, engine, security, editor).with_metrics(crate::observe::prometheus::install());
+    let engine = Engine::new(workspace.providers.clone(), queue.clone(), engine_config(16));
+    let shutdown = CancellationToken::new();
+    if args.workers > 0 {
+        let config = WorkerConfig {
+            id: format!("{}-serve", owner_token()),
+            lease: Duration::from_secs(30),
+            idle: Duration::from_millis(250),
+            max_runs: usize::from(args.workers),
+        };
+        let worker = Worker::new(queue.clone(), engine.clone(), workspace.catalog_context().clone(), config);
+        tokio::spawn(worker.work(shutdown.clone()));
+    }
+    let state = AppState::new(workspace, engine, security, editor)
+        .with_metrics(crate::observe::prometheus::install())
+        .with_queue(queue);
     let listener = match tokio::net::TcpListener::bind(args.bind).await {
         Ok(l) => l,
         Err(e) => {
@@ -96,10 +116,13 @@ pub async fn run(args: ServeArgs, workspace: Workspace, store: Arc<dyn RunStore>
          Ctrl-C stops it)"
     );
     let service = RequestBodyTimeout::new(app(state), BODY_TIMEOUT);
-    tokio::select! {
+    let code = tokio::select! {
         () = accept(listener, service, usize::from(args.max_connections), Duration::from_secs(args.header_timeout.into())) => exit::OTHER,
         _ = tokio::signal::ctrl_c() => exit::OK,
-    }
+    };
+    // Runs the embedded worker still has are left to other workers (their lease lapses).
+    shutdown.cancel();
+    code
 }
 
 /// The token, the allowed hosts and the repository roots from the arguments.

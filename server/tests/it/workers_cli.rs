@@ -134,3 +134,61 @@ async fn a_killed_worker_s_run_is_resumed_by_another_with_no_event_lost_or_repea
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "no event lost or repeated");
     assert!(events.iter().any(|e| e["type"] == "run_resumed"), "the run says it was resumed");
 }
+
+/// `conclave serve` on a free loopback port over the workspace's database; the
+/// process and its token.
+fn serve(dir: &Path, server: &FakeServer, extra: &[&str]) -> (Child, u16, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let mut child = conclave(dir, server)
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .args(extra)
+        .env_remove("CONCLAVE_TOKEN")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut banner = String::new();
+    while !banner.contains("serving on") {
+        banner.clear();
+        assert!(std::io::BufRead::read_line(&mut stderr, &mut banner).expect("read") > 0, "serve printed no URL");
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let token = banner.split_once("#token=").and_then(|(_, t)| t.split_whitespace().next()).unwrap_or("").to_string();
+    (child, port, token)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_sent_to_a_server_stops_the_run_on_a_worker_process_and_servers_run_queued_runs() {
+    let dir = workspace();
+    let slow = Reply::After { millis: 60_000, reply: Box::new(Vendor::Anthropic.answer("never")) };
+    let server = FakeServer::start_routed(routes(vec![slow, Vendor::Anthropic.answer("second done")])).await;
+    let id = queue_run(dir.path(), &server, "to be cancelled");
+    let worker = worker(dir.path(), &server, "30");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !server.requests().iter().any(|r| r.body.to_string().contains("You are the second agent.")) {
+        assert!(Instant::now() < deadline, "the worker never reached the second agent");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // An API-only server (no embedded worker) on the same database.
+    let (api, port, token) = serve(dir.path(), &server, &["--workers", "0"]);
+    let response = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/api/runs/{id}/cancel"))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status().as_u16(), 202, "{}", response.text().await.unwrap_or_default());
+    let shown = ended(dir.path(), &server, &id).await;
+    assert_eq!(shown["run"]["status"], "cancelled", "the worker stopped the run: {shown}");
+    stop(worker);
+    stop(api);
+
+    // A server with its embedded worker runs what is queued.
+    let (with_worker, _, _) = serve(dir.path(), &server, &[]);
+    let next = queue_run(dir.path(), &server, "for the server");
+    let shown = ended(dir.path(), &server, &next).await;
+    stop(with_worker);
+    assert_eq!(shown["run"]["status"], "succeeded", "{shown}");
+}
