@@ -29,7 +29,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use read::Readers;
-use schema::to_json;
 use write::RunRow;
 use writer::Writer;
 
@@ -68,16 +67,7 @@ impl SqliteStore {
 #[async_trait]
 impl RunStore for SqliteStore {
     async fn create_run(&self, run: &NewRun) -> Result<(), StoreError> {
-        let row = RunRow {
-            id: run.id.clone(),
-            conclave_id: run.conclave.id.clone(),
-            conclave_json: to_json(&run.conclave)?,
-            input_json: to_json(&run.input)?,
-            created_ms: run.created_ms,
-            owner: run.owner.clone(),
-            node_ids: run.conclave.nodes.iter().map(|n| n.id.clone()).collect(),
-            queue_spec: None,
-        };
+        let row = RunRow::of(run, None)?;
         self.writer.submit(move |conn| write::create_run(conn, &row)).await
     }
 

@@ -15,16 +15,7 @@ use super::write::{self, RunRow, insert_event};
 #[async_trait]
 impl RunQueue for SqliteStore {
     async fn enqueue(&self, run: &NewRun, spec: &Value) -> Result<(), StoreError> {
-        let row = RunRow {
-            id: run.id.clone(),
-            conclave_id: run.conclave.id.clone(),
-            conclave_json: to_json(&run.conclave)?,
-            input_json: to_json(&run.input)?,
-            created_ms: run.created_ms,
-            owner: run.owner.clone(),
-            node_ids: run.conclave.nodes.iter().map(|n| n.id.clone()).collect(),
-            queue_spec: Some(to_json(spec)?),
-        };
+        let row = RunRow::of(run, Some(to_json(spec)?))?;
         self.writer.submit(move |conn| write::create_run(conn, &row)).await
     }
 

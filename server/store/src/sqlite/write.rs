@@ -22,6 +22,22 @@ pub(super) struct RunRow {
     pub queue_spec: Option<String>,
 }
 
+impl RunRow {
+    /// The row of `run`, with the spec when it is a run of the queue.
+    pub(super) fn of(run: &conclave_core::NewRun, queue_spec: Option<String>) -> Result<RunRow, StoreError> {
+        Ok(RunRow {
+            id: run.id.clone(),
+            conclave_id: run.conclave.id.clone(),
+            conclave_json: to_json(&run.conclave)?,
+            input_json: to_json(&run.input)?,
+            created_ms: run.created_ms,
+            owner: run.owner.clone(),
+            node_ids: run.conclave.nodes.iter().map(|n| n.id.clone()).collect(),
+            queue_spec,
+        })
+    }
+}
+
 /// Inserts a run in status `running` (or `queued`, for the queue) with every node
 /// `queued`; a duplicate id fails.
 pub(super) fn create_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
