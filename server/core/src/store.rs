@@ -82,6 +82,14 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// A stored report, or `None`.
     async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError>;
 
+    /// Notices, pushed by the database, of runs whose events any process sharing the
+    /// store has just committed (a run id per notice), so that a server streams another
+    /// process's run without polling: PostgreSQL's LISTEN/NOTIFY. `None` when the store
+    /// cannot push them; readers then poll.
+    fn commit_notices(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        None
+    }
+
     /// Marks runs still `running` whose owner is not alive as `interrupted`, appending a
     /// final `run_finished` event to each. Returns their ids.
     async fn mark_interrupted(

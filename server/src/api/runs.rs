@@ -33,8 +33,32 @@ use super::error::parse_json;
 use super::extract::{ApiPath, ApiQuery};
 use super::{ApiError, AppState, LiveRun, body_bytes};
 
-/// How often a run owned by another process is polled for new events.
+/// How often a run owned by another process is polled for new events, when the
+/// store cannot say when they come (SQLite).
 const POLL: Duration = Duration::from_millis(400);
+
+/// How long a stream of another process's run waits for a notice before it reads
+/// the store anyway (a notice lost with a dropped connection).
+const NOTICE_WAIT: Duration = Duration::from_secs(5);
+
+/// Waits until run `id` may have new events in the store: a notice from the store
+/// (PostgreSQL's LISTEN/NOTIFY: another server committed them), or, for a store
+/// that sends none, the polling interval.
+async fn wait_for_events(id: &str, notices: Option<&mut broadcast::Receiver<String>>) {
+    let Some(notices) = notices else { return tokio::time::sleep(POLL).await };
+    let heard = async {
+        loop {
+            match notices.recv().await {
+                Ok(run_id) if run_id == id => return,
+                Ok(_) => {}
+                // Missed notices may include this run's: read the store.
+                Err(broadcast::error::RecvError::Lagged(_)) => return,
+                Err(broadcast::error::RecvError::Closed) => return tokio::time::sleep(POLL).await,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(NOTICE_WAIT, heard).await;
+}
 
 /// Paging of the run list.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -301,6 +325,7 @@ pub async fn events(
 async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<RunEvent>) {
     // Subscribe before reading the store, so nothing falls between the two.
     let mut live: Option<broadcast::Receiver<RunEvent>> = state.live_run(&id).map(|l| l.bus.subscribe());
+    let mut notices = state.store().commit_notices();
     loop {
         let Ok(stored) = state.store().events(&id, last).await else { return };
         for event in stored {
@@ -338,7 +363,7 @@ async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<Ru
                 if tx.is_closed() {
                     return;
                 }
-                tokio::time::sleep(POLL).await;
+                wait_for_events(&id, notices.as_mut()).await;
             }
         }
     }

@@ -2,7 +2,8 @@
 //! run --queue` and the agents on Anthropic faked over loopback: two workers run
 //! every queued run exactly once, and when a worker is killed mid-run (SIGKILL) the
 //! other resumes the run once its lease lapses, keeping what had succeeded, with no
-//! event lost or repeated.
+//! event lost or repeated. On PostgreSQL, a run worked by one server streams through
+//! another (LISTEN/NOTIFY), resumable with `Last-Event-ID`.
 
 use conclave_testkit::wire::Vendor;
 use conclave_testkit::{FakeServer, Reply, Route};
@@ -138,8 +139,13 @@ async fn a_killed_worker_s_run_is_resumed_by_another_with_no_event_lost_or_repea
 /// `conclave serve` on a free loopback port over the workspace's database; the
 /// process and its token.
 fn serve(dir: &Path, server: &FakeServer, extra: &[&str]) -> (Child, u16, String) {
+    serve_with(conclave(dir, server), extra)
+}
+
+/// `conclave serve` from `cmd` (its directory and environment) on a free loopback port.
+fn serve_with(mut cmd: Command, extra: &[&str]) -> (Child, u16, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    let mut child = conclave(dir, server)
+    let mut child = cmd
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
         .args(extra)
         .env_remove("CONCLAVE_TOKEN")
@@ -191,4 +197,64 @@ async fn a_cancel_sent_to_a_server_stops_the_run_on_a_worker_process_and_servers
     let shown = ended(dir.path(), &server, &next).await;
     stop(with_worker);
     assert_eq!(shown["run"]["status"], "succeeded", "{shown}");
+}
+
+/// A fresh database on the test PostgreSQL server (`CONCLAVE_TEST_POSTGRES_URL`, set
+/// by `scripts/test.sh`), made with `psql`; its URL.
+fn fresh_postgres() -> String {
+    let admin = std::env::var("CONCLAVE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!("CONCLAVE_TEST_POSTGRES_URL is not set: run `bash scripts/test.sh`, or start one with `bash scripts/postgres.sh start DIR`")
+    });
+    let name = format!("conclave_cli_{}_{}", std::process::id(), uuid_suffix());
+    let out =
+        Command::new("psql").args([&admin, "-v", "ON_ERROR_STOP=1", "-c", &format!("CREATE DATABASE {name}")]).output();
+    let out = out.expect("psql runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (base, query) = admin.split_once('?').map_or((admin.as_str(), String::new()), |(b, q)| (b, format!("?{q}")));
+    let cut = base.rfind('/').filter(|&i| i > base.find("://").map_or(0, |s| s + 2)).unwrap_or(base.len());
+    format!("{}/{name}{query}", &base[..cut])
+}
+
+fn uuid_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() % 1_000_000_000)
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_worked_through_one_server_streams_through_another_on_postgres() {
+    let dir = workspace();
+    let db = fresh_postgres();
+    let slow = Reply::After { millis: 1_500, reply: Box::new(Vendor::Anthropic.answer("second done")) };
+    let server = FakeServer::start_routed(routes(vec![slow])).await;
+    let with_db = |mut cmd: Command| {
+        cmd.env("CONCLAVE_DB", &db);
+        cmd
+    };
+    let (a, _, _) = serve_with(with_db(conclave(dir.path(), &server)), &[]);
+    let (b, port_b, token_b) = serve_with(with_db(conclave(dir.path(), &server)), &["--workers", "0"]);
+    let out = with_db(conclave(dir.path(), &server)).args(["run", "pair", "--input", "streamed", "--queue"]).output();
+    let out = out.expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let client = reqwest::Client::new();
+    let events = |after: Option<&str>| {
+        let mut request = client.get(format!("http://127.0.0.1:{port_b}/api/runs/{id}/events")).bearer_auth(&token_b);
+        if let Some(after) = after {
+            request = request.header("last-event-id", after);
+        }
+        request.send()
+    };
+    let body = events(None).await.expect("server B answers").text().await.expect("the stream ends");
+    let seqs: Vec<u64> =
+        body.lines().filter_map(|l| l.strip_prefix("id:")).filter_map(|s| s.trim().parse().ok()).collect();
+    assert!(body.contains("event: run_finished") || body.contains("event:run_finished"), "{body}");
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "every event once, in order: {body}");
+    let resumed = events(Some("3")).await.expect("answers").text().await.expect("ends");
+    let after: Vec<u64> =
+        resumed.lines().filter_map(|l| l.strip_prefix("id:")).filter_map(|s| s.trim().parse().ok()).collect();
+    assert_eq!(after.first(), Some(&4), "Last-Event-ID resumes after it: {resumed}");
+    stop(a);
+    stop(b);
 }

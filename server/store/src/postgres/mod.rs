@@ -2,12 +2,14 @@
 //! store, for several Conclave servers sharing one database. `migrations.rs` is the
 //! versioned schema, `writer.rs` the task that commits concurrent appends together,
 //! `rows.rs` how an event's `effect_of` changes node and run rows, `queue.rs` the run
-//! queue (claims with `FOR UPDATE SKIP LOCKED`).
+//! queue (claims with `FOR UPDATE SKIP LOCKED`), `listen.rs` the LISTEN connection
+//! that tells this process about events other servers commit.
 //!
 //! **Invariant:** node and run rows change only in the transaction that stores the
 //! event causing the change, with the run's row locked, so a stored run always agrees
 //! with its event log whichever server wrote it.
 
+mod listen;
 mod migrations;
 mod queue;
 mod rows;
@@ -41,6 +43,9 @@ pub struct PostgresStore {
     pool: Pool,
     writer: Writer,
     target: Target,
+    /// How to open the LISTEN connection, and the listener once opened.
+    config: tokio_postgres::Config,
+    listener: std::sync::OnceLock<listen::Listener>,
 }
 
 impl PostgresStore {
@@ -58,7 +63,8 @@ impl PostgresStore {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         let target = Target::of(&config);
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager =
+            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(Runtime::Tokio1)
@@ -75,7 +81,7 @@ impl PostgresStore {
         migrations::migrate(&mut client, &target).await?;
         drop(client);
         let writer = Writer::spawn(pool.clone());
-        Ok(PostgresStore { pool, writer, target })
+        Ok(PostgresStore { pool, writer, target, config, listener: std::sync::OnceLock::new() })
     }
 
     /// Where this store is, without the password: host, port, database and user.
@@ -136,6 +142,12 @@ impl RunStore for PostgresStore {
 
     async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError> {
         self.writer.append(event).await
+    }
+
+    /// LISTEN/NOTIFY on `conclave_events`: every committed batch notifies the runs
+    /// it wrote to. The listening connection opens on the first call.
+    fn commit_notices(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        Some(self.listener.get_or_init(|| listen::Listener::start(self.config.clone())).subscribe())
     }
 
     async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {

@@ -220,3 +220,24 @@ async fn postgres_queue_conforms() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_hears_of_events_another_server_commits() {
+    let url = fresh_database().await;
+    let (writer, reader) = (fresh_connect(&url).await, fresh_connect(&url).await);
+    let mut notices = reader.commit_notices().expect("PostgreSQL pushes notices");
+    writer.create_run(&new_run("shared")).await.expect("create_run");
+    // The listener connects in the background: append until it hears, at most a while.
+    for seq in 1..=50u64 {
+        writer.append_event(&delta("shared", seq)).await.expect("append");
+        if let Ok(Ok(run_id)) = tokio::time::timeout(std::time::Duration::from_millis(200), notices.recv()).await {
+            assert_eq!(run_id, "shared");
+            return;
+        }
+    }
+    panic!("no notice reached the other server");
+}
+
+async fn fresh_connect(url: &str) -> PostgresStore {
+    PostgresStore::connect(url).await.expect("connect")
+}

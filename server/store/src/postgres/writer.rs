@@ -205,17 +205,19 @@ async fn insert_events(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result
     Ok(())
 }
 
-/// Stores each locked run's last sequence number.
+/// Stores each locked run's last sequence number, and tells every listening server
+/// which runs have new events (`NOTIFY`, delivered when the transaction commits).
 async fn record_last_seqs(tx: &Transaction<'_>, last: &HashMap<String, u64>) -> Result<(), StoreError> {
     let ids: Vec<&str> = last.keys().map(String::as_str).collect();
     let seqs: Vec<i64> = last.values().map(|&s| to_db_int(s)).collect();
     let statement = tx
         .prepare_cached(
-            "UPDATE runs SET last_seq = v.seq FROM UNNEST($1::text[], $2::bigint[]) AS v(id, seq) \
-             WHERE runs.id = v.id AND runs.last_seq <> v.seq",
+            "WITH changed AS (UPDATE runs SET last_seq = v.seq FROM UNNEST($1::text[], $2::bigint[]) AS v(id, seq) \
+             WHERE runs.id = v.id AND runs.last_seq <> v.seq RETURNING runs.id) \
+             SELECT pg_notify('conclave_events', id) FROM changed",
         )
         .await
         .map_err(backend)?;
-    tx.execute(&statement, &[&ids, &seqs]).await.map_err(backend)?;
+    tx.query(&statement, &[&ids, &seqs]).await.map_err(backend)?;
     Ok(())
 }
