@@ -230,7 +230,7 @@ async fn a_server_hears_of_events_another_server_commits() {
     // The listener connects in the background: append until it hears, at most a while.
     for seq in 1..=50u64 {
         writer.append_event(&delta("shared", seq)).await.expect("append");
-        if let Ok(Ok(run_id)) = tokio::time::timeout(std::time::Duration::from_millis(200), notices.recv()).await {
+        if let Ok(Ok(run_id)) = tokio::time::timeout(Duration::from_millis(200), notices.recv()).await {
             assert_eq!(run_id, "shared");
             return;
         }
