@@ -15,6 +15,15 @@ pub const HTTP_REQUESTS: &str = "conclave_http_requests_total";
 /// Runs started through this server's API that have not finished, read at each scrape.
 pub const LIVE_RUNS: &str = "conclave_api_live_runs";
 
+/// Runs waiting in the run queue, read at each scrape.
+pub const QUEUE_DEPTH: &str = "conclave_queue_depth";
+
+/// Runs a worker holds from the run queue, read at each scrape.
+pub const QUEUE_RUNNING: &str = "conclave_queue_running";
+
+/// How long the oldest queued run has waited, read at each scrape.
+pub const QUEUE_OLDEST_SECONDS: &str = "conclave_queue_oldest_age_seconds";
+
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Installs the Prometheus recorder as the process's global recorder, once; later
@@ -35,6 +44,13 @@ pub fn install() -> PrometheusHandle {
             describe_metrics();
             metrics::describe_counter!(HTTP_REQUESTS, "HTTP requests answered, by matched route and status.");
             metrics::describe_gauge!(LIVE_RUNS, "Runs started through this server's API that have not finished.");
+            metrics::describe_gauge!(QUEUE_DEPTH, "Runs waiting in the run queue for a worker.");
+            metrics::describe_gauge!(QUEUE_RUNNING, "Runs of the queue a worker holds.");
+            metrics::describe_gauge!(
+                QUEUE_OLDEST_SECONDS,
+                metrics::Unit::Seconds,
+                "How long the oldest queued run has waited (0 with none)."
+            );
             handle
         })
         .clone()

@@ -184,3 +184,32 @@ async fn metrics_are_refused_without_the_token_like_the_api() {
     assert_eq!(status, StatusCode::OK);
     assert!(text.contains("# TYPE conclave_api_live_runs gauge"), "refreshed at every scrape: {text}");
 }
+
+#[tokio::test]
+async fn the_run_queue_s_depth_and_oldest_wait_are_read_at_each_scrape() {
+    use conclave_core::testing::MemoryStore;
+    use conclave_core::{NewRun, RunQueue, now_ms};
+    let (mut api, _) = metered_api();
+    let queue = Arc::new(MemoryStore::new());
+    for (id, waited_ms) in [("q1", 30_000), ("q2", 1_000)] {
+        let run = NewRun {
+            id: id.into(),
+            conclave: conclave_core::testing::conformance::sample_conclave(),
+            input: json!({}),
+            created_ms: now_ms() - waited_ms,
+            owner: "api".into(),
+        };
+        queue.enqueue(&run, &json!({"kind": "run"})).await.expect("enqueue");
+    }
+    queue.claim("w", now_ms(), 60_000).await.expect("claim").expect("q1");
+    api.state = api.state.clone().with_queue(queue);
+    let bearer = format!("Bearer {TOKEN}");
+    let (status, _, text) = api.call("GET", "/metrics", None, &[("authorization", bearer.as_str())]).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let (samples, types) = parse(&text);
+    assert_eq!(value(&samples, "conclave_queue_depth", &[]), Some(1.0), "{text}");
+    assert_eq!(value(&samples, "conclave_queue_running", &[]), Some(1.0));
+    let oldest = value(&samples, "conclave_queue_oldest_age_seconds", &[]).expect("the oldest wait");
+    assert!((1.0..30.0).contains(&oldest), "q2 waited about a second: {oldest}");
+    assert_eq!(types.get("conclave_queue_depth").map(String::as_str), Some("gauge"));
+}
