@@ -13,14 +13,15 @@
 
 use conclave_catalog::{CatalogContext, CheckedConclave, check_text};
 use conclave_core::{Job, Lease, NewRun, RunQueue, RunStore, StoreError, now_ms, owner_token};
-use conclave_engine::{Engine, RunHandle, RunOptions};
+use conclave_engine::{Engine, EventBus, RunHandle, RunOptions};
 use conclave_review::ReviewPolicy;
 use conclave_review::diff::Change;
 use conclave_review::pipeline;
 use conclave_shared::{Conclave, EventKind, RunEvent, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -64,6 +65,19 @@ pub async fn enqueue(
     Ok(id)
 }
 
+/// A run this process runs, still going: how to cancel it and follow its events.
+#[derive(Debug, Clone)]
+pub struct LiveRun {
+    /// Cancels it.
+    pub cancel: CancellationToken,
+    /// Its events, for live subscribers.
+    pub bus: Arc<EventBus>,
+}
+
+/// The runs a process runs, by id: the API streams them from memory and cancels them
+/// at once; the embedded worker of `conclave serve` adds the runs it claims.
+pub type LiveRuns = Arc<Mutex<HashMap<String, LiveRun>>>;
+
 /// How a worker works.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -84,13 +98,19 @@ pub struct Worker {
     engine: Engine,
     context: CatalogContext,
     config: WorkerConfig,
+    live: Option<LiveRuns>,
 }
 
 impl Worker {
     /// A worker claiming from `queue` and running on `engine` (whose store must be the
     /// queue's), checking conclaves against `context`.
     pub fn new(queue: Arc<dyn RunQueue>, engine: Engine, context: CatalogContext, config: WorkerConfig) -> Worker {
-        Worker { queue, engine, context, config }
+        Worker { queue, engine, context, config, live: None }
+    }
+
+    /// The same worker, announcing the runs it runs in `live`.
+    pub fn announcing(self, live: LiveRuns) -> Worker {
+        Worker { live: Some(live), ..self }
     }
 
     /// Claims and runs runs until `shutdown`; runs still going then are abandoned to
@@ -145,7 +165,10 @@ impl Worker {
             Err(reason) => return self.fail(&job.run_id, reason).await,
         };
         let (handle, fell_back) = started;
-        let Some(status) = self.hold_lease(&job.run_id, handle).await else { return };
+        self.announce(&job.run_id, Some(LiveRun { cancel: handle.cancel_token(), bus: handle.bus() }));
+        let held = self.hold_lease(&job.run_id, handle).await;
+        self.announce(&job.run_id, None);
+        let Some(status) = held else { return };
         if let Some(fell_back) = fell_back
             && status != RunStatus::Cancelled
         {
@@ -154,6 +177,16 @@ impl Worker {
                 tracing::error!(run_id = job.run_id, "could not store the review's reports: {e}");
             }
         }
+    }
+
+    /// Adds (or, with `None`, removes) a run in the process's live runs.
+    fn announce(&self, run_id: &str, run: Option<LiveRun>) {
+        let Some(live) = &self.live else { return };
+        let mut live = live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match run {
+            Some(run) => live.insert(run_id.to_string(), run),
+            None => live.remove(run_id),
+        };
     }
 
     /// Starts (or resumes) the claimed run; for a review, also the notices that make

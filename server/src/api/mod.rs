@@ -23,11 +23,9 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use conclave_core::{RunQueue, RunStore};
-use conclave_engine::{Engine, EventBus};
+use conclave_engine::Engine;
 use metrics_exporter_prometheus::PrometheusHandle;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 use tower::Layer;
 
 pub use editor::EditorSource;
@@ -39,14 +37,7 @@ use crate::workspace::Workspace;
 /// Largest request body accepted.
 pub const BODY_LIMIT: usize = 2 * 1024 * 1024;
 
-/// A run started by this server, still going.
-#[derive(Debug, Clone)]
-pub struct LiveRun {
-    /// Cancels it.
-    pub cancel: CancellationToken,
-    /// Its events, for live subscribers.
-    pub bus: Arc<EventBus>,
-}
+pub use crate::worker::{LiveRun, LiveRuns};
 
 /// What the API serves from.
 #[derive(Debug, Clone)]
@@ -55,8 +46,8 @@ pub struct AppState {
     pub workspace: Arc<Workspace>,
     /// The engine every run started here goes through, so its limits hold across them.
     pub engine: Engine,
-    /// Runs started by this server that have not finished.
-    pub live: Arc<Mutex<HashMap<String, LiveRun>>>,
+    /// Runs started by this server (or its embedded worker) that have not finished.
+    pub live: LiveRuns,
     /// How requests are admitted: token, hosts, repository roots.
     pub security: Arc<Security>,
     /// Where the editor's files come from.

@@ -12,7 +12,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use conclave_catalog::{LoadError, load_by_id};
+use conclave_catalog::{CheckedConclave, LoadError, load_by_id};
 use conclave_core::{Cancel, now_ms};
 use conclave_engine::{Reuse, RunHandle, RunOptions, StartError};
 use conclave_review::diff::{Change, ChangeError};
@@ -32,6 +32,7 @@ use utoipa::IntoParams;
 use super::error::parse_json;
 use super::extract::{ApiPath, ApiQuery};
 use super::{ApiError, AppState, LiveRun, body_bytes};
+use crate::worker::JobSpec;
 
 /// How often a run owned by another process is polled for new events, when the
 /// store cannot say when they come (SQLite).
@@ -124,6 +125,10 @@ pub async fn start(
             (start_plain(&state, &request.conclave_id, input.unwrap_or(Value::Null), reuse).await?, vec![], false)
         }
     };
+    let handle = match handle {
+        Launched::Queued(run_id) => return Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices }))),
+        Launched::Started(handle) => handle,
+    };
     let run_id = handle.run_id().to_string();
     let live = LiveRun { cancel: handle.cancel_token(), bus: handle.bus() };
     state.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(run_id.clone(), live);
@@ -161,18 +166,44 @@ async fn earlier_run(state: &AppState, request: &StartRun) -> Result<Option<Reus
     }
 }
 
-/// Starts a plain run of a catalog conclave with an input.
+/// A run this server started, or one it put in the run queue for a worker.
+enum Launched {
+    Started(RunHandle),
+    Queued(String),
+}
+
+/// Puts a run in the queue when this server has one (and the run is not from a node
+/// of an earlier run, which this server runs itself), after planning it: a run that
+/// cannot start is refused now, as a started one would be.
+async fn launch(
+    state: &AppState,
+    conclave: CheckedConclave,
+    input: Value,
+    options: RunOptions,
+    spec: JobSpec,
+) -> Result<Launched, ApiError> {
+    match &state.queue {
+        Some(queue) if options.reuse.is_none() => {
+            state.engine.plan(&conclave, &options).map_err(start_error)?;
+            let id = crate::worker::enqueue(queue.as_ref(), conclave.conclave(), input, &spec).await?;
+            Ok(Launched::Queued(id))
+        }
+        _ => Ok(Launched::Started(state.engine.start(conclave, input, options).await.map_err(start_error)?)),
+    }
+}
+
+/// Starts (or queues) a plain run of a catalog conclave with an input.
 async fn start_plain(
     state: &AppState,
     conclave_id: &str,
     input: Value,
     reuse: Option<Reuse>,
-) -> Result<RunHandle, ApiError> {
+) -> Result<Launched, ApiError> {
     let workspace = &state.workspace;
     let conclave = load_by_id(conclave_id, &workspace.catalog_dir, workspace.catalog_context())
         .map_err(|e| load_error(conclave_id, e))?;
     let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), reuse, ..RunOptions::default() };
-    state.engine.start(conclave, input, options).await.map_err(start_error)
+    launch(state, conclave, input, options, JobSpec::Run).await
 }
 
 /// What a review run reviews: a target read from git now, or the change an earlier
@@ -188,7 +219,7 @@ async fn start_review(
     conclave_id: String,
     what: Review,
     reuse: Option<Reuse>,
-) -> Result<(RunHandle, Vec<String>), ApiError> {
+) -> Result<(Launched, Vec<String>), ApiError> {
     let (repository, target_path) = match &what {
         Review::Target(target) => (std::path::PathBuf::from(&target.repository), "/review/repository"),
         Review::Stored(change) => (change.root.clone(), "/reuse_run"),
@@ -223,8 +254,11 @@ async fn start_review(
         }
     };
     let review = prepared.map_err(|e| review_error(&conclave_id, target_path, e))?;
-    let handle = pipeline::start_with(&state.engine, &review, reuse).await.map_err(start_error)?;
-    Ok((handle, review.notices))
+    let spec =
+        JobSpec::Review { allow_paths: workspace.allow_paths.clone(), samples: 1, fell_back: review.notices.clone() };
+    let options = pipeline::run_options(&review, reuse);
+    let launched = launch(state, review.conclave.clone(), review.change.run_input(), options, spec).await?;
+    Ok((launched, review.notices))
 }
 
 /// The API error of a review that could not be prepared; `repository` is where the
@@ -354,6 +388,8 @@ async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<Ru
                     }
                 }
             },
+            // This server's worker may have claimed the run since: follow it live.
+            None if let Some(run) = state.live_run(&id) => live = Some(run.bus.subscribe()),
             None => {
                 let finished =
                     state.store().get_run(&id).await.ok().flatten().is_none_or(|r| r.summary.status.is_terminal());

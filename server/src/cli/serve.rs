@@ -85,20 +85,22 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     }
     let token = security.token.clone();
     let engine = Engine::new(workspace.providers.clone(), queue.clone(), engine_config(16));
+    let context = workspace.catalog_context().clone();
+    let state = AppState::new(workspace, engine, security, editor)
+        .with_metrics(crate::observe::prometheus::install())
+        .with_queue(queue.clone());
     let shutdown = CancellationToken::new();
     if args.workers > 0 {
         let config = WorkerConfig {
             id: format!("{}-serve", owner_token()),
             lease: Duration::from_secs(30),
-            idle: Duration::from_millis(250),
+            idle: Duration::from_millis(100),
             max_runs: usize::from(args.workers),
         };
-        let worker = Worker::new(queue.clone(), engine.clone(), workspace.catalog_context().clone(), config);
+        // The runs it claims are this server's live runs: streamed from memory, cancelled at once.
+        let worker = Worker::new(queue, state.engine.clone(), context, config).announcing(state.live.clone());
         tokio::spawn(worker.work(shutdown.clone()));
     }
-    let state = AppState::new(workspace, engine, security, editor)
-        .with_metrics(crate::observe::prometheus::install())
-        .with_queue(queue);
     let listener = match tokio::net::TcpListener::bind(args.bind).await {
         Ok(l) => l,
         Err(e) => {

@@ -258,3 +258,38 @@ async fn a_run_worked_through_one_server_streams_through_another_on_postgres() {
     stop(a);
     stop(b);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_started_through_the_api_is_queued_and_streams_live_from_the_embedded_worker() {
+    let dir = workspace();
+    let server = FakeServer::start_routed(routes(vec![Vendor::Anthropic.answer("second done")])).await;
+    let (serve, port, token) = serve(dir.path(), &server, &[]);
+    let client = reqwest::Client::new();
+    let started: Value = client
+        .post(format!("http://127.0.0.1:{port}/api/runs"))
+        .bearer_auth(&token)
+        .json(&json!({"conclave_id": "pair", "input": "through the api"}))
+        .send()
+        .await
+        .expect("the server answers")
+        .json()
+        .await
+        .expect("json");
+    let id = started["run_id"].as_str().expect("a run id").to_string();
+    let body = client
+        .get(format!("http://127.0.0.1:{port}/api/runs/{id}/events"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("events")
+        .text()
+        .await
+        .expect("the stream ends");
+    stop(serve);
+    let seqs: Vec<u64> =
+        body.lines().filter_map(|l| l.strip_prefix("id:")).filter_map(|s| s.trim().parse().ok()).collect();
+    assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "{body}");
+    assert!(body.contains("run_finished") && body.contains("second done"), "{body}");
+    let shown = tokio::task::block_in_place(|| show(dir.path(), &server, &id));
+    assert_eq!(shown["run"]["status"], "succeeded", "{shown}");
+}
