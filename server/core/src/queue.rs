@@ -15,6 +15,10 @@
 //!   running in its own process) are never claimed, and queued runs are never marked
 //!   interrupted by [`RunStore::mark_interrupted`]: their lease says whether they live.
 //!
+//! - Slots ([`RunQueue::take_slot`]) are leased counters shared by every process on
+//!   the database: the engine takes one per provider call, so a provider's limit
+//!   holds across the fleet, and a dead process's slots free themselves.
+//!
 //! Every store implements the same queue (memory for tests, SQLite for one machine,
 //! PostgreSQL for a fleet), checked by `testing::conformance::queue`.
 
@@ -95,4 +99,29 @@ pub trait RunQueue: RunStore {
 
     /// How many runs wait and run, and the oldest wait.
     async fn queue_stats(&self, now_ms: u64) -> Result<QueueStats, StoreError>;
+
+    /// Takes one of the `limit` slots of `scope` (such as one provider's calls, across
+    /// every process on the database) for `holder` until `now_ms + lease_ms`; `None`
+    /// when every slot is held by a lease that has not expired.
+    async fn take_slot(
+        &self,
+        scope: &str,
+        limit: u32,
+        holder: &str,
+        now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<Option<u32>, StoreError>;
+
+    /// Extends `holder`'s lease on a slot; `false` when it lost the slot.
+    async fn renew_slot(
+        &self,
+        scope: &str,
+        slot: u32,
+        holder: &str,
+        now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<bool, StoreError>;
+
+    /// Gives a slot back (nothing happens when `holder` no longer holds it).
+    async fn release_slot(&self, scope: &str, slot: u32, holder: &str) -> Result<(), StoreError>;
 }

@@ -36,6 +36,8 @@ pub struct MemoryStore {
     runs: Mutex<HashMap<String, StoredRun>>,
     order: Mutex<Vec<String>>,
     reports: Mutex<HashMap<(String, String), String>>,
+    /// Slots of the queue: holder and lease end, by scope and slot.
+    slots: Mutex<HashMap<(String, u32), (String, u64)>>,
 }
 
 impl MemoryStore {
@@ -204,6 +206,49 @@ impl RunQueue for MemoryStore {
                 _ => Ok(Cancel::AlreadyEnded),
             }
         })
+    }
+
+    async fn take_slot(
+        &self,
+        scope: &str,
+        limit: u32,
+        holder: &str,
+        now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<Option<u32>, StoreError> {
+        let mut slots = self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let free =
+            (0..limit).find(|&slot| slots.get(&(scope.to_string(), slot)).is_none_or(|(_, until)| *until < now_ms));
+        if let Some(slot) = free {
+            slots.insert((scope.to_string(), slot), (holder.to_string(), now_ms + lease_ms));
+        }
+        Ok(free)
+    }
+
+    async fn renew_slot(
+        &self,
+        scope: &str,
+        slot: u32,
+        holder: &str,
+        now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<bool, StoreError> {
+        let mut slots = self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match slots.get_mut(&(scope.to_string(), slot)) {
+            Some((held_by, until)) if held_by == holder => {
+                *until = now_ms + lease_ms;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn release_slot(&self, scope: &str, slot: u32, holder: &str) -> Result<(), StoreError> {
+        let mut slots = self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slots.get(&(scope.to_string(), slot)).is_some_and(|(held_by, _)| held_by == holder) {
+            slots.remove(&(scope.to_string(), slot));
+        }
+        Ok(())
     }
 
     async fn queue_stats(&self, now_ms: u64) -> Result<QueueStats, StoreError> {

@@ -19,6 +19,28 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunQueue>) {
     runs_made_without_the_queue_are_never_claimed(make()).await;
     the_queue_reports_its_depth_and_oldest_wait(make()).await;
     concurrent_claims_never_share_a_run(make()).await;
+    slots_are_limited_leased_and_given_back(make()).await;
+}
+
+async fn slots_are_limited_leased_and_given_back(queue: Arc<dyn RunQueue>) {
+    let take = |holder: &'static str, now: u64| {
+        let queue = queue.clone();
+        async move { queue.take_slot("provider:anthropic", 2, holder, now, 1000).await.expect("take") }
+    };
+    let first = take("h1", 100).await.expect("a first slot");
+    let second = take("h2", 100).await.expect("a second slot");
+    assert_ne!(first, second);
+    assert_eq!(take("h3", 100).await, None, "two slots, both held");
+    let other = queue.take_slot("provider:openai", 2, "h4", 100, 1000).await.expect("take");
+    assert!(other.is_some(), "scopes are apart");
+    queue.release_slot("provider:anthropic", first, "someone-else").await.expect("release");
+    assert_eq!(take("h3", 200).await, None, "only the holder gives a slot back");
+    queue.release_slot("provider:anthropic", first, "h1").await.expect("release");
+    assert_eq!(take("h3", 200).await, Some(first), "a slot given back is taken again");
+    assert!(queue.renew_slot("provider:anthropic", second, "h2", 900, 1000).await.expect("renew"));
+    assert!(!queue.renew_slot("provider:anthropic", second, "h3", 900, 1000).await.expect("renew"), "not h3's");
+    assert_eq!(take("h5", 1100).await, None, "h2 renewed until 1900 and h3 holds until 1200");
+    assert!(take("h5", 2000).await.is_some(), "an expired lease frees its slot (a dead process's)");
 }
 
 async fn claims_go_oldest_first_to_one_worker_each(queue: Arc<dyn RunQueue>) {

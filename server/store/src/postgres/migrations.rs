@@ -68,6 +68,15 @@ ALTER TABLE runs ADD COLUMN cancel_requested BOOLEAN NOT NULL DEFAULT FALSE;
 CREATE INDEX runs_queued ON runs (created_ms, id) WHERE status = 'queued';
 CREATE INDEX runs_leased ON runs (lease_until) WHERE status = 'running' AND queue_spec IS NOT NULL;
 "#,
+    r#"
+CREATE TABLE slots (
+    scope       TEXT NOT NULL,
+    slot        INTEGER NOT NULL,
+    holder      TEXT,
+    lease_until BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (scope, slot)
+);
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

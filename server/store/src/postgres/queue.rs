@@ -89,6 +89,70 @@ impl RunQueue for PostgresStore {
         Ok(cancel)
     }
 
+    async fn take_slot(
+        &self,
+        scope: &str,
+        limit: u32,
+        holder: &str,
+        now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<Option<u32>, StoreError> {
+        let client = self.client().await?;
+        let limit = i32::try_from(limit).unwrap_or(i32::MAX);
+        client
+            .execute(
+                "INSERT INTO slots (scope, slot) SELECT $1, s FROM generate_series(0, $2 - 1) AS s \
+                 ON CONFLICT DO NOTHING",
+                &[&scope, &limit],
+            )
+            .await
+            .map_err(backend)?;
+        let row = client
+            .query_opt(
+                "UPDATE slots SET holder = $3, lease_until = $4::bigint + $5::bigint \
+                 WHERE (scope, slot) = (SELECT scope, slot FROM slots WHERE scope = $1 AND slot < $2 \
+                     AND (holder IS NULL OR lease_until < $4::bigint) ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED) \
+                 RETURNING slot",
+                &[&scope, &limit, &holder, &to_db_int(now_ms), &to_db_int(lease_ms)],
+            )
+            .await
+            .map_err(backend)?;
+        row.map(|r| r.try_get::<_, i32>(0).map(|slot| u32::try_from(slot).unwrap_or(0)).map_err(backend)).transpose()
+    }
+
+    async fn renew_slot(
+        &self,
+        scope: &str,
+        slot: u32,
+        holder: &str,
+        now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<bool, StoreError> {
+        let client = self.client().await?;
+        let slot = i32::try_from(slot).unwrap_or(i32::MAX);
+        let changed = client
+            .execute(
+                "UPDATE slots SET lease_until = $4::bigint + $5::bigint WHERE scope = $1 AND slot = $2 AND holder = $3",
+                &[&scope, &slot, &holder, &to_db_int(now_ms), &to_db_int(lease_ms)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(changed == 1)
+    }
+
+    async fn release_slot(&self, scope: &str, slot: u32, holder: &str) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let slot = i32::try_from(slot).unwrap_or(i32::MAX);
+        client
+            .execute(
+                "UPDATE slots SET holder = NULL, lease_until = 0 WHERE scope = $1 AND slot = $2 AND holder = $3",
+                &[&scope, &slot, &holder],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
     async fn queue_stats(&self, now_ms: u64) -> Result<QueueStats, StoreError> {
         let client = self.client().await?;
         let row = client

@@ -41,6 +41,70 @@ impl RunQueue for SqliteStore {
     async fn queue_stats(&self, now_ms: u64) -> Result<QueueStats, StoreError> {
         self.readers.run(move |conn| queue_stats(conn, now_ms)).await
     }
+
+    async fn take_slot(
+        &self,
+        scope: &str,
+        limit: u32,
+        holder: &str,
+        now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<Option<u32>, StoreError> {
+        let (scope, holder) = (scope.to_string(), holder.to_string());
+        self.writer.submit(move |conn| take_slot(conn, &scope, limit, &holder, now_ms + lease_ms, now_ms)).await
+    }
+
+    async fn renew_slot(
+        &self,
+        scope: &str,
+        slot: u32,
+        holder: &str,
+        now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<bool, StoreError> {
+        let (scope, holder) = (scope.to_string(), holder.to_string());
+        self.writer
+            .submit(move |conn| {
+                conn.prepare_cached("UPDATE slots SET lease_until = ?4 WHERE scope = ?1 AND slot = ?2 AND holder = ?3")
+                    .and_then(|mut s| s.execute(params![scope, slot, holder, now_ms + lease_ms]))
+                    .map(|changed| changed == 1)
+                    .map_err(backend)
+            })
+            .await
+    }
+
+    async fn release_slot(&self, scope: &str, slot: u32, holder: &str) -> Result<(), StoreError> {
+        let (scope, holder) = (scope.to_string(), holder.to_string());
+        self.writer
+            .submit(move |conn| {
+                conn.prepare_cached("DELETE FROM slots WHERE scope = ?1 AND slot = ?2 AND holder = ?3")
+                    .and_then(|mut s| s.execute(params![scope, slot, holder]))
+                    .map(|_| ())
+                    .map_err(backend)
+            })
+            .await
+    }
+}
+
+/// The first of `limit` slots of `scope` that nobody holds, or whose lease ended
+/// before `now_ms`, taken for `holder` until `until_ms`.
+fn take_slot(
+    conn: &Connection,
+    scope: &str,
+    limit: u32,
+    holder: &str,
+    until_ms: u64,
+    now_ms: u64,
+) -> Result<Option<u32>, StoreError> {
+    let held: Vec<u32> = conn
+        .prepare_cached("SELECT slot FROM slots WHERE scope = ?1 AND lease_until >= ?2")
+        .and_then(|mut s| s.query_map(params![scope, now_ms], |r| r.get(0))?.collect())
+        .map_err(backend)?;
+    let Some(free) = (0..limit).find(|slot| !held.contains(slot)) else { return Ok(None) };
+    conn.prepare_cached("INSERT OR REPLACE INTO slots (scope, slot, holder, lease_until) VALUES (?1, ?2, ?3, ?4)")
+        .and_then(|mut s| s.execute(params![scope, free, holder, until_ms]))
+        .map_err(backend)?;
+    Ok(Some(free))
 }
 
 /// Takes the oldest queued run, or a running one whose lease expired, for `worker`.

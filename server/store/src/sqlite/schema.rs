@@ -67,6 +67,15 @@ ALTER TABLE runs ADD COLUMN lease_until INTEGER;
 ALTER TABLE runs ADD COLUMN cancel_requested INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX runs_queued ON runs (created_ms, id) WHERE status = 'queued';
 "#,
+    r#"
+CREATE TABLE slots (
+    scope       TEXT NOT NULL,
+    slot        INTEGER NOT NULL,
+    holder      TEXT NOT NULL,
+    lease_until INTEGER NOT NULL,
+    PRIMARY KEY (scope, slot)
+) WITHOUT ROWID;
+"#,
 ];
 
 /// The columns of a node row, in the order [`node_from_row`] reads them.
