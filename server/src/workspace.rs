@@ -5,10 +5,11 @@
 
 use conclave_catalog::CatalogContext;
 use conclave_core::{BUILTIN_TOOLS, PriceTable, ProviderRegistry, RunQueue, StoreError, now_ms, owner_alive};
-use conclave_engine::EngineConfig;
+use conclave_engine::{EngineConfig, FleetLimits};
 use conclave_review::Catalog;
 use conclave_schema::SchemaCatalog;
 use conclave_store::{PostgresStore, SqliteStore};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -64,11 +65,45 @@ impl Workspace {
     }
 }
 
+/// Engine settings from the environment, with this concurrency, and the provider
+/// limits of `CONCLAVE_PROVIDER_LIMITS` held across every process on `queue`'s
+/// database too.
+pub fn engine_config_on(max_concurrency: usize, queue: &Arc<dyn RunQueue>) -> EngineConfig {
+    let mut config = engine_config(max_concurrency);
+    let providers = provider_limits();
+    if !providers.is_empty() {
+        config.fleet = Some(FleetLimits { slots: queue.clone(), providers, lease: FLEET_LEASE });
+    }
+    config
+}
+
+/// How long a provider slot holds without renewal, should its process die.
+const FLEET_LEASE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `CONCLAVE_PROVIDER_LIMITS`: `name=N` pairs, comma-separated (`anthropic=4,openai=8`);
+/// malformed pairs are skipped with a warning.
+fn provider_limits() -> HashMap<String, u32> {
+    let Ok(text) = std::env::var("CONCLAVE_PROVIDER_LIMITS") else { return HashMap::new() };
+    let mut limits = HashMap::new();
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match pair.split_once('=').map(|(name, n)| (name.trim(), n.trim().parse::<u32>())) {
+            Some((name, Ok(n))) if !name.is_empty() && n > 0 => {
+                limits.insert(name.to_string(), n);
+            }
+            _ => eprintln!("warning: CONCLAVE_PROVIDER_LIMITS: `{pair}` is not `provider=N` with N above 0; ignored"),
+        }
+    }
+    limits
+}
+
 /// Engine settings from the environment, with this concurrency.
 pub fn engine_config(max_concurrency: usize) -> EngineConfig {
     let mut config = EngineConfig { max_concurrency: max_concurrency.max(1), ..EngineConfig::default() };
     // One local generation at a time: they share the CPU, and parallel ones only thrash.
     config.provider_limits.insert("local".into(), 1);
+    for (name, n) in provider_limits() {
+        config.provider_limits.insert(name, n as usize);
+    }
     if let Some(retries) = std::env::var("CONCLAVE_PROVIDER_RETRIES").ok().and_then(|v| v.trim().parse().ok()) {
         config.retry.max_retries = retries;
     }

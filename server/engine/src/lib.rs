@@ -16,6 +16,7 @@
 
 pub mod agent;
 pub mod bus;
+pub mod fleet;
 pub mod input;
 pub mod limits;
 pub mod observe;
@@ -42,6 +43,7 @@ use tracing::Instrument;
 
 pub use agent::{AgentContext, NodeError};
 pub use bus::{BusSink, EventBus};
+pub use fleet::FleetLimits;
 pub use input::AgentInput;
 pub use limits::Limits;
 pub use plan::{AgentPlan, Plan, PlanNode, build_plan};
@@ -67,6 +69,9 @@ pub struct EngineConfig {
     /// Whether prompts and answers go into the `chat` spans (off unless the operator
     /// asks: they may hold code and secrets of the repository under review).
     pub capture_message_content: bool,
+    /// Provider limits held across every process sharing the run store's database
+    /// (servers and workers), when there are any.
+    pub fleet: Option<FleetLimits>,
 }
 
 impl Default for EngineConfig {
@@ -78,6 +83,7 @@ impl Default for EngineConfig {
             retry: RetryPolicy::default(),
             prices: Arc::new(PriceTable::load(None)),
             capture_message_content: false,
+            fleet: None,
         }
     }
 }
@@ -310,7 +316,8 @@ impl RunHandle {
 impl Engine {
     /// An engine over these providers and store.
     pub fn new(providers: ProviderRegistry, store: Arc<dyn RunStore>, config: EngineConfig) -> Engine {
-        let limits = Arc::new(Limits::new(config.max_concurrency, &config.provider_limits));
+        let limits =
+            Arc::new(Limits::new(config.max_concurrency, &config.provider_limits).with_fleet(config.fleet.clone()));
         Engine { providers: Arc::new(providers), store, config, limits }
     }
 

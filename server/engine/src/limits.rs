@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::fleet::{FleetLimits, FleetSlot};
+
 /// The largest limit: more concurrency than this is no limit at all, and it keeps
 /// every count well inside what a semaphore can hold.
 pub const MAX_LIMIT: usize = 1 << 20;
@@ -18,6 +20,8 @@ pub struct Limits {
     global: Arc<Semaphore>,
     global_size: usize,
     providers: HashMap<String, (Arc<Semaphore>, usize)>,
+    /// Limits held across every process on the database, when there are any.
+    fleet: Option<FleetLimits>,
 }
 
 /// The limits one run's nodes acquire: the run's own (from its conclave's settings),
@@ -33,6 +37,7 @@ pub struct RunLimits {
 #[derive(Debug)]
 pub struct Permits {
     _held: Vec<OwnedSemaphorePermit>,
+    _fleet: Option<FleetSlot>,
 }
 
 impl Limits {
@@ -48,7 +53,13 @@ impl Limits {
                     (name.clone(), (Arc::new(Semaphore::new(n.clamp(1, MAX_LIMIT))), n.clamp(1, MAX_LIMIT)))
                 })
                 .collect(),
+            fleet: None,
         }
+    }
+
+    /// The same limits, with `fleet`'s held across every process on the database.
+    pub fn with_fleet(self, fleet: Option<FleetLimits>) -> Limits {
+        Limits { fleet, ..self }
     }
 
     /// The limits for one run of a conclave with these settings.
@@ -75,22 +86,31 @@ impl RunLimits {
     /// not hold a slot other providers' nodes could use. Every node takes them in
     /// the same order, so waiting cannot deadlock.
     pub async fn acquire(&self, provider: Option<&str>) -> Permits {
-        let mut order: Vec<&Arc<Semaphore>> = Vec::with_capacity(4);
+        let mut held = Vec::with_capacity(4);
         if let Some(provider) = provider {
-            order.extend(self.providers.get(provider));
-            order.extend(self.engine.providers.get(provider).map(|(s, _)| s));
+            let local =
+                self.providers.get(provider).into_iter().chain(self.engine.providers.get(provider).map(|(s, _)| s));
+            hold(local, &mut held).await;
         }
-        order.extend(self.run.as_ref());
-        order.push(&self.engine.global);
-        let mut held = Vec::with_capacity(order.len());
-        for semaphore in order {
-            // The engine never closes its semaphores, so acquiring only fails if one
-            // were closed; the node then runs without that limit rather than not at all.
-            if let Ok(permit) = semaphore.clone().acquire_owned().await {
-                held.push(permit);
-            }
+        // The fleet's slot of the provider comes after this process's and before the
+        // global slots, so a node waiting for the fleet keeps no other node waiting here.
+        let fleet = match (provider, &self.engine.fleet) {
+            (Some(provider), Some(fleet)) => fleet.acquire(provider).await,
+            _ => None,
+        };
+        hold(self.run.iter().chain([&self.engine.global]), &mut held).await;
+        Permits { _held: held, _fleet: fleet }
+    }
+}
+
+/// Takes a permit of each semaphore in order.
+async fn hold<'a>(semaphores: impl Iterator<Item = &'a Arc<Semaphore>>, held: &mut Vec<OwnedSemaphorePermit>) {
+    for semaphore in semaphores {
+        // The engine never closes its semaphores, so acquiring only fails if one
+        // were closed; the node then runs without that limit rather than not at all.
+        if let Ok(permit) = semaphore.clone().acquire_owned().await {
+            held.push(permit);
         }
-        Permits { _held: held }
     }
 }
 

@@ -2,7 +2,7 @@
 //! (or another), writes the report, and applies CI gates.
 
 use clap::{Args, ValueEnum};
-use conclave_core::RunStore;
+use conclave_core::{RunQueue, RunStore};
 use conclave_engine::Engine;
 use conclave_review::baseline::Baseline;
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::run::{announce, exit_code, explain_load_error, follow, start_error_code, warn};
 use super::runs::resolve_id;
 use super::{exit, format_parser};
-use crate::workspace::{Workspace, engine_config};
+use crate::workspace::{Workspace, engine_config_on};
 
 /// Arguments of `conclave review`.
 #[derive(Debug, Args)]
@@ -133,7 +133,9 @@ fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace:
 }
 
 /// Runs the review; returns the exit code.
-pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore>) -> u8 {
+pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
+    let config = engine_config_on(usize::from(args.max_concurrency), &queue);
+    let store: Arc<dyn RunStore> = queue;
     let post_to = match super::post::target(args.post, args.pr) {
         Ok(target) => target,
         Err(code) => return code,
@@ -173,8 +175,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, store: Arc<dyn RunStore
     for notice in &review.notices {
         eprintln!("{notice}");
     }
-    let engine =
-        Engine::new(workspace.providers.clone(), store.clone(), engine_config(usize::from(args.max_concurrency)));
+    let engine = Engine::new(workspace.providers.clone(), store.clone(), config);
     eprintln!("{}", review.describe());
 
     let mut worst = exit::OK;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use super::exit;
 use super::progress::Progress;
 use super::runs::resolve_id;
-use crate::workspace::{Workspace, engine_config};
+use crate::workspace::{Workspace, engine_config_on};
 
 /// Arguments of `conclave run`.
 #[derive(Debug, Args)]
@@ -66,6 +66,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
     if args.queue {
         return enqueue(&args, &workspace, queue.as_ref(), given.unwrap_or_else(|| Value::String(String::new()))).await;
     }
+    let config = engine_config_on(usize::from(args.max_concurrency), &queue);
     let store: Arc<dyn RunStore> = queue;
     let reuse = match earlier_run(&args, store.as_ref()).await {
         Ok(reuse) => reuse,
@@ -74,8 +75,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
             return code;
         }
     };
-    let engine =
-        Engine::new(workspace.providers.clone(), store.clone(), engine_config(usize::from(args.max_concurrency)));
+    let engine = Engine::new(workspace.providers.clone(), store.clone(), config);
     if given.is_none()
         && let Some(reuse) = reuse.clone()
         && let Some(change) = Change::from_run_input(&reuse.earlier.input)

@@ -22,7 +22,7 @@ use tower_http::timeout::RequestBodyTimeout;
 use super::exit;
 use crate::api::{AppState, EditorSource, Security, app};
 use crate::worker::{Worker, WorkerConfig};
-use crate::workspace::{Workspace, engine_config};
+use crate::workspace::{Workspace, engine_config_on};
 
 /// How long a client has to send a request's body.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -84,7 +84,7 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
         eprintln!("note: {notice}");
     }
     let token = security.token.clone();
-    let engine = Engine::new(workspace.providers.clone(), queue.clone(), engine_config(16));
+    let engine = Engine::new(workspace.providers.clone(), queue.clone(), engine_config_on(16, &queue));
     let context = workspace.catalog_context().clone();
     let state = AppState::new(workspace, engine, security, editor)
         .with_metrics(crate::observe::prometheus::install())

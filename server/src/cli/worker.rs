@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::exit;
 use crate::worker::{Worker, WorkerConfig};
-use crate::workspace::{Workspace, engine_config};
+use crate::workspace::{Workspace, engine_config_on};
 
 /// Arguments of `conclave worker`.
 #[derive(Debug, Args)]
@@ -31,8 +31,11 @@ pub struct WorkerArgs {
 
 /// Runs the worker until it is stopped; returns the exit code.
 pub async fn run(args: WorkerArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
-    let engine =
-        Engine::new(workspace.providers.clone(), queue.clone(), engine_config(usize::from(args.max_concurrency)));
+    let engine = Engine::new(
+        workspace.providers.clone(),
+        queue.clone(),
+        engine_config_on(usize::from(args.max_concurrency), &queue),
+    );
     let id = format!("{}-{}", conclave_core::owner_token(), uuid::Uuid::now_v7().simple());
     let config = WorkerConfig {
         id: id.clone(),

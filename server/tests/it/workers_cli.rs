@@ -293,3 +293,28 @@ async fn a_run_started_through_the_api_is_queued_and_streams_live_from_the_embed
     let shown = tokio::task::block_in_place(|| show(dir.path(), &server, &id));
     assert_eq!(shown["run"]["status"], "succeeded", "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_limit_of_two_holds_across_two_worker_processes() {
+    let dir = workspace();
+    let slow = |text: &str| Reply::After { millis: 300, reply: Box::new(Vendor::Anthropic.answer(text)) };
+    let routes = vec![
+        Route { marker: "You are the first agent.".into(), replies: vec![slow("first done")] },
+        Route { marker: "You are the second agent.".into(), replies: vec![slow("second done")] },
+    ];
+    let server = FakeServer::start_routed(routes).await;
+    let ids: Vec<String> = (0..8).map(|i| queue_run(dir.path(), &server, &format!("limited-{i}"))).collect();
+    let limited = |mut child: Command| {
+        child.env("CONCLAVE_PROVIDER_LIMITS", "anthropic=2");
+        child.args(["worker", "--lease-secs", "10", "--runs", "4"]).stdout(Stdio::null()).stderr(Stdio::null());
+        child.spawn().expect("a worker starts")
+    };
+    let workers = [limited(conclave(dir.path(), &server)), limited(conclave(dir.path(), &server))];
+    for id in &ids {
+        let shown = ended(dir.path(), &server, id).await;
+        assert_eq!(shown["run"]["status"], "succeeded", "{shown}");
+    }
+    workers.into_iter().for_each(stop);
+    assert_eq!(server.requests().len(), 16, "two calls a run");
+    assert_eq!(server.peak_in_flight(), 2, "eight runs on two workers of four, but two calls at once across the fleet");
+}

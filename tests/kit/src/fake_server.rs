@@ -7,6 +7,7 @@ use axum::http::{HeaderMap, Request, Response, StatusCode};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// One scripted answer.
@@ -48,6 +49,8 @@ struct Shared {
     script: Arc<Mutex<VecDeque<Reply>>>,
     routes: Arc<Mutex<RouteTable>>,
     responder: Arc<Mutex<Option<Responder>>>,
+    /// Requests being answered now, and the most at once.
+    in_flight: Arc<(AtomicUsize, AtomicUsize)>,
 }
 
 /// The fake server; it stops when dropped.
@@ -91,7 +94,12 @@ impl FakeServer {
         server
     }
 
-    /// Every request received so far.
+    /// The most requests it was answering at once (a reply's wait included).
+    pub fn peak_in_flight(&self) -> usize {
+        self.shared.in_flight.1.load(Ordering::SeqCst)
+    }
+
+    /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().expect("lock").clone()
     }
@@ -129,6 +137,15 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
     let reply = routed
         .or_else(|| shared.script.lock().expect("lock").pop_front())
         .or_else(|| shared.responder.lock().expect("lock").map(|answer| answer(&body)));
+    let (now, peak) = (&shared.in_flight.0, &shared.in_flight.1);
+    peak.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+    let response = respond(reply).await;
+    now.fetch_sub(1, Ordering::SeqCst);
+    response
+}
+
+/// The response for `reply`, after its wait when it has one.
+async fn respond(reply: Option<Reply>) -> Response<Body> {
     let mut reply = reply;
     while let Some(Reply::After { millis, reply: later }) = reply {
         tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
