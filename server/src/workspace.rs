@@ -66,14 +66,12 @@ impl Workspace {
 }
 
 /// Engine settings from the environment, with this concurrency, and the provider
-/// limits of `CONCLAVE_PROVIDER_LIMITS` held across every process on `queue`'s
-/// database too.
+/// limits of `CONCLAVE_PROVIDER_LIMITS` and providers' "retry after" held across
+/// every process on `queue`'s database too.
 pub fn engine_config_on(max_concurrency: usize, queue: &Arc<dyn RunQueue>) -> EngineConfig {
     let mut config = engine_config(max_concurrency);
-    let providers = provider_limits();
-    if !providers.is_empty() {
-        config.fleet = Some(FleetLimits { slots: queue.clone(), providers, lease: FLEET_LEASE });
-    }
+    // Always on: a provider's "retry after" pauses every process on the database.
+    config.fleet = Some(FleetLimits { slots: queue.clone(), providers: provider_limits(), lease: FLEET_LEASE });
     config
 }
 

@@ -124,4 +124,12 @@ pub trait RunQueue: RunStore {
 
     /// Gives a slot back (nothing happens when `holder` no longer holds it).
     async fn release_slot(&self, scope: &str, slot: u32, holder: &str) -> Result<(), StoreError>;
+
+    /// Pauses `scope` (such as one provider's calls, after it answered "retry after")
+    /// until `until_ms` for every process on the database; a later pause extends it,
+    /// an earlier one changes nothing.
+    async fn pause(&self, scope: &str, until_ms: u64) -> Result<(), StoreError>;
+
+    /// When `scope`'s pause ends, if it is paused at `now_ms`.
+    async fn paused_until(&self, scope: &str, now_ms: u64) -> Result<Option<u64>, StoreError>;
 }

@@ -81,6 +81,8 @@ pub struct AgentContext {
     pub workdir: Option<std::path::PathBuf>,
     /// Whether prompts and answers go into the `chat` spans.
     pub capture_content: bool,
+    /// Limits and pauses shared by every process on the database, if any.
+    pub fleet: Option<crate::fleet::FleetLimits>,
 }
 
 /// Runs the agent to its output.
@@ -284,6 +286,9 @@ impl Caller<'_> {
                 native_schema = request.output_schema.is_some(),
                 "calling the provider"
             );
+            if let Some(fleet) = &self.ctx.fleet {
+                fleet.wait_while_paused(provider).await;
+            }
             let span = observe::chat_span(provider, &request, capture);
             let started = Instant::now();
             let mut result = plan.provider.call(&request, self.sink).instrument(span.clone()).await;
@@ -301,6 +306,10 @@ impl Caller<'_> {
                 Err(error) => error,
             };
             tracing::warn!(node = self.node_id, provider, class = error.class(), "provider call failed: {error}");
+            // The provider's "retry after" holds for every process on the database.
+            if let (ProviderError::RateLimited { retry_after: Some(wait) }, Some(fleet)) = (&error, &self.ctx.fleet) {
+                fleet.pause(provider, (*wait).min(self.ctx.retry.cap * 2)).await;
+            }
             let Some(delay) = backoff.next_delay(&error) else { return Err(error.into()) };
             retry += 1;
             observe::provider_retried(provider, &error);

@@ -2,7 +2,8 @@
 //! workers on any machine): each node of a limited provider takes one of the
 //! provider's slots in the queue's slot table, under a lease renewed while it runs,
 //! and gives it back when it ends. A process that dies holds its slots only until
-//! their leases lapse.
+//! their leases lapse. A provider's "retry after" pauses its calls in every process,
+//! not only the one that was told.
 
 use conclave_core::{RunQueue, now_ms};
 use std::collections::HashMap;
@@ -54,6 +55,32 @@ impl FleetLimits {
         };
         let renew = tokio::spawn(renew(self.slots.clone(), scope.clone(), slot, holder.clone(), self.lease));
         Some(FleetSlot { slots: self.slots.clone(), scope, slot, holder, renew })
+    }
+}
+
+impl FleetLimits {
+    /// Waits while the fleet has `provider` paused: it answered "retry after" to a
+    /// call of any process on the database.
+    pub async fn wait_while_paused(&self, provider: &str) {
+        let scope = format!("provider:{provider}");
+        loop {
+            match self.slots.paused_until(&scope, now_ms()).await {
+                Ok(Some(until)) => {
+                    tracing::debug!(provider, until, "waiting out the fleet's pause of the provider");
+                    tokio::time::sleep(Duration::from_millis(until.saturating_sub(now_ms()).max(1))).await;
+                }
+                Ok(None) => return,
+                Err(e) => return tracing::warn!(provider, "cannot read the fleet's pauses: {e}"),
+            }
+        }
+    }
+
+    /// Pauses `provider` for `wait` for every process on the database.
+    pub async fn pause(&self, provider: &str, wait: Duration) {
+        let until = now_ms() + wait.as_millis() as u64;
+        if let Err(e) = self.slots.pause(&format!("provider:{provider}"), until).await {
+            tracing::warn!(provider, "cannot pause the provider for the fleet: {e}");
+        }
     }
 }
 

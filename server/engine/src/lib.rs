@@ -419,6 +419,7 @@ impl Engine {
             policy: options.policy,
             workdir: options.workdir,
             capture_content: self.config.capture_message_content,
+            fleet: self.config.fleet.clone(),
         };
         let run_id = bus.run_id().to_string();
         let span = observe::workflow_span(&conclave.id, &run_id);

@@ -318,3 +318,42 @@ async fn a_provider_limit_of_two_holds_across_two_worker_processes() {
     assert_eq!(server.requests().len(), 16, "two calls a run");
     assert_eq!(server.peak_in_flight(), 2, "eight runs on two workers of four, but two calls at once across the fleet");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_told_to_one_worker_holds_for_the_other() {
+    let dir = workspace();
+    let limited = Reply::Status {
+        status: 429,
+        headers: vec![("retry-after", "2".into())],
+        body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}).to_string(),
+    };
+    let routes = vec![
+        Route {
+            marker: "You are the first agent.".into(),
+            replies: vec![limited, Vendor::Anthropic.answer("first done")],
+        },
+        Route { marker: "You are the second agent.".into(), replies: vec![Vendor::Anthropic.answer("second done")] },
+    ];
+    let server = FakeServer::start_routed(routes).await;
+    let (a_id, b_id) = (queue_run(dir.path(), &server, "paused-a"), queue_run(dir.path(), &server, "paused-b"));
+    let one_at_a_time = |mut cmd: Command| {
+        cmd.args(["worker", "--runs", "1"]).stdout(Stdio::null()).stderr(Stdio::null());
+        cmd.spawn().expect("a worker starts")
+    };
+    let first = one_at_a_time(conclave(dir.path(), &server));
+    let asked = |marker: &str| server.requests().iter().filter(|r| r.body.to_string().contains(marker)).count();
+    while asked("paused-a") == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let told = Instant::now();
+    let second = one_at_a_time(conclave(dir.path(), &server));
+    while asked("paused-b") == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let waited = told.elapsed();
+    for id in [&a_id, &b_id] {
+        assert_eq!(ended(dir.path(), &server, id).await["run"]["status"], "succeeded");
+    }
+    [first, second].into_iter().for_each(stop);
+    assert!(waited >= Duration::from_millis(1500), "the other worker called only after the pause: {waited:?}");
+}

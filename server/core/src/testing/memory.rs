@@ -38,6 +38,8 @@ pub struct MemoryStore {
     reports: Mutex<HashMap<(String, String), String>>,
     /// Slots of the queue: holder and lease end, by scope and slot.
     slots: Mutex<HashMap<(String, u32), (String, u64)>>,
+    /// When each paused scope resumes.
+    pauses: Mutex<HashMap<String, u64>>,
 }
 
 impl MemoryStore {
@@ -249,6 +251,18 @@ impl RunQueue for MemoryStore {
             slots.remove(&(scope.to_string(), slot));
         }
         Ok(())
+    }
+
+    async fn pause(&self, scope: &str, until_ms: u64) -> Result<(), StoreError> {
+        let mut pauses = self.pauses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let until = pauses.entry(scope.to_string()).or_default();
+        *until = (*until).max(until_ms);
+        Ok(())
+    }
+
+    async fn paused_until(&self, scope: &str, now_ms: u64) -> Result<Option<u64>, StoreError> {
+        let pauses = self.pauses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(pauses.get(scope).copied().filter(|&until| until > now_ms))
     }
 
     async fn queue_stats(&self, now_ms: u64) -> Result<QueueStats, StoreError> {

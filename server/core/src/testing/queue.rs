@@ -20,6 +20,18 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunQueue>) {
     the_queue_reports_its_depth_and_oldest_wait(make()).await;
     concurrent_claims_never_share_a_run(make()).await;
     slots_are_limited_leased_and_given_back(make()).await;
+    pauses_hold_for_everyone_until_they_end(make()).await;
+}
+
+async fn pauses_hold_for_everyone_until_they_end(queue: Arc<dyn RunQueue>) {
+    assert_eq!(queue.paused_until("provider:anthropic", 100).await.expect("read"), None);
+    queue.pause("provider:anthropic", 2000).await.expect("pause");
+    queue.pause("provider:anthropic", 1500).await.expect("an earlier end changes nothing");
+    assert_eq!(queue.paused_until("provider:anthropic", 100).await.expect("read"), Some(2000));
+    assert_eq!(queue.paused_until("provider:openai", 100).await.expect("read"), None, "scopes are apart");
+    queue.pause("provider:anthropic", 3000).await.expect("a later end extends it");
+    assert_eq!(queue.paused_until("provider:anthropic", 2500).await.expect("read"), Some(3000));
+    assert_eq!(queue.paused_until("provider:anthropic", 3000).await.expect("read"), None, "over at its end");
 }
 
 async fn slots_are_limited_leased_and_given_back(queue: Arc<dyn RunQueue>) {

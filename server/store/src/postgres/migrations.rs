@@ -76,6 +76,10 @@ CREATE TABLE slots (
     lease_until BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (scope, slot)
 );
+CREATE TABLE pauses (
+    scope    TEXT PRIMARY KEY,
+    until_ms BIGINT NOT NULL
+);
 "#,
 ];
 

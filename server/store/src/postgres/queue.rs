@@ -153,6 +153,28 @@ impl RunQueue for PostgresStore {
         Ok(())
     }
 
+    async fn pause(&self, scope: &str, until_ms: u64) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO pauses (scope, until_ms) VALUES ($1, $2) \
+                 ON CONFLICT (scope) DO UPDATE SET until_ms = GREATEST(pauses.until_ms, excluded.until_ms)",
+                &[&scope, &to_db_int(until_ms)],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn paused_until(&self, scope: &str, now_ms: u64) -> Result<Option<u64>, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt("SELECT until_ms FROM pauses WHERE scope = $1 AND until_ms > $2", &[&scope, &to_db_int(now_ms)])
+            .await
+            .map_err(backend)?;
+        row.map(|r| r.try_get::<_, i64>(0).map(from_db_int).map_err(backend)).transpose()
+    }
+
     async fn queue_stats(&self, now_ms: u64) -> Result<QueueStats, StoreError> {
         let client = self.client().await?;
         let row = client

@@ -73,6 +73,22 @@ impl RunQueue for SqliteStore {
             .await
     }
 
+    async fn pause(&self, scope: &str, until_ms: u64) -> Result<(), StoreError> {
+        let scope = scope.to_string();
+        self.writer.submit(move |conn| pause(conn, &scope, until_ms)).await
+    }
+
+    async fn paused_until(&self, scope: &str, now_ms: u64) -> Result<Option<u64>, StoreError> {
+        let scope = scope.to_string();
+        self.readers
+            .run(move |conn| {
+                conn.prepare_cached("SELECT until_ms FROM pauses WHERE scope = ?1 AND until_ms > ?2")
+                    .and_then(|mut s| s.query_row(params![scope, now_ms], |r| r.get(0)).optional())
+                    .map_err(backend)
+            })
+            .await
+    }
+
     async fn release_slot(&self, scope: &str, slot: u32, holder: &str) -> Result<(), StoreError> {
         let (scope, holder) = (scope.to_string(), holder.to_string());
         self.writer
@@ -84,6 +100,17 @@ impl RunQueue for SqliteStore {
             })
             .await
     }
+}
+
+/// Pauses `scope` until `until_ms`, unless it is paused longer already.
+fn pause(conn: &Connection, scope: &str, until_ms: u64) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO pauses (scope, until_ms) VALUES (?1, ?2) \
+         ON CONFLICT (scope) DO UPDATE SET until_ms = MAX(until_ms, excluded.until_ms)",
+    )
+    .and_then(|mut s| s.execute(params![scope, until_ms]))
+    .map(|_| ())
+    .map_err(backend)
 }
 
 /// The first of `limit` slots of `scope` that nobody holds, or whose lease ended

@@ -75,6 +75,10 @@ CREATE TABLE slots (
     lease_until INTEGER NOT NULL,
     PRIMARY KEY (scope, slot)
 ) WITHOUT ROWID;
+CREATE TABLE pauses (
+    scope    TEXT PRIMARY KEY,
+    until_ms INTEGER NOT NULL
+) WITHOUT ROWID;
 "#,
 ];
 
