@@ -42,6 +42,7 @@ fn conclave(dir: &Path, server: &FakeServer) -> Command {
         .env("CONCLAVE_CONFIG_DIR", dir.join("config"))
         .env("ANTHROPIC_BASE_URL", &server.base)
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env_remove("CONCLAVE_TOKEN")
         .env_remove("CI");
     cmd
 }
@@ -148,7 +149,6 @@ fn serve_with(mut cmd: Command, extra: &[&str]) -> (Child, u16, String) {
     let mut child = cmd
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
         .args(extra)
-        .env_remove("CONCLAVE_TOKEN")
         .stderr(Stdio::piped())
         .spawn()
         .expect("serve starts");
@@ -356,4 +356,85 @@ async fn a_retry_after_told_to_one_worker_holds_for_the_other() {
     }
     [first, second].into_iter().for_each(stop);
     assert!(waited >= Duration::from_millis(1500), "the other worker called only after the pause: {waited:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deployment_in_the_readme_runs_runs_and_cancels_them() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).expect("README");
+    let block =
+        readme.split("<!-- deployment:begin -->").nth(1).and_then(|b| b.split("<!-- deployment:end -->").next());
+    let block = block.expect("the README's deployment block");
+    for command in [
+        "export CONCLAVE_DB='postgres://",
+        "export CONCLAVE_PROVIDER_LIMITS='anthropic=4'",
+        "export CONCLAVE_TOKEN=",
+        "conclave serve --bind 0.0.0.0:7700 --allowed-host conclave.example.com --repo-root /srv/repos --workers 0",
+        "conclave worker --runs 4",
+    ] {
+        assert!(block.contains(command), "the README's deployment block no longer says `{command}`");
+    }
+    let dir = workspace();
+    let db = fresh_postgres();
+    let slow = Reply::After { millis: 60_000, reply: Box::new(Vendor::Anthropic.answer("never")) };
+    let server = FakeServer::start_routed(routes(vec![Vendor::Anthropic.answer("second done"), slow])).await;
+    let token = "a-token-the-servers-share";
+    let deployed = |extra: &[&str]| {
+        let mut cmd = conclave(dir.path(), &server);
+        cmd.env("CONCLAVE_DB", &db).env("CONCLAVE_PROVIDER_LIMITS", "anthropic=4").env("CONCLAVE_TOKEN", token);
+        cmd.args(extra);
+        cmd
+    };
+    let repos = dir.path().display().to_string();
+    let server_args = ["--allowed-host", "conclave.example.com", "--repo-root", repos.as_str(), "--workers", "0"];
+    let (a, port_a, _) = serve_with(deployed(&[]), &server_args);
+    let (b, port_b, _) = serve_with(deployed(&[]), &server_args);
+    let spawn_worker = || deployed(&["worker", "--runs", "4"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+    let workers = [spawn_worker().expect("worker"), spawn_worker().expect("worker")];
+    let client = reqwest::Client::new();
+    let url = |port: u16, path: &str| format!("http://127.0.0.1:{port}{path}");
+    let start = |body: Value| client.post(url(port_a, "/api/runs")).bearer_auth(token).json(&body).send();
+    let started: Value =
+        start(json!({"conclave_id": "pair", "input": "deployed"})).await.expect("A").json().await.expect("json");
+    let id = started["run_id"].as_str().unwrap_or_else(|| panic!("no run id: {started}")).to_string();
+    let events = client.get(url(port_b, &format!("/api/runs/{id}/events"))).bearer_auth(token).send();
+    let body = events.await.expect("B streams").text().await.expect("to the end");
+    assert!(body.contains("run_finished") && body.contains("second done"), "{body}");
+
+    let started: Value =
+        start(json!({"conclave_id": "pair", "input": "cancelled"})).await.expect("A").json().await.expect("json");
+    let cancelled = started["run_id"].as_str().expect("run id").to_string();
+    while !server
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("cancelled") && r.body.to_string().contains("second agent"))
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let cancel = client.post(url(port_b, &format!("/api/runs/{cancelled}/cancel"))).bearer_auth(token);
+    let answer = cancel.header("content-type", "application/json").body("{}").send().await.expect("B answers");
+    assert_eq!(answer.status().as_u16(), 202);
+    let shown = ended_with(&deployed, &cancelled).await;
+    assert_eq!(shown["run"]["status"], "cancelled", "{shown}");
+    let metrics = client.get(url(port_b, "/metrics")).bearer_auth(token).send().await.expect("metrics").text().await;
+    assert!(metrics.expect("text").contains("conclave_queue_depth 0"), "B sees the whole queue");
+    for mut worker in workers {
+        let pid = worker.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().expect("kill runs");
+        assert!(worker.wait().expect("the worker exits").success(), "a worker stops cleanly on SIGTERM");
+    }
+    [a, b].into_iter().for_each(stop);
+}
+
+/// Waits until `run_id` ends, reading it with the deployment's environment.
+async fn ended_with(deployed: &dyn Fn(&[&str]) -> Command, run_id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = tokio::task::block_in_place(|| deployed(&["runs", "show", run_id, "--json"]).output().expect("runs"));
+        let shown: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        if !["", "queued", "running"].contains(&shown["run"]["status"].as_str().unwrap_or("")) {
+            return shown;
+        }
+        assert!(Instant::now() < deadline, "run {run_id} did not end: {shown}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
