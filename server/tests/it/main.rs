@@ -9,6 +9,7 @@ mod post_plan;
 mod provider_claude_code;
 mod providers_cli;
 mod review_e2e;
+mod review_history;
 mod review_post;
 mod review_samples;
 mod runs_from_node;
