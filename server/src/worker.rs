@@ -223,7 +223,7 @@ impl Worker {
     /// it when the lease is lost (`None`). Returns how it ended.
     async fn hold_lease(&self, run_id: &str, handle: RunHandle) -> Option<RunStatus> {
         let cancel = handle.cancel_token();
-        let abort = handle.abort_handle();
+        let abort = handle.abandoner();
         // A third of the lease keeps it held through a missed renewal; at least every
         // half second, so a cancel asked for elsewhere arrives within a second.
         let every = (self.config.lease / 3).min(Duration::from_millis(500));
@@ -239,7 +239,7 @@ impl Worker {
                         Ok(Lease::Held { .. }) => {}
                         Ok(Lease::Lost) => {
                             tracing::warn!(run_id, worker = self.config.id, "lease lost: another worker has the run");
-                            abort.abort();
+                            abort.abandon();
                             return None;
                         }
                         // The store may recover; the lease holds until it expires.

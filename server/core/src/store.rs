@@ -67,6 +67,16 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// event is durable (committed): the event bus publishes it after this returns.
     async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError>;
 
+    /// Appends events, in order, each as [`RunStore::append_event`] would. Returns
+    /// once all of them are committed. On an error, some of them (a prefix) may have
+    /// been stored. Stores override it to commit them together.
+    async fn append_events(&self, events: &[RunEvent]) -> Result<(), StoreError> {
+        for event in events {
+            self.append_event(event).await?;
+        }
+        Ok(())
+    }
+
     /// A run with its nodes, or `None` if unknown.
     async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError>;
 

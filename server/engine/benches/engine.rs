@@ -3,6 +3,8 @@
 //! Run with `cargo bench -p conclave-engine --bench engine`. Prints, per size and
 //! store, the median wall time of a whole run and the engine overhead per node (the
 //! provider answers instantly, so all of the time is the engine's and the store's).
+//! Name stores to measure only those (`-- sqlite postgres`); PostgreSQL is measured
+//! when `CONCLAVE_BENCH_POSTGRES_URL` (or `CONCLAVE_TEST_POSTGRES_URL`) names a database.
 
 use async_trait::async_trait;
 use conclave_catalog::CheckedConclave;
@@ -12,7 +14,7 @@ use conclave_core::{
 };
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, RunStatus, Settings};
-use conclave_store::SqliteStore;
+use conclave_store::{PostgresStore, SqliteStore};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -99,34 +101,84 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
+/// A fresh store of `kind` for the `nodes`-node measurement, and the same store
+/// again when it is SQLite (to count its commits).
+fn open_store(
+    runtime: &tokio::runtime::Runtime,
+    kind: &str,
+    dir: &std::path::Path,
+    nodes: usize,
+) -> (Arc<dyn RunStore>, Option<Arc<SqliteStore>>) {
+    match kind {
+        "memory" => (Arc::new(MemoryStore::new()), None),
+        "sqlite" => {
+            let store = Arc::new(SqliteStore::open(&dir.join(format!("bench-{nodes}.db"))).expect("open"));
+            (store.clone(), Some(store))
+        }
+        _ => {
+            let url = postgres_url().expect("checked before");
+            (Arc::new(runtime.block_on(PostgresStore::connect(&url)).expect("connect to PostgreSQL")), None)
+        }
+    }
+}
+
+/// The PostgreSQL database to measure on: `CONCLAVE_BENCH_POSTGRES_URL`, else the
+/// test suite's `CONCLAVE_TEST_POSTGRES_URL`.
+fn postgres_url() -> Option<String> {
+    std::env::var("CONCLAVE_BENCH_POSTGRES_URL").or_else(|_| std::env::var("CONCLAVE_TEST_POSTGRES_URL")).ok()
+}
+
+/// The stores to measure: those named on the command line (`memory`, `sqlite`,
+/// `postgres`), else all; PostgreSQL only when a database is given.
+fn stores() -> Vec<&'static str> {
+    let named: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let mut kinds = vec![];
+    for kind in ["memory", "sqlite", "postgres"] {
+        if !named.is_empty() && !named.iter().any(|n| n == kind) {
+            continue;
+        }
+        if kind == "postgres" && postgres_url().is_none() {
+            println!(
+                "postgres: skipped; set CONCLAVE_BENCH_POSTGRES_URL (`bash scripts/postgres.sh start DIR` prints one)\n"
+            );
+            continue;
+        }
+        kinds.push(kind);
+    }
+    kinds
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
     let mut providers = ProviderRegistry::default();
     providers.register(Arc::new(InstantProvider));
     let config = EngineConfig { max_concurrency: 64, ..EngineConfig::default() };
+    let conclaves: Vec<(usize, CheckedConclave)> =
+        [10usize, 100, 1_000, 10_000].into_iter().map(|n| (n, check(layered(n, 10)))).collect();
     println!("{:<8} {:>7} {:>8} {:>12} {:>14}", "store", "nodes", "samples", "median run", "per node");
-    for store_kind in ["memory", "sqlite"] {
+    for store_kind in stores() {
         let mut per_node = Vec::new();
-        for nodes in [10usize, 100, 1_000, 10_000] {
-            let store: Arc<dyn RunStore> = match store_kind {
-                "memory" => Arc::new(MemoryStore::new()),
-                _ => Arc::new(SqliteStore::open(&dir.path().join(format!("bench-{nodes}.db"))).expect("open")),
-            };
-            let engine = Engine::new(providers.clone(), store, config.clone());
-            let conclave = check(layered(nodes, 10));
+        for (nodes, conclave) in &conclaves {
+            let nodes = *nodes;
+            let (store, sqlite) = open_store(&runtime, store_kind, dir.path(), nodes);
+            let engine = Engine::new(providers.clone(), store.clone(), config.clone());
             let samples = match nodes {
                 n if n <= 100 => 30,
                 1_000 => 10,
                 _ => 3,
             };
-            runtime.block_on(one_run(&engine, &conclave)); // warm-up
-            let times: Vec<Duration> = (0..samples).map(|_| runtime.block_on(one_run(&engine, &conclave))).collect();
+            runtime.block_on(one_run(&engine, conclave)); // warm-up
+            let times: Vec<Duration> = (0..samples).map(|_| runtime.block_on(one_run(&engine, conclave))).collect();
             let m = median(times);
+            let commits = sqlite.as_ref().map_or(String::new(), |s| {
+                let runs = samples + 1;
+                format!("  {:.1} commits per run", s.commits() as f64 / runs as f64)
+            });
             let us_per_node = m.as_secs_f64() * 1e6 / nodes as f64;
             per_node.push(us_per_node);
             println!(
-                "{store_kind:<8} {nodes:>7} {samples:>8} {:>10.2}ms {:>11.2} µs",
+                "{store_kind:<8} {nodes:>7} {samples:>8} {:>10.2}ms {:>11.2} µs{commits}",
                 m.as_secs_f64() * 1e3,
                 us_per_node
             );

@@ -244,6 +244,21 @@ pub struct Engine {
     limits: Arc<Limits>,
 }
 
+/// Abandons a run from anywhere: see [`RunHandle::abandon`].
+#[derive(Debug, Clone)]
+pub struct Abandoner {
+    task: tokio::task::AbortHandle,
+    bus: Arc<EventBus>,
+}
+
+impl Abandoner {
+    /// Stops the run's task and its event writes.
+    pub fn abandon(&self) {
+        self.task.abort();
+        self.bus.abandon();
+    }
+}
+
 /// A run in progress.
 #[derive(Debug)]
 pub struct RunHandle {
@@ -285,17 +300,17 @@ impl RunHandle {
         self.cancel.cancel();
     }
 
-    /// A handle that aborts the run's task like [`RunHandle::abandon`], usable while
+    /// A handle that abandons the run like [`RunHandle::abandon`], usable while
     /// another part of the program waits for the run.
-    pub fn abort_handle(&self) -> tokio::task::AbortHandle {
-        self.task.abort_handle()
+    pub fn abandoner(&self) -> Abandoner {
+        Abandoner { task: self.task.abort_handle(), bus: self.bus.clone() }
     }
 
-    /// Stops working on the run without ending it: its tasks are dropped and no
-    /// `run_finished` is written, so that the worker that took it over can finish
-    /// it. For a worker whose lease was lost.
+    /// Stops working on the run without ending it: its tasks are dropped, events not
+    /// yet written are dropped, and no `run_finished` is written, so that the worker
+    /// that took it over can finish it. For a worker whose lease was lost.
     pub fn abandon(self) {
-        self.task.abort();
+        self.abandoner().abandon();
     }
 
     /// Waits for the run to end.

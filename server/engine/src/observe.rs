@@ -125,8 +125,8 @@ pub(crate) fn provider_retried(provider: &str, error: &ProviderError) {
 }
 
 /// Counts an event written to the store.
-pub(crate) fn event_written() {
-    counter!(names::EVENTS_WRITTEN).increment(1);
+pub(crate) fn events_written(count: usize) {
+    counter!(names::EVENTS_WRITTEN).increment(count as u64);
 }
 
 /// Counts a store operation that failed.

@@ -396,6 +396,8 @@ impl Run {
             }
             (None, false) => (RunStatus::Succeeded, None, None, None),
         };
+        // Every event so far written, so that a store failure among them counts.
+        self.bus.flush().await;
         if let Some(store_error) = self.bus.store_error()
             && status == RunStatus::Succeeded
         {
@@ -408,6 +410,8 @@ impl Run {
         }
         self.metrics.finished(status);
         self.bus.emit(EventKind::RunFinished { status, failed_node: failed_node.clone(), error: error.clone() }).await;
+        // The run ends only once its whole history is durable.
+        self.bus.flush().await;
         let outputs: BTreeMap<String, NodeOutput> =
             self.plan.nodes.iter().zip(&self.outputs).filter_map(|(n, o)| Some((n.id.clone(), o.clone()?))).collect();
         let mut results: Vec<(String, Value)> = self

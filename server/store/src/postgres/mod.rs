@@ -144,6 +144,11 @@ impl RunStore for PostgresStore {
         self.writer.append(event).await
     }
 
+    /// Queued for the writer together, so they land in one batch.
+    async fn append_events(&self, events: &[RunEvent]) -> Result<(), StoreError> {
+        self.writer.append_all(events).await
+    }
+
     /// LISTEN/NOTIFY on `conclave_events`: every committed batch notifies the runs
     /// it wrote to. The listening connection opens on the first call.
     fn commit_notices(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {

@@ -4,6 +4,7 @@
 use conclave_core::StoreError;
 use conclave_shared::{Effect, NodeState, NodeSummary, RunEvent, RunStatus, RunSummary, effect_of};
 use deadpool_postgres::GenericClient;
+use std::collections::HashMap;
 use tokio_postgres::Row;
 
 use super::{backend, corrupt, from_db_int, to_db_int, to_json};
@@ -48,6 +49,132 @@ pub(super) async fn apply_effect<C: GenericClient + Sync>(tx: &C, event: &RunEve
         }
     }
     Ok(())
+}
+
+/// Changes the node and run rows as `events` say, in order, as [`apply_effect`] would
+/// for each, in a few statements: the nodes a stretch of events touches are read in
+/// one query and written back in one `UPDATE`. A run's end, which reads the run's
+/// node rows, ends a stretch.
+pub(super) async fn apply_effects<C: GenericClient + Sync>(tx: &C, events: &[&RunEvent]) -> Result<(), StoreError> {
+    let mut stretch: Vec<(&RunEvent, String, conclave_shared::NodeChange)> = Vec::new();
+    for event in events {
+        match effect_of(event) {
+            Effect::None => {}
+            Effect::Node { node_id, change } => stretch.push((event, node_id, change)),
+            Effect::RunEnd { .. } => {
+                apply_node_changes(tx, std::mem::take(&mut stretch)).await?;
+                apply_effect(tx, event).await?;
+            }
+        }
+    }
+    apply_node_changes(tx, stretch).await
+}
+
+/// Applies node changes in order: one query reads the nodes, one writes them back.
+async fn apply_node_changes<C: GenericClient + Sync>(
+    tx: &C,
+    changes: Vec<(&RunEvent, String, conclave_shared::NodeChange)>,
+) -> Result<(), StoreError> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let run_ids: Vec<&str> = changes.iter().map(|(e, _, _)| e.run_id.as_str()).collect();
+    let node_ids: Vec<&str> = changes.iter().map(|(_, n, _)| n.as_str()).collect();
+    let sql = format!(
+        "SELECT run_id, {NODE_COLUMNS} FROM nodes \
+         WHERE (run_id, node_id) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))"
+    );
+    let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
+    let mut nodes: HashMap<(String, String), NodeSummary> = HashMap::new();
+    for row in tx.query(&statement, &[&run_ids, &node_ids]).await.map_err(backend)? {
+        let run_id: String = row.get(0);
+        let node = node_from_row_at(&row, 1).map_err(|message| corrupt(&run_id, message))?;
+        nodes.insert((run_id, node.node_id.clone()), node);
+    }
+    // Events about nodes the run does not have change nothing, as in `RunRecord::apply`.
+    for (event, node_id, change) in changes {
+        if let Some(node) = nodes.get_mut(&(event.run_id.clone(), node_id)) {
+            node.apply(change, event.at_ms);
+        }
+    }
+    write_nodes(tx, nodes).await
+}
+
+/// Writes every column of several node rows with one `UPDATE`.
+async fn write_nodes<C: GenericClient + Sync>(
+    tx: &C,
+    nodes: HashMap<(String, String), NodeSummary>,
+) -> Result<(), StoreError> {
+    let mut columns = NodeColumns::default();
+    for ((run_id, _), node) in &nodes {
+        columns.push(run_id, node)?;
+    }
+    let statement = tx
+        .prepare_cached(
+            "UPDATE nodes SET state = v.state, output_json = v.output_json, error = v.error, \
+             usage_json = v.usage_json, input = v.input, attempts = v.attempts, started_ms = v.started_ms, \
+             finished_ms = v.finished_ms, reused_from = v.reused_from \
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+             $8::int[], $9::bigint[], $10::bigint[], $11::text[]) \
+             AS v(run_id, node_id, state, output_json, error, usage_json, input, attempts, started_ms, \
+             finished_ms, reused_from) \
+             WHERE nodes.run_id = v.run_id AND nodes.node_id = v.node_id",
+        )
+        .await
+        .map_err(backend)?;
+    let c = &columns;
+    tx.execute(
+        &statement,
+        &[
+            &c.run_ids,
+            &c.node_ids,
+            &c.states,
+            &c.outputs,
+            &c.errors,
+            &c.usages,
+            &c.inputs,
+            &c.attempts,
+            &c.started,
+            &c.finished,
+            &c.reused_from,
+        ],
+    )
+    .await
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// Node rows as one array per column, for `UNNEST`.
+#[derive(Debug, Default)]
+struct NodeColumns {
+    run_ids: Vec<String>,
+    node_ids: Vec<String>,
+    states: Vec<&'static str>,
+    outputs: Vec<Option<String>>,
+    errors: Vec<Option<String>>,
+    usages: Vec<Option<String>>,
+    inputs: Vec<Option<String>>,
+    attempts: Vec<i32>,
+    started: Vec<Option<i64>>,
+    finished: Vec<Option<i64>>,
+    reused_from: Vec<Option<String>>,
+}
+
+impl NodeColumns {
+    fn push(&mut self, run_id: &str, node: &NodeSummary) -> Result<(), StoreError> {
+        self.run_ids.push(run_id.to_string());
+        self.node_ids.push(node.node_id.clone());
+        self.states.push(node.state.as_str());
+        self.outputs.push(node.output.as_ref().map(to_json).transpose()?);
+        self.errors.push(node.error.clone());
+        self.usages.push(node.usage.as_ref().map(to_json).transpose()?);
+        self.inputs.push(node.input.clone());
+        self.attempts.push(i32::try_from(node.attempts).unwrap_or(i32::MAX));
+        self.started.push(node.started_ms.map(to_db_int));
+        self.finished.push(node.finished_ms.map(to_db_int));
+        self.reused_from.push(node.reused_from.clone());
+        Ok(())
+    }
 }
 
 /// The run's nodes matching `filter` (an `AND ...` clause), in conclave order.
@@ -97,12 +224,17 @@ async fn write_node<C: GenericClient + Sync>(tx: &C, run_id: &str, node: &NodeSu
 
 /// Reads a node row; the error says what is unreadable.
 fn node_from_row(row: &Row) -> Result<NodeSummary, String> {
-    let text = |i: usize| row.try_get::<_, Option<String>>(i).map_err(|e| e.to_string());
-    let int = |i: usize| row.try_get::<_, Option<i64>>(i).map(|v| v.map(from_db_int)).map_err(|e| e.to_string());
-    let state: String = row.try_get(1).map_err(|e| e.to_string())?;
-    let attempts: i32 = row.try_get(6).map_err(|e| e.to_string())?;
+    node_from_row_at(row, 0)
+}
+
+/// Reads a node row whose columns start at column `at`.
+fn node_from_row_at(row: &Row, at: usize) -> Result<NodeSummary, String> {
+    let text = |i: usize| row.try_get::<_, Option<String>>(at + i).map_err(|e| e.to_string());
+    let int = |i: usize| row.try_get::<_, Option<i64>>(at + i).map(|v| v.map(from_db_int)).map_err(|e| e.to_string());
+    let state: String = row.try_get(at + 1).map_err(|e| e.to_string())?;
+    let attempts: i32 = row.try_get(at + 6).map_err(|e| e.to_string())?;
     Ok(NodeSummary {
-        node_id: row.try_get(0).map_err(|e| e.to_string())?,
+        node_id: row.try_get(at).map_err(|e| e.to_string())?,
         state: NodeState::parse(&state).ok_or_else(|| format!("unknown node state `{state}`"))?,
         output: parse(text(2)?)?,
         error: text(3)?,

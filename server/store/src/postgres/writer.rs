@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
-use super::rows::apply_effect;
+use super::rows::{apply_effect, apply_effects};
 use super::{backend, pool_error, to_db_int, to_json};
 
 /// The most events one transaction takes.
@@ -49,15 +49,29 @@ impl Writer {
 
     /// Appends one event; returns once its transaction has committed.
     pub(super) async fn append(&self, event: &RunEvent) -> Result<(), StoreError> {
-        let stopped = || {
+        self.append_all(std::slice::from_ref(event)).await
+    }
+
+    /// Appends events in order; returns once all are committed, or with the first
+    /// event's error. They are queued back to back, so they share a batch unless it
+    /// is full.
+    pub(super) async fn append_all(&self, events: &[RunEvent]) -> Result<(), StoreError> {
+        let stopped = |event: &RunEvent| {
             StoreError::Backend(format!(
                 "the PostgreSQL event writer stopped before event {} of run `{}` was stored; restart Conclave",
                 event.seq, event.run_id
             ))
         };
-        let (reply, answer) = oneshot::channel();
-        self.requests.send(Request { event: event.clone(), reply }).await.map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        let mut answers = Vec::with_capacity(events.len());
+        for event in events {
+            let (reply, answer) = oneshot::channel();
+            self.requests.send(Request { event: event.clone(), reply }).await.map_err(|_| stopped(event))?;
+            answers.push((event, answer));
+        }
+        for (event, answer) in answers {
+            answer.await.map_err(|_| stopped(event))??;
+        }
+        Ok(())
     }
 
     /// Transactions committed so far.
@@ -163,9 +177,7 @@ fn check_order(last: &HashMap<String, u64>, event: &RunEvent) -> Result<(), Stor
 
 /// The fast way: every event's changes, then all event rows in one INSERT.
 async fn write_all(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result<(), StoreError> {
-    for event in events {
-        apply_effect(&*tx, event).await?;
-    }
+    apply_effects(&*tx, events).await?;
     insert_events(tx, events).await
 }
 

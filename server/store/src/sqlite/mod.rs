@@ -26,10 +26,10 @@ use async_trait::async_trait;
 use conclave_core::{NewRun, RunStore, StoreError};
 use conclave_shared::{RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use read::Readers;
-use write::RunRow;
+use write::{NodeCache, RunRow};
 use writer::Writer;
 
 /// Runs in a SQLite file.
@@ -38,6 +38,7 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Writer,
     readers: Arc<Readers>,
+    nodes: Arc<Mutex<NodeCache>>,
 }
 
 impl SqliteStore {
@@ -49,7 +50,12 @@ impl SqliteStore {
             })?;
         }
         let writer = Writer::start(schema::open_writer(path)?)?;
-        Ok(SqliteStore { path: path.to_path_buf(), writer, readers: Readers::new(path.to_path_buf()) })
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            writer,
+            readers: Readers::new(path.to_path_buf()),
+            nodes: Arc::default(),
+        })
     }
 
     /// The database file.
@@ -75,6 +81,19 @@ impl RunStore for SqliteStore {
     async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError> {
         let event = event.clone();
         self.writer.submit(move |conn| write::append_event(conn, &event)).await
+    }
+
+    /// One job for the writer thread, so the events share a savepoint and a commit.
+    async fn append_events(&self, events: &[RunEvent]) -> Result<(), StoreError> {
+        let events = events.to_vec();
+        let cache = Arc::clone(&self.nodes);
+        self.writer
+            .submit(move |conn| {
+                // Only the writer thread takes this lock.
+                let mut cache = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                write::append_events(conn, &events, &mut cache)
+            })
+            .await
     }
 
     async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::SqliteStore;
 use super::schema::{backend, run_exists, to_json};
-use super::write::{self, RunRow, insert_event};
+use super::write::{self, RunRow, append_event};
 
 #[async_trait]
 impl RunQueue for SqliteStore {
@@ -178,10 +178,10 @@ fn request_cancel(conn: &Connection, run_id: &str, now_ms: u64) -> Result<Cancel
         None => Err(StoreError::UnknownRun(run_id.to_string())),
         Some("queued") => {
             let last: u64 = conn
-                .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?1")
+                .prepare_cached("SELECT COALESCE(MAX(last_seq), 0) FROM event_blocks WHERE run_id = ?1")
                 .and_then(|mut s| s.query_row([run_id], |r| r.get(0)))
                 .map_err(backend)?;
-            insert_event(conn, &dequeued_event(run_id, last + 1, now_ms))?;
+            append_event(conn, &dequeued_event(run_id, last + 1, now_ms))?;
             Ok(Cancel::Dequeued)
         }
         Some("running") => {

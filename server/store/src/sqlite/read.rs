@@ -87,10 +87,16 @@ pub(super) fn events(conn: &Connection, run_id: &str, after_seq: u64) -> Result<
         return Err(StoreError::UnknownRun(run_id.to_string()));
     }
     let mut stmt = conn
-        .prepare_cached("SELECT payload FROM events WHERE run_id = ?1 AND seq > ?2 ORDER BY seq")
+        .prepare_cached("SELECT events FROM event_blocks WHERE run_id = ?1 AND last_seq > ?2 ORDER BY last_seq")
         .map_err(backend)?;
     let rows = stmt.query_map(params![run_id, after_seq], |r| r.get::<_, String>(0)).map_err(backend)?;
-    rows.map(|r| r.map_err(backend).and_then(|p| from_json(run_id, &p))).collect()
+    let mut events = Vec::new();
+    for block in rows {
+        let block: Vec<RunEvent> = from_json(run_id, &block.map_err(backend)?)?;
+        // The first block may begin before `after_seq`.
+        events.extend(block.into_iter().filter(|e| e.seq > after_seq));
+    }
+    Ok(events)
 }
 
 pub(super) fn get_report(conn: &Connection, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {

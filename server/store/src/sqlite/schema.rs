@@ -80,11 +80,28 @@ CREATE TABLE pauses (
     until_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 "#,
+    // Events are stored in blocks: the events of one run that one write appended, as
+    // a JSON array, so a write costs one row however many events it carries.
+    r#"
+CREATE TABLE event_blocks (
+    run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    first_seq INTEGER NOT NULL,
+    last_seq  INTEGER NOT NULL,
+    events    TEXT NOT NULL,
+    PRIMARY KEY (run_id, last_seq)
+);
+INSERT INTO event_blocks (run_id, first_seq, last_seq, events)
+    SELECT run_id, seq, seq, '[' || payload || ']' FROM events;
+DROP TABLE events;
+"#,
 ];
 
 /// The columns of a node row, in the order [`node_from_row`] reads them.
 pub(super) const NODE_COLUMNS: &str =
     "node_id, state, output_json, error, usage_json, input, attempts, started_ms, finished_ms, reused_from";
+
+/// Prepared statements kept per connection; more than the store has.
+const STATEMENT_CACHE: usize = 128;
 
 /// How long a write waits for another process's lock before it fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -93,7 +110,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// migrating it.
 pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     let mut conn = open(path)?;
-    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 8192;",
+    )
         .map_err(backend)?;
     migrate(&mut conn, path)?;
     Ok(conn)
@@ -112,6 +131,8 @@ fn open(path: &Path) -> Result<Connection, StoreError> {
     // The busy timeout comes first: switching to WAL and migrating take locks that
     // another process opening the same file may hold for a moment.
     conn.busy_timeout(BUSY_TIMEOUT).map_err(backend)?;
+    // Room for every statement the store prepares, so none is parsed again.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(conn)
 }
 

@@ -224,7 +224,7 @@ async fn an_appended_event_is_in_the_file_when_append_returns() {
     // A connection of its own, as another process would have, while the store is open.
     let other = rusqlite::Connection::open(&path).expect("open the file again");
     let stored: u64 = other
-        .query_row("SELECT COUNT(*) FROM events WHERE run_id = 'r1' AND seq = 1", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM event_blocks WHERE run_id = 'r1' AND first_seq = 1", [], |r| r.get(0))
         .expect("count");
     assert_eq!(stored, 1, "the event is committed to the file");
     let reopened = SqliteStore::open(&path).expect("open a second store");

@@ -5,6 +5,7 @@
 use conclave_core::{StoreError, interrupted_event};
 use conclave_shared::{Effect, NodeSummary, RunEvent, effect_of};
 use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::HashMap;
 
 use super::schema::{NODE_COLUMNS, backend, node_from_row, read_nodes, run_exists, to_json};
 
@@ -70,10 +71,146 @@ pub(super) fn create_run(conn: &Connection, run: &RunRow) -> Result<(), StoreErr
 
 /// Appends one event of a known run and applies its effect.
 pub(super) fn append_event(conn: &Connection, event: &RunEvent) -> Result<(), StoreError> {
-    if !run_exists(conn, &event.run_id)? {
-        return Err(StoreError::UnknownRun(event.run_id.clone()));
+    append_events(conn, std::slice::from_ref(event), &mut NodeCache::default())
+}
+
+/// The node rows the writer last wrote, per run, so that the next write of a run's
+/// events need not read them back. An entry holds as of the run's last sequence
+/// number when it was made: a write finding any other last sequence number in the
+/// file (another process wrote the run, or a batch was rolled back) drops it.
+#[derive(Debug, Default)]
+pub(super) struct NodeCache {
+    runs: HashMap<String, (u64, HashMap<String, NodeSummary>)>,
+}
+
+/// Runs whose nodes the cache keeps; past that it starts again empty.
+const CACHED_RUNS: usize = 64;
+
+/// Appends events of known runs, in order, and applies their effects. The events of
+/// each run go in one block; each run is looked up once, and each node the events
+/// change is read (unless cached) and written once.
+pub(super) fn append_events(conn: &Connection, events: &[RunEvent], cache: &mut NodeCache) -> Result<(), StoreError> {
+    // Per run: its last sequence number and the events of its block, in order of arrival.
+    let mut blocks: Vec<(&str, u64, Vec<&RunEvent>)> = Vec::new();
+    // The nodes changed so far and not yet written, by run and node id.
+    let mut changed: HashMap<(&str, String), NodeSummary> = HashMap::new();
+    for event in events {
+        let run_id = event.run_id.as_str();
+        let at = match blocks.iter().position(|(id, _, _)| *id == run_id) {
+            Some(at) => at,
+            None => {
+                let last = last_seq(conn, run_id)?;
+                if cache.runs.get(run_id).is_some_and(|(seq, _)| *seq != last) {
+                    cache.runs.remove(run_id);
+                }
+                blocks.push((run_id, last, Vec::new()));
+                blocks.len() - 1
+            }
+        };
+        let (_, last, block) = &mut blocks[at];
+        if event.seq <= *last {
+            return Err(StoreError::OutOfOrder { run_id: event.run_id.clone(), seq: event.seq, last: *last });
+        }
+        *last = event.seq;
+        block.push(event);
+        match effect_of(event) {
+            Effect::None => {}
+            Effect::Node { node_id, change } => {
+                let key = (run_id, node_id);
+                let cached = cache.runs.get_mut(run_id).and_then(|(_, nodes)| nodes.remove(&key.1));
+                let node = match changed.remove(&key).or(cached) {
+                    Some(node) => Some(node),
+                    None => read_node(conn, run_id, &key.1)?,
+                };
+                // Events about nodes the run does not have change nothing, as in `RunRecord::apply`.
+                if let Some(mut node) = node {
+                    node.apply(change, event.at_ms);
+                    changed.insert(key, node);
+                }
+            }
+            Effect::RunEnd { status, failed_node, error, unfinished } => {
+                // The run's end reads its node rows: write what changed first.
+                write_nodes(conn, &mut changed, None)?;
+                end_run(conn, event, status, failed_node, error, unfinished)?;
+                cache.runs.remove(run_id);
+            }
+        }
     }
-    insert_event(conn, event)
+    if cache.runs.len() >= CACHED_RUNS {
+        cache.runs.clear();
+    }
+    for (run_id, last, _) in &blocks {
+        cache.runs.entry(run_id.to_string()).or_default().0 = *last;
+    }
+    write_nodes(conn, &mut changed, Some(cache))?;
+    blocks.iter().try_for_each(|(run_id, _, block)| insert_block(conn, run_id, block))
+}
+
+/// Ends a run: its status, and its nodes that had not finished.
+fn end_run(
+    conn: &Connection,
+    event: &RunEvent,
+    status: conclave_shared::RunStatus,
+    failed_node: Option<String>,
+    error: Option<String>,
+    unfinished: conclave_shared::NodeState,
+) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE runs SET status = ?2, finished_ms = ?3, failed_node = ?4, error = ?5 WHERE id = ?1")
+        .and_then(|mut s| s.execute(params![event.run_id, status.as_str(), event.at_ms, failed_node, error]))
+        .map_err(backend)?;
+    for mut node in read_nodes(conn, &event.run_id, "AND state IN ('queued', 'running')")? {
+        node.end_unfinished(unfinished, event.at_ms);
+        write_node(conn, &event.run_id, &node)?;
+    }
+    Ok(())
+}
+
+/// The last sequence number of a known run (0 before its first event).
+fn last_seq(conn: &Connection, run_id: &str) -> Result<u64, StoreError> {
+    if !run_exists(conn, run_id)? {
+        return Err(StoreError::UnknownRun(run_id.to_string()));
+    }
+    let last: Option<u64> = conn
+        .prepare_cached("SELECT MAX(last_seq) FROM event_blocks WHERE run_id = ?1")
+        .and_then(|mut s| s.query_row([run_id], |r| r.get(0)))
+        .map_err(backend)?;
+    Ok(last.unwrap_or(0))
+}
+
+/// Inserts one block: events of one run, in order, as one JSON array.
+fn insert_block(conn: &Connection, run_id: &str, events: &[&RunEvent]) -> Result<(), StoreError> {
+    let (Some(first), Some(last)) = (events.first(), events.last()) else { return Ok(()) };
+    let json = to_json(&events)?;
+    conn.prepare_cached("INSERT INTO event_blocks (run_id, first_seq, last_seq, events) VALUES (?1, ?2, ?3, ?4)")
+        .and_then(|mut s| s.execute(params![run_id, first.seq, last.seq, json]))
+        .map_err(backend)?;
+    Ok(())
+}
+
+/// A node of a run, or `None` when the run has no such node.
+fn read_node(conn: &Connection, run_id: &str, node_id: &str) -> Result<Option<NodeSummary>, StoreError> {
+    let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ?1 AND node_id = ?2");
+    let node = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| s.query_row([run_id, node_id], |r| Ok(node_from_row(r))).optional())
+        .map_err(backend)?;
+    node.map(|n| n.map_err(|message| StoreError::Corrupt { run_id: run_id.to_string(), message })).transpose()
+}
+
+/// Writes the changed nodes and moves them into the cache, if given, under runs it
+/// holds.
+fn write_nodes(
+    conn: &Connection,
+    changed: &mut HashMap<(&str, String), NodeSummary>,
+    mut cache: Option<&mut NodeCache>,
+) -> Result<(), StoreError> {
+    for ((run_id, node_id), node) in changed.drain() {
+        write_node(conn, run_id, &node)?;
+        if let Some((_, nodes)) = cache.as_mut().and_then(|c| c.runs.get_mut(run_id)) {
+            nodes.insert(node_id, node);
+        }
+    }
+    Ok(())
 }
 
 /// Stores (or replaces) a report of a known run.
@@ -99,64 +236,17 @@ pub(super) fn interrupt(conn: &Connection, dead: &[String], now_ms: u64) -> Resu
     for id in dead {
         let last: Option<u64> = conn
             .prepare_cached(
-                "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = runs.id) \
+                "SELECT (SELECT COALESCE(MAX(last_seq), 0) FROM event_blocks WHERE run_id = runs.id) \
                  FROM runs WHERE id = ?1 AND status = 'running'",
             )
             .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
             .map_err(backend)?;
         if let Some(last) = last {
-            insert_event(conn, &interrupted_event(id, last + 1, now_ms))?;
+            append_event(conn, &interrupted_event(id, last + 1, now_ms))?;
             marked.push(id.clone());
         }
     }
     Ok(marked)
-}
-
-pub(super) fn insert_event(conn: &Connection, event: &RunEvent) -> Result<(), StoreError> {
-    let last: Option<u64> = conn
-        .prepare_cached("SELECT MAX(seq) FROM events WHERE run_id = ?1")
-        .and_then(|mut s| s.query_row([&event.run_id], |r| r.get(0)))
-        .map_err(backend)?;
-    let last = last.unwrap_or(0);
-    if event.seq <= last {
-        return Err(StoreError::OutOfOrder { run_id: event.run_id.clone(), seq: event.seq, last });
-    }
-    let payload = to_json(event)?;
-    conn.prepare_cached(
-        "INSERT INTO events (run_id, seq, at_ms, type, node_id, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )
-    .and_then(|mut s| {
-        s.execute(params![event.run_id, event.seq, event.at_ms, event.kind.type_name(), event.kind.node_id(), payload])
-    })
-    .map_err(backend)?;
-    match effect_of(event) {
-        Effect::None => {}
-        Effect::Node { node_id, change } => {
-            let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ?1 AND node_id = ?2");
-            let node = conn
-                .prepare_cached(&sql)
-                .and_then(|mut s| s.query_row([&event.run_id, &node_id], |r| Ok(node_from_row(r))).optional())
-                .map_err(backend)?;
-            // Events about nodes the run does not have change nothing, as in `RunRecord::apply`.
-            if let Some(node) = node {
-                let mut node = node.map_err(|message| StoreError::Corrupt { run_id: event.run_id.clone(), message })?;
-                node.apply(change, event.at_ms);
-                write_node(conn, &event.run_id, &node)?;
-            }
-        }
-        Effect::RunEnd { status, failed_node, error, unfinished } => {
-            conn.prepare_cached(
-                "UPDATE runs SET status = ?2, finished_ms = ?3, failed_node = ?4, error = ?5 WHERE id = ?1",
-            )
-            .and_then(|mut s| s.execute(params![event.run_id, status.as_str(), event.at_ms, failed_node, error]))
-            .map_err(backend)?;
-            for mut node in read_nodes(conn, &event.run_id, "AND state IN ('queued', 'running')")? {
-                node.end_unfinished(unfinished, event.at_ms);
-                write_node(conn, &event.run_id, &node)?;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Writes every column of a node row.
