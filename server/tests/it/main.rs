@@ -3,6 +3,7 @@
 
 mod api;
 mod attack;
+mod fleet;
 mod local_model;
 mod metrics;
 mod post_plan;

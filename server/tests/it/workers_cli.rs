@@ -18,7 +18,7 @@ fn agent(id: &str, prompt: &str) -> Value {
 }
 
 /// A workspace with `conclaves/pair.conclave.json`: trigger → first → second → output.
-fn workspace() -> tempfile::TempDir {
+pub(crate) fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let conclave = json!({
@@ -35,7 +35,7 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-fn conclave(dir: &Path, server: &FakeServer) -> Command {
+pub(crate) fn conclave(dir: &Path, server: &FakeServer) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_conclave"));
     cmd.current_dir(dir)
         .env("CONCLAVE_DB", dir.join("runs.db"))
@@ -81,7 +81,7 @@ async fn ended(dir: &Path, server: &FakeServer, run_id: &str) -> Value {
     }
 }
 
-fn stop(mut child: Child) {
+pub(crate) fn stop(mut child: Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -144,7 +144,7 @@ fn serve(dir: &Path, server: &FakeServer, extra: &[&str]) -> (Child, u16, String
 }
 
 /// `conclave serve` from `cmd` (its directory and environment) on a free loopback port.
-fn serve_with(mut cmd: Command, extra: &[&str]) -> (Child, u16, String) {
+pub(crate) fn serve_with(mut cmd: Command, extra: &[&str]) -> (Child, u16, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let mut child = cmd
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
@@ -201,7 +201,7 @@ async fn a_cancel_sent_to_a_server_stops_the_run_on_a_worker_process_and_servers
 
 /// A fresh database on the test PostgreSQL server (`CONCLAVE_TEST_POSTGRES_URL`, set
 /// by `scripts/test.sh`), made with `psql`; its URL.
-fn fresh_postgres() -> String {
+pub(crate) fn fresh_postgres() -> String {
     let admin = std::env::var("CONCLAVE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
         panic!("CONCLAVE_TEST_POSTGRES_URL is not set: run `bash scripts/test.sh`, or start one with `bash scripts/postgres.sh start DIR`")
     });
