@@ -362,6 +362,7 @@ async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<Ru
     let mut notices = state.store().commit_notices();
     loop {
         let Ok(stored) = state.store().events(&id, last).await else { return };
+        let delivered = !stored.is_empty();
         for event in stored {
             last = event.seq;
             let done = matches!(event.kind, EventKind::RunFinished { .. });
@@ -391,10 +392,16 @@ async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<Ru
             // This server's worker may have claimed the run since: follow it live.
             None if let Some(run) = state.live_run(&id) => live = Some(run.bus.subscribe()),
             None => {
-                let finished =
-                    state.store().get_run(&id).await.ok().flatten().is_none_or(|r| r.summary.status.is_terminal());
-                if finished && state.store().events(&id, last).await.map_or(true, |e| e.is_empty()) {
-                    return;
+                // A run that ended has a last event, `run_finished`, that ends the stream
+                // above; an ended run without one is only checked for when nothing new
+                // came, so a follower costs one read per notice.
+                if !delivered {
+                    let ended = state.store().get_run(&id).await.ok().flatten();
+                    if ended.is_none_or(|r| r.summary.status.is_terminal())
+                        && state.store().events(&id, last).await.map_or(true, |e| e.is_empty())
+                    {
+                        return;
+                    }
                 }
                 if tx.is_closed() {
                     return;
