@@ -101,23 +101,29 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-/// A fresh store of `kind` for the `nodes`-node measurement, and the same store
-/// again when it is SQLite (to count its commits).
+/// Counts a store's commits, for the stores that count them.
+type Commits = Option<Box<dyn Fn() -> u64>>;
+
+/// A fresh store of `kind` for the `nodes`-node measurement, and how to count its
+/// commits.
 fn open_store(
     runtime: &tokio::runtime::Runtime,
     kind: &str,
     dir: &std::path::Path,
     nodes: usize,
-) -> (Arc<dyn RunStore>, Option<Arc<SqliteStore>>) {
+) -> (Arc<dyn RunStore>, Commits) {
     match kind {
         "memory" => (Arc::new(MemoryStore::new()), None),
         "sqlite" => {
             let store = Arc::new(SqliteStore::open(&dir.join(format!("bench-{nodes}.db"))).expect("open"));
-            (store.clone(), Some(store))
+            let counted = store.clone();
+            (store, Some(Box::new(move || counted.commits())))
         }
         _ => {
             let url = postgres_url().expect("checked before");
-            (Arc::new(runtime.block_on(PostgresStore::connect(&url)).expect("connect to PostgreSQL")), None)
+            let store = Arc::new(runtime.block_on(PostgresStore::connect(&url)).expect("connect to PostgreSQL"));
+            let counted = store.clone();
+            (store, Some(Box::new(move || counted.event_commits())))
         }
     }
 }
@@ -161,7 +167,7 @@ fn main() {
         let mut per_node = Vec::new();
         for (nodes, conclave) in &conclaves {
             let nodes = *nodes;
-            let (store, sqlite) = open_store(&runtime, store_kind, dir.path(), nodes);
+            let (store, commits) = open_store(&runtime, store_kind, dir.path(), nodes);
             let engine = Engine::new(providers.clone(), store.clone(), config.clone());
             let samples = match nodes {
                 n if n <= 100 => 30,
@@ -171,9 +177,9 @@ fn main() {
             runtime.block_on(one_run(&engine, conclave)); // warm-up
             let times: Vec<Duration> = (0..samples).map(|_| runtime.block_on(one_run(&engine, conclave))).collect();
             let m = median(times);
-            let commits = sqlite.as_ref().map_or(String::new(), |s| {
+            let commits = commits.as_ref().map_or(String::new(), |count| {
                 let runs = samples + 1;
-                format!("  {:.1} commits per run", s.commits() as f64 / runs as f64)
+                format!("  {:.1} commits per run", count() as f64 / runs as f64)
             });
             let us_per_node = m.as_secs_f64() * 1e6 / nodes as f64;
             per_node.push(us_per_node);

@@ -119,11 +119,16 @@ fn a_run_killed_mid_flight_is_listed_as_interrupted_with_every_event_before_the_
         else {
             continue;
         };
-        let Ok(mut stmt) = conn.prepare("SELECT run_id, seq, payload FROM events ORDER BY seq") else { continue };
+        // The store keeps each write's events of a run as one block, a JSON array.
+        let Ok(mut stmt) = conn.prepare("SELECT run_id, events FROM event_blocks ORDER BY last_seq") else { continue };
         let rows: Vec<(String, u64, String)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
             .expect("query")
             .map(|r| r.expect("row"))
+            .flat_map(|(run_id, block)| {
+                let events: Vec<serde_json::Value> = serde_json::from_str(&block).expect("a block of events");
+                events.into_iter().map(move |e| (run_id.clone(), e["seq"].as_u64().unwrap_or(0), e.to_string()))
+            })
             .collect();
         let slow_started =
             rows.iter().any(|(_, _, p)| p.contains("\"node_started\"") && p.contains("\"node_id\":\"slow\""));

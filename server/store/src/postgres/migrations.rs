@@ -81,6 +81,22 @@ CREATE TABLE pauses (
     until_ms BIGINT NOT NULL
 );
 "#,
+    // Events are stored in blocks: the events of one run that one batch appended, as a
+    // JSON array, so a batch costs a row per run however many events it carries.
+    r#"
+CREATE TABLE event_blocks (
+    run_id    TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    first_seq BIGINT NOT NULL,
+    last_seq  BIGINT NOT NULL,
+    events    TEXT NOT NULL,
+    PRIMARY KEY (run_id, last_seq)
+);
+-- Blocks are written once and read whole: compressing them costs more than it saves.
+ALTER TABLE event_blocks ALTER COLUMN events SET STORAGE EXTERNAL;
+INSERT INTO event_blocks (run_id, first_seq, last_seq, events)
+    SELECT run_id, seq, seq, '[' || payload || ']' FROM events;
+DROP TABLE events;
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

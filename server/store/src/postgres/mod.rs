@@ -28,7 +28,7 @@ use tokio_postgres::NoTls;
 use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 
-use rows::{SUMMARY_COLUMNS, read_nodes, summary_from_row};
+use rows::{SUMMARY_COLUMNS, fold_nodes, read_events, read_nodes, summary_from_row};
 use writer::Writer;
 
 /// The most connections one store opens.
@@ -162,7 +162,12 @@ impl RunStore for PostgresStore {
         let summary = summary_from_row(&row).map_err(backend)?;
         let conclave: Conclave = from_json(run_id, row.try_get("conclave_json").map_err(backend)?)?;
         let input = from_json(run_id, row.try_get("input_json").map_err(backend)?)?;
-        let nodes = read_nodes(&client, run_id, "").await?;
+        // A run that ended has its final node rows; a running one is its event log.
+        let nodes = if summary.status.is_terminal() {
+            read_nodes(&client, run_id, "").await?
+        } else {
+            fold_nodes(&client, run_id, conclave.clone()).await?
+        };
         Ok(Some(RunRecord { summary, conclave, input, nodes }))
     }
 
@@ -179,12 +184,7 @@ impl RunStore for PostgresStore {
         if !self.run_exists(&client, run_id).await? {
             return Err(StoreError::UnknownRun(run_id.to_string()));
         }
-        let statement = client
-            .prepare_cached("SELECT payload FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq")
-            .await
-            .map_err(backend)?;
-        let rows = client.query(&statement, &[&run_id, &to_db_int(after_seq)]).await.map_err(backend)?;
-        rows.iter().map(|row| from_json(run_id, row.try_get(0).map_err(backend)?)).collect()
+        read_events(&client, run_id, after_seq).await
     }
 
     async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {

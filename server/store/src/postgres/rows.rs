@@ -2,12 +2,14 @@
 //! event's `effect_of` to the node and run rows, as the SQLite store does.
 
 use conclave_core::StoreError;
-use conclave_shared::{Effect, NodeState, NodeSummary, RunEvent, RunStatus, RunSummary, effect_of};
+use conclave_shared::{
+    Conclave, Effect, NodeState, NodeSummary, RunEvent, RunRecord, RunStatus, RunSummary, effect_of,
+};
 use deadpool_postgres::GenericClient;
 use std::collections::HashMap;
 use tokio_postgres::Row;
 
-use super::{backend, corrupt, from_db_int, to_db_int, to_json};
+use super::{backend, corrupt, from_db_int, from_json, to_db_int, to_json};
 
 /// The columns of a node row, in the order [`node_from_row`] reads them.
 const NODE_COLUMNS: &str =
@@ -16,23 +18,13 @@ const NODE_COLUMNS: &str =
 /// The columns of a run row that [`summary_from_row`] reads.
 pub(super) const SUMMARY_COLUMNS: &str = "id, conclave_id, status, created_ms, finished_ms, failed_node, error";
 
-/// Changes the node and run rows as `event` says; the event row itself is written by
-/// the caller. Events about nodes the run does not have change nothing, as in
-/// `RunRecord::apply`.
-pub(super) async fn apply_effect<C: GenericClient + Sync>(tx: &C, event: &RunEvent) -> Result<(), StoreError> {
-    match effect_of(event) {
-        Effect::None => {}
-        Effect::Node { node_id, change } => {
-            let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = $1 AND node_id = $2");
-            let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
-            let row = tx.query_opt(&statement, &[&event.run_id, &node_id]).await.map_err(backend)?;
-            if let Some(row) = row {
-                let mut node = node_from_row(&row).map_err(|message| corrupt(&event.run_id, message))?;
-                node.apply(change, event.at_ms);
-                write_node(tx, &event.run_id, &node).await?;
-            }
-        }
-        Effect::RunEnd { status, failed_node, error, unfinished } => {
+/// Applies the effects of `events`, whose blocks the caller has already inserted. A
+/// running run's node state is its event log (`get_run` folds it), so most events
+/// change no row; a run's end writes the run's status and its nodes' final rows,
+/// folded from all of its events.
+pub(super) async fn apply_effects<C: GenericClient + Sync>(tx: &C, events: &[&RunEvent]) -> Result<(), StoreError> {
+    for event in events {
+        if let Effect::RunEnd { status, failed_node, error, .. } = effect_of(event) {
             let statement = tx
                 .prepare_cached(
                     "UPDATE runs SET status = $2, finished_ms = $3, failed_node = $4, error = $5 WHERE id = $1",
@@ -42,71 +34,56 @@ pub(super) async fn apply_effect<C: GenericClient + Sync>(tx: &C, event: &RunEve
             tx.execute(&statement, &[&event.run_id, &status.as_str(), &to_db_int(event.at_ms), &failed_node, &error])
                 .await
                 .map_err(backend)?;
-            for mut node in read_nodes(tx, &event.run_id, "AND state IN ('queued', 'running')").await? {
-                node.end_unfinished(unfinished, event.at_ms);
-                write_node(tx, &event.run_id, &node).await?;
-            }
+            let statement = tx.prepare_cached("SELECT conclave_json FROM runs WHERE id = $1").await.map_err(backend)?;
+            let row = tx.query_one(&statement, &[&event.run_id]).await.map_err(backend)?;
+            let conclave: Conclave = from_json(&event.run_id, row.try_get(0).map_err(backend)?)?;
+            let nodes = fold_nodes(tx, &event.run_id, conclave).await?;
+            write_nodes(tx, &event.run_id, &nodes).await?;
         }
     }
     Ok(())
 }
 
-/// Changes the node and run rows as `events` say, in order, as [`apply_effect`] would
-/// for each, in a few statements: the nodes a stretch of events touches are read in
-/// one query and written back in one `UPDATE`. A run's end, which reads the run's
-/// node rows, ends a stretch.
-pub(super) async fn apply_effects<C: GenericClient + Sync>(tx: &C, events: &[&RunEvent]) -> Result<(), StoreError> {
-    let mut stretch: Vec<(&RunEvent, String, conclave_shared::NodeChange)> = Vec::new();
-    for event in events {
-        match effect_of(event) {
-            Effect::None => {}
-            Effect::Node { node_id, change } => stretch.push((event, node_id, change)),
-            Effect::RunEnd { .. } => {
-                apply_node_changes(tx, std::mem::take(&mut stretch)).await?;
-                apply_effect(tx, event).await?;
-            }
-        }
+/// A run's nodes as its events leave them: every node of its conclave `queued`, then
+/// each event applied in order, as `RunRecord::apply` does.
+pub(super) async fn fold_nodes<C: GenericClient + Sync>(
+    client: &C,
+    run_id: &str,
+    conclave: Conclave,
+) -> Result<Vec<NodeSummary>, StoreError> {
+    let mut record = RunRecord::new(run_id.to_string(), conclave, serde_json::Value::Null, 0);
+    let positions: HashMap<String, usize> =
+        record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
+    for event in read_events(client, run_id, 0).await? {
+        record.apply_indexed(&event, &positions);
     }
-    apply_node_changes(tx, stretch).await
+    Ok(record.nodes)
 }
 
-/// Applies node changes in order: one query reads the nodes, one writes them back.
-async fn apply_node_changes<C: GenericClient + Sync>(
-    tx: &C,
-    changes: Vec<(&RunEvent, String, conclave_shared::NodeChange)>,
-) -> Result<(), StoreError> {
-    if changes.is_empty() {
-        return Ok(());
+/// A run's events with `seq > after_seq`, in order, read from their blocks.
+pub(super) async fn read_events<C: GenericClient + Sync>(
+    client: &C,
+    run_id: &str,
+    after_seq: u64,
+) -> Result<Vec<RunEvent>, StoreError> {
+    let statement = client
+        .prepare_cached("SELECT events FROM event_blocks WHERE run_id = $1 AND last_seq > $2 ORDER BY last_seq")
+        .await
+        .map_err(backend)?;
+    let rows = client.query(&statement, &[&run_id, &to_db_int(after_seq)]).await.map_err(backend)?;
+    let mut events = Vec::new();
+    for row in rows {
+        let block: Vec<RunEvent> = from_json(run_id, row.try_get(0).map_err(backend)?)?;
+        // The first block may begin before `after_seq`.
+        events.extend(block.into_iter().filter(|e| e.seq > after_seq));
     }
-    let run_ids: Vec<&str> = changes.iter().map(|(e, _, _)| e.run_id.as_str()).collect();
-    let node_ids: Vec<&str> = changes.iter().map(|(_, n, _)| n.as_str()).collect();
-    let sql = format!(
-        "SELECT run_id, {NODE_COLUMNS} FROM nodes \
-         WHERE (run_id, node_id) IN (SELECT * FROM UNNEST($1::text[], $2::text[]))"
-    );
-    let statement = tx.prepare_cached(&sql).await.map_err(backend)?;
-    let mut nodes: HashMap<(String, String), NodeSummary> = HashMap::new();
-    for row in tx.query(&statement, &[&run_ids, &node_ids]).await.map_err(backend)? {
-        let run_id: String = row.get(0);
-        let node = node_from_row_at(&row, 1).map_err(|message| corrupt(&run_id, message))?;
-        nodes.insert((run_id, node.node_id.clone()), node);
-    }
-    // Events about nodes the run does not have change nothing, as in `RunRecord::apply`.
-    for (event, node_id, change) in changes {
-        if let Some(node) = nodes.get_mut(&(event.run_id.clone(), node_id)) {
-            node.apply(change, event.at_ms);
-        }
-    }
-    write_nodes(tx, nodes).await
+    Ok(events)
 }
 
-/// Writes every column of several node rows with one `UPDATE`.
-async fn write_nodes<C: GenericClient + Sync>(
-    tx: &C,
-    nodes: HashMap<(String, String), NodeSummary>,
-) -> Result<(), StoreError> {
+/// Writes every column of a run's node rows with one `UPDATE`.
+async fn write_nodes<C: GenericClient + Sync>(tx: &C, run_id: &str, nodes: &[NodeSummary]) -> Result<(), StoreError> {
     let mut columns = NodeColumns::default();
-    for ((run_id, _), node) in &nodes {
+    for node in nodes {
         columns.push(run_id, node)?;
     }
     let statement = tx
@@ -187,39 +164,6 @@ pub(super) async fn read_nodes<C: GenericClient + Sync>(
     let statement = client.prepare_cached(&sql).await.map_err(backend)?;
     let rows = client.query(&statement, &[&run_id]).await.map_err(backend)?;
     rows.iter().map(|row| node_from_row(row).map_err(|message| corrupt(run_id, message))).collect()
-}
-
-/// Writes every column of a node row.
-async fn write_node<C: GenericClient + Sync>(tx: &C, run_id: &str, node: &NodeSummary) -> Result<(), StoreError> {
-    let output = node.output.as_ref().map(to_json).transpose()?;
-    let usage = node.usage.as_ref().map(to_json).transpose()?;
-    let attempts = i32::try_from(node.attempts).unwrap_or(i32::MAX);
-    let statement = tx
-        .prepare_cached(
-            "UPDATE nodes SET state = $3, output_json = $4, error = $5, usage_json = $6, input = $7, attempts = $8, \
-             started_ms = $9, finished_ms = $10, reused_from = $11 WHERE run_id = $1 AND node_id = $2",
-        )
-        .await
-        .map_err(backend)?;
-    tx.execute(
-        &statement,
-        &[
-            &run_id,
-            &node.node_id,
-            &node.state.as_str(),
-            &output,
-            &node.error,
-            &usage,
-            &node.input,
-            &attempts,
-            &node.started_ms.map(to_db_int),
-            &node.finished_ms.map(to_db_int),
-            &node.reused_from,
-        ],
-    )
-    .await
-    .map_err(backend)?;
-    Ok(())
 }
 
 /// Reads a node row; the error says what is unreadable.

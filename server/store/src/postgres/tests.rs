@@ -139,8 +139,10 @@ async fn a_failing_event_in_a_batch_rolls_back_only_itself() {
     for id in ["r1", "r2"] {
         store.create_run(&new_run(id)).await.expect("create_run");
     }
-    // PostgreSQL cannot store a NUL character in TEXT: this event's node update fails.
-    let bad = event("r1", 1, EventKind::NodeStarted { node_id: "a".into(), input: Some("nul \0 here".into()) });
+    // PostgreSQL cannot store a NUL character in TEXT: this run end's update of the
+    // run row fails (the event itself is stored as JSON, which escapes it).
+    let error = Some("nul \0 here".to_string());
+    let bad = event("r1", 1, EventKind::RunFinished { status: RunStatus::Failed, failed_node: None, error });
     let good = event("r1", 2, EventKind::NodeStarted { node_id: "b".into(), input: Some("fine".into()) });
     let other = delta("r2", 1);
     let late = delta("r2", 1);
@@ -153,7 +155,8 @@ async fn a_failing_event_in_a_batch_rolls_back_only_itself() {
     assert!(matches!(results[3], Err(StoreError::OutOfOrder { seq: 1, last: 1, .. })), "{:?}", results[3]);
     let r1 = store.get_run("r1").await.expect("get").expect("exists");
     assert_eq!(store.events("r1", 0).await.expect("events").iter().map(|e| e.seq).collect::<Vec<_>>(), vec![2]);
-    assert_eq!((r1.nodes[1].state, r1.nodes[2].state), (NodeState::Queued, NodeState::Running), "only b started");
+    assert_eq!(r1.summary.status, RunStatus::Running, "the failed end left no trace");
+    assert_eq!((r1.nodes[1].state, r1.nodes[2].state), (NodeState::Queued, NodeState::Running), "b started");
     assert_eq!(r1.nodes[2].input.as_deref(), Some("fine"));
     assert_eq!(store.events("r2", 0).await.expect("events").len(), 1);
     let r3 = store.append_event(&delta("r1", 3)).await;

@@ -2,8 +2,8 @@
 //! commit was in flight together, in one transaction, and answers each caller once
 //! its event is committed (or refused).
 //!
-//! A batch is first written the fast way: every event's node and run changes, then
-//! all event rows in one multi-row INSERT, inside a savepoint. If anything in it
+//! A batch is first written the fast way: its events as one block per run in one
+//! multi-row INSERT, then what they change (a run's end), inside a savepoint. If anything in it
 //! fails, that savepoint is rolled back and the batch is written again one event per
 //! savepoint, so a failing event rolls back only itself.
 
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
-use super::rows::{apply_effect, apply_effects};
+use super::rows::apply_effects;
 use super::{backend, pool_error, to_db_int, to_json};
 
 /// The most events one transaction takes.
@@ -175,17 +175,17 @@ fn check_order(last: &HashMap<String, u64>, event: &RunEvent) -> Result<(), Stor
     }
 }
 
-/// The fast way: every event's changes, then all event rows in one INSERT.
+/// The fast way: all event blocks in one INSERT, then what the events change.
 async fn write_all(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result<(), StoreError> {
-    apply_effects(&*tx, events).await?;
-    insert_events(tx, events).await
+    insert_events(tx, events).await?;
+    apply_effects(&*tx, events).await
 }
 
 /// One event in its own savepoint: its error is its own, and it leaves nothing behind.
 async fn write_one(tx: &mut Transaction<'_>, event: &RunEvent) -> Result<Result<(), StoreError>, StoreError> {
     let mut savepoint = tx.savepoint("event").await.map_err(backend)?;
-    let written = match apply_effect(&savepoint, event).await {
-        Ok(()) => insert_events(&mut savepoint, &[event]).await,
+    let written = match insert_events(&mut savepoint, &[event]).await {
+        Ok(()) => apply_effects(&savepoint, &[event]).await,
         Err(e) => Err(e),
     };
     match written {
@@ -195,25 +195,31 @@ async fn write_one(tx: &mut Transaction<'_>, event: &RunEvent) -> Result<Result<
     Ok(written)
 }
 
-/// Inserts event rows with one multi-row INSERT.
+/// Inserts the events as blocks, one per run (its events in order, as a JSON array),
+/// with one multi-row INSERT.
 async fn insert_events(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result<(), StoreError> {
-    if events.is_empty() {
+    let mut blocks: Vec<(&str, Vec<&RunEvent>)> = Vec::new();
+    for event in events {
+        match blocks.iter_mut().find(|(run_id, _)| *run_id == event.run_id) {
+            Some((_, block)) => block.push(event),
+            None => blocks.push((&event.run_id, vec![event])),
+        }
+    }
+    if blocks.is_empty() {
         return Ok(());
     }
-    let payloads = events.iter().map(|e| to_json(*e)).collect::<Result<Vec<_>, _>>()?;
-    let run_ids: Vec<&str> = events.iter().map(|e| e.run_id.as_str()).collect();
-    let seqs: Vec<i64> = events.iter().map(|e| to_db_int(e.seq)).collect();
-    let times: Vec<i64> = events.iter().map(|e| to_db_int(e.at_ms)).collect();
-    let types: Vec<&str> = events.iter().map(|e| e.kind.type_name()).collect();
-    let node_ids: Vec<Option<&str>> = events.iter().map(|e| e.kind.node_id()).collect();
+    let run_ids: Vec<&str> = blocks.iter().map(|(run_id, _)| *run_id).collect();
+    let firsts: Vec<i64> = blocks.iter().map(|(_, b)| to_db_int(b.first().map_or(0, |e| e.seq))).collect();
+    let lasts: Vec<i64> = blocks.iter().map(|(_, b)| to_db_int(b.last().map_or(0, |e| e.seq))).collect();
+    let texts = blocks.iter().map(|(_, b)| to_json(b)).collect::<Result<Vec<_>, _>>()?;
     let statement = tx
         .prepare_cached(
-            "INSERT INTO events (run_id, seq, at_ms, type, node_id, payload) \
-             SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[])",
+            "INSERT INTO event_blocks (run_id, first_seq, last_seq, events) \
+             SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::text[])",
         )
         .await
         .map_err(backend)?;
-    tx.execute(&statement, &[&run_ids, &seqs, &times, &types, &node_ids, &payloads]).await.map_err(backend)?;
+    tx.execute(&statement, &[&run_ids, &firsts, &lasts, &texts]).await.map_err(backend)?;
     Ok(())
 }
 
