@@ -168,17 +168,12 @@ pub(super) async fn read_nodes<C: GenericClient + Sync>(
 
 /// Reads a node row; the error says what is unreadable.
 fn node_from_row(row: &Row) -> Result<NodeSummary, String> {
-    node_from_row_at(row, 0)
-}
-
-/// Reads a node row whose columns start at column `at`.
-fn node_from_row_at(row: &Row, at: usize) -> Result<NodeSummary, String> {
-    let text = |i: usize| row.try_get::<_, Option<String>>(at + i).map_err(|e| e.to_string());
-    let int = |i: usize| row.try_get::<_, Option<i64>>(at + i).map(|v| v.map(from_db_int)).map_err(|e| e.to_string());
-    let state: String = row.try_get(at + 1).map_err(|e| e.to_string())?;
-    let attempts: i32 = row.try_get(at + 6).map_err(|e| e.to_string())?;
+    let text = |i: usize| row.try_get::<_, Option<String>>(i).map_err(|e| e.to_string());
+    let int = |i: usize| row.try_get::<_, Option<i64>>(i).map(|v| v.map(from_db_int)).map_err(|e| e.to_string());
+    let state: String = row.try_get(1).map_err(|e| e.to_string())?;
+    let attempts: i32 = row.try_get(6).map_err(|e| e.to_string())?;
     Ok(NodeSummary {
-        node_id: row.try_get(at).map_err(|e| e.to_string())?,
+        node_id: row.try_get(0).map_err(|e| e.to_string())?,
         state: NodeState::parse(&state).ok_or_else(|| format!("unknown node state `{state}`"))?,
         output: parse(text(2)?)?,
         error: text(3)?,
