@@ -134,6 +134,54 @@ pub struct ProviderInfo {
     pub tools: bool,
 }
 
+/// What probing a provider found: which structured-output dialect its server speaks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ProviderProbe {
+    /// The provider.
+    pub provider: String,
+    /// The server's base URL, for providers whose servers differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The model asked.
+    pub model: String,
+    /// The dialect the server accepted (`json_schema`, `json_object_schema`,
+    /// `json_object`, `prompt`), or the provider's own (`anthropic`, `ollama`, ...).
+    /// Absent when the probe failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
+    /// Whether the answer satisfied the probe's schema.
+    pub valid: bool,
+    /// Each dialect the server rejected, with what it said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<ProbeRejection>,
+    /// Why the probe failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How long the probe took, in milliseconds.
+    pub duration_ms: u64,
+}
+
+/// A dialect a server rejected while it was probed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ProbeRejection {
+    /// The dialect.
+    pub dialect: String,
+    /// What the server said.
+    pub message: String,
+}
+
+/// What to probe a provider with.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ProbeRequest {
+    /// The model to ask (default: the provider's default model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
 /// What to run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -4,6 +4,7 @@
 //! key order on disk, and JSON objects inside (schemas) keep their insertion order,
 //! so writing a file that was read unchanged reproduces it byte for byte.
 
+use crate::lowering::DialectSetting;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -215,6 +216,12 @@ pub struct AgentConfig {
     /// For `openai`: the Chat Completions API (`chat`, the default) or the Responses API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<OpenAiApi>,
+    /// For `openai`: how the server receives the output schema. `auto` (the default,
+    /// or `OPENAI_OUTPUT_DIALECT`) starts with `json_schema` and steps down when the
+    /// server rejects it; `json_schema`, `json_object_schema`, `json_object` or
+    /// `prompt` fix one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<DialectSetting>,
 }
 
 /// How an agent's output schema reaches the model.
@@ -274,6 +281,7 @@ impl AgentConfig {
             output_mode: None,
             compatibility: None,
             api: None,
+            dialect: None,
         }
     }
 

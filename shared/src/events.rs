@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::lowering::LoweringNote;
+use crate::lowering::{LoweringNote, OutputDialect};
 use crate::review::{CountMismatch, FindingGroup, FindingsCheck};
 use crate::run::{ErrorKind, RunStatus};
 
@@ -98,6 +98,28 @@ pub enum EventKind {
         /// Decided once, here; reports and comparisons read it rather than guess.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         findings_field: Option<String>,
+        /// For providers whose servers differ in how they take a schema (OpenAI-
+        /// compatible ones): the dialect the agent starts with, the one cached for its
+        /// server when an earlier run had to step down.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dialect: Option<OutputDialect>,
+    },
+    /// A server rejected an agent's structured-output dialect, so the agent's provider
+    /// steps down to the next one for the rest of the run (and the store remembers it
+    /// for later runs against the same server).
+    DialectDowngraded {
+        /// The agent whose call was rejected.
+        node_id: String,
+        /// The provider.
+        provider: String,
+        /// The server's base URL.
+        endpoint: String,
+        /// The rejected dialect.
+        from: OutputDialect,
+        /// The dialect used from now on.
+        to: OutputDialect,
+        /// The lowering note the report shows: what the server said and what changed.
+        note: LoweringNote,
     },
     /// A provider call failed in a way that may pass and is being retried.
     ProviderRetry {
@@ -187,13 +209,15 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event type's wire name (the SSE event name), in the order of the enum.
-    pub const TYPE_NAMES: [&'static str; 15] = [
+    pub const TYPE_NAMES: [&'static str; 17] = [
         "run_started",
+        "run_resumed",
         "node_started",
         "node_reused",
         "text_delta",
         "tool_call",
         "schema_lowered",
+        "dialect_downgraded",
         "provider_retry",
         "attempt_failed",
         "findings_checked",
@@ -215,6 +239,7 @@ impl EventKind {
             EventKind::TextDelta { .. } => "text_delta",
             EventKind::ToolCall { .. } => "tool_call",
             EventKind::SchemaLowered { .. } => "schema_lowered",
+            EventKind::DialectDowngraded { .. } => "dialect_downgraded",
             EventKind::ProviderRetry { .. } => "provider_retry",
             EventKind::AttemptFailed { .. } => "attempt_failed",
             EventKind::FindingsChecked { .. } => "findings_checked",
@@ -235,6 +260,7 @@ impl EventKind {
             | EventKind::TextDelta { node_id, .. }
             | EventKind::ToolCall { node_id, .. }
             | EventKind::SchemaLowered { node_id, .. }
+            | EventKind::DialectDowngraded { node_id, .. }
             | EventKind::ProviderRetry { node_id, .. }
             | EventKind::FindingsChecked { node_id, .. }
             | EventKind::ContradictionDetected { node_id, .. }
@@ -322,13 +348,14 @@ mod tests {
         let output = NodeOutput::Text("x".into());
         let kinds = [
             EventKind::RunStarted { conclave_id: "c".into(), node_count: 1 },
+            EventKind::RunResumed { kept: Vec::new() },
             EventKind::NodeStarted { node_id: "a".into(), input: None },
             EventKind::NodeReused { node_id: "a".into(), from_run: "r0".into(), output: output.clone(), input: None },
         ];
         for (kind, name) in kinds.iter().zip(EventKind::TYPE_NAMES) {
             assert_eq!(kind.type_name(), name);
         }
-        assert_eq!(EventKind::TYPE_NAMES.len(), 15);
+        assert_eq!(EventKind::TYPE_NAMES.len(), 17);
     }
 
     #[test]

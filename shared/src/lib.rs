@@ -27,7 +27,7 @@ pub use conclave::{
 pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
-pub use lowering::{LowerTarget, LoweringNote, NoteKind};
+pub use lowering::{DialectSetting, LowerTarget, LoweringNote, NoteKind, OutputDialect};
 pub use review::{
     Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingsCheck, Severity, Stability, Stance,
 };

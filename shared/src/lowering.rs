@@ -107,3 +107,142 @@ impl fmt::Display for LoweringNote {
         write!(f, "{path}: {}", self.message)
     }
 }
+
+/// How an OpenAI-compatible server receives an output schema. Servers differ:
+/// OpenAI, vLLM and llama.cpp's `llama-server` take a nested strict `json_schema`;
+/// llama-cpp-python takes the schema inside `json_object`; some take only
+/// `json_object`; some take nothing. Local validation against the author's schema is
+/// authoritative whichever is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum OutputDialect {
+    /// `response_format: {"type": "json_schema", "json_schema": {…, "strict": true}}`.
+    JsonSchema,
+    /// `response_format: {"type": "json_object", "schema": …}`.
+    JsonObjectSchema,
+    /// `response_format: {"type": "json_object"}`, with the contract in the prompt.
+    JsonObject,
+    /// No `response_format`: the contract in the prompt only.
+    Prompt,
+}
+
+impl OutputDialect {
+    /// Every dialect, in the order `auto` tries them.
+    pub const CHAIN: [OutputDialect; 4] =
+        [OutputDialect::JsonSchema, OutputDialect::JsonObjectSchema, OutputDialect::JsonObject, OutputDialect::Prompt];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputDialect::JsonSchema => "json_schema",
+            OutputDialect::JsonObjectSchema => "json_object_schema",
+            OutputDialect::JsonObject => "json_object",
+            OutputDialect::Prompt => "prompt",
+        }
+    }
+
+    /// The dialect named `name`.
+    pub fn parse(name: &str) -> Option<OutputDialect> {
+        OutputDialect::CHAIN.into_iter().find(|d| d.as_str() == name)
+    }
+
+    /// The dialect `auto` tries after a server rejects this one.
+    pub fn next(self) -> Option<OutputDialect> {
+        let at = OutputDialect::CHAIN.iter().position(|d| *d == self)?;
+        OutputDialect::CHAIN.get(at + 1).copied()
+    }
+
+    /// Whether the server receives the schema (and so constrains the answer to it).
+    pub fn sends_schema(self) -> bool {
+        matches!(self, OutputDialect::JsonSchema | OutputDialect::JsonObjectSchema)
+    }
+
+    /// Whether the schema is also rendered into the prompt as a contract.
+    pub fn contract_in_prompt(self) -> bool {
+        !self.sends_schema()
+    }
+}
+
+impl fmt::Display for OutputDialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which dialect an agent (or a provider, for all its agents) uses: `auto`, which
+/// starts with `json_schema` and steps down the chain when a server rejects one, or
+/// one fixed dialect.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DialectSetting {
+    /// Start with `json_schema`; step down once per recognisable rejection.
+    #[default]
+    Auto,
+    /// Always `json_schema`.
+    JsonSchema,
+    /// Always `json_object_schema`.
+    JsonObjectSchema,
+    /// Always `json_object`.
+    JsonObject,
+    /// Always `prompt`.
+    Prompt,
+}
+
+impl DialectSetting {
+    /// Every setting, in the order the editor lists them.
+    pub const ALL: [DialectSetting; 5] = [
+        DialectSetting::Auto,
+        DialectSetting::JsonSchema,
+        DialectSetting::JsonObjectSchema,
+        DialectSetting::JsonObject,
+        DialectSetting::Prompt,
+    ];
+
+    /// The fixed dialect, or `None` for `auto`.
+    pub fn fixed(self) -> Option<OutputDialect> {
+        match self {
+            DialectSetting::Auto => None,
+            DialectSetting::JsonSchema => Some(OutputDialect::JsonSchema),
+            DialectSetting::JsonObjectSchema => Some(OutputDialect::JsonObjectSchema),
+            DialectSetting::JsonObject => Some(OutputDialect::JsonObject),
+            DialectSetting::Prompt => Some(OutputDialect::Prompt),
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        self.fixed().map_or("auto", OutputDialect::as_str)
+    }
+
+    /// The setting named `name`.
+    pub fn parse(name: &str) -> Option<DialectSetting> {
+        DialectSetting::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dialect_chain_steps_down_to_the_prompt_and_stops() {
+        let mut walked = vec![OutputDialect::JsonSchema];
+        while let Some(next) = walked.last().and_then(|d| d.next()) {
+            walked.push(next);
+        }
+        assert_eq!(walked, OutputDialect::CHAIN);
+        for setting in DialectSetting::ALL {
+            assert_eq!(DialectSetting::parse(setting.as_str()), Some(setting));
+            assert_eq!(serde_json::to_value(setting).expect("json"), setting.as_str());
+        }
+        for dialect in OutputDialect::CHAIN {
+            assert_eq!(OutputDialect::parse(dialect.as_str()), Some(dialect));
+            assert_eq!(dialect.contract_in_prompt(), !dialect.sends_schema());
+        }
+        assert_eq!(DialectSetting::parse("json-schema"), None);
+    }
+}

@@ -397,6 +397,7 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         | EventKind::TextDelta { .. }
         | EventKind::ToolCall { .. }
         | EventKind::SchemaLowered { .. }
+        | EventKind::DialectDowngraded { .. }
         | EventKind::ProviderRetry { .. }
         | EventKind::FindingsChecked { .. }
         | EventKind::ContradictionDetected { .. }

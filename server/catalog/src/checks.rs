@@ -446,6 +446,20 @@ fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>)
             }
         }
     }
+    if let Some(dialect) = agent.get("dialect").and_then(Value::as_str)
+        && let Some(provider) = agent.get("provider").and_then(Value::as_str)
+        && provider != "openai"
+    {
+        out.push(
+            Diagnostic::warning(
+                "dialect-ignored",
+                node.subject(),
+                pointer(&base, "dialect"),
+                format!("`dialect` is `{dialect}`, but only `openai` agents use one; `{provider}` ignores it"),
+            )
+            .with_help("remove `dialect`, or switch the agent to the `openai` provider"),
+        );
+    }
     check_agent_schema(node, agent, &base, ctx, out)
 }
 

@@ -7,7 +7,7 @@
 //! events, errors or logs.
 
 use async_trait::async_trait;
-use conclave_shared::{LowerTarget, OpenAiApi, Usage};
+use conclave_shared::{DialectSetting, LowerTarget, OpenAiApi, OutputDialect, Usage};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -98,6 +98,9 @@ pub struct AgentRequest {
     pub max_tokens: u32,
     /// For OpenAI: which API to call.
     pub api: OpenAiApi,
+    /// For providers whose servers differ in how they take a schema (see
+    /// [`Provider::dialects`]): the dialect of this call. `None` for the others.
+    pub dialect: Option<OutputDialect>,
     /// Attempt number (schema retries), starting at 1.
     pub attempt: u32,
     /// The agent's turn limit (for providers that run their own tool loop).
@@ -191,6 +194,17 @@ pub enum ProviderError {
     /// The provider sent something that does not follow its own protocol.
     #[error("malformed response from the provider: {0}")]
     Malformed(String),
+    /// The server rejected how the schema was sent (its structured-output dialect);
+    /// another dialect may be accepted. Never retried as it is.
+    #[error("the server rejected the `{dialect}` structured-output dialect (HTTP {status}): {message}")]
+    DialectRejected {
+        /// The rejected dialect.
+        dialect: OutputDialect,
+        /// HTTP status.
+        status: u16,
+        /// What the server said, with what to try.
+        message: String,
+    },
     /// The provider's own structured-output retries ran out (Claude Code).
     #[error("the provider could not produce output matching the schema: {0}")]
     SchemaExhausted(String),
@@ -215,8 +229,19 @@ impl ProviderError {
             ProviderError::Truncated(_) => "truncated",
             ProviderError::Malformed(_) => "malformed",
             ProviderError::SchemaExhausted(_) => "schema_exhausted",
+            ProviderError::DialectRejected { .. } => "dialect_rejected",
         }
     }
+}
+
+/// How a provider's server takes an output schema, for providers whose servers
+/// differ (OpenAI-compatible ones).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointDialects {
+    /// The server's base URL: what a dialect is remembered by.
+    pub endpoint: String,
+    /// The dialect its agents use unless they set one (from the environment).
+    pub setting: DialectSetting,
 }
 
 /// An LLM backend.
@@ -236,6 +261,14 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// Checks that `model` (an agent's model setting) can be used, before a run starts.
     fn check_model(&self, _model: &str) -> Result<(), ProviderError> {
         Ok(())
+    }
+
+    /// For providers whose servers differ in how they take a schema: the server and
+    /// the provider-wide dialect setting. The engine then picks each call's
+    /// [`AgentRequest::dialect`], and steps down when the call fails with
+    /// [`ProviderError::DialectRejected`].
+    fn dialects(&self) -> Option<EndpointDialects> {
+        None
     }
 
     /// The model agents use when a run is switched onto this provider without naming one.

@@ -118,6 +118,9 @@ impl Redactor {
             ProviderError::Malformed(m) => ProviderError::Malformed(r(m)),
             ProviderError::SchemaExhausted(m) => ProviderError::SchemaExhausted(r(m)),
             ProviderError::RateLimited { retry_after } => ProviderError::RateLimited { retry_after },
+            ProviderError::DialectRejected { dialect, status, message } => {
+                ProviderError::DialectRejected { dialect, status, message: r(message) }
+            }
         }
     }
 
@@ -241,6 +244,10 @@ impl Provider for RedactingProvider {
 
     fn default_model(&self) -> &str {
         self.inner.default_model()
+    }
+
+    fn dialects(&self) -> Option<crate::provider::EndpointDialects> {
+        self.inner.dialects()
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {

@@ -7,7 +7,7 @@
 //! How an event changes a run is `conclave_shared::effect_of`, the same for every backend.
 
 use async_trait::async_trait;
-use conclave_shared::{Conclave, RunEvent, RunRecord, RunSummary};
+use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use serde_json::Value;
 use std::fmt;
 
@@ -91,6 +91,18 @@ pub trait RunStore: Send + Sync + fmt::Debug {
 
     /// A stored report, or `None`.
     async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError>;
+
+    /// The structured-output dialect last found to work for `provider` at `endpoint`
+    /// (a server's base URL), when a run had to step down to it.
+    async fn endpoint_dialect(&self, provider: &str, endpoint: &str) -> Result<Option<OutputDialect>, StoreError>;
+
+    /// Remembers that `provider` at `endpoint` takes `dialect`, for later runs.
+    async fn remember_endpoint_dialect(
+        &self,
+        provider: &str,
+        endpoint: &str,
+        dialect: OutputDialect,
+    ) -> Result<(), StoreError>;
 
     /// Notices, pushed by the database, of runs whose events any process sharing the
     /// store has just committed (a run id per notice), so that a server streams another

@@ -10,16 +10,17 @@ use conclave_core::{
 };
 use conclave_schema::OutputContract;
 use conclave_schema::contract::{extract_json, render_feedback};
-use conclave_shared::{ErrorKind, EventKind, NodeOutput, Usage};
+use conclave_shared::{ErrorKind, EventKind, LoweringNote, NodeOutput, NoteKind, OutputDialect, Usage};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
 use crate::bus::{BusSink, EventBus};
+use crate::dialects::DialectBook;
 use crate::input::AgentInput;
 use crate::observe;
-use crate::plan::AgentPlan;
+use crate::plan::{AgentDialects, AgentPlan};
 use crate::policy::OutputPolicy;
 
 /// Why a node failed.
@@ -83,6 +84,8 @@ pub struct AgentContext {
     pub capture_content: bool,
     /// Limits and pauses shared by every process on the database, if any.
     pub fleet: Option<crate::fleet::FleetLimits>,
+    /// The structured-output dialect of each server the run's agents call.
+    pub dialects: Arc<DialectBook>,
 }
 
 /// Runs the agent to its output.
@@ -270,7 +273,11 @@ impl Caller<'_> {
         structured: bool,
     ) -> Result<AgentReply, NodeError> {
         let plan = self.plan;
-        let request = self.request(messages, attempt, offer_tools, structured);
+        let mut dialect = match &plan.dialects {
+            Some(d) => Some(self.ctx.dialects.current(&plan.config.provider, &d.endpoint, d.setting).await),
+            None => None,
+        };
+        let mut request = self.request(messages, attempt, offer_tools, structured, dialect);
         let (provider, model) = (plan.config.provider.as_str(), plan.config.model.as_str());
         let capture = self.ctx.capture_content;
         let mut retry = 0;
@@ -306,6 +313,15 @@ impl Caller<'_> {
                 Err(error) => error,
             };
             tracing::warn!(node = self.node_id, provider, class = error.class(), "provider call failed: {error}");
+            // A rejected dialect is not a fault that passes: on `auto`, the next one is
+            // tried at once; otherwise the call fails.
+            if let ProviderError::DialectRejected { dialect: rejected, message, .. } = &error
+                && let Some(next) = self.step_down(*rejected, message).await
+            {
+                dialect = Some(next);
+                request = self.request(messages, attempt, offer_tools, structured, dialect);
+                continue;
+            }
             // The provider's "retry after" holds for every process on the database.
             if let (ProviderError::RateLimited { retry_after: Some(wait) }, Some(fleet)) = (&error, &self.ctx.fleet) {
                 fleet.pause(provider, (*wait).min(self.ctx.retry.cap * 2)).await;
@@ -326,20 +342,75 @@ impl Caller<'_> {
         }
     }
 
-    /// The request of one provider call.
-    fn request(&self, messages: &[Message], attempt: u32, offer_tools: bool, structured: bool) -> AgentRequest {
+    /// After the server rejected `rejected`: on `auto`, the dialect to try next (a
+    /// change this agent made is reported as a lowering note and an event); `None`
+    /// when the agent's dialect is fixed or none is left.
+    async fn step_down(&self, rejected: OutputDialect, message: &str) -> Option<OutputDialect> {
         let plan = self.plan;
+        let dialects = plan.dialects.as_ref().filter(|d| d.setting.fixed().is_none())?;
+        let provider = plan.config.provider.as_str();
+        let step = self.ctx.dialects.step_down(provider, &dialects.endpoint, rejected).await?;
+        if step.changed {
+            let to = step.to;
+            let enforced = if to.sends_schema() {
+                "the server still constrains the answer to the schema"
+            } else {
+                "the schema is rendered into the prompt, and only local validation enforces it"
+            };
+            tracing::warn!(node = self.node_id, provider, from = %rejected, %to, "the server rejected a dialect");
+            let note = LoweringNote {
+                path: String::new(),
+                kind: NoteKind::Unsupported,
+                message: format!(
+                    "the server at {} rejected the `{rejected}` dialect ({message}); Conclave now sends `{to}`: {enforced}",
+                    dialects.endpoint
+                ),
+            };
+            let event = EventKind::DialectDowngraded {
+                node_id: self.node_id.to_string(),
+                provider: provider.to_string(),
+                endpoint: dialects.endpoint.clone(),
+                from: rejected,
+                to,
+                note,
+            };
+            self.ctx.bus.emit(event).await;
+        }
+        Some(step.to)
+    }
+
+    /// The request of one provider call.
+    fn request(
+        &self,
+        messages: &[Message],
+        attempt: u32,
+        offer_tools: bool,
+        structured: bool,
+        dialect: Option<OutputDialect>,
+    ) -> AgentRequest {
+        let plan = self.plan;
+        let system_prompt = match (&plan.dialects, dialect) {
+            (Some(d), Some(dialect)) if dialect.contract_in_prompt() => d.prompt_with_contract.clone(),
+            _ => plan.system_prompt.clone(),
+        };
         AgentRequest {
             run_id: self.ctx.bus.run_id().to_string(),
             node_id: self.node_id.to_string(),
             model: plan.config.model.clone(),
-            system_prompt: plan.system_prompt.clone(),
+            system_prompt,
             input: self.input.clone(),
             messages: messages.to_vec(),
             tools: if offer_tools { plan.tools.clone() } else { Vec::new() },
-            output_schema: if structured { plan.native_schema.clone() } else { None },
+            output_schema: match (&plan.dialects, dialect) {
+                _ if !structured => None,
+                (Some(AgentDialects { object_schema: Some(spec), .. }), Some(OutputDialect::JsonObjectSchema)) => {
+                    Some(spec.clone())
+                }
+                _ => plan.native_schema.clone(),
+            },
             max_tokens: plan.config.tokens(),
             api: plan.config.api.unwrap_or_default(),
+            dialect,
             attempt,
             max_turns: plan.config.turns(),
             workdir: self.ctx.workdir.clone(),

@@ -7,7 +7,9 @@
 //! retries, `input.rs` is an agent's typed input and how it is shown to the model,
 //! `policy.rs` the hook through which a run's output policy (code review) shapes
 //! schemas and compares siblings, `limits.rs` the engine-wide and per-run
-//! concurrency limits, `bus.rs` numbers, stores and publishes events, `observe.rs`
+//! concurrency limits, `bus.rs` numbers, stores and publishes events, `dialects.rs` which
+//! structured-output dialect each server takes, `probe.rs` asks a provider which one
+//! it speaks, `observe.rs`
 //! the metrics and spans an operator sees.
 //!
 //! **Invariant:** the engine knows the `Provider`, `ToolRunner` and `RunStore` traits
@@ -16,12 +18,14 @@
 
 pub mod agent;
 pub mod bus;
+pub mod dialects;
 pub mod fleet;
 pub mod input;
 pub mod limits;
 pub mod observe;
 pub mod plan;
 pub mod policy;
+pub mod probe;
 pub mod reuse;
 pub mod samples;
 pub mod scheduler;
@@ -435,6 +439,7 @@ impl Engine {
             workdir: options.workdir,
             capture_content: self.config.capture_message_content,
             fleet: self.config.fleet.clone(),
+            dialects: Arc::new(dialects::DialectBook::new(self.store.clone())),
         };
         let run_id = bus.run_id().to_string();
         let span = observe::workflow_span(&conclave.id, &run_id);

@@ -8,7 +8,7 @@ use conclave_catalog::CheckedConclave;
 use conclave_core::{Provider, ProviderRegistry, SchemaSpec, ToolRunner, ToolSpec};
 use conclave_schema::contract::render_contract;
 use conclave_schema::{ContractSpec, OutputContract, output_contract};
-use conclave_shared::{AgentConfig, Compatibility, Conclave, Node, NodeKind, OutputMode};
+use conclave_shared::{AgentConfig, Compatibility, Conclave, DialectSetting, LowerTarget, Node, NodeKind, OutputMode};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +24,10 @@ pub struct AgentPlan {
     pub provider: Arc<dyn Provider>,
     /// The system prompt sent, with the prompt contract appended when used.
     pub system_prompt: String,
+    /// For agents whose server may take the schema in several dialects: the dialect
+    /// setting and the server, and the system prompt with the contract appended for
+    /// the dialects that carry it in the prompt.
+    pub dialects: Option<AgentDialects>,
     /// The output contract, when the agent has a schema.
     pub contract: Option<OutputContract>,
     /// The schema sent through the provider's native structured output, if used.
@@ -34,6 +38,22 @@ pub struct AgentPlan {
     pub timeout: Option<Duration>,
     /// How many times the agent runs (`RunOptions::samples`); 1 but for sampled agents.
     pub samples: u32,
+}
+
+/// How an agent's schema reaches a server that may take it in several dialects.
+#[derive(Debug, Clone)]
+pub struct AgentDialects {
+    /// The server's base URL.
+    pub endpoint: String,
+    /// The agent's setting, or its provider's.
+    pub setting: DialectSetting,
+    /// The system prompt with the prompt contract appended.
+    pub prompt_with_contract: String,
+    /// The schema sent in the `json_object_schema` dialect: lowered for llama.cpp's
+    /// schema-to-grammar conversion (which llama-cpp-python's server uses), since the
+    /// servers that take this dialect build a grammar from it. The OpenAI lowering's
+    /// forced nulls would only confuse it.
+    pub object_schema: Option<SchemaSpec>,
 }
 
 impl AgentPlan {
@@ -134,12 +154,25 @@ fn plan_agent(
     };
     let native_schema =
         contract.as_ref().and_then(|c| Some(SchemaSpec { name: c.name.clone(), schema: c.native.clone()? }));
+    let with_contract = |c: &OutputContract| {
+        let rule = render_contract(&c.original);
+        if config.system_prompt.is_empty() { rule } else { format!("{}\n\n{rule}", config.system_prompt) }
+    };
     let system_prompt = match &contract {
-        Some(c) if c.native.is_none() => {
-            let rule = render_contract(&c.original);
-            if config.system_prompt.is_empty() { rule } else { format!("{}\n\n{rule}", config.system_prompt) }
-        }
+        Some(c) if c.native.is_none() => with_contract(c),
         _ => config.system_prompt.clone(),
+    };
+    let dialects = match (&contract, provider.dialects()) {
+        (Some(c), Some(server)) if c.native.is_some() => Some(AgentDialects {
+            endpoint: server.endpoint,
+            setting: config.dialect.unwrap_or(server.setting),
+            prompt_with_contract: with_contract(c),
+            object_schema: conclave_schema::lower(&c.original, LowerTarget::Ollama)
+                .ok()
+                .filter(|lowered| lowered.native)
+                .map(|lowered| SchemaSpec { name: c.name.clone(), schema: Arc::new(lowered.schema) }),
+        }),
+        _ => None,
     };
     let timeout = config
         .timeout_secs
@@ -151,6 +184,7 @@ fn plan_agent(
         config: config.clone(),
         provider,
         system_prompt,
+        dialects,
         contract,
         native_schema,
         timeout,

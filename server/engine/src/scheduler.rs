@@ -156,13 +156,19 @@ impl Run {
         let node_count = self.plan.nodes.len();
         self.bus.emit(EventKind::RunStarted { conclave_id, node_count }).await;
         for node in &self.plan.nodes {
-            if let Some(contract) = node.agent.as_ref().and_then(|a| a.contract.as_ref()) {
+            let Some(agent) = node.agent.as_ref() else { continue };
+            if let Some(contract) = agent.contract.as_ref() {
+                let dialect = match &agent.dialects {
+                    Some(d) => Some(self.agents.dialects.current(&agent.config.provider, &d.endpoint, d.setting).await),
+                    None => None,
+                };
                 let event = EventKind::SchemaLowered {
                     node_id: node.id.clone(),
                     target: contract.target.clone(),
                     native: contract.native.is_some(),
                     notes: contract.notes.clone(),
                     findings_field: contract.findings_field.clone(),
+                    dialect,
                 };
                 self.bus.emit(event).await;
             }

@@ -4,7 +4,7 @@
 //! preview shows the same value, so what an author sees is what a vendor receives.
 
 use conclave_core::AgentRequest;
-use conclave_shared::LowerTarget;
+use conclave_shared::{LowerTarget, OutputDialect};
 use serde_json::{Value, json};
 
 /// One way a provider receives an output schema.
@@ -75,23 +75,46 @@ impl Dialect {
     pub fn schema_part(self, name: &str, schema: &Value) -> Value {
         match self {
             Dialect::Anthropic => json!({"output_config": {"format": {"type": "json_schema", "schema": schema}}}),
-            Dialect::OpenAiChat => json!({"response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": schema_name(name), "schema": schema, "strict": true}
-            }}),
-            Dialect::OpenAiResponses => json!({"text": {"format": {
-                "type": "json_schema", "name": schema_name(name), "schema": schema, "strict": true
-            }}}),
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => self.openai_part(OutputDialect::JsonSchema, name, schema),
             Dialect::Ollama => json!({"format": schema}),
             Dialect::ClaudeCode => json!({"argv": ["--json-schema", schema.to_string()]}),
             Dialect::Local => json!({"constraint": {"llguidance_json_schema": schema}}),
         }
     }
 
-    /// Adds the schema part of `request` (when it has an output schema) to an HTTP body.
+    /// For the OpenAI APIs: the part of a request carrying `schema` in an
+    /// OpenAI-compatible server's `dialect` (`response_format` for Chat Completions,
+    /// `text.format` for Responses). Empty for `prompt`, whose contract is in the
+    /// system prompt.
+    pub fn openai_part(self, dialect: OutputDialect, name: &str, schema: &Value) -> Value {
+        let format = match dialect {
+            OutputDialect::JsonSchema if self == Dialect::OpenAiResponses => {
+                json!({"type": "json_schema", "name": schema_name(name), "schema": schema, "strict": true})
+            }
+            OutputDialect::JsonSchema => {
+                json!({"type": "json_schema", "json_schema": {"name": schema_name(name), "schema": schema, "strict": true}})
+            }
+            OutputDialect::JsonObjectSchema => json!({"type": "json_object", "schema": schema}),
+            OutputDialect::JsonObject => json!({"type": "json_object"}),
+            OutputDialect::Prompt => return json!({}),
+        };
+        match self {
+            Dialect::OpenAiResponses => json!({"text": {"format": format}}),
+            _ => json!({"response_format": format}),
+        }
+    }
+
+    /// Adds the schema part of `request` (when it has an output schema) to an HTTP body,
+    /// in the request's dialect for the OpenAI APIs.
     pub fn add_schema(self, body: &mut Value, request: &AgentRequest) {
         let (Some(spec), Some(body)) = (&request.output_schema, body.as_object_mut()) else { return };
-        if let Value::Object(part) = self.schema_part(&spec.name, &spec.schema) {
+        let part = match self {
+            Dialect::OpenAiChat | Dialect::OpenAiResponses => {
+                self.openai_part(request.dialect.unwrap_or(OutputDialect::JsonSchema), &spec.name, &spec.schema)
+            }
+            _ => self.schema_part(&spec.name, &spec.schema),
+        };
+        if let Value::Object(part) = part {
             body.extend(part);
         }
     }
@@ -116,6 +139,27 @@ mod tests {
         assert_eq!(schema_name("review.findings.v1"), "review_findings_v1");
         assert_eq!(schema_name(""), "output");
         assert_eq!(schema_name(&"x".repeat(100)).len(), 64);
+    }
+
+    #[test]
+    fn each_openai_compatible_dialect_has_its_own_wire_form() {
+        let schema = json!({"type": "object"});
+        let chat = |d| Dialect::OpenAiChat.openai_part(d, "review.v1", &schema);
+        assert_eq!(
+            chat(OutputDialect::JsonSchema),
+            json!({"response_format": {"type": "json_schema", "json_schema": {"name": "review_v1", "schema": schema, "strict": true}}})
+        );
+        assert_eq!(
+            chat(OutputDialect::JsonObjectSchema),
+            json!({"response_format": {"type": "json_object", "schema": schema}})
+        );
+        assert_eq!(chat(OutputDialect::JsonObject), json!({"response_format": {"type": "json_object"}}));
+        assert_eq!(chat(OutputDialect::Prompt), json!({}));
+        assert_eq!(
+            Dialect::OpenAiResponses.openai_part(OutputDialect::JsonObject, "x", &schema),
+            json!({"text": {"format": {"type": "json_object"}}})
+        );
+        assert_eq!(Dialect::OpenAiChat.schema_part("review.v1", &schema), chat(OutputDialect::JsonSchema));
     }
 
     #[test]

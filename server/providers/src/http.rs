@@ -89,7 +89,8 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     Some(when.duration_since(SystemTime::now()).unwrap_or(Duration::ZERO))
 }
 
-fn describe(err: &reqwest::Error) -> String {
+/// A transport error with its causes, for messages.
+pub(crate) fn describe(err: &reqwest::Error) -> String {
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(s) = source {

@@ -118,6 +118,7 @@ fn routes(state: &AppState) -> Router<AppState> {
         .route("/lower", post(schemas::lower_schema))
         .route("/lower/preview", post(schemas::preview))
         .route("/providers", get(schemas::providers))
+        .route("/providers/{name}/probe", post(schemas::probe))
         .route("/runs", get(runs::list).post(runs::start))
         .route("/runs/{id}", get(runs::get_one))
         .route("/runs/{id}/events", get(runs::events))

@@ -28,6 +28,7 @@ use super::{conclaves, runs, schemas};
         schemas::lower_schema,
         schemas::preview,
         schemas::providers,
+        schemas::probe,
         runs::start,
         runs::list,
         runs::get_one,

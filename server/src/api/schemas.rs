@@ -1,6 +1,7 @@
 //! Output schemas over HTTP: the references available, one schema, the lowering
-//! preview for a provider and for every dialect side by side, and which providers
-//! are configured.
+//! preview for a provider and for every dialect side by side, which providers are
+//! configured, and a probe of which structured-output dialect a provider's server
+//! speaks.
 
 use axum::Json;
 use axum::body::Bytes;
@@ -9,7 +10,9 @@ use axum::extract::rejection::BytesRejection;
 use conclave_core::ProviderError;
 use conclave_providers::dialect::Dialect;
 use conclave_schema::{LowerTarget, check_schema, lower};
-use conclave_shared::api::{DialectPreview, LowerRequest, LowerResponse, PreviewRequest, ProviderInfo, SchemaRef};
+use conclave_shared::api::{
+    DialectPreview, LowerRequest, LowerResponse, PreviewRequest, ProbeRequest, ProviderInfo, ProviderProbe, SchemaRef,
+};
 use serde_json::{Value, json};
 
 use super::error::parse_json;
@@ -166,4 +169,24 @@ pub async fn providers(State(state): State<AppState>) -> Json<Vec<ProviderInfo>>
         });
     }
     Json(out)
+}
+
+/// Probes a provider: one tiny structured request, to learn which structured-output
+/// dialect its server speaks (for OpenAI-compatible servers, each dialect `auto`
+/// would try, in order). The probe's own failure is part of the answer, not an error.
+#[utoipa::path(post, path = "/api/providers/{name}/probe", request_body = ProbeRequest,
+    params(("name" = String, Path, description = "The provider's name, as GET /api/providers lists it")),
+    responses((status = 200, body = ProviderProbe), (status = 400, description = "Bad request"), (status = 404, description = "Unknown provider")))]
+pub async fn probe(
+    State(state): State<AppState>,
+    ApiPath(name): ApiPath<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<ProviderProbe>, ApiError> {
+    let bytes = body_bytes(body)?;
+    let request: ProbeRequest =
+        if bytes.iter().all(u8::is_ascii_whitespace) { ProbeRequest::default() } else { parse_json(&bytes)? };
+    let Some(provider) = state.workspace.providers.get(&name) else {
+        return Err(ApiError::NotFound(format!("unknown provider `{name}`; GET /api/providers lists them")));
+    };
+    Ok(Json(conclave_engine::probe::probe(provider.as_ref(), request.model.as_deref()).await))
 }

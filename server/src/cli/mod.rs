@@ -4,6 +4,7 @@
 mod dismiss;
 mod post;
 mod progress;
+mod providers;
 mod review;
 mod run;
 mod runs;
@@ -13,7 +14,7 @@ mod validate;
 mod worker;
 
 use clap::{Parser, Subcommand};
-use conclave_core::{ProviderError, ProviderRegistry, RunQueue};
+use conclave_core::{ProviderRegistry, RunQueue};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -71,8 +72,9 @@ pub enum Command {
     /// Output schemas: references, lowering previews, the file format's schema.
     #[command(subcommand)]
     Schema(schema::SchemaCommand),
-    /// List the providers and whether each is configured.
-    Providers,
+    /// List the providers and whether each is configured; `--probe` asks each
+    /// configured one which structured-output dialect its server speaks.
+    Providers(providers::ProvidersArgs),
     /// Claim queued runs from the --db database and run them.
     Worker(worker::WorkerArgs),
 }
@@ -102,18 +104,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Validate(args) => validate::run(args, &workspace),
         Command::Schema(cmd) => schema::run(cmd, &workspace),
         Command::Dismiss(args) => dismiss::run(args),
-        Command::Providers => {
-            for (name, status) in workspace.providers.status() {
-                match status {
-                    Ok(()) => println!("{name:<12} configured"),
-                    Err(ProviderError::Config { message, .. }) => {
-                        println!("{name:<12} not configured: {message}")
-                    }
-                    Err(e) => println!("{name:<12} not usable: {e}"),
-                }
-            }
-            exit::OK
-        }
+        Command::Providers(args) => providers::run(args, &workspace).await,
         Command::Review(args) => match store(&cli.db).await {
             Ok(store) => review::run(args, workspace, store).await,
             Err(code) => code,

@@ -181,12 +181,16 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
             EventKind::NodeStarted { node_id, .. } => node_id.clone(),
             EventKind::NodeReused { node_id, from_run, .. } => format!("{node_id} from run {from_run}"),
             EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
-            EventKind::SchemaLowered { node_id, target, native, notes, .. } => {
+            EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. } => {
                 format!(
-                    "{node_id}: {} via {target}, {} note(s)",
+                    "{node_id}: {} via {target}{}, {} note(s)",
                     if *native { "native" } else { "prompt contract" },
+                    dialect.map(|d| format!(" ({d})")).unwrap_or_default(),
                     notes.len()
                 )
+            }
+            EventKind::DialectDowngraded { node_id, endpoint, from, to, .. } => {
+                format!("{node_id}: {endpoint} rejected {from}; now {to}")
             }
             EventKind::FindingsChecked { node_id, check } => format!(
                 "{node_id}: compared {}: {} contradiction(s), {} disagreement(s), {} agreement(s), {} duplicate(s)",

@@ -4,8 +4,8 @@
 //! The checks panic with a message naming the broken behaviour.
 
 use conclave_shared::{
-    AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, Position, RunEvent,
-    RunStatus, Settings, Usage,
+    AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, OutputDialect, Position,
+    RunEvent, RunStatus, Settings, Usage,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -25,6 +25,7 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     interrupted_runs_are_only_those_with_dead_owners(make()).await;
     duplicate_run_ids_are_refused(make()).await;
     reports_are_stored_and_replaced(make()).await;
+    endpoint_dialects_are_remembered_per_provider_and_endpoint(make()).await;
 }
 
 /// A small conclave: trigger -> a, trigger -> b.
@@ -278,6 +279,18 @@ async fn reports_are_stored_and_replaced(store: Arc<dyn RunStore>) {
     assert_eq!(store.get_report("r1", "markdown").await.expect("get").as_deref(), Some("# second \u{2014} ünïcode"));
     assert_eq!(store.get_report("r1", "sarif").await.expect("get").as_deref(), Some("{}"));
     assert!(matches!(store.put_report("nope", "markdown", "x").await, Err(StoreError::UnknownRun(_))));
+}
+
+async fn endpoint_dialects_are_remembered_per_provider_and_endpoint(store: Arc<dyn RunStore>) {
+    let (local, other) = ("http://127.0.0.1:8080/v1", "http://127.0.0.1:9090/v1");
+    assert_eq!(store.endpoint_dialect("openai", local).await.expect("read"), None, "nothing is known at first");
+    store.remember_endpoint_dialect("openai", local, OutputDialect::JsonObjectSchema).await.expect("remember");
+    store.remember_endpoint_dialect("openai", other, OutputDialect::Prompt).await.expect("remember");
+    assert_eq!(store.endpoint_dialect("openai", local).await.expect("read"), Some(OutputDialect::JsonObjectSchema));
+    assert_eq!(store.endpoint_dialect("ollama", local).await.expect("read"), None, "another provider's is separate");
+    store.remember_endpoint_dialect("openai", local, OutputDialect::JsonObject).await.expect("replace");
+    assert_eq!(store.endpoint_dialect("openai", local).await.expect("read"), Some(OutputDialect::JsonObject));
+    assert_eq!(store.endpoint_dialect("openai", other).await.expect("read"), Some(OutputDialect::Prompt));
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! implementation the conformance suite keeps honest. Nothing survives the process.
 
 use async_trait::async_trait;
-use conclave_shared::{RunEvent, RunRecord, RunStatus, RunSummary};
+use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -40,6 +40,8 @@ pub struct MemoryStore {
     slots: Mutex<HashMap<(String, u32), (String, u64)>>,
     /// When each paused scope resumes.
     pauses: Mutex<HashMap<String, u64>>,
+    /// The dialect each provider's server was found to take.
+    dialects: Mutex<HashMap<(String, String), OutputDialect>>,
 }
 
 impl MemoryStore {
@@ -122,6 +124,22 @@ impl RunStore for MemoryStore {
     async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
         let reports = self.reports.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(reports.get(&(run_id.to_string(), format.to_string())).cloned())
+    }
+
+    async fn endpoint_dialect(&self, provider: &str, endpoint: &str) -> Result<Option<OutputDialect>, StoreError> {
+        let dialects = self.dialects.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(dialects.get(&(provider.to_string(), endpoint.to_string())).copied())
+    }
+
+    async fn remember_endpoint_dialect(
+        &self,
+        provider: &str,
+        endpoint: &str,
+        dialect: OutputDialect,
+    ) -> Result<(), StoreError> {
+        let mut dialects = self.dialects.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        dialects.insert((provider.to_string(), endpoint.to_string()), dialect);
+        Ok(())
     }
 
     async fn mark_interrupted(

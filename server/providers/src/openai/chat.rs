@@ -67,6 +67,7 @@ pub(super) async fn read_stream(
     let mut events = sse_events(response);
     let mut reading = Reading::default();
     let mut done = false;
+    let mut chunks = 0;
     while let Some(event) = events.next().await {
         let event = event?;
         if event.data.trim() == "[DONE]" {
@@ -76,13 +77,49 @@ pub(super) async fn read_stream(
         if event.data.trim().is_empty() {
             continue;
         }
+        chunks += 1;
         reading.apply(&parse_data(&event.data)?, sink).await?;
+    }
+    if chunks == 0 && !done {
+        return Err(ProviderError::Malformed(
+            "the answer has no Server-Sent Events: the server does not speak the Chat Completions API here".into(),
+        ));
     }
     if !reading.refusal.is_empty() {
         return Err(ProviderError::Refusal(reading.refusal));
     }
     if !done && reading.finish.is_none() {
         return Err(ProviderError::Truncated("the event stream ended before a finish_reason or [DONE]".into()));
+    }
+    reading.reply(sink).await
+}
+
+/// An answer sent as one JSON document (a server that ignores `stream`): read as a
+/// stream of one chunk whose message is the delta.
+pub(super) async fn read_whole(data: &Value, sink: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
+    let mut chunk = data.clone();
+    if let Some(choice) = chunk.get_mut("choices").and_then(|c| c.get_mut(0))
+        && let Some(message) = choice.get("message").cloned()
+    {
+        let mut delta = message;
+        // A whole message's tool calls have no stream index; give each its position.
+        if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
+            for (i, call) in calls.iter_mut().enumerate() {
+                call["index"] = json!(i);
+            }
+        }
+        choice["delta"] = delta;
+    }
+    if chunk.get("error").is_none() && chunk.pointer("/choices/0/finish_reason").is_none() {
+        return Err(ProviderError::Malformed(format!(
+            "the answer is one JSON document without `choices[0].finish_reason`: {}",
+            crate::http::error_message(&data.to_string())
+        )));
+    }
+    let mut reading = Reading::default();
+    reading.apply(&chunk, sink).await?;
+    if !reading.refusal.is_empty() {
+        return Err(ProviderError::Refusal(reading.refusal));
     }
     reading.reply(sink).await
 }

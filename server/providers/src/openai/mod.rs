@@ -4,19 +4,25 @@
 //!
 //! `OPENAI_BASE_URL` already ends in `/v1`. A key is required for the official
 //! endpoint; compatible servers on another base URL may run without one.
+//!
+//! Compatible servers differ in how they take a schema, so each call is sent in the
+//! structured-output dialect the engine picks (`OPENAI_OUTPUT_DIALECT`, or `auto`);
+//! `errors.rs` tells a rejected dialect from other failures and names the server,
+//! the model and what to try.
 
 mod chat;
+mod errors;
 mod responses;
 
 use async_trait::async_trait;
-use conclave_shared::OpenAiApi;
+use conclave_shared::{DialectSetting, OpenAiApi};
 use serde_json::Value;
 
-use crate::http::send;
 use conclave_core::Secret;
 use conclave_core::StreamSink;
-use conclave_core::{AgentReply, AgentRequest, Capabilities, Provider, ProviderError};
+use conclave_core::{AgentReply, AgentRequest, Capabilities, EndpointDialects, Provider, ProviderError};
 use conclave_shared::LowerTarget;
+use errors::{Body, Call};
 
 const DEFAULT_BASE: &str = "https://api.openai.com/v1";
 
@@ -25,6 +31,8 @@ const DEFAULT_BASE: &str = "https://api.openai.com/v1";
 pub struct OpenAiProvider {
     key: Option<Secret>,
     base_url: String,
+    /// `OPENAI_OUTPUT_DIALECT`, or what was wrong with it.
+    dialect: Result<DialectSetting, String>,
 }
 
 impl OpenAiProvider {
@@ -36,7 +44,19 @@ impl OpenAiProvider {
                 .unwrap_or_else(|| DEFAULT_BASE.to_string())
                 .trim_end_matches('/')
                 .to_string(),
+            dialect: match env("OPENAI_OUTPUT_DIALECT") {
+                None => Ok(DialectSetting::Auto),
+                Some(name) => DialectSetting::parse(name.trim()).ok_or_else(|| {
+                    let known: Vec<&str> = DialectSetting::ALL.iter().map(|d| d.as_str()).collect();
+                    format!("OPENAI_OUTPUT_DIALECT is `{name}`; use one of {}", known.join(", "))
+                }),
+            },
         }
+    }
+
+    /// The server's base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
     }
 
     /// The request body for `request` (public for tests that pin the wire format).
@@ -71,7 +91,14 @@ impl Provider for OpenAiProvider {
                         .into(),
             });
         }
+        if let Err(message) = &self.dialect {
+            return Err(ProviderError::Config { provider: "openai".into(), message: message.clone() });
+        }
         Ok(())
+    }
+
+    fn dialects(&self) -> Option<EndpointDialects> {
+        Some(EndpointDialects { endpoint: self.base_url.clone(), setting: self.dialect.clone().unwrap_or_default() })
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
@@ -85,11 +112,19 @@ impl Provider for OpenAiProvider {
         if let Some(key) = &self.key {
             http = http.bearer_auth(key.expose());
         }
-        let response = send(http).await?;
-        match request.api {
-            OpenAiApi::Chat => chat::read_stream(response, stream).await,
-            OpenAiApi::Responses => responses::read_stream(response, stream).await,
-        }
+        let call = Call::new(&self.base_url, request);
+        let response = http.send().await.map_err(|e| call.unreachable(&e))?;
+        let response = call.check(response).await?;
+        let body = call.body(response).await?;
+        let result = match (request.api, body) {
+            (OpenAiApi::Chat, Body::Stream(response)) => chat::read_stream(response, stream).await,
+            (OpenAiApi::Chat, Body::Json(value)) => chat::read_whole(&value, stream).await,
+            (OpenAiApi::Responses, Body::Stream(response)) => responses::read_stream(response, stream).await,
+            (OpenAiApi::Responses, Body::Json(_)) => Err(ProviderError::Malformed(
+                "the Responses API answered with one JSON document although a stream was asked for".into(),
+            )),
+        };
+        result.map_err(|e| call.in_stream(e))
     }
 }
 

@@ -341,13 +341,19 @@ fn lowerings(out: &mut String, r: &ReviewReport) {
     // Agents lowered the same way share one entry.
     let mut shared: Vec<(Vec<&str>, &super::LoweringSummary)> = Vec::new();
     for l in &r.lowerings {
-        match shared.iter_mut().find(|(_, s)| s.target == l.target && s.native == l.native && s.notes == l.notes) {
+        let same = |s: &&super::LoweringSummary| {
+            s.target == l.target && s.native == l.native && s.dialect == l.dialect && s.notes == l.notes
+        };
+        match shared.iter_mut().find(|(_, s)| same(s)) {
             Some((nodes, _)) => nodes.push(&l.node_id),
             None => shared.push((vec![&l.node_id], l)),
         }
     }
     for (nodes, l) in shared {
-        let how = if l.native { format!("native, {}", l.target) } else { "prompt contract".to_string() };
+        let mut how = if l.native { format!("native, {}", l.target) } else { "prompt contract".to_string() };
+        if let Some(dialect) = l.dialect {
+            how.push_str(&format!(", dialect `{dialect}`"));
+        }
         let names: Vec<String> = nodes.iter().map(|n| format!("`{n}`")).collect();
         let _ = writeln!(out, "- {} ({how}):", names.join(", "));
         for note in &l.notes {

@@ -14,7 +14,7 @@ pub use repeats::{RepeatSummary, SampledAgent, stability_distribution, support_d
 
 use conclave_shared::{
     Anchor, BaselineState, Conclave, CountMismatch, EventKind, Finding, FindingsCheck, LoweringNote, NodeKind,
-    NodeOutput, NodeState, RunEvent, RunRecord, RunStatus, Severity, Stance, Usage,
+    NodeOutput, NodeState, OutputDialect, RunEvent, RunRecord, RunStatus, Severity, Stance, Usage,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -80,7 +80,10 @@ pub struct LoweringSummary {
     pub target: String,
     /// Whether native structured output was used.
     pub native: bool,
-    /// What changed.
+    /// For OpenAI-compatible servers: the structured-output dialect the agent ended
+    /// with (after any step down the server asked for).
+    pub dialect: Option<OutputDialect>,
+    /// What changed, a step down included.
     pub notes: Vec<LoweringNote>,
 }
 
@@ -349,13 +352,27 @@ fn engine_checks(conclave: &Conclave, events: &[RunEvent]) -> EngineChecks {
         match &event.kind {
             EventKind::FindingsChecked { node_id, check } => checks.push((node_id.clone(), check.clone())),
             EventKind::CountMismatch { node_id, mismatches: m } => mismatches.push((node_id.clone(), m.clone())),
-            EventKind::SchemaLowered { node_id, target, native, notes, .. } if !notes.is_empty() || !native => {
+            EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. }
+                if !notes.is_empty() || !native || dialect.is_some() =>
+            {
                 lowerings.push(LoweringSummary {
                     node_id: node_id.clone(),
                     target: target.clone(),
                     native: *native,
+                    dialect: *dialect,
                     notes: notes.clone(),
                 })
+            }
+            // One agent's rejection moves every agent on that server (one base URL per
+            // provider) that had not stepped further down already.
+            EventKind::DialectDowngraded { from, to, note, .. } => {
+                let rank = |d: OutputDialect| OutputDialect::CHAIN.iter().position(|c| *c == d);
+                for lowering in lowerings.iter_mut() {
+                    if lowering.dialect.is_some_and(|d| rank(d) <= rank(*from)) {
+                        lowering.dialect = Some(*to);
+                        lowering.notes.push(note.clone());
+                    }
+                }
             }
             _ => {}
         }

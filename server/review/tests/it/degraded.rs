@@ -8,8 +8,8 @@ use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;
 use conclave_review::report::build_report;
 use conclave_shared::{
-    AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, Position, RunEvent, RunRecord, RunStatus, RunSummary,
-    Settings,
+    AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, OutputDialect, Position, RunEvent, RunRecord, RunStatus,
+    RunSummary, Settings,
 };
 use conclave_testkit::checked;
 use serde_json::json;
@@ -46,6 +46,17 @@ impl RunStore for FlakyStore {
     }
     async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
         self.inner.get_report(run_id, format).await
+    }
+    async fn endpoint_dialect(&self, provider: &str, endpoint: &str) -> Result<Option<OutputDialect>, StoreError> {
+        self.inner.endpoint_dialect(provider, endpoint).await
+    }
+    async fn remember_endpoint_dialect(
+        &self,
+        provider: &str,
+        endpoint: &str,
+        dialect: OutputDialect,
+    ) -> Result<(), StoreError> {
+        self.inner.remember_endpoint_dialect(provider, endpoint, dialect).await
     }
     async fn mark_interrupted(
         &self,

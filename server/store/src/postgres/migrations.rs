@@ -97,6 +97,16 @@ INSERT INTO event_blocks (run_id, first_seq, last_seq, events)
     SELECT run_id, seq, seq, '[' || payload || ']' FROM events;
 DROP TABLE events;
 "#,
+    // The structured-output dialect each provider's server was found to take.
+    r#"
+CREATE TABLE endpoint_dialects (
+    provider   TEXT NOT NULL,
+    endpoint   TEXT NOT NULL,
+    dialect    TEXT NOT NULL,
+    updated_ms BIGINT NOT NULL,
+    PRIMARY KEY (provider, endpoint)
+);
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

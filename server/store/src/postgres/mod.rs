@@ -20,7 +20,7 @@ mod tests;
 
 use async_trait::async_trait;
 use conclave_core::{NewRun, RunStore, StoreError, interrupted_event};
-use conclave_shared::{Conclave, RunEvent, RunRecord, RunSummary};
+use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use std::fmt;
 use std::time::Duration;
@@ -210,6 +210,39 @@ impl RunStore for PostgresStore {
             .await
             .map_err(backend)?;
         row.map(|r| r.try_get(0).map_err(backend)).transpose()
+    }
+
+    async fn endpoint_dialect(&self, provider: &str, endpoint: &str) -> Result<Option<OutputDialect>, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                "SELECT dialect FROM endpoint_dialects WHERE provider = $1 AND endpoint = $2",
+                &[&provider, &endpoint],
+            )
+            .await
+            .map_err(backend)?;
+        let name: Option<String> = row.map(|r| r.try_get(0).map_err(backend)).transpose()?;
+        // A name this build does not know (written by a newer one) counts as nothing.
+        Ok(name.as_deref().and_then(OutputDialect::parse))
+    }
+
+    async fn remember_endpoint_dialect(
+        &self,
+        provider: &str,
+        endpoint: &str,
+        dialect: OutputDialect,
+    ) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let now = conclave_core::now_ms() as i64;
+        client
+            .execute(
+                "INSERT INTO endpoint_dialects (provider, endpoint, dialect, updated_ms) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (provider, endpoint) DO UPDATE SET dialect = excluded.dialect, updated_ms = excluded.updated_ms",
+                &[&provider, &endpoint, &dialect.as_str(), &now],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
     }
 
     async fn mark_interrupted(

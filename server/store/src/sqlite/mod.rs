@@ -24,7 +24,7 @@ mod tests;
 
 use async_trait::async_trait;
 use conclave_core::{NewRun, RunStore, StoreError};
-use conclave_shared::{RunEvent, RunRecord, RunSummary};
+use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -118,6 +118,21 @@ impl RunStore for SqliteStore {
     async fn get_report(&self, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {
         let (run_id, format) = (run_id.to_string(), format.to_string());
         self.readers.run(move |conn| read::get_report(conn, &run_id, &format)).await
+    }
+
+    async fn endpoint_dialect(&self, provider: &str, endpoint: &str) -> Result<Option<OutputDialect>, StoreError> {
+        let (provider, endpoint) = (provider.to_string(), endpoint.to_string());
+        self.readers.run(move |conn| read::endpoint_dialect(conn, &provider, &endpoint)).await
+    }
+
+    async fn remember_endpoint_dialect(
+        &self,
+        provider: &str,
+        endpoint: &str,
+        dialect: OutputDialect,
+    ) -> Result<(), StoreError> {
+        let (provider, endpoint, now) = (provider.to_string(), endpoint.to_string(), conclave_core::now_ms());
+        self.writer.submit(move |conn| write::remember_endpoint_dialect(conn, &provider, &endpoint, dialect, now)).await
     }
 
     /// Which runs' owners are dead is asked here, on the caller's side (the check is

@@ -3,7 +3,7 @@
 //! (WAL) and never wait for its batches.
 
 use conclave_core::StoreError;
-use conclave_shared::{Conclave, RunEvent, RunRecord, RunSummary};
+use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -113,4 +113,18 @@ pub(super) fn running_runs(conn: &Connection) -> Result<Vec<(String, String)>, S
             .map_err(backend)?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(backend)?;
     rows.map(|r| r.map_err(backend)).collect()
+}
+
+/// The dialect remembered for a provider's server; a name this build does not know
+/// (written by a newer one) counts as nothing remembered.
+pub(super) fn endpoint_dialect(
+    conn: &Connection,
+    provider: &str,
+    endpoint: &str,
+) -> Result<Option<OutputDialect>, StoreError> {
+    let name: Option<String> = conn
+        .prepare_cached("SELECT dialect FROM endpoint_dialects WHERE provider = ?1 AND endpoint = ?2")
+        .and_then(|mut s| s.query_row(params![provider, endpoint], |r| r.get(0)).optional())
+        .map_err(backend)?;
+    Ok(name.as_deref().and_then(OutputDialect::parse))
 }

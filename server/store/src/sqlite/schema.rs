@@ -94,6 +94,16 @@ INSERT INTO event_blocks (run_id, first_seq, last_seq, events)
     SELECT run_id, seq, seq, '[' || payload || ']' FROM events;
 DROP TABLE events;
 "#,
+    // The structured-output dialect each provider's server was found to take.
+    r#"
+CREATE TABLE endpoint_dialects (
+    provider   TEXT NOT NULL,
+    endpoint   TEXT NOT NULL,
+    dialect    TEXT NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    PRIMARY KEY (provider, endpoint)
+);
+"#,
 ];
 
 /// The columns of a node row, in the order [`node_from_row`] reads them.

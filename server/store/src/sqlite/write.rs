@@ -3,7 +3,7 @@
 //! `effect_of` in the same write, so a stored run always agrees with its event log.
 
 use conclave_core::{StoreError, interrupted_event};
-use conclave_shared::{Effect, NodeSummary, RunEvent, effect_of};
+use conclave_shared::{Effect, NodeSummary, OutputDialect, RunEvent, effect_of};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
 
@@ -272,6 +272,23 @@ fn write_node(conn: &Connection, run_id: &str, node: &NodeSummary) -> Result<(),
             node.reused_from
         ])
     })
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// Remembers the dialect a provider's server takes (replacing what was known).
+pub(super) fn remember_endpoint_dialect(
+    conn: &Connection,
+    provider: &str,
+    endpoint: &str,
+    dialect: OutputDialect,
+    now_ms: u64,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO endpoint_dialects (provider, endpoint, dialect, updated_ms) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (provider, endpoint) DO UPDATE SET dialect = excluded.dialect, updated_ms = excluded.updated_ms",
+    )
+    .and_then(|mut s| s.execute(params![provider, endpoint, dialect.as_str(), now_ms as i64]))
     .map_err(backend)?;
     Ok(())
 }
