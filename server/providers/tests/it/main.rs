@@ -1,3 +1,4 @@
 //! The providers' integration tests: one binary, a module per concern.
 
+mod dialects;
 mod providers_http;

@@ -26,9 +26,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-const KEY: &str = "sk-test-0123456789abcdef";
+pub(crate) const KEY: &str = "sk-test-0123456789abcdef";
 
-fn schema() -> Value {
+pub(crate) fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -73,7 +73,7 @@ impl ToolRunner for FakeTools {
     }
 }
 
-fn provider_for(vendor: Vendor, base: &str) -> Arc<dyn Provider> {
+pub(crate) fn provider_for(vendor: Vendor, base: &str) -> Arc<dyn Provider> {
     let env: HashMap<&str, String> = vendor.env(base, KEY).into_iter().collect();
     let lookup = |k: &str| env.get(k).cloned();
     match vendor {
@@ -83,7 +83,7 @@ fn provider_for(vendor: Vendor, base: &str) -> Arc<dyn Provider> {
     }
 }
 
-fn conclave(vendor: Vendor, tools: bool) -> Conclave {
+pub(crate) fn conclave(vendor: Vendor, tools: bool) -> Conclave {
     let mut agent = AgentConfig::new(vendor.provider());
     agent.model = "test-model".into();
     agent.system_prompt = "Review the change.".into();
