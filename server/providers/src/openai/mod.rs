@@ -60,9 +60,18 @@ impl OpenAiProvider {
     }
 
     /// The request body for `request` (public for tests that pin the wire format).
-    pub fn request_body(request: &AgentRequest) -> Value {
+    /// Chat requests to a compatible server also carry the older `max_tokens`: some
+    /// (llama-cpp-python's) ignore `max_completion_tokens` and would otherwise write
+    /// until the context is full; OpenAI's own reasoning models refuse it.
+    pub fn request_body(&self, request: &AgentRequest) -> Value {
         match request.api {
-            OpenAiApi::Chat => chat::request_body(request),
+            OpenAiApi::Chat => {
+                let mut body = chat::request_body(request);
+                if self.base_url != DEFAULT_BASE {
+                    body["max_tokens"] = body["max_completion_tokens"].clone();
+                }
+                body
+            }
             OpenAiApi::Responses => responses::request_body(request),
         }
     }
@@ -108,7 +117,7 @@ impl Provider for OpenAiProvider {
             OpenAiApi::Responses => "responses",
         };
         let mut http =
-            crate::http::client().post(format!("{}/{path}", self.base_url)).json(&Self::request_body(request));
+            crate::http::client().post(format!("{}/{path}", self.base_url)).json(&self.request_body(request));
         if let Some(key) = &self.key {
             http = http.bearer_auth(key.expose());
         }

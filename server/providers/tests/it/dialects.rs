@@ -254,13 +254,20 @@ async fn a_rejected_request_is_not_retried_as_if_it_could_pass() {
     assert_eq!(ran.requests.len(), 1, "not retried 4 times");
     assert_eq!(ran.retries(), 0);
     let error = ran.error();
-    assert!(error.contains("`json_schema`") && error.contains("OPENAI_OUTPUT_DIALECT") && error.contains(&server.base), "{error}");
+    assert!(
+        error.contains("`json_schema`") && error.contains("OPENAI_OUTPUT_DIALECT") && error.contains(&server.base),
+        "{error}"
+    );
     // A request error the server reports as HTTP 500 is not retried either.
     let server = FakeServer::start_responding(rejects_the_request).await;
     let ran = run(&server, &memory(), Some(DialectSetting::Prompt), None).await;
     assert_eq!(ran.outcome.status, RunStatus::Failed);
     assert_eq!(ran.requests.len(), 1, "not retried 4 times");
-    assert!(ran.error().contains("says the request is invalid") && ran.error().contains("test-model"), "{}", ran.error());
+    assert!(
+        ran.error().contains("says the request is invalid") && ran.error().contains("test-model"),
+        "{}",
+        ran.error()
+    );
     // A plain server fault still is: 1 try and 3 retries.
     let crash = status(500, vec![], json!({"error": {"message": "CUDA out of memory"}}));
     let server = FakeServer::start(vec![crash.clone(), crash.clone(), crash.clone(), crash]).await;
@@ -270,10 +277,16 @@ async fn a_rejected_request_is_not_retried_as_if_it_could_pass() {
 
 #[tokio::test]
 async fn unknown_models_and_proxy_pages_name_the_server_the_model_and_what_to_try() {
-    let missing = status(404, vec![], json!({"error": {"message": "The model `test-model` does not exist", "code": "model_not_found"}}));
+    let missing = status(
+        404,
+        vec![],
+        json!({"error": {"message": "The model `test-model` does not exist", "code": "model_not_found"}}),
+    );
     let page = Reply::Stream {
         content_type: "text/html; charset=utf-8",
-        chunks: vec!["<!doctype html><html><head><title>Sign in to the proxy</title></head><body></body></html>".into()],
+        chunks: vec![
+            "<!doctype html><html><head><title>Sign in to the proxy</title></head><body></body></html>".into(),
+        ],
     };
     for (reply, expected) in [(missing, "/models"), (page, "Sign in to the proxy")] {
         let server = FakeServer::start(vec![reply]).await;
