@@ -4,8 +4,8 @@
 //! cannot disagree about them.
 
 use conclave_shared::api::{
-    ConclaveSummary, DialectPreview, ErrorBody, LowerRequest, LowerResponse, PreviewRequest, ProviderInfo, SchemaRef,
-    StartRun, Started, Validation,
+    ConclaveSummary, DialectPreview, ErrorBody, LowerRequest, LowerResponse, PreviewRequest, ProbeRequest,
+    ProviderInfo, ProviderProbe, SchemaRef, StartRun, Started, Validation,
 };
 use conclave_shared::{Conclave, Diagnostic, EventKind, RunEvent, RunRecord, RunSummary};
 use gloo_net::http::{Request, RequestBuilder, Response};
@@ -64,6 +64,13 @@ pub async fn validate(conclave: &Conclave) -> Result<Validation> {
 /// The providers.
 pub async fn providers() -> Result<Vec<ProviderInfo>> {
     get("/api/providers").await
+}
+
+/// Asks a provider which structured-output dialect its server speaks (one tiny
+/// request; a failed probe is an answer, not an error).
+pub async fn probe_provider(name: &str, request: &ProbeRequest) -> Result<ProviderProbe> {
+    let path = format!("/api/providers/{}/probe", String::from(js_sys::encode_uri_component(name)));
+    send(Request::post(&path), request).await
 }
 
 /// The schema references.

@@ -80,6 +80,11 @@ impl Editor {
     /// As [`Editor::start`], with the server started in `dir` instead of the workspace
     /// (its run database stays in the workspace).
     pub async fn start_in(server_binary: &Path, dir: Option<&Path>) -> Editor {
+        Editor::start_with(server_binary, dir, &[]).await
+    }
+
+    /// As [`Editor::start_in`], with `env` set for the server (a provider's base URL).
+    pub async fn start_with(server_binary: &Path, dir: Option<&Path>, env: &[(&str, String)]) -> Editor {
         assert!(
             workspace_root().join("client/dist/index.html").is_file(),
             "the editor is not built: run `bash scripts/build-editor.sh` before building (scripts/test.sh does)"
@@ -98,6 +103,7 @@ impl Editor {
             .env("CONCLAVE_DB", ws.db())
             .env_remove("CONCLAVE_TOKEN")
             .env_remove("CONCLAVE_EDITOR_DIR")
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stderr(Stdio::piped())
             .spawn()
             .expect("server starts");

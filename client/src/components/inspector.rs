@@ -1,19 +1,23 @@
-//! The right column: the selected node's settings. Agents get provider, model, prompt,
-//! turns, their tools, and, with the Structured Output chip, the field builder.
+//! The right column: the selected node's settings. Agents get provider (with a probe
+//! of the structured-output dialect its server speaks), model, prompt, turns, their
+//! tools, and, with the Structured Output chip, the field builder.
 //!
 //! The forms are built once per selected node (keyed by its id), and every input is
 //! bound to a memo of its own value, so an edit elsewhere (a node dragged, a field
 //! committed) changes only the inputs whose values changed, and focus and caret stay
 //! where the author left them.
 
+use conclave_shared::api::{ProbeRequest, ProviderProbe};
 use conclave_shared::fields::same_json;
 use conclave_shared::{AgentConfig, Conclave, Node, NodeKind};
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use serde_json::Value;
 
 use super::builder::SchemaEditor;
 use super::runs::RunOutcome;
 use super::sidebar::TOOLS;
+use crate::api;
 use crate::state::{Editor, Selection};
 
 /// The inspector.
@@ -171,6 +175,21 @@ fn NodeForm(id: String, kind: NodeKind) -> impl IntoView {
     }
 }
 
+/// What a probe found, in one line.
+fn describe_probe(found: &ProviderProbe) -> String {
+    let mut said = match (&found.dialect, &found.error) {
+        (Some(dialect), _) if found.valid => format!("Speaks {dialect}"),
+        (Some(dialect), _) => format!("Speaks {dialect}, but its answer did not match the schema"),
+        (None, Some(error)) => format!("Probe failed: {error}"),
+        (None, None) => "Probe failed".to_string(),
+    };
+    if !found.rejected.is_empty() {
+        let rejected: Vec<&str> = found.rejected.iter().map(|r| r.dialect.as_str()).collect();
+        said.push_str(&format!(" (rejected {})", rejected.join(", ")));
+    }
+    said
+}
+
 /// Handlers for a text input bound to one agent setting.
 fn agent_text(
     editor: Editor,
@@ -212,12 +231,32 @@ fn AgentForm(id: String) -> impl IntoView {
             })
             .collect_view()
     };
+    let (probe_result, probing) = (RwSignal::new(None::<String>), RwSignal::new(false));
+    let probe_click = move |_| {
+        let name = provider.get_untracked().unwrap_or_default();
+        let model = model.get_untracked().unwrap_or_default();
+        let request = ProbeRequest { model: (!model.trim().is_empty()).then_some(model) };
+        probing.set(true);
+        probe_result.set(Some(format!("Asking {name}…")));
+        spawn_local(async move {
+            let said = match api::probe_provider(&name, &request).await {
+                Ok(found) => describe_probe(&found),
+                Err(e) => format!("Probe failed: {}", e.message),
+            };
+            probe_result.set(Some(said));
+            probing.set(false);
+        });
+    };
     view! {
         <label>"Provider"
-            <select data-testid="node-provider" on:change=move |ev| { let v = event_target_value(&ev); edit_agent(editor, &p, |a| a.provider = v); }>
+            <select data-testid="node-provider" on:change=move |ev| { let v = event_target_value(&ev); probe_result.set(None); edit_agent(editor, &p, |a| a.provider = v); }>
                 {providers}
             </select>
         </label>
+        <div class="probe">
+            <button type="button" data-testid="node-provider-probe" title="Send one tiny structured request and report which structured-output dialect the provider's server speaks" prop:disabled=move || probing.get() on:click=probe_click>"Probe"</button>
+            <span data-testid="node-provider-probe-result">{move || probe_result.get()}</span>
+        </div>
         <label>"Model"
             <input data-testid="node-model" prop:value=move || model.get().unwrap_or_default() on:input=model_input on:change=model_change />
         </label>

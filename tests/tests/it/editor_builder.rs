@@ -2,8 +2,10 @@
 //! real keystrokes: names typed key by key survive type changes and saves, new fields
 //! get unique names and take focus, invalid names show errors without losing rows and
 //! stop Save, reordering, raw JSON export and import for schema references, and the
-//! preview of every provider dialect side by side.
+//! preview of every provider dialect side by side, and the provider probe.
 
+use conclave_testkit::wire::{Vendor, status};
+use conclave_testkit::{FakeServer, Reply};
 use conclave_tests::browser::{Editor, node, tid, wait_until};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -14,7 +16,11 @@ use thirtyfour::prelude::*;
 /// Starts the editor on a conclave of a trigger and one agent (`agent`) made through
 /// the API, and selects the agent.
 async fn editor_with_agent(agent: Value) -> Editor {
-    let e = Editor::start(Path::new(env!("CARGO_BIN_EXE_conclave-testbed"))).await;
+    editor_with_agent_and_env(agent, &[]).await
+}
+
+async fn editor_with_agent_and_env(agent: Value, env: &[(&str, String)]) -> Editor {
+    let e = Editor::start_with(Path::new(env!("CARGO_BIN_EXE_conclave-testbed")), None, env).await;
     let conclave = json!({
         "version": 1, "id": "builder", "name": "Builder",
         "nodes": [
@@ -458,5 +464,44 @@ async fn text_typed_before_selecting_another_node_is_kept() {
         &agent["output_schema"],
         &json!({"type": "object", "properties": {"omega": {"type": "string"}}, "required": []}),
     );
+    e.driver.clone().quit().await.ok();
+}
+
+/// An OpenAI-compatible server that, like llama-cpp-python's, refuses a nested
+/// `json_schema` with HTTP 500 and answers the schema inside `json_object`.
+fn like_llama_cpp_python(body: &Value) -> Reply {
+    if body.pointer("/response_format/type") == Some(&json!("json_schema")) {
+        let message =
+            "1 validation error: ('body', 'response_format', 'type'): Input should be 'text' or 'json_object'";
+        return status(500, vec![], json!({"error": {"message": message}}));
+    }
+    Vendor::OpenAiChat.answer(r#"{"ok": true}"#)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_provider_probe_says_which_dialect_the_server_speaks() {
+    let server = FakeServer::start_responding(like_llama_cpp_python).await;
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.base)), ("OPENAI_API_KEY", "sk-test-key".to_string())];
+    let agent = json!({"provider": "openai", "model": "smollm2", "output_schema": {"type": "object"}});
+    let e = editor_with_agent_and_env(agent, &env).await;
+    e.wait_for(tid("node-provider-probe")).await.click().await.expect("probe");
+    let result = || async { e.find(tid("node-provider-probe-result")).await.ok()?.text().await.ok() };
+    wait_until("the probe's answer", || async { result().await.is_some_and(|t| t.starts_with("Speaks")) }).await;
+    assert_eq!(result().await.as_deref(), Some("Speaks json_object_schema (rejected json_schema)"));
+    let models: Vec<Value> = server.requests().iter().map(|r| r.body["model"].clone()).collect();
+    assert_eq!(models, [json!("smollm2"), json!("smollm2")], "the agent's model is probed, once per dialect tried");
+
+    // The model typed into the inspector is the one probed next.
+    let model = e.wait_for(tid("node-model")).await;
+    e.clear_and_type(&model, "qwen-tiny").await;
+    e.wait_for(tid("node-provider-probe")).await.click().await.expect("probe again");
+    wait_until("a second probe", || async { server.requests().len() == 4 }).await;
+    assert_eq!(server.requests()[3].body["model"], json!("qwen-tiny"));
+    wait_until("the second answer", || async { result().await.is_some_and(|t| t.starts_with("Speaks")) }).await;
+
+    // Another provider clears what was said about this one.
+    let provider = SelectElement::new(&e.find(tid("node-provider")).await.expect("provider")).await.expect("select");
+    provider.select_by_value("fake").await.expect("choose fake");
+    wait_until("the answer cleared", || async { result().await.is_none_or(|t| t.is_empty()) }).await;
     e.driver.clone().quit().await.ok();
 }
