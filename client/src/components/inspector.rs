@@ -249,14 +249,14 @@ fn AgentForm(id: String) -> impl IntoView {
     };
     view! {
         <label>"Provider"
-            <select data-testid="node-provider" on:change=move |ev| { let v = event_target_value(&ev); probe_result.set(None); edit_agent(editor, &p, |a| a.provider = v); }>
-                {providers}
-            </select>
+            <div class="provider-row">
+                <select data-testid="node-provider" on:change=move |ev| { let v = event_target_value(&ev); probe_result.set(None); edit_agent(editor, &p, |a| a.provider = v); }>
+                    {providers}
+                </select>
+                <button type="button" data-testid="node-provider-probe" title="Send one tiny structured request and report which structured-output dialect the provider's server speaks" prop:disabled=move || probing.get() on:click=probe_click>"Probe"</button>
+            </div>
         </label>
-        <div class="probe">
-            <button type="button" data-testid="node-provider-probe" title="Send one tiny structured request and report which structured-output dialect the provider's server speaks" prop:disabled=move || probing.get() on:click=probe_click>"Probe"</button>
-            <span data-testid="node-provider-probe-result">{move || probe_result.get()}</span>
-        </div>
+        {move || probe_result.get().map(|said| view! { <p class="probe-result" data-testid="node-provider-probe-result">{said}</p> })}
         <label>"Model"
             <input data-testid="node-model" prop:value=move || model.get().unwrap_or_default() on:input=model_input on:change=model_change />
         </label>

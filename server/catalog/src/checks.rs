@@ -446,6 +446,12 @@ fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>)
             }
         }
     }
+    check_dialect(node, agent, &base, out);
+    check_agent_schema(node, agent, &base, ctx, out)
+}
+
+/// Warns about a structured-output `dialect` on an agent whose provider has none.
+fn check_dialect(node: &NodeView, agent: &Value, base: &str, out: &mut Vec<Diagnostic>) {
     if let Some(dialect) = agent.get("dialect").and_then(Value::as_str)
         && let Some(provider) = agent.get("provider").and_then(Value::as_str)
         && provider != "openai"
@@ -454,13 +460,12 @@ fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>)
             Diagnostic::warning(
                 "dialect-ignored",
                 node.subject(),
-                pointer(&base, "dialect"),
+                pointer(base, "dialect"),
                 format!("`dialect` is `{dialect}`, but only `openai` agents use one; `{provider}` ignores it"),
             )
             .with_help("remove `dialect`, or switch the agent to the `openai` provider"),
         );
     }
-    check_agent_schema(node, agent, &base, ctx, out)
 }
 
 /// Checks an agent's output schema, resolving its reference once; the schema when it
