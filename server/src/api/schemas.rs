@@ -182,9 +182,7 @@ pub async fn probe(
     ApiPath(name): ApiPath<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ProviderProbe>, ApiError> {
-    let bytes = body_bytes(body)?;
-    let request: ProbeRequest =
-        if bytes.iter().all(u8::is_ascii_whitespace) { ProbeRequest::default() } else { parse_json(&bytes)? };
+    let request: ProbeRequest = parse_json(&body_bytes(body)?)?;
     let Some(provider) = state.workspace.providers.get(&name) else {
         return Err(ApiError::NotFound(format!("unknown provider `{name}`; GET /api/providers lists them")));
     };

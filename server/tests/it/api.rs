@@ -245,6 +245,7 @@ async fn validation_schemas_lowering_and_providers() {
         "/api/lower",
         "/api/lower/preview",
         "/api/providers",
+        "/api/providers/{name}/probe",
         "/api/schemas",
         "/api/runs",
         "/api/runs/{id}/events",
@@ -252,6 +253,26 @@ async fn validation_schemas_lowering_and_providers() {
         "/api/runs/{id}/report",
     ] {
         assert!(paths.iter().any(|p| p.as_str() == route), "{route} missing from {paths:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_probe_reports_the_dialect_and_refuses_what_it_cannot_read() {
+    let api = api_with(None);
+    let (status, found, text) =
+        api.send("POST", "/api/providers/fake/probe", json!({"model": "json={\"ok\": true}"})).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!((found["provider"].as_str(), found["valid"].as_bool()), (Some("fake"), Some(true)), "{found}");
+    assert!(found["dialect"].is_string() && found.get("error").is_none(), "{found}");
+    let (status, found, _) = api.send("POST", "/api/providers/fake/probe", json!({"model": "json=[1]"})).await;
+    assert_eq!((status, found["valid"].as_bool()), (StatusCode::OK, Some(false)), "an answer outside the schema");
+
+    let (status, body, _) = api.send("POST", "/api/providers/gemini/probe", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("GET /api/providers")), "{body}");
+    for bad in ["{\"model\": 5}", "{\"temperature\": 0}", "{", ""] {
+        let (status, _, text) = api.call("POST", "/api/providers/fake/probe", Some(bad.to_string()), &[]).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad:?}: {text}");
     }
 }
 

@@ -1,7 +1,8 @@
 //! Test support shared by every crate's tests: a fake LLM server on a loopback socket
 //! that speaks each vendor's real streaming wire format, answers made up from the
 //! request's schema, fakes of the GitHub and GitLab REST APIs, conclaves built in code and checked as files are, temporary
-//! workspaces with conclave files, and git fixtures.
+//! workspaces with conclave files, git fixtures, and a real llama-cpp-python server
+//! on loopback (`llama_server.rs`).
 //!
 //! These are test doubles: no crate depends on this one outside its tests.
 
@@ -9,6 +10,7 @@ pub mod answers;
 pub mod checked;
 pub mod fake_forge;
 pub mod fake_server;
+pub mod llama_server;
 pub mod wire;
 pub mod workspace;
 

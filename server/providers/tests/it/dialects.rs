@@ -4,12 +4,10 @@
 //! remembering where it ended, a rejected dialect never retried as a passing fault,
 //! and the errors for unknown models, proxy pages and servers that do not stream.
 
-use conclave_catalog::{CatalogContext, check_conclave};
 use conclave_core::testing::MemoryStore;
-use conclave_core::{BUILTIN_TOOLS, KNOWN_PROVIDERS, ProviderRegistry, RetryPolicy, RunStore};
+use conclave_core::{ProviderRegistry, RetryPolicy, RunStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome};
 use conclave_providers::openai::OpenAiProvider;
-use conclave_schema::SchemaCatalog;
 use conclave_shared::{DialectSetting, EventKind, OutputDialect, RunEvent, RunStatus};
 use conclave_testkit::wire::{Vendor, status};
 use conclave_testkit::{FakeServer, Recorded, Reply};
@@ -17,7 +15,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::providers_http::{KEY, conclave};
+use crate::providers_http::{KEY, checked, conclave};
 
 const ANSWER: &str = r#"{"verdict":"approve","line":3}"#;
 
@@ -131,17 +129,12 @@ async fn run(
         ..EngineConfig::default()
     };
     let engine = Engine::new(providers, store.clone(), config);
-    let context = CatalogContext {
-        schemas: SchemaCatalog::with_roots(vec![]),
-        providers: KNOWN_PROVIDERS.iter().map(|p| p.to_string()).collect(),
-        tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
-    };
     let mut file = conclave(Vendor::OpenAiChat, false);
     if let Some(agent) = file.nodes.iter_mut().find_map(|n| n.agent.as_mut()) {
         agent.dialect = setting;
     }
-    let checked = check_conclave("single.conclave.json", file, &context).expect("checks");
-    let handle = engine.start(checked, json!({"diff": "+fn main() {}"}), RunOptions::default()).await.expect("starts");
+    let handle =
+        engine.start(checked(file), json!({"diff": "+fn main() {}"}), RunOptions::default()).await.expect("starts");
     let outcome = handle.wait().await;
     let events = store.events(&outcome.run_id, 0).await.expect("events");
     Ran { outcome, events, requests: server.requests().split_off(before) }

@@ -5,7 +5,7 @@
 //! snapshot-tested.
 
 use async_trait::async_trait;
-use conclave_catalog::{CatalogContext, check_conclave};
+use conclave_catalog::{CatalogContext, CheckedConclave, check_conclave};
 use conclave_core::testing::MemoryStore;
 use conclave_core::{
     BUILTIN_TOOLS, KNOWN_PROVIDERS, Provider, ProviderRegistry, RetryPolicy, RunStore, ToolCall, ToolOutcome,
@@ -116,6 +116,16 @@ pub(crate) fn conclave(vendor: Vendor, tools: bool) -> Conclave {
     }
 }
 
+/// `conclave` checked as the file `single.conclave.json` would be.
+pub(crate) fn checked(conclave: Conclave) -> CheckedConclave {
+    let context = CatalogContext {
+        schemas: SchemaCatalog::with_roots(vec![]),
+        providers: KNOWN_PROVIDERS.iter().map(|p| p.to_string()).collect(),
+        tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
+    };
+    check_conclave("single.conclave.json", conclave, &context).expect("checks")
+}
+
 struct Ran {
     outcome: RunOutcome,
     events: Vec<RunEvent>,
@@ -132,12 +142,7 @@ async fn run(vendor: Vendor, script: Vec<Reply>, tools: bool) -> Ran {
         ..EngineConfig::default()
     };
     let engine = Engine::new(providers, store.clone(), config);
-    let context = CatalogContext {
-        schemas: SchemaCatalog::with_roots(vec![]),
-        providers: KNOWN_PROVIDERS.iter().map(|p| p.to_string()).collect(),
-        tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
-    };
-    let checked = check_conclave("single.conclave.json", conclave(vendor, tools), &context).expect("checks");
+    let checked = checked(conclave(vendor, tools));
     let options =
         RunOptions { tools: tools.then(|| Arc::new(FakeTools) as Arc<dyn ToolRunner>), ..RunOptions::default() };
     let handle = engine.start(checked, json!({"diff": "+fn main() {}"}), options).await.expect("run starts");
