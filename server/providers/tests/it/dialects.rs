@@ -144,52 +144,62 @@ fn memory() -> Arc<dyn RunStore> {
     Arc::new(MemoryStore::new())
 }
 
+/// Runs one agent on `setting` (or the provider-wide `env`) against a server that takes
+/// anything, and returns its one request's body and system prompt, checking that the
+/// run succeeded and started with `expected`.
+async fn one_request(setting: Option<DialectSetting>, env: Option<&str>, expected: OutputDialect) -> (Value, String) {
+    let server = FakeServer::start(vec![answer()]).await;
+    let ran = run(&server, &memory(), setting, env).await;
+    assert_eq!(ran.outcome.status, RunStatus::Succeeded, "{expected}: {}", ran.error());
+    assert_eq!(ran.requests.len(), 1, "{expected}");
+    assert_eq!(ran.started_with(), Some(expected));
+    let body = ran.requests[0].body.clone();
+    let system = body.pointer("/messages/0/content").and_then(Value::as_str).unwrap_or_default().to_string();
+    (body, system)
+}
+
+/// Whether the prompt contract (the schema rendered as text) is in a system prompt.
+fn has_contract(system: &str) -> bool {
+    system.contains("\"verdict\"")
+}
+
 #[tokio::test]
-async fn each_dialect_puts_the_schema_where_it_belongs() {
-    let cases = [
-        (Some(DialectSetting::JsonSchema), None, "json_schema"),
-        (Some(DialectSetting::JsonObjectSchema), None, "json_object_schema"),
-        (Some(DialectSetting::JsonObject), None, "json_object"),
-        (Some(DialectSetting::Prompt), None, "prompt"),
-        // The provider-wide setting, when the agent sets none.
-        (None, Some("json_object"), "json_object"),
-    ];
-    for (setting, env, expected) in cases {
-        let server = FakeServer::start(vec![answer()]).await;
-        let ran = run(&server, &memory(), setting, env).await;
-        assert_eq!(ran.outcome.status, RunStatus::Succeeded, "{expected}: {}", ran.error());
-        assert_eq!(ran.requests.len(), 1, "{expected}");
-        assert_eq!(ran.started_with().map(OutputDialect::as_str), Some(expected));
-        let body = &ran.requests[0].body;
-        let system = body.pointer("/messages/0/content").and_then(Value::as_str).unwrap_or_default();
-        let contract_in_prompt = system.contains("\"verdict\"");
-        match expected {
-            "json_schema" => {
-                assert_eq!(body["response_format"]["type"], "json_schema");
-                assert_eq!(body["response_format"]["json_schema"]["strict"], true);
-                // The strict lowering: every property required, the optional one nullable.
-                let lowered = &body["response_format"]["json_schema"]["schema"];
-                assert_eq!(lowered["required"], json!(["verdict", "line", "note"]));
-                assert!(!contract_in_prompt, "{system}");
-            }
-            "json_object_schema" => {
-                assert_eq!(body["response_format"]["type"], "json_object");
-                // Lowered for a grammar: the author's optional property stays optional.
-                let schema = &body["response_format"]["schema"];
-                assert_eq!(schema["required"], json!(["verdict", "line"]), "{schema}");
-                assert_eq!(schema["properties"]["note"]["type"], "string", "{schema}");
-                assert!(!contract_in_prompt, "{system}");
-            }
-            "json_object" => {
-                assert_eq!(body["response_format"], json!({"type": "json_object"}));
-                assert!(contract_in_prompt, "the contract is in the prompt: {system}");
-            }
-            _ => {
-                assert!(body.get("response_format").is_none(), "{body}");
-                assert!(contract_in_prompt, "the contract is in the prompt: {system}");
-            }
-        }
-    }
+async fn json_schema_sends_the_strict_lowering_nested() {
+    let (body, system) = one_request(Some(DialectSetting::JsonSchema), None, OutputDialect::JsonSchema).await;
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(body["response_format"]["json_schema"]["strict"], true);
+    // The strict lowering: every property required, the optional one nullable.
+    assert_eq!(body["response_format"]["json_schema"]["schema"]["required"], json!(["verdict", "line", "note"]));
+    assert!(!has_contract(&system), "{system}");
+}
+
+#[tokio::test]
+async fn json_object_schema_sends_the_grammar_lowering_inside_json_object() {
+    let (body, system) =
+        one_request(Some(DialectSetting::JsonObjectSchema), None, OutputDialect::JsonObjectSchema).await;
+    assert_eq!(body["response_format"]["type"], "json_object");
+    // Lowered for a grammar: the author's optional property stays optional.
+    let schema = &body["response_format"]["schema"];
+    assert_eq!(schema["required"], json!(["verdict", "line"]), "{schema}");
+    assert_eq!(schema["properties"]["note"]["type"], "string", "{schema}");
+    assert!(!has_contract(&system), "{system}");
+}
+
+#[tokio::test]
+async fn json_object_sends_json_mode_and_the_contract_in_the_prompt() {
+    let (body, system) = one_request(Some(DialectSetting::JsonObject), None, OutputDialect::JsonObject).await;
+    assert_eq!(body["response_format"], json!({"type": "json_object"}));
+    assert!(has_contract(&system), "the contract is in the prompt: {system}");
+    // The provider-wide setting applies when the agent sets none.
+    let (body, _) = one_request(None, Some("json_object"), OutputDialect::JsonObject).await;
+    assert_eq!(body["response_format"], json!({"type": "json_object"}));
+}
+
+#[tokio::test]
+async fn prompt_sends_no_response_format_and_the_contract_in_the_prompt() {
+    let (body, system) = one_request(Some(DialectSetting::Prompt), None, OutputDialect::Prompt).await;
+    assert!(body.get("response_format").is_none(), "{body}");
+    assert!(has_contract(&system), "the contract is in the prompt: {system}");
 }
 
 #[tokio::test]
