@@ -65,6 +65,9 @@ fn humanize(d: Duration) -> String {
     if d.as_millis().is_multiple_of(1000) { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
 }
 
+/// The most of a server's rejection a lowering note quotes.
+const NOTE_QUOTE: usize = 400;
+
 /// What every agent of a run shares.
 #[derive(Debug, Clone)]
 pub struct AgentContext {
@@ -358,11 +361,14 @@ impl Caller<'_> {
                 "the schema is rendered into the prompt, and only local validation enforces it"
             };
             tracing::warn!(node = self.node_id, provider, from = %rejected, %to, "the server rejected a dialect");
+            // What the server said, on one line and short enough for a report.
+            let said: String =
+                message.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(NOTE_QUOTE).collect();
             let note = LoweringNote {
                 path: String::new(),
                 kind: NoteKind::Unsupported,
                 message: format!(
-                    "the server at {} rejected the `{rejected}` dialect ({message}); Conclave now sends `{to}`: {enforced}",
+                    "the server at {} rejected the `{rejected}` dialect ({said}); Conclave now sends `{to}`: {enforced}",
                     dialects.endpoint
                 ),
             };
