@@ -104,7 +104,11 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Validate(args) => validate::run(args, &workspace),
         Command::Schema(cmd) => schema::run(cmd, &workspace),
         Command::Dismiss(args) => dismiss::run(args),
-        Command::Providers(args) => providers::run(args, &workspace).await,
+        Command::Providers(args) if args.probe => match store(&cli.db).await {
+            Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,
+            Err(code) => code,
+        },
+        Command::Providers(args) => providers::run(args, &workspace, None).await,
         Command::Review(args) => match store(&cli.db).await {
             Ok(store) => review::run(args, workspace, store).await,
             Err(code) => code,

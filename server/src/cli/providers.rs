@@ -1,10 +1,13 @@
 //! `conclave providers [--probe]`: each provider and whether it is configured; with
 //! `--probe`, each configured one is asked a tiny structured question, and the line
 //! says which structured-output dialect its server speaks (and which it rejected).
+//! For a server whose dialect varies, what the probe found is remembered in the run
+//! store, so later runs start with it.
 
 use clap::Args;
-use conclave_core::ProviderError;
+use conclave_core::{ProviderError, RunStore};
 use conclave_engine::probe::probe;
+use conclave_shared::OutputDialect;
 use conclave_shared::api::ProviderProbe;
 
 use super::exit;
@@ -25,8 +28,9 @@ pub struct ProvidersArgs {
     pub model: Option<String>,
 }
 
-/// Lists (and probes) the providers. Exits 3 when a probe failed.
-pub async fn run(args: ProvidersArgs, workspace: &Workspace) -> u8 {
+/// Lists (and probes) the providers, remembering what a probe found in `store`.
+/// Exits 3 when a probe failed.
+pub async fn run(args: ProvidersArgs, workspace: &Workspace, store: Option<&dyn RunStore>) -> u8 {
     let registry = &workspace.providers;
     let mut statuses = registry.status();
     if let Some(only) = &args.provider {
@@ -43,6 +47,9 @@ pub async fn run(args: ProvidersArgs, workspace: &Workspace) -> u8 {
                 let found = probe(provider.as_ref(), args.model.as_deref()).await;
                 failed |= found.error.is_some();
                 println!("{}", describe(&found));
+                if let Some(store) = store {
+                    remember(store, &found).await;
+                }
             }
             (Ok(()), _) => println!("{name:<12} configured"),
             (Err(ProviderError::Config { message, .. }), _) => println!("{name:<12} not configured: {message}"),
@@ -50,6 +57,18 @@ pub async fn run(args: ProvidersArgs, workspace: &Workspace) -> u8 {
         }
     }
     if failed { exit::PROVIDER } else { exit::OK }
+}
+
+/// Remembers the dialect a server accepted, for later runs against it.
+async fn remember(store: &dyn RunStore, found: &ProviderProbe) {
+    let (Some(endpoint), Some(dialect)) = (&found.endpoint, found.dialect.as_deref().and_then(OutputDialect::parse))
+    else {
+        return;
+    };
+    match store.remember_endpoint_dialect(&found.provider, endpoint, dialect).await {
+        Ok(()) => println!("{:<12}   remembered: runs against {endpoint} start with {dialect}", ""),
+        Err(e) => eprintln!("warning: the dialect found for {endpoint} is not remembered: {e}"),
+    }
 }
 
 /// One probed provider's line, with its rejections indented below it.

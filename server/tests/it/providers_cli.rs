@@ -228,3 +228,42 @@ async fn the_key_in_six_disguises_never_reaches_an_artifact() {
     assert!(seen.contains("[redacted]"), "the echoes were redacted, not lost");
     assert!(seen.contains("http://[redacted]@127.0.0.1:9"), "the URL is shown without its credentials");
 }
+
+/// Like llama-cpp-python's server: a nested `json_schema` is refused with HTTP 500,
+/// the schema inside `json_object` is answered.
+fn like_llama_cpp_python(body: &serde_json::Value) -> conclave_testkit::Reply {
+    if body.pointer("/response_format/type").and_then(serde_json::Value::as_str) == Some("json_schema") {
+        let message =
+            "1 validation error: ('body', 'response_format', 'type'): Input should be 'text' or 'json_object'";
+        return status(500, vec![], json!({"error": {"message": message, "type": "internal_server_error"}}));
+    }
+    conclave_testkit::answers::chat_completion_answer(body)
+}
+
+#[tokio::test]
+async fn a_probe_remembers_the_dialect_so_the_next_run_sends_no_rejected_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_conclave(dir.path(), Vendor::OpenAiChat);
+    let server = FakeServer::start_responding(like_llama_cpp_python).await;
+    let env = [("OPENAI_BASE_URL", format!("{}/v1", server.base)), ("OPENAI_API_KEY", KEY.to_string())];
+    let probe = tokio::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+        .args(["providers", "--probe", "--provider", "openai"])
+        .current_dir(dir.path())
+        .env("CONCLAVE_DB", dir.path().join("runs.db"))
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .await
+        .expect("probe runs");
+    let said = text(&probe.stdout);
+    assert_eq!(probe.status.code(), Some(0), "{said}{}", text(&probe.stderr));
+    assert!(said.contains("dialect json_object_schema") && said.contains("rejected json_schema"), "{said}");
+    assert!(said.contains("remembered: runs against") && !said.contains(KEY), "{said}");
+    let probed = server.requests().len();
+    assert_eq!(probed, 2, "one rejected dialect, one accepted");
+
+    let out = conclave_run(dir.path(), &env).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let types: Vec<serde_json::Value> =
+        server.requests()[probed..].iter().map(|r| r.body["response_format"]["type"].clone()).collect();
+    assert_eq!(types, [json!("json_object")], "the run starts with what the probe found");
+}

@@ -6,7 +6,10 @@ use serde_json::{Map, Value, json};
 
 /// The answer text for a Chat Completions request body.
 pub fn answer_for(request: &Value) -> String {
-    match request.pointer("/response_format/json_schema/schema") {
+    // The nested `json_schema` dialect, or the schema inside `json_object`.
+    let schema =
+        request.pointer("/response_format/json_schema/schema").or_else(|| request.pointer("/response_format/schema"));
+    match schema {
         Some(schema) => example(schema, schema, "", 0).to_string(),
         None if request.get("tools").is_some() => "I have what I need from the diff.".to_string(),
         None => "This is a scripted answer from the fake server; no model was consulted.".to_string(),
