@@ -112,8 +112,9 @@ impl fmt::Display for LoweringNote {
 /// OpenAI, vLLM and llama.cpp's `llama-server` take a nested strict `json_schema`;
 /// llama-cpp-python takes the schema inside `json_object`; some take only
 /// `json_object`; some take nothing. Local validation against the author's schema is
-/// authoritative whichever is used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// authoritative whichever is used. Dialects order as `auto` walks them: a later one
+/// is a step down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
@@ -239,6 +240,7 @@ mod tests {
             assert_eq!(DialectSetting::parse(setting.as_str()), Some(setting));
             assert_eq!(serde_json::to_value(setting).expect("json"), setting.as_str());
         }
+        assert!(OutputDialect::CHAIN.is_sorted(), "the order is the chain's");
         for dialect in OutputDialect::CHAIN {
             assert_eq!(OutputDialect::parse(dialect.as_str()), Some(dialect));
             assert_eq!(dialect.contract_in_prompt(), !dialect.sends_schema());

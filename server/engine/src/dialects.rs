@@ -66,7 +66,7 @@ impl DialectBook {
         let to = {
             let mut known = self.lock();
             let current = known.get(&key).copied().unwrap_or(rejected);
-            if rank(current) > rank(rejected) {
+            if current > rejected {
                 return Some(StepDown { to: current, changed: false });
             }
             let next = rejected.next()?;
@@ -82,11 +82,6 @@ impl DialectBook {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Server, OutputDialect>> {
         self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// A dialect's place in the chain `auto` walks.
-fn rank(dialect: OutputDialect) -> usize {
-    OutputDialect::CHAIN.iter().position(|d| *d == dialect).unwrap_or(0)
 }
 
 #[cfg(test)]

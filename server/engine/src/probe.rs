@@ -4,15 +4,13 @@
 //! walks them, and each rejection is reported; the others are asked once in their own
 //! dialect. `conclave providers --probe` and the editor's provider list show it.
 
-use conclave_core::{AgentRequest, DiscardSink, Message, Provider, SchemaSpec};
+use conclave_core::{AgentRequest, DiscardSink, Message, Provider, ProviderError, SchemaSpec};
 use conclave_schema::contract::extract_json;
 use conclave_shared::api::{ProbeRejection, ProviderProbe};
 use conclave_shared::{OpenAiApi, OutputDialect};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use conclave_core::ProviderError;
 
 /// The longest a probe of one provider may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(120);

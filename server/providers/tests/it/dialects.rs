@@ -6,16 +6,16 @@
 
 use conclave_core::testing::MemoryStore;
 use conclave_core::{ProviderRegistry, RetryPolicy, RunStore};
-use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome};
+use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_providers::openai::OpenAiProvider;
-use conclave_shared::{DialectSetting, EventKind, OutputDialect, RunEvent, RunStatus};
+use conclave_shared::{DialectSetting, EventKind, OutputDialect, RunStatus};
 use conclave_testkit::wire::{Vendor, status};
-use conclave_testkit::{FakeServer, Recorded, Reply};
+use conclave_testkit::{FakeServer, Reply};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::providers_http::{KEY, checked, conclave};
+use crate::providers_http::{KEY, Ran, checked, conclave, failure};
 
 const ANSWER: &str = r#"{"verdict":"approve","line":3}"#;
 
@@ -68,15 +68,9 @@ fn rejects_the_request(_: &Value) -> Reply {
     status(500, vec![], json!({"error": {"message": message, "type": "internal_server_error"}}))
 }
 
-struct Ran {
-    outcome: RunOutcome,
-    events: Vec<RunEvent>,
-    requests: Vec<Recorded>,
-}
-
 impl Ran {
     fn error(&self) -> String {
-        self.outcome.error.clone().unwrap_or_default()
+        failure(self)
     }
 
     fn formats(&self) -> Vec<Value> {

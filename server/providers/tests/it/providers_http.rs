@@ -126,10 +126,11 @@ pub(crate) fn checked(conclave: Conclave) -> CheckedConclave {
     check_conclave("single.conclave.json", conclave, &context).expect("checks")
 }
 
-struct Ran {
-    outcome: RunOutcome,
-    events: Vec<RunEvent>,
-    requests: Vec<Recorded>,
+/// What one run did: its outcome, its stored events and the requests the server got.
+pub(crate) struct Ran {
+    pub(crate) outcome: RunOutcome,
+    pub(crate) events: Vec<RunEvent>,
+    pub(crate) requests: Vec<Recorded>,
 }
 
 async fn run(vendor: Vendor, script: Vec<Reply>, tools: bool) -> Ran {
@@ -151,7 +152,7 @@ async fn run(vendor: Vendor, script: Vec<Reply>, tools: bool) -> Ran {
     Ran { outcome, events, requests: server.requests() }
 }
 
-fn failure(ran: &Ran) -> String {
+pub(crate) fn failure(ran: &Ran) -> String {
     ran.outcome.error.clone().unwrap_or_default()
 }
 

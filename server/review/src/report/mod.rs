@@ -366,9 +366,8 @@ fn engine_checks(conclave: &Conclave, events: &[RunEvent]) -> EngineChecks {
             // One agent's rejection moves every agent on that server (one base URL per
             // provider) that had not stepped further down already.
             EventKind::DialectDowngraded { from, to, note, .. } => {
-                let rank = |d: OutputDialect| OutputDialect::CHAIN.iter().position(|c| *c == d);
                 for lowering in lowerings.iter_mut() {
-                    if lowering.dialect.is_some_and(|d| rank(d) <= rank(*from)) {
+                    if lowering.dialect.is_some_and(|d| d <= *from) {
                         lowering.dialect = Some(*to);
                         lowering.notes.push(note.clone());
                     }
