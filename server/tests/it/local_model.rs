@@ -15,9 +15,6 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-/// The local model uses every core: one test at a time runs it faster than three.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 fn engine() -> (Engine, Arc<dyn RunStore>) {
     let provider = LocalProvider::from_env(&|k| std::env::var(k).ok());
     let model = provider.model_dir().join(conclave_providers::local::model::DEFAULT_MODEL_FILE);
@@ -70,7 +67,7 @@ const REVIEWER: &str = "You review code changes. Report each problem as a findin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_validate_on_five_prompts_including_a_length_bound() {
-    let _serial = ONE_AT_A_TIME.lock().await;
+    let _serial = crate::MODEL_CORES.lock().await;
     let (engine, store) = engine();
     let findings = SchemaCatalog::with_roots(vec![]).resolve("review.findings.v1").expect("built-in").schema;
     let mut short = findings.clone();
@@ -108,7 +105,7 @@ async fn answers_validate_on_five_prompts_including_a_length_bound() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_built_to_loop_inside_a_string_still_ends_with_valid_json() {
-    let _serial = ONE_AT_A_TIME.lock().await;
+    let _serial = crate::MODEL_CORES.lock().await;
     let (engine, store) = engine();
     let schema =
         json!({"type": "object", "properties": {"description": {"type": "string"}}, "required": ["description"]});
@@ -131,7 +128,7 @@ async fn a_prompt_built_to_loop_inside_a_string_still_ends_with_valid_json() {
 
 #[test]
 fn an_offline_review_falls_back_to_the_local_model_and_is_a_degraded_review() {
-    let _serial = ONE_AT_A_TIME.blocking_lock();
+    let _serial = crate::MODEL_CORES.blocking_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).expect("mkdir");

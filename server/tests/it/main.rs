@@ -20,3 +20,9 @@ mod traces;
 mod validate_cli;
 mod worker;
 mod workers_cli;
+
+/// Held by every test that runs a language model on this machine (the embedded local
+/// model, the llama-cpp-python server). Each keeps every core busy, and two at once
+/// make both many times slower than taking turns: their threads spin against each
+/// other for the two cores.
+static MODEL_CORES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

@@ -59,6 +59,7 @@ fn events_of(dir: &Path, db: &Path, server: &LlamaServer, run_id: &str, kind: &s
 
 #[test]
 fn a_review_against_llama_cpp_python_steps_down_once_and_the_next_starts_from_the_store() {
+    let _cores = crate::MODEL_CORES.blocking_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = small_change(dir.path());
     let server = LlamaServer::start(dir.path());
