@@ -9,6 +9,7 @@
 //! event causing the change, with the run's row locked, so a stored run always agrees
 //! with its event log whichever server wrote it.
 
+mod folds;
 mod listen;
 mod migrations;
 mod queue;
@@ -95,33 +96,26 @@ impl PostgresStore {
         self.writer.commits()
     }
 
-    /// Records a new run: running, or queued with its spec.
+    /// Records a new run: running, or queued with its spec. Its nodes get rows when it
+    /// ends (see `rows.rs`).
     async fn insert_run(&self, run: &NewRun, spec: Option<&str>) -> Result<(), StoreError> {
         let conclave = to_json(&run.conclave)?;
         let input = to_json(&run.input)?;
-        let node_ids: Vec<&str> = run.conclave.nodes.iter().map(|n| n.id.as_str()).collect();
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(backend)?;
-        tx.execute(
-            "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner, queue_spec) \
+        let client = self.client().await?;
+        client
+            .execute(
+                "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner, queue_spec) \
              VALUES ($1, $2, $3, $4, CASE WHEN $7::text IS NULL THEN 'running' ELSE 'queued' END, $5, $6, $7)",
-            &[&run.id, &run.conclave.id, &conclave, &input, &to_db_int(run.created_ms), &run.owner, &spec],
-        )
-        .await
-        .map_err(|e| match e.code() {
-            Some(&SqlState::UNIQUE_VIOLATION) => {
-                StoreError::Backend(format!("a run with id `{}` already exists in {}", run.id, self.target))
-            }
-            _ => backend(e),
-        })?;
-        tx.execute(
-            "INSERT INTO nodes (run_id, position, node_id, state) \
-             SELECT $1, n.position - 1, n.node_id, 'queued' FROM UNNEST($2::text[]) WITH ORDINALITY AS n(node_id, position)",
-            &[&run.id, &node_ids],
-        )
-        .await
-        .map_err(backend)?;
-        tx.commit().await.map_err(backend)
+                &[&run.id, &run.conclave.id, &conclave, &input, &to_db_int(run.created_ms), &run.owner, &spec],
+            )
+            .await
+            .map_err(|e| match e.code() {
+                Some(&SqlState::UNIQUE_VIOLATION) => {
+                    StoreError::Backend(format!("a run with id `{}` already exists in {}", run.id, self.target))
+                }
+                _ => backend(e),
+            })?;
+        Ok(())
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Client, StoreError> {
@@ -270,7 +264,7 @@ impl RunStore for PostgresStore {
             }
         }
         let refs: Vec<&RunEvent> = events.iter().collect();
-        for result in writer::append_locked(&mut tx, &refs).await? {
+        for result in writer::append_locked(&mut tx, &refs, None).await? {
             result?;
         }
         tx.commit().await.map_err(backend)?;

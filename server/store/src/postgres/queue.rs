@@ -72,7 +72,7 @@ impl RunQueue for PostgresStore {
         let cancel = match status.as_str() {
             "queued" => {
                 let event = dequeued_event(run_id, from_db_int(row.try_get(1).map_err(backend)?) + 1, now_ms);
-                for result in writer::append_locked(&mut tx, &[&event]).await? {
+                for result in writer::append_locked(&mut tx, &[&event], None).await? {
                     result?;
                 }
                 Cancel::Dequeued

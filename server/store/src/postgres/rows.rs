@@ -1,5 +1,6 @@
 //! Rows of the PostgreSQL store: reading and writing node rows, and applying one
-//! event's `effect_of` to the node and run rows, as the SQLite store does.
+//! event's `effect_of` to the node and run rows. Unlike the SQLite store, a run has
+//! node rows only once it has ended: while it runs, its nodes are its event log.
 
 use conclave_core::StoreError;
 use conclave_shared::{
@@ -8,7 +9,9 @@ use conclave_shared::{
 use deadpool_postgres::GenericClient;
 use std::collections::HashMap;
 use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
+use super::folds::Folds;
 use super::{backend, corrupt, from_db_int, from_json, to_db_int, to_json};
 
 /// The columns of a node row, in the order [`node_from_row`] reads them.
@@ -20,24 +23,37 @@ pub(super) const SUMMARY_COLUMNS: &str = "id, conclave_id, status, created_ms, f
 
 /// Applies the effects of `events`, whose blocks the caller has already inserted. A
 /// running run's node state is its event log (`get_run` folds it), so most events
-/// change no row; a run's end writes the run's status and its nodes' final rows,
-/// folded from all of its events.
-pub(super) async fn apply_effects<C: GenericClient + Sync>(tx: &C, events: &[&RunEvent]) -> Result<(), StoreError> {
+/// change no row; a run's end writes the run's status and its nodes' final rows:
+/// from the writer's fold of the run when it has one, else folded from all of its
+/// stored events.
+pub(super) async fn apply_effects<C: GenericClient + Sync>(
+    tx: &C,
+    events: &[&RunEvent],
+    mut folds: Option<&mut Folds>,
+) -> Result<(), StoreError> {
     for event in events {
+        if let Some(folds) = folds.as_deref_mut() {
+            folds.apply(event);
+        }
         if let Effect::RunEnd { status, failed_node, error, .. } = effect_of(event) {
             let statement = tx
                 .prepare_cached(
-                    "UPDATE runs SET status = $2, finished_ms = $3, failed_node = $4, error = $5 WHERE id = $1",
+                    "UPDATE runs SET status = $2, finished_ms = $3, failed_node = $4, error = $5 WHERE id = $1 \
+                     RETURNING CASE WHEN $6 THEN NULL ELSE conclave_json END",
                 )
                 .await
                 .map_err(backend)?;
-            tx.execute(&statement, &[&event.run_id, &status.as_str(), &to_db_int(event.at_ms), &failed_node, &error])
-                .await
-                .map_err(backend)?;
-            let statement = tx.prepare_cached("SELECT conclave_json FROM runs WHERE id = $1").await.map_err(backend)?;
-            let row = tx.query_one(&statement, &[&event.run_id]).await.map_err(backend)?;
-            let conclave: Conclave = from_json(&event.run_id, row.try_get(0).map_err(backend)?)?;
-            let nodes = fold_nodes(tx, &event.run_id, conclave).await?;
+            let folded = folds.as_deref_mut().and_then(|f| f.finish(&event.run_id));
+            let params: [&(dyn ToSql + Sync); 6] =
+                [&event.run_id, &status.as_str(), &to_db_int(event.at_ms), &failed_node, &error, &folded.is_some()];
+            let row = tx.query_one(&statement, &params).await.map_err(backend)?;
+            let nodes = match folded {
+                Some(nodes) => nodes,
+                None => {
+                    let conclave: Conclave = from_json(&event.run_id, row.try_get(0).map_err(backend)?)?;
+                    fold_nodes(tx, &event.run_id, conclave).await?
+                }
+            };
             write_nodes(tx, &event.run_id, &nodes).await?;
         }
     }
@@ -80,22 +96,28 @@ pub(super) async fn read_events<C: GenericClient + Sync>(
     Ok(events)
 }
 
-/// Writes every column of a run's node rows with one `UPDATE`.
+/// Writes every column of a run's node rows with one statement. A run has node rows
+/// only once it has ended (a running run's nodes are its event log); one that ends
+/// again after being resumed has them replaced.
 async fn write_nodes<C: GenericClient + Sync>(tx: &C, run_id: &str, nodes: &[NodeSummary]) -> Result<(), StoreError> {
     let mut columns = NodeColumns::default();
     for node in nodes {
-        columns.push(run_id, node)?;
+        columns.push(node)?;
     }
     let statement = tx
         .prepare_cached(
-            "UPDATE nodes SET state = v.state, output_json = v.output_json, error = v.error, \
-             usage_json = v.usage_json, input = v.input, attempts = v.attempts, started_ms = v.started_ms, \
-             finished_ms = v.finished_ms, reused_from = v.reused_from \
-             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
-             $8::int[], $9::bigint[], $10::bigint[], $11::text[]) \
-             AS v(run_id, node_id, state, output_json, error, usage_json, input, attempts, started_ms, \
-             finished_ms, reused_from) \
-             WHERE nodes.run_id = v.run_id AND nodes.node_id = v.node_id",
+            "INSERT INTO nodes (run_id, position, node_id, state, output_json, error, usage_json, input, attempts, \
+             started_ms, finished_ms, reused_from) \
+             SELECT $1, v.position - 1, v.node_id, v.state, v.output_json, v.error, v.usage_json, v.input, \
+             v.attempts, v.started_ms, v.finished_ms, v.reused_from \
+             FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], \
+             $9::bigint[], $10::bigint[], $11::text[]) WITH ORDINALITY \
+             AS v(node_id, state, output_json, error, usage_json, input, attempts, started_ms, finished_ms, \
+             reused_from, position) \
+             ON CONFLICT (run_id, node_id) DO UPDATE SET position = excluded.position, state = excluded.state, \
+             output_json = excluded.output_json, error = excluded.error, usage_json = excluded.usage_json, \
+             input = excluded.input, attempts = excluded.attempts, started_ms = excluded.started_ms, \
+             finished_ms = excluded.finished_ms, reused_from = excluded.reused_from",
         )
         .await
         .map_err(backend)?;
@@ -103,7 +125,7 @@ async fn write_nodes<C: GenericClient + Sync>(tx: &C, run_id: &str, nodes: &[Nod
     tx.execute(
         &statement,
         &[
-            &c.run_ids,
+            &run_id,
             &c.node_ids,
             &c.states,
             &c.outputs,
@@ -124,7 +146,6 @@ async fn write_nodes<C: GenericClient + Sync>(tx: &C, run_id: &str, nodes: &[Nod
 /// Node rows as one array per column, for `UNNEST`.
 #[derive(Debug, Default)]
 struct NodeColumns {
-    run_ids: Vec<String>,
     node_ids: Vec<String>,
     states: Vec<&'static str>,
     outputs: Vec<Option<String>>,
@@ -138,8 +159,7 @@ struct NodeColumns {
 }
 
 impl NodeColumns {
-    fn push(&mut self, run_id: &str, node: &NodeSummary) -> Result<(), StoreError> {
-        self.run_ids.push(run_id.to_string());
+    fn push(&mut self, node: &NodeSummary) -> Result<(), StoreError> {
         self.node_ids.push(node.node_id.clone());
         self.states.push(node.state.as_str());
         self.outputs.push(node.output.as_ref().map(to_json).transpose()?);

@@ -148,7 +148,7 @@ async fn a_failing_event_in_a_batch_rolls_back_only_itself() {
     let late = delta("r2", 1);
     let mut client = store.pool.get().await.expect("connection");
     let mut tx = client.transaction().await.expect("transaction");
-    let results = writer::append_locked(&mut tx, &[&bad, &good, &other, &late]).await.expect("the batch commits");
+    let results = writer::append_locked(&mut tx, &[&bad, &good, &other, &late], None).await.expect("the batch commits");
     tx.commit().await.expect("commit");
     assert!(matches!(&results[0], Err(StoreError::Backend(m)) if m.contains("0x00")), "{:?}", results[0]);
     assert!(results[1].is_ok() && results[2].is_ok(), "the others are stored: {results:?}");

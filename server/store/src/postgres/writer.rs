@@ -6,6 +6,9 @@
 //! multi-row INSERT, then what they change (a run's end), inside a savepoint. If anything in it
 //! fails, that savepoint is rolled back and the batch is written again one event per
 //! savepoint, so a failing event rolls back only itself.
+//!
+//! The writer keeps a fold of each run it writes from the first event (`folds.rs`),
+//! so a run's end writes the final node rows without reading its events back.
 
 use conclave_core::StoreError;
 use conclave_shared::RunEvent;
@@ -15,8 +18,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
+use super::folds::Folds;
 use super::rows::apply_effects;
-use super::{backend, pool_error, to_db_int, to_json};
+use super::{backend, from_json, pool_error, to_db_int, to_json};
 
 /// The most events one transaction takes.
 const MAX_BATCH: usize = 1024;
@@ -82,9 +86,14 @@ impl Writer {
 
 async fn run(pool: Pool, mut receiver: mpsc::Receiver<Request>, commits: Arc<AtomicU64>) {
     let mut batch = Vec::new();
+    let mut folds = Folds::default();
     while receiver.recv_many(&mut batch, MAX_BATCH).await > 0 {
         let events: Vec<&RunEvent> = batch.iter().map(|r| &r.event).collect();
-        let results = match write_batch(&pool, &events).await {
+        let written = write_batch(&pool, &events, &mut folds).await;
+        if written.is_err() {
+            folds.forget(events.iter().map(|e| e.run_id.as_str()));
+        }
+        let results = match written {
             Ok(results) => {
                 commits.fetch_add(1, Ordering::Relaxed);
                 results
@@ -101,22 +110,39 @@ async fn run(pool: Pool, mut receiver: mpsc::Receiver<Request>, commits: Arc<Ato
     }
 }
 
-async fn write_batch(pool: &Pool, events: &[&RunEvent]) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+async fn write_batch(
+    pool: &Pool,
+    events: &[&RunEvent],
+    folds: &mut Folds,
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     let mut client = pool.get().await.map_err(pool_error)?;
     let mut tx = client.transaction().await.map_err(backend)?;
-    let results = append_locked(&mut tx, events).await?;
+    let results = append_locked(&mut tx, events, Some(folds)).await?;
     tx.commit().await.map_err(backend)?;
     Ok(results)
 }
 
 /// Appends `events` in order inside `tx`, locking their runs first (in id order, so
 /// that concurrent writers cannot deadlock). Returns each event's outcome; the outer
-/// error means the transaction itself failed.
+/// error means the transaction itself failed. `folds`, when given, are checked
+/// against the locked runs and carried forward by the events written.
 pub(super) async fn append_locked(
     tx: &mut Transaction<'_>,
     events: &[&RunEvent],
+    mut folds: Option<&mut Folds>,
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
-    let locked = lock_runs(tx, events).await?;
+    let (locked, fresh) = lock_runs(tx, events).await?;
+    if let Some(folds) = folds.as_deref_mut() {
+        folds.check(&locked);
+        for (run_id, conclave) in fresh {
+            if !folds.has(&run_id) {
+                // An unreadable conclave only costs the shortcut: the run's end reads the events.
+                if let Ok(conclave) = from_json(&run_id, &conclave) {
+                    folds.start(&run_id, conclave);
+                }
+            }
+        }
+    }
     let mut last = locked.clone();
     let mut results = Vec::with_capacity(events.len());
     for event in events {
@@ -128,10 +154,13 @@ pub(super) async fn append_locked(
     }
     let accepted: Vec<&RunEvent> = events.iter().zip(&results).filter(|(_, r)| r.is_ok()).map(|(e, _)| *e).collect();
     let mut fast = tx.savepoint("batch").await.map_err(backend)?;
-    match write_all(&mut fast, &accepted).await {
+    match write_all(&mut fast, &accepted, folds.as_deref_mut()).await {
         Ok(()) => fast.commit().await.map_err(backend)?,
         Err(_) => {
             fast.rollback().await.map_err(backend)?;
+            if let Some(folds) = folds {
+                folds.forget(events.iter().map(|e| e.run_id.as_str()));
+            }
             last = locked;
             results.clear();
             for event in events {
@@ -150,18 +179,32 @@ pub(super) async fn append_locked(
     Ok(results)
 }
 
-/// Locks the runs of `events` and reads their last sequence numbers; runs that do
-/// not exist are absent.
-async fn lock_runs(tx: &Transaction<'_>, events: &[&RunEvent]) -> Result<HashMap<String, u64>, StoreError> {
+/// The conclaves (as stored JSON) of locked runs that have no events yet.
+type Fresh = Vec<(String, String)>;
+
+/// Locks the runs of `events` and reads their last sequence numbers (runs that do
+/// not exist are absent), and the conclave of each run with no events yet.
+async fn lock_runs(tx: &Transaction<'_>, events: &[&RunEvent]) -> Result<(HashMap<String, u64>, Fresh), StoreError> {
     let mut ids: Vec<&str> = events.iter().map(|e| e.run_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
     let statement = tx
-        .prepare_cached("SELECT id, last_seq FROM runs WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+        .prepare_cached(
+            "SELECT id, last_seq, CASE WHEN last_seq = 0 THEN conclave_json END FROM runs WHERE id = ANY($1)              ORDER BY id FOR UPDATE",
+        )
         .await
         .map_err(backend)?;
     let rows = tx.query(&statement, &[&ids]).await.map_err(backend)?;
-    Ok(rows.iter().map(|r| (r.get::<_, String>(0), super::from_db_int(r.get(1)))).collect())
+    let mut locked = HashMap::with_capacity(rows.len());
+    let mut fresh = Vec::new();
+    for row in rows {
+        let id: String = row.try_get(0).map_err(backend)?;
+        if let Some(conclave) = row.try_get::<_, Option<String>>(2).map_err(backend)? {
+            fresh.push((id.clone(), conclave));
+        }
+        locked.insert(id, super::from_db_int(row.try_get(1).map_err(backend)?));
+    }
+    Ok((locked, fresh))
 }
 
 /// Refuses an event for an unknown run or one not after the run's last event.
@@ -176,16 +219,20 @@ fn check_order(last: &HashMap<String, u64>, event: &RunEvent) -> Result<(), Stor
 }
 
 /// The fast way: all event blocks in one INSERT, then what the events change.
-async fn write_all(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result<(), StoreError> {
+async fn write_all(
+    tx: &mut Transaction<'_>,
+    events: &[&RunEvent],
+    folds: Option<&mut Folds>,
+) -> Result<(), StoreError> {
     insert_events(tx, events).await?;
-    apply_effects(&*tx, events).await
+    apply_effects(&*tx, events, folds).await
 }
 
 /// One event in its own savepoint: its error is its own, and it leaves nothing behind.
 async fn write_one(tx: &mut Transaction<'_>, event: &RunEvent) -> Result<Result<(), StoreError>, StoreError> {
     let mut savepoint = tx.savepoint("event").await.map_err(backend)?;
     let written = match insert_events(&mut savepoint, &[event]).await {
-        Ok(()) => apply_effects(&savepoint, &[event]).await,
+        Ok(()) => apply_effects(&savepoint, &[event], None).await,
         Err(e) => Err(e),
     };
     match written {

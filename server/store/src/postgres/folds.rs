@@ -1,0 +1,118 @@
+//! The event writer's folds: for each run it has written from its first event, the
+//! run's nodes as its committed events leave them. A run's end then writes its final
+//! node rows from the fold instead of reading and folding its whole event log again.
+//!
+//! A fold is only a shortcut. It holds as of the run's last sequence number when it
+//! was last written; a batch that finds any other number in the database (another
+//! process wrote the run, or a write was rolled back) drops it, and the run's end
+//! falls back to folding the stored events. Any failed write drops every fold it
+//! touched.
+
+use conclave_shared::{Conclave, NodeSummary, RunEvent, RunRecord};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Runs the writer folds at once; past that, new runs go without until idle ones go.
+const MOST_RUNS: usize = 512;
+
+/// A fold not written to for this long may be dropped to make room: its run has
+/// probably been taken over by another process.
+const IDLE: Duration = Duration::from_secs(120);
+
+/// The folds of the runs being written, by run id.
+#[derive(Debug, Default)]
+pub(super) struct Folds {
+    runs: HashMap<String, Fold>,
+}
+
+#[derive(Debug)]
+struct Fold {
+    /// The sequence number of the last event folded in.
+    last_seq: u64,
+    record: RunRecord,
+    positions: HashMap<String, usize>,
+    touched: Instant,
+}
+
+impl Folds {
+    /// Whether `run_id` has a fold.
+    pub(super) fn has(&self, run_id: &str) -> bool {
+        self.runs.contains_key(run_id)
+    }
+
+    /// Keeps the folds that agree with `locked` (each run's last stored sequence
+    /// number, read under its lock) and drops the others.
+    pub(super) fn check(&mut self, locked: &HashMap<String, u64>) {
+        self.runs.retain(|run_id, fold| locked.get(run_id).is_none_or(|&last| last == fold.last_seq));
+    }
+
+    /// Starts the fold of a run that has no events yet, if there is room.
+    pub(super) fn start(&mut self, run_id: &str, conclave: Conclave) {
+        if self.runs.len() >= MOST_RUNS {
+            self.runs.retain(|_, fold| fold.touched.elapsed() < IDLE);
+            if self.runs.len() >= MOST_RUNS {
+                return;
+            }
+        }
+        let record = RunRecord::new(run_id.to_string(), conclave, serde_json::Value::Null, 0);
+        let positions = record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
+        self.runs.insert(run_id.to_string(), Fold { last_seq: 0, record, positions, touched: Instant::now() });
+    }
+
+    /// Folds `event` into its run's fold, if it has one.
+    pub(super) fn apply(&mut self, event: &RunEvent) {
+        if let Some(fold) = self.runs.get_mut(&event.run_id) {
+            fold.record.apply_indexed(event, &fold.positions);
+            fold.last_seq = event.seq;
+            fold.touched = Instant::now();
+        }
+    }
+
+    /// The nodes of a run that has just ended, taking its fold away.
+    pub(super) fn finish(&mut self, run_id: &str) -> Option<Vec<NodeSummary>> {
+        self.runs.remove(run_id).map(|fold| fold.record.nodes)
+    }
+
+    /// Drops the folds of these runs: a write of theirs failed.
+    pub(super) fn forget<'a>(&mut self, run_ids: impl IntoIterator<Item = &'a str>) {
+        for run_id in run_ids {
+            self.runs.remove(run_id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conclave_shared::{EventKind, NodeState};
+
+    fn conclave() -> Conclave {
+        serde_json::from_value(serde_json::json!({
+            "version": 1, "id": "c", "name": "c",
+            "nodes": [{"id": "in", "kind": "trigger", "label": "in"}],
+            "edges": []
+        }))
+        .expect("a conclave")
+    }
+
+    fn event(seq: u64, kind: EventKind) -> RunEvent {
+        RunEvent { run_id: "r".into(), seq, at_ms: seq, kind }
+    }
+
+    #[test]
+    fn a_fold_follows_its_events_and_is_dropped_when_the_database_disagrees() {
+        let mut folds = Folds::default();
+        folds.start("r", conclave());
+        folds.apply(&event(1, EventKind::NodeStarted { node_id: "in".into(), input: None }));
+        folds.check(&HashMap::from([("r".to_string(), 1)]));
+        assert!(folds.has("r"), "the database agrees: the fold stays");
+        folds.check(&HashMap::from([("r".to_string(), 3)]));
+        assert!(!folds.has("r"), "another process wrote the run: the fold goes");
+
+        folds.start("r", conclave());
+        folds.apply(&event(1, EventKind::NodeStarted { node_id: "in".into(), input: None }));
+        let nodes = folds.finish("r").expect("a fold");
+        assert_eq!(nodes[0].state, NodeState::Running);
+        assert!(!folds.has("r"), "a finished run's fold is taken away");
+    }
+}
