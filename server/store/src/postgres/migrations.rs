@@ -107,6 +107,21 @@ CREATE TABLE endpoint_dialects (
     PRIMARY KEY (provider, endpoint)
 );
 "#,
+    // A run's nodes as it ended, one JSON array (in conclave order) written with its
+    // end, instead of a row per node: a running run's nodes are its event log, and a
+    // finished run's are read whole. Runs that ended earlier keep theirs.
+    r#"
+ALTER TABLE runs ADD COLUMN nodes_json TEXT;
+ALTER TABLE runs ALTER COLUMN nodes_json SET STORAGE EXTERNAL;
+UPDATE runs SET nodes_json = (
+    SELECT json_agg(json_build_object(
+        'node_id', node_id, 'state', state, 'output', output_json::json, 'error', error,
+        'usage', usage_json::json, 'input', input, 'attempts', attempts, 'started_ms', started_ms,
+        'finished_ms', finished_ms, 'reused_from', reused_from) ORDER BY position)::text
+    FROM nodes WHERE nodes.run_id = runs.id)
+WHERE status NOT IN ('queued', 'running');
+DROP TABLE nodes;
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

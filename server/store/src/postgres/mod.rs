@@ -29,7 +29,7 @@ use tokio_postgres::NoTls;
 use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 
-use rows::{SUMMARY_COLUMNS, fold_nodes, read_events, read_nodes, summary_from_row};
+use rows::{SUMMARY_COLUMNS, fold_nodes, read_events, summary_from_row};
 use writer::Writer;
 
 /// The most connections one store opens.
@@ -96,8 +96,8 @@ impl PostgresStore {
         self.writer.commits()
     }
 
-    /// Records a new run: running, or queued with its spec. Its nodes get rows when it
-    /// ends (see `rows.rs`).
+    /// Records a new run: running, or queued with its spec. Its nodes are stored when
+    /// it ends (see `rows.rs`).
     async fn insert_run(&self, run: &NewRun, spec: Option<&str>) -> Result<(), StoreError> {
         let conclave = to_json(&run.conclave)?;
         let input = to_json(&run.input)?;
@@ -151,16 +151,17 @@ impl RunStore for PostgresStore {
 
     async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
         let client = self.client().await?;
-        let sql = format!("SELECT {SUMMARY_COLUMNS}, conclave_json, input_json FROM runs WHERE id = $1");
-        let Some(row) = client.query_opt(&sql, &[&run_id]).await.map_err(backend)? else { return Ok(None) };
+        let sql = format!("SELECT {SUMMARY_COLUMNS}, conclave_json, input_json, nodes_json FROM runs WHERE id = $1");
+        let statement = client.prepare_cached(&sql).await.map_err(backend)?;
+        let Some(row) = client.query_opt(&statement, &[&run_id]).await.map_err(backend)? else { return Ok(None) };
         let summary = summary_from_row(&row).map_err(backend)?;
         let conclave: Conclave = from_json(run_id, row.try_get("conclave_json").map_err(backend)?)?;
         let input = from_json(run_id, row.try_get("input_json").map_err(backend)?)?;
-        // A run that ended has its final node rows; a running one is its event log.
-        let nodes = if summary.status.is_terminal() {
-            read_nodes(&client, run_id, "").await?
-        } else {
-            fold_nodes(&client, run_id, conclave.clone()).await?
+        // A run that ended stored its nodes; a running one's are its event log.
+        let ended: Option<&str> = row.try_get("nodes_json").map_err(backend)?;
+        let nodes = match ended.filter(|_| summary.status.is_terminal()) {
+            Some(json) => from_json(run_id, json)?,
+            None => fold_nodes(&client, run_id, conclave.clone()).await?,
         };
         Ok(Some(RunRecord { summary, conclave, input, nodes }))
     }

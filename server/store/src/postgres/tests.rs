@@ -8,7 +8,7 @@
 use super::migrations::MIGRATIONS;
 use super::*;
 use conclave_core::testing::conformance::{run_all, sample_conclave};
-use conclave_shared::{EventKind, NodeState, RunStatus};
+use conclave_shared::{EventKind, NodeOutput, NodeState, RunStatus, Usage};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -243,4 +243,94 @@ async fn a_server_hears_of_events_another_server_commits() {
 
 async fn fresh_connect(url: &str) -> PostgresStore {
     PostgresStore::connect(url).await.expect("connect")
+}
+
+/// The rows version 5 kept for a run that ended: one per node.
+async fn insert_version_5_run(client: &tokio_postgres::Client, record: &RunRecord) {
+    let conclave = serde_json::to_string(&record.conclave).expect("json");
+    client
+        .execute(
+            "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, finished_ms, owner, \
+             last_seq) VALUES ($1, 'sample', $2, '{}', $3, 1, 9, 'me', 0)",
+            &[&record.summary.id, &conclave, &record.summary.status.as_str()],
+        )
+        .await
+        .expect("a version 5 run");
+    for (position, node) in record.nodes.iter().enumerate() {
+        client
+            .execute(
+                "INSERT INTO nodes (run_id, position, node_id, state, output_json, error, usage_json, input, \
+                 attempts, started_ms, finished_ms, reused_from) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+                 $11, $12)",
+                &[
+                    &record.summary.id,
+                    &(position as i32),
+                    &node.node_id,
+                    &node.state.as_str(),
+                    &node.output.as_ref().map(|o| serde_json::to_string(o).expect("json")),
+                    &node.error,
+                    &node.usage.as_ref().map(|u| serde_json::to_string(u).expect("json")),
+                    &node.input,
+                    &(node.attempts as i32),
+                    &node.started_ms.map(|t| t as i64),
+                    &node.finished_ms.map(|t| t as i64),
+                    &node.reused_from,
+                ],
+            )
+            .await
+            .expect("a version 5 node row");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration() {
+    let url = fresh_database().await;
+    let client = admin_client(&url).await;
+    client
+        .batch_execute("CREATE TABLE conclave_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        .await
+        .expect("migrations table");
+    for (i, sql) in MIGRATIONS[..5].iter().enumerate() {
+        client.batch_execute(sql).await.expect("an earlier migration");
+        client.execute("INSERT INTO conclave_migrations (version) VALUES ($1)", &[&(i as i32 + 1)]).await.expect("v");
+    }
+    // Every kind of node an ended run has: reused, succeeded after a failed attempt,
+    // failed, and stopped with the run.
+    let mut record = RunRecord::new("old".into(), sample_conclave(), json!({}), 1);
+    let usage = Usage { input_tokens: 9, output_tokens: 5, cost_usd: Some(0.5) };
+    let kinds = [
+        EventKind::NodeReused {
+            node_id: "in".into(),
+            from_run: "r0".into(),
+            output: NodeOutput::Text("earlier \"quoted\"\nlines".into()),
+            input: Some("earlier input".into()),
+        },
+        EventKind::NodeStarted { node_id: "a".into(), input: Some("## Run input\n\nhello".into()) },
+        EventKind::AttemptFailed {
+            node_id: "a".into(),
+            attempt: 1,
+            errors: vec!["/x: missing".into()],
+            raw: "{}".into(),
+            usage: Usage { input_tokens: 4, output_tokens: 2, cost_usd: None },
+        },
+        EventKind::NodeCompleted {
+            node_id: "a".into(),
+            output: NodeOutput::Json(json!({"x": [1, 2]})),
+            usage,
+            duration_ms: 2,
+        },
+        EventKind::NodeStarted { node_id: "b".into(), input: None },
+        EventKind::RunFinished { status: RunStatus::Cancelled, failed_node: None, error: None },
+    ];
+    for (i, kind) in kinds.into_iter().enumerate() {
+        record.apply(&event("old", i as u64 + 1, kind));
+    }
+    insert_version_5_run(&client, &record).await;
+
+    let store = PostgresStore::connect(&url).await.expect("connect migrates to the latest version");
+    let run = store.get_run("old").await.expect("get").expect("the old run");
+    assert_eq!(run.summary.status, RunStatus::Cancelled);
+    assert_eq!(run.nodes, record.nodes, "every node as the row it had");
+    let tables = client.query("SELECT 1 FROM pg_tables WHERE tablename = 'nodes'", &[]).await.expect("query");
+    assert!(tables.is_empty(), "the node rows are gone once moved");
 }
