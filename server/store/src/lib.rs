@@ -1,8 +1,13 @@
 //! The run stores behind `RunStore` (and `RunQueue`): SQLite (`sqlite/`), one file
 //! shared by every local process, written by one thread with group commit, each write
 //! returning only once it is committed; and PostgreSQL (`postgres/`), for servers
-//! sharing one database, with batched commits.
+//! sharing one database, with batched commits. Both keep a running run's nodes as
+//! its event log and store them whole when it ends; `folds.rs` is the writers' fold
+//! of the runs they are writing, so that end needs no read of the log.
 
+#[cfg(test)]
+mod ended_run;
+mod folds;
 mod sqlite;
 
 pub mod postgres;

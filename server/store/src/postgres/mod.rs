@@ -9,7 +9,6 @@
 //! event causing the change, with the run's row locked, so a stored run always agrees
 //! with its event log whichever server wrote it.
 
-mod folds;
 mod listen;
 mod migrations;
 mod queue;

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
-use super::folds::Folds;
 use super::{backend, from_db_int, from_json, to_db_int, to_json};
+use crate::folds::Folds;
 
 /// The columns of a run row that [`summary_from_row`] reads.
 pub(super) const SUMMARY_COLUMNS: &str = "id, conclave_id, status, created_ms, finished_ms, failed_node, error";

@@ -8,7 +8,7 @@
 use super::migrations::MIGRATIONS;
 use super::*;
 use conclave_core::testing::conformance::{run_all, sample_conclave};
-use conclave_shared::{EventKind, NodeOutput, NodeState, RunStatus, Usage};
+use conclave_shared::{EventKind, NodeState, RunStatus};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -257,6 +257,7 @@ async fn insert_version_5_run(client: &tokio_postgres::Client, record: &RunRecor
         .await
         .expect("a version 5 run");
     for (position, node) in record.nodes.iter().enumerate() {
+        let (output, usage) = crate::ended_run::json_columns(node);
         client
             .execute(
                 "INSERT INTO nodes (run_id, position, node_id, state, output_json, error, usage_json, input, \
@@ -267,9 +268,9 @@ async fn insert_version_5_run(client: &tokio_postgres::Client, record: &RunRecor
                     &(position as i32),
                     &node.node_id,
                     &node.state.as_str(),
-                    &node.output.as_ref().map(|o| serde_json::to_string(o).expect("json")),
+                    &output,
                     &node.error,
-                    &node.usage.as_ref().map(|u| serde_json::to_string(u).expect("json")),
+                    &usage,
                     &node.input,
                     &(node.attempts as i32),
                     &node.started_ms.map(|t| t as i64),
@@ -294,37 +295,7 @@ async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration
         client.batch_execute(sql).await.expect("an earlier migration");
         client.execute("INSERT INTO conclave_migrations (version) VALUES ($1)", &[&(i as i32 + 1)]).await.expect("v");
     }
-    // Every kind of node an ended run has: reused, succeeded after a failed attempt,
-    // failed, and stopped with the run.
-    let mut record = RunRecord::new("old".into(), sample_conclave(), json!({}), 1);
-    let usage = Usage { input_tokens: 9, output_tokens: 5, cost_usd: Some(0.5) };
-    let kinds = [
-        EventKind::NodeReused {
-            node_id: "in".into(),
-            from_run: "r0".into(),
-            output: NodeOutput::Text("earlier \"quoted\"\nlines".into()),
-            input: Some("earlier input".into()),
-        },
-        EventKind::NodeStarted { node_id: "a".into(), input: Some("## Run input\n\nhello".into()) },
-        EventKind::AttemptFailed {
-            node_id: "a".into(),
-            attempt: 1,
-            errors: vec!["/x: missing".into()],
-            raw: "{}".into(),
-            usage: Usage { input_tokens: 4, output_tokens: 2, cost_usd: None },
-        },
-        EventKind::NodeCompleted {
-            node_id: "a".into(),
-            output: NodeOutput::Json(json!({"x": [1, 2]})),
-            usage,
-            duration_ms: 2,
-        },
-        EventKind::NodeStarted { node_id: "b".into(), input: None },
-        EventKind::RunFinished { status: RunStatus::Cancelled, failed_node: None, error: None },
-    ];
-    for (i, kind) in kinds.into_iter().enumerate() {
-        record.apply(&event("old", i as u64 + 1, kind));
-    }
+    let record = crate::ended_run::ended_run("old");
     insert_version_5_run(&client, &record).await;
 
     let store = PostgresStore::connect(&url).await.expect("connect migrates to the latest version");

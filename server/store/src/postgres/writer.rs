@@ -7,7 +7,7 @@
 //! fails, that savepoint is rolled back and the batch is written again one event per
 //! savepoint, so a failing event rolls back only itself.
 //!
-//! The writer keeps a fold of each run it writes from the first event (`folds.rs`),
+//! The writer keeps a fold of each run it writes from the first event (`../folds.rs`),
 //! so a run's end writes the final node rows without reading its events back.
 
 use conclave_core::StoreError;
@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
-use super::folds::Folds;
 use super::rows::apply_effects;
 use super::{backend, from_json, pool_error, to_db_int, to_json};
+use crate::folds::Folds;
 
 /// The most events one transaction takes.
 const MAX_BATCH: usize = 1024;

@@ -28,8 +28,9 @@ use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::folds::Folds;
 use read::Readers;
-use write::{NodeCache, RunRow};
+use write::RunRow;
 use writer::Writer;
 
 /// Runs in a SQLite file.
@@ -38,7 +39,7 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Writer,
     readers: Arc<Readers>,
-    nodes: Arc<Mutex<NodeCache>>,
+    folds: Arc<Mutex<Folds>>,
 }
 
 impl SqliteStore {
@@ -54,7 +55,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             writer,
             readers: Readers::new(path.to_path_buf()),
-            nodes: Arc::default(),
+            folds: Arc::default(),
         })
     }
 
@@ -86,12 +87,16 @@ impl RunStore for SqliteStore {
     /// One job for the writer thread, so the events share a savepoint and a commit.
     async fn append_events(&self, events: &[RunEvent]) -> Result<(), StoreError> {
         let events = events.to_vec();
-        let cache = Arc::clone(&self.nodes);
+        let folds = Arc::clone(&self.folds);
         self.writer
             .submit(move |conn| {
                 // Only the writer thread takes this lock.
-                let mut cache = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                write::append_events(conn, &events, &mut cache)
+                let mut folds = folds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let written = write::append_events(conn, &events, &mut folds);
+                if written.is_err() {
+                    folds.forget(events.iter().map(|e| e.run_id.as_str()));
+                }
+                written
             })
             .await
     }

@@ -5,10 +5,12 @@
 use conclave_core::StoreError;
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::schema::{backend, from_json, open_reader, read_nodes, run_exists, summary_from_row};
+use super::schema::{backend, from_json, open_reader, run_exists, summary_from_row};
 
 /// Read connections kept open between reads; a read finding none idle opens another,
 /// so concurrent reads never wait for each other, and a burst leaves at most this many.
@@ -62,15 +64,28 @@ pub(super) fn get_run(conn: &Connection, run_id: &str) -> Result<Option<RunRecor
                     summary_from_row(row)?,
                     row.get::<_, String>("conclave_json")?,
                     row.get::<_, String>("input_json")?,
+                    row.get::<_, Option<String>>("nodes_json")?,
                 ))
             })
             .optional()
         })
         .map_err(backend)?;
-    let Some((summary, conclave, input)) = row else { return Ok(None) };
+    let Some((summary, conclave, input, ended)) = row else { return Ok(None) };
     let conclave: Conclave = from_json(run_id, &conclave)?;
     let input = from_json(run_id, &input)?;
-    let nodes = read_nodes(conn, run_id, "")?;
+    // A run that ended stored its nodes; a running one's are its event log.
+    let nodes = match ended.filter(|_| summary.status.is_terminal()) {
+        Some(json) => from_json(run_id, &json)?,
+        None => {
+            let mut record = RunRecord::new(run_id.to_string(), conclave.clone(), Value::Null, 0);
+            let positions: HashMap<String, usize> =
+                record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
+            for event in events(conn, run_id, 0)? {
+                record.apply_indexed(&event, &positions);
+            }
+            record.nodes
+        }
+    };
     Ok(Some(RunRecord { summary, conclave, input, nodes }))
 }
 

@@ -2,13 +2,13 @@
 //! by `user_version`, and how rows map to the shared run types.
 
 use conclave_core::StoreError;
-use conclave_shared::{NodeState, NodeSummary, RunStatus, RunSummary};
+use conclave_shared::{RunStatus, RunSummary};
 use rusqlite::{Connection, TransactionBehavior};
 use std::path::Path;
 use std::time::Duration;
 
 /// Schema migrations, applied in order; `PRAGMA user_version` counts those applied.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
     id            TEXT PRIMARY KEY,
@@ -104,11 +104,22 @@ CREATE TABLE endpoint_dialects (
     PRIMARY KEY (provider, endpoint)
 );
 "#,
+    // A run's nodes as it ended, one JSON array (in conclave order) written with its
+    // end, instead of a row per node updated at every event: a running run's nodes
+    // are its event log, and a finished run's are read whole. Runs that ended earlier
+    // keep theirs.
+    r#"
+ALTER TABLE runs ADD COLUMN nodes_json TEXT;
+UPDATE runs SET nodes_json = (
+    SELECT json_group_array(json_object(
+        'node_id', node_id, 'state', state, 'output', json(output_json), 'error', error,
+        'usage', json(usage_json), 'input', input, 'attempts', attempts, 'started_ms', started_ms,
+        'finished_ms', finished_ms, 'reused_from', reused_from) ORDER BY position)
+    FROM nodes WHERE nodes.run_id = runs.id)
+WHERE status NOT IN ('queued', 'running');
+DROP TABLE nodes;
+"#,
 ];
-
-/// The columns of a node row, in the order [`node_from_row`] reads them.
-pub(super) const NODE_COLUMNS: &str =
-    "node_id, state, output_json, error, usage_json, input, attempts, started_ms, finished_ms, reused_from";
 
 /// Prepared statements kept per connection; more than the store has.
 const STATEMENT_CACHE: usize = 128;
@@ -175,42 +186,6 @@ pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreErr
 
 pub(super) fn from_json<T: serde::de::DeserializeOwned>(run_id: &str, text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt { run_id: run_id.to_string(), message: e.to_string() })
-}
-
-/// Reads a node row; the error says what is unreadable.
-pub(super) fn node_from_row(row: &rusqlite::Row) -> Result<NodeSummary, String> {
-    let text = |i: usize| row.get::<_, Option<String>>(i).map_err(|e| e.to_string());
-    let state: String = row.get(1).map_err(|e| e.to_string())?;
-    Ok(NodeSummary {
-        node_id: row.get(0).map_err(|e| e.to_string())?,
-        state: NodeState::parse(&state).ok_or_else(|| format!("unknown node state `{state}`"))?,
-        output: parse(text(2)?)?,
-        error: text(3)?,
-        usage: parse(text(4)?)?,
-        input: text(5)?,
-        attempts: row.get(6).map_err(|e| e.to_string())?,
-        started_ms: row.get(7).map_err(|e| e.to_string())?,
-        finished_ms: row.get(8).map_err(|e| e.to_string())?,
-        reused_from: text(9)?,
-    })
-}
-
-fn parse<T: serde::de::DeserializeOwned>(text: Option<String>) -> Result<Option<T>, String> {
-    text.map(|t| serde_json::from_str(&t).map_err(|e| e.to_string())).transpose()
-}
-
-/// The run's nodes matching `filter` (an `AND ...` clause), in conclave order.
-pub(super) fn read_nodes(conn: &Connection, run_id: &str, filter: &str) -> Result<Vec<NodeSummary>, StoreError> {
-    let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ?1 {filter} ORDER BY position");
-    let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
-    let rows = stmt.query_map([run_id], |r| Ok(node_from_row(r))).map_err(backend)?;
-    let mut nodes = Vec::new();
-    for row in rows {
-        nodes.push(
-            row.map_err(backend)?.map_err(|message| StoreError::Corrupt { run_id: run_id.to_string(), message })?,
-        );
-    }
-    Ok(nodes)
 }
 
 /// Reads a run row's summary.

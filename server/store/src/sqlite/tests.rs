@@ -261,3 +261,50 @@ async fn two_stores_on_one_file_both_write() {
         assert_eq!(store.events(&other, 0).await.expect("events").len(), 200, "each store sees the other's run");
     }
 }
+
+#[tokio::test]
+async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("version-7.db");
+    let record = crate::ended_run::ended_run("old");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        for sql in &schema::MIGRATIONS[..7] {
+            conn.execute_batch(sql).expect("an earlier migration");
+        }
+        conn.execute_batch("PRAGMA user_version = 7").expect("version 7");
+        conn.execute(
+            "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, finished_ms, owner) \
+             VALUES ('old', 'sample', ?1, '{}', 'cancelled', 1, 9, 'me')",
+            [serde_json::to_string(&record.conclave).expect("json")],
+        )
+        .expect("a version 7 run");
+        // Stored out of order: the position, not the row order, orders the nodes.
+        for (position, node) in record.nodes.iter().enumerate().rev() {
+            let (output, usage) = crate::ended_run::json_columns(node);
+            conn.execute(
+                "INSERT INTO nodes (run_id, position, node_id, state, output_json, error, usage_json, input, \
+                 attempts, started_ms, finished_ms, reused_from) VALUES ('old', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+                 ?10, ?11)",
+                rusqlite::params![
+                    position,
+                    node.node_id,
+                    node.state.as_str(),
+                    output,
+                    node.error,
+                    usage,
+                    node.input,
+                    node.attempts,
+                    node.started_ms,
+                    node.finished_ms,
+                    node.reused_from
+                ],
+            )
+            .expect("a version 7 node row");
+        }
+    }
+    let store = SqliteStore::open(&path).expect("opening migrates to the latest version");
+    let run = store.get_run("old").await.expect("get").expect("the old run");
+    assert_eq!(run.summary.status, conclave_shared::RunStatus::Cancelled);
+    assert_eq!(run.nodes, record.nodes, "every node as the row it had");
+}

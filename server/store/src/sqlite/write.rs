@@ -1,13 +1,15 @@
 //! The writes, each applied by the writer thread inside its batch's transaction (in a
-//! savepoint of its own). Run and node state are derived from each event through
-//! `effect_of` in the same write, so a stored run always agrees with its event log.
+//! savepoint of its own). A run's state is derived from its events through
+//! `effect_of` in the same write, so a stored run always agrees with its event log:
+//! while it runs its nodes are that log, and its end stores them as they ended.
 
 use conclave_core::{StoreError, interrupted_event};
-use conclave_shared::{Effect, NodeSummary, OutputDialect, RunEvent, effect_of};
+use conclave_shared::{Conclave, Effect, NodeSummary, OutputDialect, RunEvent, RunRecord, effect_of};
 use rusqlite::{Connection, OptionalExtension, params};
-use std::collections::HashMap;
 
-use super::schema::{NODE_COLUMNS, backend, node_from_row, read_nodes, run_exists, to_json};
+use super::read;
+use super::schema::{backend, from_json, run_exists, to_json};
+use crate::folds::Folds;
 
 /// A run to insert, serialized by the caller so the writer thread only writes.
 #[derive(Debug)]
@@ -18,7 +20,6 @@ pub(super) struct RunRow {
     pub input_json: String,
     pub created_ms: u64,
     pub owner: String,
-    pub node_ids: Vec<String>,
     /// For a run of the queue, its spec: the run is then `queued`.
     pub queue_spec: Option<String>,
 }
@@ -33,14 +34,13 @@ impl RunRow {
             input_json: to_json(&run.input)?,
             created_ms: run.created_ms,
             owner: run.owner.clone(),
-            node_ids: run.conclave.nodes.iter().map(|n| n.id.clone()).collect(),
             queue_spec,
         })
     }
 }
 
-/// Inserts a run in status `running` (or `queued`, for the queue) with every node
-/// `queued`; a duplicate id fails.
+/// Inserts a run in status `running` (or `queued`, for the queue); a duplicate id
+/// fails. Its nodes are stored when it ends.
 pub(super) fn create_run(conn: &Connection, run: &RunRow) -> Result<(), StoreError> {
     let status = if run.queue_spec.is_some() { "queued" } else { "running" };
     conn.prepare_cached(
@@ -60,48 +60,32 @@ pub(super) fn create_run(conn: &Connection, run: &RunRow) -> Result<(), StoreErr
         ])
     })
     .map_err(backend)?;
-    let mut insert = conn
-        .prepare_cached("INSERT INTO nodes (run_id, position, node_id, state) VALUES (?1, ?2, ?3, 'queued')")
-        .map_err(backend)?;
-    for (position, node_id) in run.node_ids.iter().enumerate() {
-        insert.execute(params![run.id, position, node_id]).map_err(backend)?;
-    }
     Ok(())
 }
 
 /// Appends one event of a known run and applies its effect.
 pub(super) fn append_event(conn: &Connection, event: &RunEvent) -> Result<(), StoreError> {
-    append_events(conn, std::slice::from_ref(event), &mut NodeCache::default())
+    append_events(conn, std::slice::from_ref(event), &mut Folds::default())
 }
-
-/// The node rows the writer last wrote, per run, so that the next write of a run's
-/// events need not read them back. An entry holds as of the run's last sequence
-/// number when it was made: a write finding any other last sequence number in the
-/// file (another process wrote the run, or a batch was rolled back) drops it.
-#[derive(Debug, Default)]
-pub(super) struct NodeCache {
-    runs: HashMap<String, (u64, HashMap<String, NodeSummary>)>,
-}
-
-/// Runs whose nodes the cache keeps; past that it starts again empty.
-const CACHED_RUNS: usize = 64;
 
 /// Appends events of known runs, in order, and applies their effects. The events of
-/// each run go in one block; each run is looked up once, and each node the events
-/// change is read (unless cached) and written once.
-pub(super) fn append_events(conn: &Connection, events: &[RunEvent], cache: &mut NodeCache) -> Result<(), StoreError> {
+/// each run go in one block, and each run is looked up once. A running run's nodes
+/// are its event log; a run's end stores its status and its nodes as they ended:
+/// from `folds` (carried forward by every event written) when it holds the run, else
+/// folded from the stored events. The caller drops the folds of these runs if the
+/// write fails.
+pub(super) fn append_events(conn: &Connection, events: &[RunEvent], folds: &mut Folds) -> Result<(), StoreError> {
     // Per run: its last sequence number and the events of its block, in order of arrival.
     let mut blocks: Vec<(&str, u64, Vec<&RunEvent>)> = Vec::new();
-    // The nodes changed so far and not yet written, by run and node id.
-    let mut changed: HashMap<(&str, String), NodeSummary> = HashMap::new();
     for event in events {
         let run_id = event.run_id.as_str();
         let at = match blocks.iter().position(|(id, _, _)| *id == run_id) {
             Some(at) => at,
             None => {
                 let last = last_seq(conn, run_id)?;
-                if cache.runs.get(run_id).is_some_and(|(seq, _)| *seq != last) {
-                    cache.runs.remove(run_id);
+                folds.check_one(run_id, last);
+                if last == 0 && !folds.has(run_id) {
+                    folds.start(run_id, read_conclave(conn, run_id)?);
                 }
                 blocks.push((run_id, last, Vec::new()));
                 blocks.len() - 1
@@ -113,56 +97,41 @@ pub(super) fn append_events(conn: &Connection, events: &[RunEvent], cache: &mut 
         }
         *last = event.seq;
         block.push(event);
-        match effect_of(event) {
-            Effect::None => {}
-            Effect::Node { node_id, change } => {
-                let key = (run_id, node_id);
-                let cached = cache.runs.get_mut(run_id).and_then(|(_, nodes)| nodes.remove(&key.1));
-                let node = match changed.remove(&key).or(cached) {
-                    Some(node) => Some(node),
-                    None => read_node(conn, run_id, &key.1)?,
-                };
-                // Events about nodes the run does not have change nothing, as in `RunRecord::apply`.
-                if let Some(mut node) = node {
-                    node.apply(change, event.at_ms);
-                    changed.insert(key, node);
-                }
-            }
-            Effect::RunEnd { status, failed_node, error, unfinished } => {
-                // The run's end reads its node rows: write what changed first.
-                write_nodes(conn, &mut changed, None)?;
-                end_run(conn, event, status, failed_node, error, unfinished)?;
-                cache.runs.remove(run_id);
-            }
+        folds.apply(event);
+        if let Effect::RunEnd { status, failed_node, error, .. } = effect_of(event) {
+            let nodes = match folds.finish(run_id) {
+                Some(nodes) => nodes,
+                None => fold_stored(conn, run_id, block)?,
+            };
+            let nodes = to_json(&nodes)?;
+            conn.prepare_cached(
+                "UPDATE runs SET status = ?2, finished_ms = ?3, failed_node = ?4, error = ?5, nodes_json = ?6 \
+                 WHERE id = ?1",
+            )
+            .and_then(|mut s| s.execute(params![event.run_id, status.as_str(), event.at_ms, failed_node, error, nodes]))
+            .map_err(backend)?;
         }
     }
-    if cache.runs.len() >= CACHED_RUNS {
-        cache.runs.clear();
-    }
-    for (run_id, last, _) in &blocks {
-        cache.runs.entry(run_id.to_string()).or_default().0 = *last;
-    }
-    write_nodes(conn, &mut changed, Some(cache))?;
     blocks.iter().try_for_each(|(run_id, _, block)| insert_block(conn, run_id, block))
 }
 
-/// Ends a run: its status, and its nodes that had not finished.
-fn end_run(
-    conn: &Connection,
-    event: &RunEvent,
-    status: conclave_shared::RunStatus,
-    failed_node: Option<String>,
-    error: Option<String>,
-    unfinished: conclave_shared::NodeState,
-) -> Result<(), StoreError> {
-    conn.prepare_cached("UPDATE runs SET status = ?2, finished_ms = ?3, failed_node = ?4, error = ?5 WHERE id = ?1")
-        .and_then(|mut s| s.execute(params![event.run_id, status.as_str(), event.at_ms, failed_node, error]))
-        .map_err(backend)?;
-    for mut node in read_nodes(conn, &event.run_id, "AND state IN ('queued', 'running')")? {
-        node.end_unfinished(unfinished, event.at_ms);
-        write_node(conn, &event.run_id, &node)?;
+/// A run's nodes folded from its stored events and then `unstored`, the events of
+/// its block not yet inserted.
+fn fold_stored(conn: &Connection, run_id: &str, unstored: &[&RunEvent]) -> Result<Vec<NodeSummary>, StoreError> {
+    let mut record = RunRecord::new(run_id.to_string(), read_conclave(conn, run_id)?, serde_json::Value::Null, 0);
+    for event in read::events(conn, run_id, 0)?.iter().chain(unstored.iter().copied()) {
+        record.apply(event);
     }
-    Ok(())
+    Ok(record.nodes)
+}
+
+/// The conclave a known run runs.
+fn read_conclave(conn: &Connection, run_id: &str) -> Result<Conclave, StoreError> {
+    let json: String = conn
+        .prepare_cached("SELECT conclave_json FROM runs WHERE id = ?1")
+        .and_then(|mut s| s.query_row([run_id], |r| r.get(0)))
+        .map_err(backend)?;
+    from_json(run_id, &json)
 }
 
 /// The last sequence number of a known run (0 before its first event).
@@ -184,32 +153,6 @@ fn insert_block(conn: &Connection, run_id: &str, events: &[&RunEvent]) -> Result
     conn.prepare_cached("INSERT INTO event_blocks (run_id, first_seq, last_seq, events) VALUES (?1, ?2, ?3, ?4)")
         .and_then(|mut s| s.execute(params![run_id, first.seq, last.seq, json]))
         .map_err(backend)?;
-    Ok(())
-}
-
-/// A node of a run, or `None` when the run has no such node.
-fn read_node(conn: &Connection, run_id: &str, node_id: &str) -> Result<Option<NodeSummary>, StoreError> {
-    let sql = format!("SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ?1 AND node_id = ?2");
-    let node = conn
-        .prepare_cached(&sql)
-        .and_then(|mut s| s.query_row([run_id, node_id], |r| Ok(node_from_row(r))).optional())
-        .map_err(backend)?;
-    node.map(|n| n.map_err(|message| StoreError::Corrupt { run_id: run_id.to_string(), message })).transpose()
-}
-
-/// Writes the changed nodes and moves them into the cache, if given, under runs it
-/// holds.
-fn write_nodes(
-    conn: &Connection,
-    changed: &mut HashMap<(&str, String), NodeSummary>,
-    mut cache: Option<&mut NodeCache>,
-) -> Result<(), StoreError> {
-    for ((run_id, node_id), node) in changed.drain() {
-        write_node(conn, run_id, &node)?;
-        if let Some((_, nodes)) = cache.as_mut().and_then(|c| c.runs.get_mut(run_id)) {
-            nodes.insert(node_id, node);
-        }
-    }
     Ok(())
 }
 
@@ -247,33 +190,6 @@ pub(super) fn interrupt(conn: &Connection, dead: &[String], now_ms: u64) -> Resu
         }
     }
     Ok(marked)
-}
-
-/// Writes every column of a node row.
-fn write_node(conn: &Connection, run_id: &str, node: &NodeSummary) -> Result<(), StoreError> {
-    let output = node.output.as_ref().map(to_json).transpose()?;
-    let usage = node.usage.as_ref().map(to_json).transpose()?;
-    conn.prepare_cached(
-        "UPDATE nodes SET state = ?3, output_json = ?4, error = ?5, usage_json = ?6, input = ?7, attempts = ?8, \
-         started_ms = ?9, finished_ms = ?10, reused_from = ?11 WHERE run_id = ?1 AND node_id = ?2",
-    )
-    .and_then(|mut s| {
-        s.execute(params![
-            run_id,
-            node.node_id,
-            node.state.as_str(),
-            output,
-            node.error,
-            usage,
-            node.input,
-            node.attempts,
-            node.started_ms,
-            node.finished_ms,
-            node.reused_from
-        ])
-    })
-    .map_err(backend)?;
-    Ok(())
 }
 
 /// Remembers the dialect a provider's server takes (replacing what was known).

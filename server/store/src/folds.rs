@@ -1,4 +1,4 @@
-//! The event writer's folds: for each run it has written from its first event, the
+//! The event writers' folds (of the SQLite and the PostgreSQL store): for each run it has written from its first event, the
 //! run's nodes as its committed events leave them. A run's end then writes its final
 //! node rows from the fold instead of reading and folding its whole event log again.
 //!
@@ -21,7 +21,7 @@ const IDLE: Duration = Duration::from_secs(120);
 
 /// The folds of the runs being written, by run id.
 #[derive(Debug, Default)]
-pub(super) struct Folds {
+pub(crate) struct Folds {
     runs: HashMap<String, Fold>,
 }
 
@@ -36,18 +36,26 @@ struct Fold {
 
 impl Folds {
     /// Whether `run_id` has a fold.
-    pub(super) fn has(&self, run_id: &str) -> bool {
+    pub(crate) fn has(&self, run_id: &str) -> bool {
         self.runs.contains_key(run_id)
     }
 
     /// Keeps the folds that agree with `locked` (each run's last stored sequence
     /// number, read under its lock) and drops the others.
-    pub(super) fn check(&mut self, locked: &HashMap<String, u64>) {
+    pub(crate) fn check(&mut self, locked: &HashMap<String, u64>) {
         self.runs.retain(|run_id, fold| locked.get(run_id).is_none_or(|&last| last == fold.last_seq));
     }
 
+    /// Keeps the fold of `run_id` only if it agrees with `last`, the run's last
+    /// stored sequence number.
+    pub(crate) fn check_one(&mut self, run_id: &str, last: u64) {
+        if self.runs.get(run_id).is_some_and(|fold| fold.last_seq != last) {
+            self.runs.remove(run_id);
+        }
+    }
+
     /// Starts the fold of a run that has no events yet, if there is room.
-    pub(super) fn start(&mut self, run_id: &str, conclave: Conclave) {
+    pub(crate) fn start(&mut self, run_id: &str, conclave: Conclave) {
         if self.runs.len() >= MOST_RUNS {
             self.runs.retain(|_, fold| fold.touched.elapsed() < IDLE);
             if self.runs.len() >= MOST_RUNS {
@@ -60,7 +68,7 @@ impl Folds {
     }
 
     /// Folds `event` into its run's fold, if it has one.
-    pub(super) fn apply(&mut self, event: &RunEvent) {
+    pub(crate) fn apply(&mut self, event: &RunEvent) {
         if let Some(fold) = self.runs.get_mut(&event.run_id) {
             fold.record.apply_indexed(event, &fold.positions);
             fold.last_seq = event.seq;
@@ -69,12 +77,12 @@ impl Folds {
     }
 
     /// The nodes of a run that has just ended, taking its fold away.
-    pub(super) fn finish(&mut self, run_id: &str) -> Option<Vec<NodeSummary>> {
+    pub(crate) fn finish(&mut self, run_id: &str) -> Option<Vec<NodeSummary>> {
         self.runs.remove(run_id).map(|fold| fold.record.nodes)
     }
 
     /// Drops the folds of these runs: a write of theirs failed.
-    pub(super) fn forget<'a>(&mut self, run_ids: impl IntoIterator<Item = &'a str>) {
+    pub(crate) fn forget<'a>(&mut self, run_ids: impl IntoIterator<Item = &'a str>) {
         for run_id in run_ids {
             self.runs.remove(run_id);
         }
