@@ -35,6 +35,11 @@ struct Fold {
 }
 
 impl Folds {
+    /// The sequence number of the last event folded into `run_id`'s fold, if any.
+    pub(crate) fn last_seq(&self, run_id: &str) -> Option<u64> {
+        self.runs.get(run_id).map(|fold| fold.last_seq)
+    }
+
     /// Whether `run_id` has a fold.
     pub(crate) fn has(&self, run_id: &str) -> bool {
         self.runs.contains_key(run_id)

@@ -241,6 +241,30 @@ async fn a_server_hears_of_events_another_server_commits() {
     panic!("no notice reached the other server");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_another_server_wrote_to_meanwhile_ends_with_that_server_s_events() {
+    let url = fresh_database().await;
+    let (a, b) = (fresh_connect(&url).await, fresh_connect(&url).await);
+    a.create_run(&new_run("moved")).await.expect("create_run");
+    let started = |seq, node_id: &str, input: &str| {
+        event("moved", seq, EventKind::NodeStarted { node_id: node_id.into(), input: Some(input.into()) })
+    };
+    a.append_event(&started(1, "in", "from a")).await.expect("a writes");
+    a.append_event(&delta("moved", 2)).await.expect("a writes again, from its fold");
+    // The run moves to the other server (a worker taking it over), which writes on;
+    // the first one's fold of the run is now behind the database.
+    b.append_event(&started(3, "a", "from b")).await.expect("b writes");
+    let failed = Some("boom".to_string());
+    let end = EventKind::RunFinished { status: RunStatus::Failed, failed_node: Some("a".into()), error: failed };
+    a.append_event(&event("moved", 4, end)).await.expect("the first server ends the run");
+    let run = a.get_run("moved").await.expect("get").expect("exists");
+    assert_eq!(run.summary.status, RunStatus::Failed);
+    assert_eq!(run.nodes[0].input.as_deref(), Some("from a"));
+    assert_eq!(run.nodes[1].input.as_deref(), Some("from b"), "the stored nodes hold the other server's event");
+    let seqs: Vec<u64> = a.events("moved", 0).await.expect("events").iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, vec![1, 2, 3, 4]);
+}
+
 async fn fresh_connect(url: &str) -> PostgresStore {
     PostgresStore::connect(url).await.expect("connect")
 }

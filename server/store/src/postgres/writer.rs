@@ -12,7 +12,7 @@
 
 use conclave_core::StoreError;
 use conclave_shared::RunEvent;
-use deadpool_postgres::{Pool, Transaction};
+use deadpool_postgres::{GenericClient, Pool, Transaction};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,10 +116,58 @@ async fn write_batch(
     folds: &mut Folds,
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     let mut client = pool.get().await.map_err(pool_error)?;
+    if write_known(&mut client, events, folds).await? {
+        return Ok(events.iter().map(|_| Ok(())).collect());
+    }
     let mut tx = client.transaction().await.map_err(backend)?;
     let results = append_locked(&mut tx, events, Some(folds)).await?;
     tx.commit().await.map_err(backend)?;
     Ok(results)
+}
+
+/// The quick way, for a batch of runs the writer has folded and whose events all
+/// follow on: each run's last stored sequence number is then known, so locking the
+/// runs, inserting the blocks and applying their effects go to the server together,
+/// in one round trip between `BEGIN` and `COMMIT`. Returns `false`, having written
+/// nothing, when the batch is not such a batch, when the locked runs turn out to
+/// hold other sequence numbers (another process wrote them), or when a write fails:
+/// the caller then takes the careful way, which says which events fail.
+async fn write_known(
+    client: &mut deadpool_postgres::Client,
+    events: &[&RunEvent],
+    folds: &mut Folds,
+) -> Result<bool, StoreError> {
+    let mut known: HashMap<String, u64> = HashMap::new();
+    let mut last: HashMap<String, u64> = HashMap::new();
+    for event in events {
+        let Some(previous) = last.get(&event.run_id).copied().or_else(|| folds.last_seq(&event.run_id)) else {
+            return Ok(false);
+        };
+        if event.seq <= previous {
+            return Ok(false);
+        }
+        known.entry(event.run_id.clone()).or_insert(previous);
+        last.insert(event.run_id.clone(), event.seq);
+    }
+    let tx = client.transaction().await.map_err(backend)?;
+    let written = tokio::try_join!(
+        lock_runs(&tx, events),
+        insert_events(&tx, events),
+        record_last_seqs(&tx, &last),
+        apply_effects(&tx, events, Some(&mut *folds)),
+    );
+    match written {
+        Ok(((locked, _), ..)) if locked == known => {
+            tx.commit().await.map_err(backend)?;
+            Ok(true)
+        }
+        _ => {
+            // The folds moved on with events now rolled back.
+            folds.forget(events.iter().map(|e| e.run_id.as_str()));
+            tx.rollback().await.map_err(backend)?;
+            Ok(false)
+        }
+    }
 }
 
 /// Appends `events` in order inside `tx`, locking their runs first (in id order, so
@@ -184,13 +232,17 @@ type Fresh = Vec<(String, String)>;
 
 /// Locks the runs of `events` and reads their last sequence numbers (runs that do
 /// not exist are absent), and the conclave of each run with no events yet.
-async fn lock_runs(tx: &Transaction<'_>, events: &[&RunEvent]) -> Result<(HashMap<String, u64>, Fresh), StoreError> {
+async fn lock_runs<C: GenericClient + Sync>(
+    tx: &C,
+    events: &[&RunEvent],
+) -> Result<(HashMap<String, u64>, Fresh), StoreError> {
     let mut ids: Vec<&str> = events.iter().map(|e| e.run_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
     let statement = tx
         .prepare_cached(
-            "SELECT id, last_seq, CASE WHEN last_seq = 0 THEN conclave_json END FROM runs WHERE id = ANY($1)              ORDER BY id FOR UPDATE",
+            "SELECT id, last_seq, CASE WHEN last_seq = 0 THEN conclave_json END FROM runs WHERE id = ANY($1) \
+             ORDER BY id FOR UPDATE",
         )
         .await
         .map_err(backend)?;
@@ -224,14 +276,14 @@ async fn write_all(
     events: &[&RunEvent],
     folds: Option<&mut Folds>,
 ) -> Result<(), StoreError> {
-    insert_events(tx, events).await?;
+    insert_events(&*tx, events).await?;
     apply_effects(&*tx, events, folds).await
 }
 
 /// One event in its own savepoint: its error is its own, and it leaves nothing behind.
 async fn write_one(tx: &mut Transaction<'_>, event: &RunEvent) -> Result<Result<(), StoreError>, StoreError> {
-    let mut savepoint = tx.savepoint("event").await.map_err(backend)?;
-    let written = match insert_events(&mut savepoint, &[event]).await {
+    let savepoint = tx.savepoint("event").await.map_err(backend)?;
+    let written = match insert_events(&savepoint, &[event]).await {
         Ok(()) => apply_effects(&savepoint, &[event], None).await,
         Err(e) => Err(e),
     };
@@ -244,7 +296,7 @@ async fn write_one(tx: &mut Transaction<'_>, event: &RunEvent) -> Result<Result<
 
 /// Inserts the events as blocks, one per run (its events in order, as a JSON array),
 /// with one multi-row INSERT.
-async fn insert_events(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result<(), StoreError> {
+async fn insert_events<C: GenericClient + Sync>(tx: &C, events: &[&RunEvent]) -> Result<(), StoreError> {
     let mut blocks: Vec<(&str, Vec<&RunEvent>)> = Vec::new();
     for event in events {
         match blocks.iter_mut().find(|(run_id, _)| *run_id == event.run_id) {
@@ -272,7 +324,7 @@ async fn insert_events(tx: &mut Transaction<'_>, events: &[&RunEvent]) -> Result
 
 /// Stores each locked run's last sequence number, and tells every listening server
 /// which runs have new events (`NOTIFY`, delivered when the transaction commits).
-async fn record_last_seqs(tx: &Transaction<'_>, last: &HashMap<String, u64>) -> Result<(), StoreError> {
+async fn record_last_seqs<C: GenericClient + Sync>(tx: &C, last: &HashMap<String, u64>) -> Result<(), StoreError> {
     let ids: Vec<&str> = last.keys().map(String::as_str).collect();
     let seqs: Vec<i64> = last.values().map(|&s| to_db_int(s)).collect();
     let statement = tx
