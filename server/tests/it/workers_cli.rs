@@ -2,7 +2,7 @@
 //! run --queue` and the agents on Anthropic faked over loopback: two workers run
 //! every queued run exactly once, and when a worker is killed mid-run (SIGKILL) the
 //! other resumes the run once its lease lapses, keeping what had succeeded, with no
-//! event lost or repeated. On PostgreSQL, a run worked by one server streams through
+//! event lost or repeated (on a SQLite file and on PostgreSQL). On PostgreSQL, a run worked by one server streams through
 //! another (LISTEN/NOTIFY), resumable with `Last-Event-ID`.
 
 use conclave_testkit::wire::Vendor;
@@ -35,10 +35,18 @@ pub(crate) fn workspace() -> tempfile::TempDir {
     dir
 }
 
+/// Makes the workspace's processes share the database at `url` instead of its
+/// SQLite file.
+fn use_database(dir: &Path, url: &str) {
+    std::fs::write(dir.join("database-url"), url).expect("write");
+}
+
 pub(crate) fn conclave(dir: &Path, server: &FakeServer) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_conclave"));
+    let db =
+        std::fs::read_to_string(dir.join("database-url")).unwrap_or_else(|_| dir.join("runs.db").display().to_string());
     cmd.current_dir(dir)
-        .env("CONCLAVE_DB", dir.join("runs.db"))
+        .env("CONCLAVE_DB", db)
         .env("CONCLAVE_CONFIG_DIR", dir.join("config"))
         .env("ANTHROPIC_BASE_URL", &server.base)
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
@@ -113,7 +121,20 @@ async fn two_worker_processes_run_every_queued_run_exactly_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_worker_s_run_is_resumed_by_another_with_no_event_lost_or_repeated() {
+    a_killed_worker_s_run_is_resumed(workspace()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_killed_worker_s_run_is_resumed_by_another_with_no_event_lost_or_repeated() {
     let dir = workspace();
+    use_database(dir.path(), &fresh_postgres());
+    a_killed_worker_s_run_is_resumed(dir).await;
+}
+
+/// SIGKILLs a worker while its run's second agent is answering, then starts another
+/// worker on the same database: the run must end resumed there, with the first
+/// agent's output kept and every event stored once, in order.
+async fn a_killed_worker_s_run_is_resumed(dir: tempfile::TempDir) {
     let slow = Reply::After { millis: 60_000, reply: Box::new(Vendor::Anthropic.answer("never")) };
     let server = FakeServer::start_routed(routes(vec![slow, Vendor::Anthropic.answer("second done")])).await;
     let id = queue_run(dir.path(), &server, "the one run");
