@@ -145,11 +145,14 @@ async fn node_events_update_node_state(store: Arc<dyn RunStore>) {
     assert_eq!(run.nodes[2].error.as_deref(), Some("skipped because `a` did not succeed"));
 }
 
-async fn nodes_keep_input_timing_attempts_and_reuse(store: Arc<dyn RunStore>) {
-    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+/// The events of a run of [`sample_conclave`] that ends with every kind of node a
+/// run ends with: reused, succeeded after a failed attempt (its usage over both),
+/// stopped with the run (cancelled). The agent's usage over both attempts is 9
+/// input and 5 output tokens, costing $0.50.
+pub fn every_kind_of_node() -> Vec<EventKind> {
     let failed_usage = Usage { input_tokens: 4, output_tokens: 2, cost_usd: None };
     let total = Usage { input_tokens: 9, output_tokens: 5, cost_usd: Some(0.5) };
-    let seq = [
+    vec![
         EventKind::NodeReused {
             node_id: "in".into(),
             from_run: "r0".into(),
@@ -167,12 +170,18 @@ async fn nodes_keep_input_timing_attempts_and_reuse(store: Arc<dyn RunStore>) {
         EventKind::NodeCompleted {
             node_id: "a".into(),
             output: NodeOutput::Json(json!({"x": 1})),
-            usage: total.clone(),
+            usage: total,
             duration_ms: 2,
         },
         EventKind::NodeStarted { node_id: "b".into(), input: None },
         EventKind::RunFinished { status: RunStatus::Cancelled, failed_node: None, error: None },
-    ];
+    ]
+}
+
+async fn nodes_keep_input_timing_attempts_and_reuse(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    let total = Usage { input_tokens: 9, output_tokens: 5, cost_usd: Some(0.5) };
+    let seq = every_kind_of_node();
     for (i, kind) in seq.into_iter().enumerate() {
         store.append_event(&event("r1", i as u64 + 1, kind)).await.expect("append");
     }
