@@ -22,27 +22,74 @@ pub fn render_feedback(errors: &[String]) -> String {
 }
 
 /// Finds the answer's JSON: code fences are stripped, then the first complete JSON
-/// object or array in the text is parsed.
+/// object or array in the text is parsed. Raw control characters (a newline, a tab)
+/// inside strings, which JSON forbids but small models and some servers' grammars
+/// let through, are read as if escaped. An answer that is itself a JSON document
+/// (it starts with `{` or `[`) but does not parse is an error saying where, never
+/// one of the values nested in it.
 pub fn extract_json(text: &str) -> Result<Value, String> {
     let trimmed = text.trim();
-    if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
-        return Ok(value);
+    let unfenced = strip_fences(trimmed).trim();
+    for candidate in [trimmed, unfenced] {
+        if let Some(value) = parse_whole(candidate) {
+            return Ok(value);
+        }
     }
-    let unfenced = strip_fences(trimmed);
-    if let Ok(value) = serde_json::from_str::<Value>(unfenced.trim()) {
-        return Ok(value);
+    if unfenced.starts_with(['{', '[']) {
+        let escaped = escape_raw_controls(unfenced);
+        let mut values = serde_json::Deserializer::from_str(&escaped).into_iter::<Value>();
+        return match values.next() {
+            Some(Ok(value)) => Ok(value),
+            Some(Err(e)) => Err(format!("the answer is not valid JSON: {e}")),
+            None => Err("the answer is empty".into()),
+        };
     }
     for (start, c) in unfenced.char_indices() {
         if c != '{' && c != '[' {
             continue;
         }
-        let mut values = serde_json::Deserializer::from_str(&unfenced[start..]).into_iter::<Value>();
+        let escaped = escape_raw_controls(&unfenced[start..]);
+        let mut values = serde_json::Deserializer::from_str(&escaped).into_iter::<Value>();
         if let Some(Ok(value)) = values.next() {
             return Ok(value);
         }
     }
     let preview: String = trimmed.chars().take(80).collect();
     Err(format!("the answer contains no JSON object or array (it starts: {preview:?})"))
+}
+
+/// `text` parsed as one JSON value, reading raw control characters in strings as
+/// escaped.
+fn parse_whole(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok().or_else(|| serde_json::from_str(&escape_raw_controls(text)).ok())
+}
+
+/// `text` with each control character inside a JSON string literal written as its
+/// escape (`\n`, `\t`, `\u001b`, ...); outside strings nothing changes.
+fn escape_raw_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let (mut in_string, mut escaped) = (false, false);
+    let mut out: Option<String> = None;
+    for (i, c) in text.char_indices() {
+        let raw_control = in_string && !escaped && (c as u32) < 0x20;
+        if raw_control {
+            let out = out.get_or_insert_with(|| text[..i].to_string());
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                other => out.push_str(&format!("\\u{:04x}", other as u32)),
+            }
+        } else if let Some(out) = out.as_mut() {
+            out.push(c);
+        }
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            _ => {}
+        }
+    }
+    out.map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
 /// The body of the first fenced block (```json ... ```), or the text itself.
@@ -72,6 +119,24 @@ mod tests {
             json!({"a": {"b": "}"}})
         );
         assert_eq!(extract_json("Sure {not json} then [1, 2]").expect("skips broken"), json!([1, 2]));
+    }
+
+    #[test]
+    fn raw_control_characters_in_strings_are_read_as_escaped() {
+        let answer = "{\"findings\": [{\"raisedBy\": \",\n+   {\", \"note\": \"a\tb\"}], \"counts\": {\"nit\": 1}}";
+        assert_eq!(
+            extract_json(answer).expect("read as escaped"),
+            json!({"findings": [{"raisedBy": ",\n+   {", "note": "a\tb"}], "counts": {"nit": 1}})
+        );
+        assert_eq!(extract_json("```json\n{\"a\": \"x\ny\"}\n```").expect("fenced"), json!({"a": "x\ny"}));
+        // Escapes already written stay as they are.
+        assert_eq!(extract_json(r#"{"a": "q\"\n\\"}"#).expect("escaped"), json!({"a": "q\"\n\\"}));
+    }
+
+    #[test]
+    fn a_broken_document_is_an_error_saying_where_not_a_value_nested_in_it() {
+        let err = extract_json("{\"findings\": [{\"line\": 7,}], \"counts\": {\"nit\": 1}}").expect_err("broken");
+        assert!(err.starts_with("the answer is not valid JSON: ") && err.contains("line 1 column"), "{err}");
     }
 
     #[test]

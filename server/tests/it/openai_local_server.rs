@@ -5,9 +5,10 @@
 //! review in the same store must start there (the server's log shows no rejected
 //! call); and `conclave providers --probe` must say so too.
 //!
-//! A 135M model sometimes leaves an agent's answer invalid after every retry (that
-//! server's grammar does not always hold), which ends the review with exit 4; such a
-//! review is reviewed once more, so the dialect checks run on a review that finished.
+//! That server's grammar lets raw newlines into JSON strings, which Conclave reads as
+//! escaped; should a 135M model still leave an agent's answer invalid after every
+//! retry (exit 4), the review is done once more, so the dialect checks run on a
+//! review that finished.
 
 use conclave_testkit::llama_server::{LlamaServer, small_change, small_review_conclave};
 use serde_json::Value;
