@@ -1,6 +1,7 @@
-//! The event writers' folds (of the SQLite and the PostgreSQL store): for each run it has written from its first event, the
-//! run's nodes as its committed events leave them. A run's end then writes its final
-//! node rows from the fold instead of reading and folding its whole event log again.
+//! Folding a run's events into its nodes, for both stores; and the event writers'
+//! folds: for each run a writer has written from its first event, the run's nodes as
+//! its committed events leave them. A run's end then stores its nodes from the fold
+//! instead of reading and folding its whole event log again.
 //!
 //! A fold is only a shortcut. It holds as of the run's last sequence number when it
 //! was last written; a batch that finds any other number in the database (another
@@ -30,8 +31,38 @@ struct Fold {
     /// The sequence number of the last event folded in.
     last_seq: u64,
     record: RunRecord,
+    /// Each node's index in `record.nodes`, so an event finds its node at once.
     positions: HashMap<String, usize>,
     touched: Instant,
+}
+
+impl Fold {
+    /// A run before any event: every node of its conclave `queued`.
+    fn new(run_id: &str, conclave: Conclave) -> Fold {
+        let record = RunRecord::new(run_id.to_string(), conclave, serde_json::Value::Null, 0);
+        let positions = record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
+        Fold { last_seq: 0, record, positions, touched: Instant::now() }
+    }
+
+    fn apply(&mut self, event: &RunEvent) {
+        self.record.apply_indexed(event, &self.positions);
+        self.last_seq = event.seq;
+        self.touched = Instant::now();
+    }
+}
+
+/// A run's nodes as `events` (in order) leave them, from every node `queued`, as
+/// `RunRecord::apply` does.
+pub(crate) fn fold_events<'a>(
+    run_id: &str,
+    conclave: Conclave,
+    events: impl IntoIterator<Item = &'a RunEvent>,
+) -> Vec<NodeSummary> {
+    let mut fold = Fold::new(run_id, conclave);
+    for event in events {
+        fold.apply(event);
+    }
+    fold.record.nodes
 }
 
 impl Folds {
@@ -45,15 +76,9 @@ impl Folds {
         self.runs.contains_key(run_id)
     }
 
-    /// Keeps the folds that agree with `locked` (each run's last stored sequence
-    /// number, read under its lock) and drops the others.
-    pub(crate) fn check(&mut self, locked: &HashMap<String, u64>) {
-        self.runs.retain(|run_id, fold| locked.get(run_id).is_none_or(|&last| last == fold.last_seq));
-    }
-
     /// Keeps the fold of `run_id` only if it agrees with `last`, the run's last
-    /// stored sequence number.
-    pub(crate) fn check_one(&mut self, run_id: &str, last: u64) {
+    /// stored sequence number (read under the run's lock).
+    pub(crate) fn check(&mut self, run_id: &str, last: u64) {
         if self.runs.get(run_id).is_some_and(|fold| fold.last_seq != last) {
             self.runs.remove(run_id);
         }
@@ -67,17 +92,13 @@ impl Folds {
                 return;
             }
         }
-        let record = RunRecord::new(run_id.to_string(), conclave, serde_json::Value::Null, 0);
-        let positions = record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
-        self.runs.insert(run_id.to_string(), Fold { last_seq: 0, record, positions, touched: Instant::now() });
+        self.runs.insert(run_id.to_string(), Fold::new(run_id, conclave));
     }
 
     /// Folds `event` into its run's fold, if it has one.
     pub(crate) fn apply(&mut self, event: &RunEvent) {
         if let Some(fold) = self.runs.get_mut(&event.run_id) {
-            fold.record.apply_indexed(event, &fold.positions);
-            fold.last_seq = event.seq;
-            fold.touched = Instant::now();
+            fold.apply(event);
         }
     }
 
@@ -117,9 +138,9 @@ mod tests {
         let mut folds = Folds::default();
         folds.start("r", conclave());
         folds.apply(&event(1, EventKind::NodeStarted { node_id: "in".into(), input: None }));
-        folds.check(&HashMap::from([("r".to_string(), 1)]));
+        folds.check("r", 1);
         assert!(folds.has("r"), "the database agrees: the fold stays");
-        folds.check(&HashMap::from([("r".to_string(), 3)]));
+        folds.check("r", 3);
         assert!(!folds.has("r"), "another process wrote the run: the fold goes");
 
         folds.start("r", conclave());

@@ -4,14 +4,13 @@
 //! they ended in one JSON value.
 
 use conclave_core::StoreError;
-use conclave_shared::{Conclave, Effect, NodeSummary, RunEvent, RunRecord, RunStatus, RunSummary, effect_of};
+use conclave_shared::{Conclave, Effect, NodeSummary, RunEvent, RunStatus, RunSummary, effect_of};
 use deadpool_postgres::GenericClient;
-use std::collections::HashMap;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::{backend, from_db_int, from_json, to_db_int, to_json};
-use crate::folds::Folds;
+use crate::folds::{Folds, fold_events};
 
 /// The columns of a run row that [`summary_from_row`] reads.
 pub(super) const SUMMARY_COLUMNS: &str = "id, conclave_id, status, created_ms, finished_ms, failed_node, error";
@@ -56,20 +55,13 @@ pub(super) async fn apply_effects<C: GenericClient + Sync>(
     Ok(())
 }
 
-/// A run's nodes as its events leave them: every node of its conclave `queued`, then
-/// each event applied in order, as `RunRecord::apply` does.
+/// A run's nodes as its stored events leave them.
 pub(super) async fn fold_nodes<C: GenericClient + Sync>(
     client: &C,
     run_id: &str,
     conclave: Conclave,
 ) -> Result<Vec<NodeSummary>, StoreError> {
-    let mut record = RunRecord::new(run_id.to_string(), conclave, serde_json::Value::Null, 0);
-    let positions: HashMap<String, usize> =
-        record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
-    for event in read_events(client, run_id, 0).await? {
-        record.apply_indexed(&event, &positions);
-    }
-    Ok(record.nodes)
+    Ok(fold_events(run_id, conclave, &read_events(client, run_id, 0).await?))
 }
 
 /// A run's events with `seq > after_seq`, in order, read from their blocks.

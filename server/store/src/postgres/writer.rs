@@ -2,13 +2,16 @@
 //! commit was in flight together, in one transaction, and answers each caller once
 //! its event is committed (or refused).
 //!
-//! A batch is first written the fast way: its events as one block per run in one
-//! multi-row INSERT, then what they change (a run's end), inside a savepoint. If anything in it
-//! fails, that savepoint is rolled back and the batch is written again one event per
-//! savepoint, so a failing event rolls back only itself.
-//!
 //! The writer keeps a fold of each run it writes from the first event (`../folds.rs`),
-//! so a run's end writes the final node rows without reading its events back.
+//! so a run's end stores its nodes without reading its events back. A batch whose
+//! runs all have folds and whose events follow on is written the quick way: the runs'
+//! last sequence numbers are known, so the lock, the blocks, the new last sequence
+//! numbers and the runs' ends go to the server pipelined between `BEGIN` and
+//! `COMMIT`. Any other batch, or one the quick way finds out of date, is written the
+//! careful way: runs locked and their order checked first, then the events as one
+//! block per run in one multi-row INSERT and what they change, inside a savepoint;
+//! if anything in it fails, that savepoint is rolled back and the batch is written
+//! again one event per savepoint, so a failing event rolls back only itself.
 
 use conclave_core::StoreError;
 use conclave_shared::RunEvent;
@@ -181,7 +184,9 @@ pub(super) async fn append_locked(
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     let (locked, fresh) = lock_runs(tx, events).await?;
     if let Some(folds) = folds.as_deref_mut() {
-        folds.check(&locked);
+        for (run_id, &last) in &locked {
+            folds.check(run_id, last);
+        }
         for (run_id, conclave) in fresh {
             if !folds.has(&run_id) {
                 // An unreadable conclave only costs the shortcut: the run's end reads the events.

@@ -5,12 +5,11 @@
 use conclave_core::StoreError;
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::Value;
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::schema::{backend, from_json, open_reader, run_exists, summary_from_row};
+use crate::folds::fold_events;
 
 /// Read connections kept open between reads; a read finding none idle opens another,
 /// so concurrent reads never wait for each other, and a burst leaves at most this many.
@@ -76,15 +75,7 @@ pub(super) fn get_run(conn: &Connection, run_id: &str) -> Result<Option<RunRecor
     // A run that ended stored its nodes; a running one's are its event log.
     let nodes = match ended.filter(|_| summary.status.is_terminal()) {
         Some(json) => from_json(run_id, &json)?,
-        None => {
-            let mut record = RunRecord::new(run_id.to_string(), conclave.clone(), Value::Null, 0);
-            let positions: HashMap<String, usize> =
-                record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
-            for event in events(conn, run_id, 0)? {
-                record.apply_indexed(&event, &positions);
-            }
-            record.nodes
-        }
+        None => fold_events(run_id, conclave.clone(), &events(conn, run_id, 0)?),
     };
     Ok(Some(RunRecord { summary, conclave, input, nodes }))
 }

@@ -4,12 +4,12 @@
 //! while it runs its nodes are that log, and its end stores them as they ended.
 
 use conclave_core::{StoreError, interrupted_event};
-use conclave_shared::{Conclave, Effect, NodeSummary, OutputDialect, RunEvent, RunRecord, effect_of};
+use conclave_shared::{Conclave, Effect, NodeSummary, OutputDialect, RunEvent, effect_of};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::read;
 use super::schema::{backend, from_json, run_exists, to_json};
-use crate::folds::Folds;
+use crate::folds::{Folds, fold_events};
 
 /// A run to insert, serialized by the caller so the writer thread only writes.
 #[derive(Debug)]
@@ -83,7 +83,7 @@ pub(super) fn append_events(conn: &Connection, events: &[RunEvent], folds: &mut 
             Some(at) => at,
             None => {
                 let last = last_seq(conn, run_id)?;
-                folds.check_one(run_id, last);
+                folds.check(run_id, last);
                 if last == 0 && !folds.has(run_id) {
                     folds.start(run_id, read_conclave(conn, run_id)?);
                 }
@@ -118,11 +118,8 @@ pub(super) fn append_events(conn: &Connection, events: &[RunEvent], folds: &mut 
 /// A run's nodes folded from its stored events and then `unstored`, the events of
 /// its block not yet inserted.
 fn fold_stored(conn: &Connection, run_id: &str, unstored: &[&RunEvent]) -> Result<Vec<NodeSummary>, StoreError> {
-    let mut record = RunRecord::new(run_id.to_string(), read_conclave(conn, run_id)?, serde_json::Value::Null, 0);
-    for event in read::events(conn, run_id, 0)?.iter().chain(unstored.iter().copied()) {
-        record.apply(event);
-    }
-    Ok(record.nodes)
+    let stored = read::events(conn, run_id, 0)?;
+    Ok(fold_events(run_id, read_conclave(conn, run_id)?, stored.iter().chain(unstored.iter().copied())))
 }
 
 /// The conclave a known run runs.
