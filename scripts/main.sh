@@ -6,20 +6,27 @@
 # local model (installed by the set-up), so this works offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/steps.sh
 
+step "set-up: system packages, Rust components, the model"
 CONCLAVE_SKIP_TEST_TOOLS=1 bash scripts/setup.sh
 # The editor first: conclave embeds the bundle it finds in client/dist when it is built.
+step "build the editor"
 bash scripts/build-editor.sh
-cargo build --bin conclave
+step "build conclave"
+# Features are resolved for the whole workspace, as `cargo test --workspace` resolves
+# them, so that scripts/test.sh afterwards reuses every library built here. (No
+# workspace crate enables a test double in a normal build; tidy checks the binary.)
+cargo build --workspace --bin conclave
 conclave="${CARGO_TARGET_DIR:-target}/debug/conclave"
 
-echo "== the editor built into conclave"
+step "the editor built into conclave"
 python3 scripts/check-editor.py "$conclave"
 
-echo "== conclave validate"
+step "conclave validate"
 "$conclave" validate
 
-echo "== conclave review"
+step "conclave review"
 range=()
 if git diff --quiet HEAD -- && [ -z "$(git ls-files --others --exclude-standard)" ]; then
   range=(--base HEAD~1)
@@ -29,6 +36,7 @@ status=0
 # where CI is set (in CI, `conclave review` refuses to fall back).
 CI= "$conclave" review . "${range[@]}" || status=$?
 
+steps_summary
 echo
 echo "Open the editor: run \`$conclave serve\` and open the URL it prints (http://127.0.0.1:7700/#token=...)."
 exit "$status"

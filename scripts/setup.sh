@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Installs everything Conclave needs to build, run and test on a fresh machine that
 # has a Rust toolchain (rustup). Safe to run again: each step checks before it acts.
+#
+#   CONCLAVE_SKIP_TEST_TOOLS=1   only what building and running Conclave needs
+#   CONCLAVE_TEST_TOOLS=later    the tests' system packages, but not the third-party
+#                                programs of scripts/fetch-test-tools.sh, which the
+#                                caller runs itself (scripts/test.sh runs it beside
+#                                the build)
 set -euo pipefail
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
@@ -64,13 +70,8 @@ bash "$(dirname "$0")/fetch-model.sh"
 
 # The real Claude Code CLI, the SARIF Multitool, schemathesis and llama-cpp-python's
 # server, pinned, for the tests against them.
-if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
-  bash "$(dirname "$0")/fetch-claude.sh"
-  bash "$(dirname "$0")/fetch-sarif-multitool.sh"
-  bash "$(dirname "$0")/fetch-schemathesis.sh"
-  # llama-cpp-python's OpenAI-compatible server, for the review against a real local
-  # model server (built from source once, then cached).
-  bash "$(dirname "$0")/fetch-llama-server.sh"
+if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ] && [ "${CONCLAVE_TEST_TOOLS:-}" != "later" ]; then
+  bash "$(dirname "$0")/fetch-test-tools.sh"
 fi
 
 log "done"
