@@ -2,6 +2,7 @@
 //! editor in headless Chromium, and the code's own rules (`tidy`). One binary, a
 //! module per concern.
 
+mod blocking;
 mod cli_run_from;
 mod cli_runs;
 mod editor_browser;
