@@ -11,16 +11,16 @@
 //! - [`finish`] builds the report of the finished run and stores it in every format.
 
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
-use conclave_core::{ProviderError, ProviderRegistry, RunStore, StoreError};
+use conclave_core::{ProviderError, ProviderRegistry, ReviewOf, RunStore, StoreError};
 use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
-use conclave_shared::{Finding, NodeKind, RunStatus};
+use conclave_shared::{Finding, NodeKind};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::anchor::anchor_findings;
 use crate::baseline::Baseline;
-use crate::diff::{Change, ChangeError, collect_change};
+use crate::diff::{Change, ChangeError, Head, collect_change};
 use crate::dismissals::{DismissalError, Dismissals};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report};
@@ -285,24 +285,12 @@ pub async fn finish_against(
     Ok(report)
 }
 
-/// How many of the newest stored runs are searched for a branch's latest review.
-const BASELINE_SEARCH: usize = 1000;
-
 /// The newest succeeded review run of the repository at `root` whose reviewed head
-/// was the branch `branch` (written as a base may be: `main`, `origin/main`), among
-/// the newest stored runs; `None` when there is none.
+/// was the branch `branch` (written as a base may be: `main`, `origin/main`); `None`
+/// when there is none. One indexed query of the store, however many runs it holds.
 pub async fn latest_review_of(store: &dyn RunStore, root: &Path, branch: &str) -> Result<Option<String>, StoreError> {
-    for summary in store.list_runs(BASELINE_SEARCH).await? {
-        if summary.status != RunStatus::Succeeded {
-            continue;
-        }
-        let Some(record) = store.get_run(&summary.id).await? else { continue };
-        let Some(change) = Change::from_run_input(&record.input) else { continue };
-        if change.root == root && change.head.is_branch(branch) {
-            return Ok(Some(summary.id));
-        }
-    }
-    Ok(None)
+    let review = ReviewOf { repository: root.display().to_string(), branches: Head::names_for(branch) };
+    store.latest_review(&review).await
 }
 
 /// The largest file a finding's quote is checked against.
