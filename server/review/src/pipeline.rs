@@ -148,25 +148,30 @@ pub enum ReviewError {
 }
 
 /// Prepares a review: reads the change, picks and checks the conclave, applies the
-/// provider choices, and builds the run's tools and policy. Git runs on a blocking
-/// thread.
+/// provider choices, and builds the run's tools and policy. Git, the conclave's file
+/// and the repository are read on a blocking thread.
 pub async fn prepare(
     request: &ReviewRequest,
     catalog: Catalog<'_>,
     providers: &ProviderRegistry,
 ) -> Result<PreparedReview, ReviewError> {
-    let (repository, base, cap) = (request.repository.clone(), request.base.clone(), request.max_diff_bytes);
-    let change = tokio::task::spawn_blocking(move || collect_change(&repository, base.as_deref(), cap))
-        .await
-        .map_err(|e| ChangeError::Git { command: "diff".into(), message: format!("the git task stopped: {e}") })??
-        .ok_or_else(|| ReviewError::NothingToReview {
-            repository: request.repository.display().to_string(),
-            against: request
-                .base
-                .as_deref()
-                .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD")),
-        })?;
-    prepare_change(change, request, catalog, providers)
+    let request = request.clone();
+    let (dir, context, providers) = (catalog.dir.to_path_buf(), catalog.context.clone(), providers.clone());
+    tokio::task::spawn_blocking(move || {
+        let change =
+            collect_change(&request.repository, request.base.as_deref(), request.max_diff_bytes)?.ok_or_else(|| {
+                ReviewError::NothingToReview {
+                    repository: request.repository.display().to_string(),
+                    against: request
+                        .base
+                        .as_deref()
+                        .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD")),
+                }
+            })?;
+        prepare_change(change, &request, Catalog { dir: &dir, context: &context }, &providers)
+    })
+    .await
+    .map_err(|e| ChangeError::Git { command: "diff".into(), message: format!("the git task stopped: {e}") })?
 }
 
 /// Prepares a review of a change already read: the change an earlier review run
@@ -272,8 +277,13 @@ pub async fn finish_against(
 ) -> Result<ReviewReport, ReviewError> {
     let record = store.get_run(run_id).await?.ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
     let events = store.events(run_id, 0).await?;
-    let mut report = build_report(&record, &events);
-    anchor_report(&mut report, &record.input)?;
+    let report = build_report(&record, &events);
+    // Anchoring walks the repository and reads its files: a blocking thread's work.
+    let input = record.input;
+    let root = input.get("repository").and_then(serde_json::Value::as_str).unwrap_or("of the run").to_string();
+    let mut report = tokio::task::spawn_blocking(move || anchor_report(report, &input))
+        .await
+        .map_err(|e| ReviewError::Repository { root, message: format!("the task reading it stopped: {e}") })??;
     report.degraded.extend(fell_back.iter().map(|n| n.trim_start_matches("note: ").to_string()));
     if let Some(baseline) = baseline {
         report.absent = baseline.compare(&mut report.findings);
@@ -298,7 +308,8 @@ const MAX_ANCHOR_FILE: u64 = 8 * 1024 * 1024;
 
 /// Checks the quotes of the report's findings against the files of the reviewed
 /// repository (named by the run input) and fingerprints every finding, then marks the findings the repository dismissed.
-fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result<(), DismissalError> {
+/// It reads the repository: call it on a blocking thread.
+fn anchor_report(mut report: ReviewReport, input: &serde_json::Value) -> Result<ReviewReport, DismissalError> {
     match input.get("repository").and_then(serde_json::Value::as_str) {
         Some(root) => {
             anchor_in_repository(&mut report.findings, Path::new(root));
@@ -312,7 +323,7 @@ fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result
     }
     count_support(&mut report.findings, &report.raised);
     carry_stability(&mut report.findings, &report.raised);
-    Ok(())
+    Ok(report)
 }
 
 /// Checks `findings` against the files under `root` that the agents' tools may read
