@@ -2,6 +2,7 @@
 //! providers) and the exit codes of DESIGN.md.
 
 mod concurrency;
+mod connections;
 mod dismiss;
 mod post;
 mod progress;
