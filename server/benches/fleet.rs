@@ -16,6 +16,13 @@
 //!
 //! - **Cancel** (PostgreSQL only): runs on the worker are cancelled through the other
 //!   instance's API; the time from the request to the run's end in the store.
+//! - **`conclave serve`:** the same 200 runs POSTed at once to the real binary's API
+//!   (`conclave serve --workers 64`), its agents on the `openai` provider pointed at
+//!   a fake OpenAI-compatible server on loopback that answers every call after
+//!   100 ms, with `--max-concurrency` 16 (the value `serve` had built in) and 256. The
+//!   ideal is the critical path (200 ms) times the waves 64 runs at a time take:
+//!   ceil(200 / 64) × 0.2 s = 0.8 s. `cargo bench --bench fleet -- serve` runs only
+//!   this one.
 //!
 //! PostgreSQL is measured when `CONCLAVE_BENCH_POSTGRES_URL` (or
 //! `CONCLAVE_TEST_POSTGRES_URL`) names a database (`bash scripts/postgres.sh start
@@ -34,6 +41,8 @@ use conclave_server::api::{AppState, EditorSource, Security, app};
 use conclave_server::worker::{Worker, WorkerConfig};
 use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, Settings};
 use conclave_store::{PostgresStore, SqliteStore};
+use conclave_testkit::answers::chat_completion_answer;
+use conclave_testkit::{FakeServer, Reply};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -278,7 +287,113 @@ async fn cancels(worker_side: Arc<dyn RunQueue>, base: &str) {
     );
 }
 
+/// Answers a Chat Completions call after the bench's provider time.
+fn answer_after_a_while(request: &serde_json::Value) -> Reply {
+    Reply::After { millis: CALL.as_millis() as u64, reply: Box::new(chat_completion_answer(request)) }
+}
+
+/// `conclave serve` in `dir` with these arguments, its agents' `openai` provider at
+/// `base`; killed when dropped.
+struct Served(std::process::Child, String);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve(dir: &std::path::Path, base: &str, args: &[&str]) -> Served {
+    use std::io::BufRead;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .args(args)
+        .current_dir(dir)
+        .env("CONCLAVE_DB", dir.join("runs.db"))
+        .env("CONCLAVE_TOKEN", TOKEN)
+        .env("OPENAI_BASE_URL", format!("{base}/v1"))
+        .env("OPENAI_API_KEY", "sk-bench")
+        .env_remove("CONCLAVE_PROVIDER_LIMITS")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("conclave serve starts");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while !line.contains("serving on") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).expect("read") > 0, "serve printed no URL");
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    Served(child, format!("http://127.0.0.1:{port}"))
+}
+
+/// 200 runs POSTed at once to `conclave serve --workers 64 --max-concurrency
+/// {max_concurrency}`; the time from the first POST until every run has ended.
+async fn serve_throughput(max_concurrency: u16) -> Duration {
+    let fake = FakeServer::start_responding(answer_after_a_while).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut conclave = review_shaped();
+    for node in conclave.nodes.iter_mut().filter_map(|n| n.agent.as_mut()) {
+        (node.provider, node.model) = ("openai".into(), "bench-model".into());
+    }
+    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
+    let file = dir.path().join("conclaves/review-shaped.conclave.json");
+    std::fs::write(file, serde_json::to_string_pretty(&conclave).expect("json")).expect("write");
+    let concurrency = max_concurrency.to_string();
+    let server = serve(dir.path(), &fake.base, &["--workers", "64", "--max-concurrency", &concurrency]);
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let posts = (0..RUNS).map(|i| {
+        let request = client.post(format!("{}/api/runs", server.1)).bearer_auth(TOKEN);
+        async move {
+            let answer = request.json(&json!({"conclave_id": "review-shaped", "input": format!("change {i}")})).send();
+            let body: serde_json::Value = answer.await.expect("POST").json().await.expect("JSON");
+            body["run_id"].as_str().expect("a run id").to_string()
+        }
+    });
+    let ids: std::collections::HashSet<String> = futures::future::join_all(posts).await.into_iter().collect();
+    loop {
+        let url = format!("{}/api/runs?limit=1000", server.1);
+        let runs: Vec<serde_json::Value> =
+            client.get(url).bearer_auth(TOKEN).send().await.expect("GET").json().await.expect("JSON");
+        let ended: Vec<&serde_json::Value> = runs
+            .iter()
+            .filter(|r| ids.contains(r["id"].as_str().unwrap_or("")))
+            .filter(|r| !matches!(r["status"].as_str(), Some("queued" | "running")))
+            .collect();
+        if ended.len() == ids.len() {
+            let failed = ended.iter().filter(|r| r["status"] != "succeeded").count();
+            assert_eq!(failed, 0, "every run succeeds: {:?}", ended.iter().find(|r| r["status"] != "succeeded"));
+            return started.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn serve_figures() {
+    let ideal = 2 * CALL * RUNS.div_ceil(64) as u32;
+    println!(
+        "\n`conclave serve --workers 64`: {RUNS} runs of 5 nodes POSTed at once, a {} ms provider",
+        CALL.as_millis()
+    );
+    println!("{:>15} {:>10} {:>10} {:>9}", "max-concurrency", "ideal", "wall", "ratio");
+    for max_concurrency in [16u16, 256] {
+        let took = serve_throughput(max_concurrency).await;
+        println!(
+            "{max_concurrency:>15} {:>9.2}s {:>9.2}s {:>8.2}×",
+            ideal.as_secs_f64(),
+            took.as_secs_f64(),
+            took.as_secs_f64() / ideal.as_secs_f64()
+        );
+    }
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "serve") {
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+        return runtime.block_on(serve_figures());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
     println!(
@@ -299,5 +414,6 @@ fn main() {
             }
             None => println!("\npostgres: skipped; set CONCLAVE_BENCH_POSTGRES_URL"),
         }
+        serve_figures().await;
     });
 }

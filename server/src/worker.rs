@@ -17,7 +17,7 @@ use conclave_engine::{Engine, EventBus, RunHandle, RunOptions};
 use conclave_review::ReviewPolicy;
 use conclave_review::diff::Change;
 use conclave_review::pipeline;
-use conclave_shared::{Conclave, EventKind, RunEvent, RunStatus};
+use conclave_shared::{Conclave, EventKind, RunEvent, RunRecord, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -200,21 +200,13 @@ impl Worker {
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| "the run is gone from the store".to_string())?;
-        let text = serde_json::to_string(&record.conclave).map_err(|e| e.to_string())?;
-        let conclave: CheckedConclave = check_text(&format!("<run {}>", job.run_id), &text, &self.context)
-            .map_err(|e| format!("the run's conclave does not check here: {e}"))?;
-        let (options, fell_back) = match spec {
-            JobSpec::Run => {
-                (RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() }, None)
-            }
-            JobSpec::Review { allow_paths, samples, fell_back } => {
-                let change = Change::from_run_input(&record.input)
-                    .ok_or_else(|| "the run's input is not a review's change".to_string())?;
-                let review = pipeline::prepare_recorded(change, conclave.clone(), &allow_paths, samples)
-                    .map_err(|e| e.to_string())?;
-                (pipeline::run_options(&review, None), Some(fell_back))
-            }
-        };
+        let (run_id, context) = (job.run_id.clone(), self.context.clone());
+        // Checking the conclave reads its schema files, and a review opens its
+        // repository: a blocking thread's work.
+        let prepared = tokio::task::spawn_blocking(move || prepare_job(&run_id, &record, spec, &context))
+            .await
+            .map_err(|e| format!("preparing the run stopped: {e}"))?;
+        let (conclave, options, fell_back) = prepared?;
         let handle = self.engine.resume(conclave, &job.run_id, options).await.map_err(|e| e.to_string())?;
         Ok((handle, fell_back))
     }
@@ -260,4 +252,28 @@ impl Worker {
             tracing::error!(run_id, "could not record the failure: {e}");
         }
     }
+}
+
+/// A claimed run's conclave, checked here, and its engine options (a review's tools
+/// and policy, and the notices that make it degraded). It reads files.
+fn prepare_job(
+    run_id: &str,
+    record: &RunRecord,
+    spec: JobSpec,
+    context: &CatalogContext,
+) -> Result<(CheckedConclave, RunOptions, Option<Vec<String>>), String> {
+    let text = serde_json::to_string(&record.conclave).map_err(|e| e.to_string())?;
+    let conclave: CheckedConclave = check_text(&format!("<run {run_id}>"), &text, context)
+        .map_err(|e| format!("the run's conclave does not check here: {e}"))?;
+    let (options, fell_back) = match spec {
+        JobSpec::Run => (RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() }, None),
+        JobSpec::Review { allow_paths, samples, fell_back } => {
+            let change = Change::from_run_input(&record.input)
+                .ok_or_else(|| "the run's input is not a review's change".to_string())?;
+            let review = pipeline::prepare_recorded(change, conclave.clone(), &allow_paths, samples)
+                .map_err(|e| e.to_string())?;
+            (pipeline::run_options(&review, None), Some(fell_back))
+        }
+    };
+    Ok((conclave, options, fell_back))
 }

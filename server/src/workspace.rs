@@ -68,8 +68,8 @@ impl Workspace {
 /// Engine settings from the environment, with this concurrency, and the provider
 /// limits of `CONCLAVE_PROVIDER_LIMITS` and providers' "retry after" held across
 /// every process on `queue`'s database too.
-pub fn engine_config_on(max_concurrency: usize, queue: &Arc<dyn RunQueue>) -> EngineConfig {
-    let mut config = engine_config(max_concurrency);
+pub async fn engine_config_on(max_concurrency: usize, queue: &Arc<dyn RunQueue>) -> EngineConfig {
+    let mut config = engine_config(max_concurrency).await;
     // Always on: a provider's "retry after" pauses every process on the database.
     config.fleet = Some(FleetLimits { slots: queue.clone(), providers: provider_limits(), lease: FLEET_LEASE });
     config
@@ -94,8 +94,9 @@ fn provider_limits() -> HashMap<String, u32> {
     limits
 }
 
-/// Engine settings from the environment, with this concurrency.
-pub fn engine_config(max_concurrency: usize) -> EngineConfig {
+/// Engine settings from the environment, with this concurrency. The user's price
+/// table is read on a blocking thread.
+pub async fn engine_config(max_concurrency: usize) -> EngineConfig {
     let mut config = EngineConfig { max_concurrency: max_concurrency.max(1), ..EngineConfig::default() };
     // One local generation at a time: they share the CPU, and parallel ones only thrash.
     config.provider_limits.insert("local".into(), 1);
@@ -105,7 +106,8 @@ pub fn engine_config(max_concurrency: usize) -> EngineConfig {
     if let Some(retries) = std::env::var("CONCLAVE_PROVIDER_RETRIES").ok().and_then(|v| v.trim().parse().ok()) {
         config.retry.max_retries = retries;
     }
-    config.prices = Arc::new(PriceTable::load(conclave_schema::refs::user_config_dir().as_deref()));
+    let prices = tokio::task::spawn_blocking(|| PriceTable::load(conclave_schema::refs::user_config_dir().as_deref()));
+    config.prices = Arc::new(prices.await.unwrap_or_else(|_| PriceTable::load(None)));
     config.capture_message_content = crate::observe::otel::capture_content_from_env();
     config
 }
@@ -114,11 +116,21 @@ pub fn engine_config(max_concurrency: usize) -> EngineConfig {
 /// [`postgres_url`]), with its run queue, and marks runs whose process died as
 /// interrupted (runs of the queue are left to their lease).
 pub async fn open_store(db: &Path) -> Result<Arc<dyn RunQueue>, StoreError> {
+    let stopped = |e: tokio::task::JoinError| StoreError::Backend(format!("opening the run store stopped: {e}"));
     let store: Arc<dyn RunQueue> = match postgres_url(db) {
         Some(url) => Arc::new(PostgresStore::connect(url).await?),
-        None => Arc::new(SqliteStore::open(db)?),
+        // Creating the file's directory and migrating it block.
+        None => {
+            let path = db.to_path_buf();
+            Arc::new(tokio::task::spawn_blocking(move || SqliteStore::open(&path)).await.map_err(stopped)??)
+        }
     };
-    if let Err(e) = store.mark_interrupted(&owner_alive, now_ms()).await {
+    // Whether each owner lives is read from the process table: the whole check runs
+    // on a blocking thread, awaiting the store from there.
+    let (marking, runtime) = (store.clone(), tokio::runtime::Handle::current());
+    let marked =
+        tokio::task::spawn_blocking(move || runtime.block_on(marking.mark_interrupted(&owner_alive, now_ms()))).await;
+    if let Err(e) = marked.map_err(stopped).and_then(|marked| marked) {
         eprintln!("warning: could not check for interrupted runs: {e}");
     }
     Ok(store)

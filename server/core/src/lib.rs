@@ -36,7 +36,10 @@ pub use redact::{REDACTED, RedactingProvider, Redactor};
 pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use sink::{DiscardSink, StreamSink};
-pub use store::{NewRun, RunStore, StoreError, dequeued_event, interrupted_event};
+pub use store::{
+    NewRun, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunStore, StoreError, dequeued_event,
+    interrupted_event,
+};
 pub use tools::{ToolOutcome, ToolRunner};
 
 /// Built-in tool ids an agent may list in `tools`.

@@ -4,10 +4,16 @@
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
 
 /// Identifies this process: `pid:<pid>:<start time>` (the start time guards against
-/// a pid being reused by another process).
+/// a pid being reused by another process). The process table is read once per
+/// process, so that starting a run from async code reads no file.
 pub fn owner_token() -> String {
-    let pid = std::process::id();
-    format!("pid:{pid}:{}", process_start_time(pid).unwrap_or_default())
+    static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TOKEN
+        .get_or_init(|| {
+            let pid = std::process::id();
+            format!("pid:{pid}:{}", process_start_time(pid).unwrap_or_default())
+        })
+        .clone()
 }
 
 /// Whether the process named by an [`owner_token`] is still running.

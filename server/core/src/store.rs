@@ -11,6 +11,24 @@ use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use serde_json::Value;
 use std::fmt;
 
+/// The key of a review run's input that records the repository's root (as text).
+pub const REVIEW_REPOSITORY_KEY: &str = "repository";
+/// The keys, outermost first, of a review run's input under which the branch it
+/// reviewed is recorded (`{"head": {"branch": "main"}}`).
+pub const REVIEW_BRANCH_PATH: [&str; 2] = ["head", "branch"];
+
+/// Which stored review [`RunStore::latest_review`] looks for: one of a repository,
+/// whose reviewed head was one of some branch names. The review pipeline writes
+/// these into a review run's input ([`REVIEW_REPOSITORY_KEY`],
+/// [`REVIEW_BRANCH_PATH`]); stores index them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewOf {
+    /// The repository's root, exactly as the run input records it.
+    pub repository: String,
+    /// The branch names that count; a review of any of them matches.
+    pub branches: Vec<String>,
+}
+
 /// A run about to start.
 #[derive(Debug, Clone)]
 pub struct NewRun {
@@ -83,8 +101,26 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// The newest runs first.
     async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError>;
 
+    /// A run's summary (its row, without nodes or events), or `None` if unknown.
+    /// Stores override it to read only the row; the default reads the whole run.
+    async fn run_summary(&self, run_id: &str) -> Result<Option<RunSummary>, StoreError> {
+        Ok(self.get_run(run_id).await?.map(|run| run.summary))
+    }
+
+    /// The id of the newest (by creation time, then id, as [`RunStore::list_runs`]
+    /// orders) succeeded run whose input records `review.repository` as its
+    /// repository and one of `review.branches` as its head's branch; `None` when
+    /// there is none. One indexed query, however many runs are stored.
+    async fn latest_review(&self, review: &ReviewOf) -> Result<Option<String>, StoreError>;
+
     /// A run's events with `seq > after_seq`, in order.
     async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError>;
+
+    /// The first `limit` of a run's events with `seq > after_seq`, in order: fewer
+    /// only when the run has no more yet. Reads at most `limit` events (plus the
+    /// rest of the last block of events one write stored), so a reader paging
+    /// through a long log holds one page at a time.
+    async fn events_page(&self, run_id: &str, after_seq: u64, limit: usize) -> Result<Vec<RunEvent>, StoreError>;
 
     /// Stores (or replaces) a rendered report of a run.
     async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError>;

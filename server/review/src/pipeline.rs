@@ -11,16 +11,16 @@
 //! - [`finish`] builds the report of the finished run and stores it in every format.
 
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
-use conclave_core::{ProviderError, ProviderRegistry, RunStore, StoreError};
+use conclave_core::{ProviderError, ProviderRegistry, ReviewOf, RunStore, StoreError};
 use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
-use conclave_shared::{Finding, NodeKind, RunStatus};
+use conclave_shared::{Finding, NodeKind};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::anchor::anchor_findings;
 use crate::baseline::Baseline;
-use crate::diff::{Change, ChangeError, collect_change};
+use crate::diff::{Change, ChangeError, Head, collect_change};
 use crate::dismissals::{DismissalError, Dismissals};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report};
@@ -148,25 +148,30 @@ pub enum ReviewError {
 }
 
 /// Prepares a review: reads the change, picks and checks the conclave, applies the
-/// provider choices, and builds the run's tools and policy. Git runs on a blocking
-/// thread.
+/// provider choices, and builds the run's tools and policy. Git, the conclave's file
+/// and the repository are read on a blocking thread.
 pub async fn prepare(
     request: &ReviewRequest,
     catalog: Catalog<'_>,
     providers: &ProviderRegistry,
 ) -> Result<PreparedReview, ReviewError> {
-    let (repository, base, cap) = (request.repository.clone(), request.base.clone(), request.max_diff_bytes);
-    let change = tokio::task::spawn_blocking(move || collect_change(&repository, base.as_deref(), cap))
-        .await
-        .map_err(|e| ChangeError::Git { command: "diff".into(), message: format!("the git task stopped: {e}") })??
-        .ok_or_else(|| ReviewError::NothingToReview {
-            repository: request.repository.display().to_string(),
-            against: request
-                .base
-                .as_deref()
-                .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD")),
-        })?;
-    prepare_change(change, request, catalog, providers)
+    let request = request.clone();
+    let (dir, context, providers) = (catalog.dir.to_path_buf(), catalog.context.clone(), providers.clone());
+    tokio::task::spawn_blocking(move || {
+        let change =
+            collect_change(&request.repository, request.base.as_deref(), request.max_diff_bytes)?.ok_or_else(|| {
+                ReviewError::NothingToReview {
+                    repository: request.repository.display().to_string(),
+                    against: request
+                        .base
+                        .as_deref()
+                        .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD")),
+                }
+            })?;
+        prepare_change(change, &request, Catalog { dir: &dir, context: &context }, &providers)
+    })
+    .await
+    .map_err(|e| ChangeError::Git { command: "diff".into(), message: format!("the git task stopped: {e}") })?
 }
 
 /// Prepares a review of a change already read: the change an earlier review run
@@ -272,8 +277,13 @@ pub async fn finish_against(
 ) -> Result<ReviewReport, ReviewError> {
     let record = store.get_run(run_id).await?.ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
     let events = store.events(run_id, 0).await?;
-    let mut report = build_report(&record, &events);
-    anchor_report(&mut report, &record.input)?;
+    let report = build_report(&record, &events);
+    // Anchoring walks the repository and reads its files: a blocking thread's work.
+    let input = record.input;
+    let root = input.get("repository").and_then(serde_json::Value::as_str).unwrap_or("of the run").to_string();
+    let mut report = tokio::task::spawn_blocking(move || anchor_report(report, &input))
+        .await
+        .map_err(|e| ReviewError::Repository { root, message: format!("the task reading it stopped: {e}") })??;
     report.degraded.extend(fell_back.iter().map(|n| n.trim_start_matches("note: ").to_string()));
     if let Some(baseline) = baseline {
         report.absent = baseline.compare(&mut report.findings);
@@ -285,24 +295,12 @@ pub async fn finish_against(
     Ok(report)
 }
 
-/// How many of the newest stored runs are searched for a branch's latest review.
-const BASELINE_SEARCH: usize = 1000;
-
 /// The newest succeeded review run of the repository at `root` whose reviewed head
-/// was the branch `branch` (written as a base may be: `main`, `origin/main`), among
-/// the newest stored runs; `None` when there is none.
+/// was the branch `branch` (written as a base may be: `main`, `origin/main`); `None`
+/// when there is none. One indexed query of the store, however many runs it holds.
 pub async fn latest_review_of(store: &dyn RunStore, root: &Path, branch: &str) -> Result<Option<String>, StoreError> {
-    for summary in store.list_runs(BASELINE_SEARCH).await? {
-        if summary.status != RunStatus::Succeeded {
-            continue;
-        }
-        let Some(record) = store.get_run(&summary.id).await? else { continue };
-        let Some(change) = Change::from_run_input(&record.input) else { continue };
-        if change.root == root && change.head.is_branch(branch) {
-            return Ok(Some(summary.id));
-        }
-    }
-    Ok(None)
+    let review = ReviewOf { repository: root.display().to_string(), branches: Head::names_for(branch) };
+    store.latest_review(&review).await
 }
 
 /// The largest file a finding's quote is checked against.
@@ -310,7 +308,8 @@ const MAX_ANCHOR_FILE: u64 = 8 * 1024 * 1024;
 
 /// Checks the quotes of the report's findings against the files of the reviewed
 /// repository (named by the run input) and fingerprints every finding, then marks the findings the repository dismissed.
-fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result<(), DismissalError> {
+/// It reads the repository: call it on a blocking thread.
+fn anchor_report(mut report: ReviewReport, input: &serde_json::Value) -> Result<ReviewReport, DismissalError> {
     match input.get("repository").and_then(serde_json::Value::as_str) {
         Some(root) => {
             anchor_in_repository(&mut report.findings, Path::new(root));
@@ -324,7 +323,7 @@ fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result
     }
     count_support(&mut report.findings, &report.raised);
     carry_stability(&mut report.findings, &report.raised);
-    Ok(())
+    Ok(report)
 }
 
 /// Checks `findings` against the files under `root` that the agents' tools may read

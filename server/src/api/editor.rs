@@ -91,7 +91,7 @@ async fn embedded(method: Method, uri: Uri, headers: HeaderMap) -> Response {
     let Some(file) = Bundle::get(path).filter(|_| !path.is_empty()).or_else(|| Bundle::get("index.html")) else {
         return Html(missing_page()).into_response();
     };
-    let tag = format!("\"{}\"", hex(&file.metadata.sha256_hash()));
+    let tag = format!("\"{}\"", hex::encode(file.metadata.sha256_hash()));
     if headers.get(IF_NONE_MATCH).is_some_and(|given| given.as_bytes() == tag.as_bytes()) {
         return (StatusCode::NOT_MODIFIED, [(ETAG, tag)]).into_response();
     }
@@ -105,10 +105,6 @@ async fn embedded(method: Method, uri: Uri, headers: HeaderMap) -> Response {
     }
     h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The page served when there is no editor: what runs, and how to get the editor.

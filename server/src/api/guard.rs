@@ -175,25 +175,17 @@ fn same_origin(origin: &HeaderValue, host: &str) -> bool {
 }
 
 fn carries(headers: &HeaderMap, query: Option<&str>, token: &Secret) -> bool {
+    let expected = token.expose().as_bytes();
     let header = headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-    // Browsers cannot set headers on an EventSource, so a `token` query parameter counts too.
-    let query = || query.and_then(|q| q.split('&').find_map(|p| p.strip_prefix("token=")));
-    header.or_else(query).is_some_and(|given| same_secret(given.as_bytes(), token.expose().as_bytes()))
-}
-
-/// Whether two secrets are equal, in time that depends only on their lengths: eight
-/// bytes at a time, then the rest, each compared in constant time.
-fn same_secret(given: &[u8], expected: &[u8]) -> bool {
-    if given.len() != expected.len() {
-        return false;
+    if let Some(given) = header {
+        return bool::from(given.as_bytes().ct_eq(expected));
     }
-    let (words, rest) = (given.chunks_exact(8), expected.chunks_exact(8));
-    let mut equal = words.remainder().ct_eq(rest.remainder());
-    for (a, b) in words.zip(rest) {
-        let word = |c: &[u8]| u64::from_ne_bytes(c.try_into().unwrap_or_default());
-        equal &= word(a).ct_eq(&word(b));
-    }
-    bool::from(equal)
+    // Browsers cannot set headers on an EventSource, so a `token` query parameter
+    // counts too, compared as it decodes (`%2B` is `+`, `+` and `%20` are spaces).
+    let Some(query) = query else { return false };
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(name, _)| name == "token")
+        .is_some_and(|(_, given)| bool::from(given.as_bytes().ct_eq(expected)))
 }
 
 fn has_body(headers: &HeaderMap) -> bool {

@@ -9,9 +9,11 @@
 //! **Invariant:** the API knows the engine, store and catalog through their public
 //! functions only; tests call [`app`] without a socket.
 
+pub mod blocking;
 pub mod conclaves;
 pub mod editor;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod guard;
 pub mod metrics;
@@ -121,7 +123,7 @@ fn routes(state: &AppState) -> Router<AppState> {
         .route("/providers/{name}/probe", post(schemas::probe))
         .route("/runs", get(runs::list).post(runs::start))
         .route("/runs/{id}", get(runs::get_one))
-        .route("/runs/{id}/events", get(runs::events))
+        .route("/runs/{id}/events", get(events::events))
         .route("/runs/{id}/cancel", post(runs::cancel))
         .route("/runs/{id}/report", get(runs::report))
         .route("/openapi.json", get(openapi::document))

@@ -7,7 +7,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{conclaves, runs, schemas};
+use super::{conclaves, events, runs, schemas};
 
 /// The API description.
 #[derive(Debug, OpenApi)]
@@ -32,7 +32,7 @@ use super::{conclaves, runs, schemas};
         runs::start,
         runs::list,
         runs::get_one,
-        runs::events,
+        events::events,
         runs::cancel,
         runs::report,
     ),

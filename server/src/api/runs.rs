@@ -1,6 +1,6 @@
 //! Runs over HTTP: start one (any input, or a review of a repository, possibly from a
-//! node of an earlier run), list and get runs, stream a run's events as Server-Sent Events (resumable with `Last-Event-ID`),
-//! cancel, and fetch a review's report.
+//! node of an earlier run), list and get runs, cancel, and fetch a review's report.
+//! A run's events stream from `events.rs`.
 
 // utoipa's `IntoParams` expansion spells out paths that are already in scope.
 #![allow(unused_qualifications)]
@@ -9,8 +9,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use conclave_catalog::{CheckedConclave, LoadError, load_by_id};
 use conclave_core::{Cancel, now_ms};
@@ -19,47 +18,17 @@ use conclave_review::diff::{Change, ChangeError};
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewPolicy};
 use conclave_shared::api::{ReviewTarget, StartRun, Started};
-use conclave_shared::{EventKind, RunEvent, RunRecord, RunSummary};
-use futures::Stream;
+use conclave_shared::{RunRecord, RunSummary};
 use serde::Deserialize;
 use serde_json::Value;
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::{broadcast, mpsc};
 use utoipa::IntoParams;
 
+use super::blocking::blocking;
 use super::error::parse_json;
 use super::extract::{ApiPath, ApiQuery};
 use super::{ApiError, AppState, LiveRun, body_bytes};
 use crate::worker::JobSpec;
-
-/// How often a run owned by another process is polled for new events, when the
-/// store cannot say when they come (SQLite).
-const POLL: Duration = Duration::from_millis(400);
-
-/// How long a stream of another process's run waits for a notice before it reads
-/// the store anyway (a notice lost with a dropped connection).
-const NOTICE_WAIT: Duration = Duration::from_secs(5);
-
-/// Waits until run `id` may have new events in the store: a notice from the store
-/// (PostgreSQL's LISTEN/NOTIFY: another server committed them), or, for a store
-/// that sends none, the polling interval.
-async fn wait_for_events(id: &str, notices: Option<&mut broadcast::Receiver<String>>) {
-    let Some(notices) = notices else { return tokio::time::sleep(POLL).await };
-    let heard = async {
-        loop {
-            match notices.recv().await {
-                Ok(run_id) if run_id == id => return,
-                Ok(_) => {}
-                // Missed notices may include this run's: read the store.
-                Err(broadcast::error::RecvError::Lagged(_)) => return,
-                Err(broadcast::error::RecvError::Closed) => return tokio::time::sleep(POLL).await,
-            }
-        }
-    };
-    let _ = tokio::time::timeout(NOTICE_WAIT, heard).await;
-}
 
 /// Paging of the run list.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -69,19 +38,6 @@ pub struct ListQuery {
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u16>,
 }
-
-/// Where to resume an event stream.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct EventsQuery {
-    /// Only events after this sequence number (the `Last-Event-ID` header wins).
-    #[param(minimum = 0, maximum = 9007199254740991_i64)]
-    pub after: Option<u64>,
-}
-
-/// The largest event sequence number a client may name: the largest integer a
-/// JavaScript client can hold exactly.
-const MAX_SEQ: u64 = 9_007_199_254_740_991;
 
 /// Which report.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -200,8 +156,9 @@ async fn start_plain(
     reuse: Option<Reuse>,
 ) -> Result<Launched, ApiError> {
     let workspace = &state.workspace;
-    let conclave = load_by_id(conclave_id, &workspace.catalog_dir, workspace.catalog_context())
-        .map_err(|e| load_error(conclave_id, e))?;
+    let (id, dir, context) =
+        (conclave_id.to_string(), workspace.catalog_dir.clone(), workspace.catalog_context().clone());
+    let conclave = blocking(move || load_by_id(&id, &dir, &context)).await?.map_err(|e| load_error(conclave_id, e))?;
     let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), reuse, ..RunOptions::default() };
     launch(state, conclave, input, options, JobSpec::Run).await
 }
@@ -224,7 +181,8 @@ async fn start_review(
         Review::Target(target) => (std::path::PathBuf::from(&target.repository), "/review/repository"),
         Review::Stored(change) => (change.root.clone(), "/reuse_run"),
     };
-    if !state.security.allows_repository(&repository) {
+    let (security, asked) = (state.security.clone(), repository.clone());
+    if !blocking(move || security.allows_repository(&asked)).await? {
         return Err(ApiError::Forbidden(format!(
             "`{}` is not a repository under this server's allowed roots; start `conclave serve` with --repo-root for it",
             repository.display()
@@ -250,7 +208,13 @@ async fn start_review(
         }
         Review::Stored(change) => {
             request.base = change.base.clone();
-            pipeline::prepare_change(change, &request, workspace.catalog(), &workspace.providers)
+            let (dir, context, providers) =
+                (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());
+            blocking(move || {
+                let catalog = pipeline::Catalog { dir: &dir, context: &context };
+                pipeline::prepare_change(change, &request, catalog, &providers)
+            })
+            .await?
         }
     };
     let review = prepared.map_err(|e| review_error(&conclave_id, target_path, e))?;
@@ -320,96 +284,6 @@ pub async fn list(
     responses((status = 200, body = RunRecord), (status = 404, description = "No such run")))]
 pub async fn get_one(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Json<RunRecord>, ApiError> {
     state.store().get_run(&id).await?.map(Json).ok_or_else(|| ApiError::NotFound(format!("no run `{id}`")))
-}
-
-/// Streams a run's events: stored ones first, then live ones, ending after
-/// `run_finished`. Each SSE event has the sequence number as its id and the event
-/// type as its name, so a client resumes with `Last-Event-ID`.
-#[utoipa::path(get, path = "/api/runs/{id}/events", params(("id" = String, Path, description = "Run id"), EventsQuery),
-    responses((status = 200, description = "text/event-stream of run events"), (status = 404, description = "No such run")))]
-pub async fn events(
-    State(state): State<AppState>,
-    ApiPath(id): ApiPath<String>,
-    headers: HeaderMap,
-    ApiQuery(q): ApiQuery<EventsQuery>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    if state.store().get_run(&id).await?.is_none() {
-        return Err(ApiError::NotFound(format!("no run `{id}`")));
-    }
-    let resume = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
-    let after = resume.or(q.after).unwrap_or(0);
-    if after > MAX_SEQ {
-        return Err(ApiError::BadRequest { message: format!("`after` must be at most {MAX_SEQ}"), path: None });
-    }
-    let (tx, rx) = mpsc::channel::<RunEvent>(256);
-    tokio::spawn(forward(state, id, after, tx));
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        let event = rx.recv().await?;
-        let sse = Event::default()
-            .id(event.seq.to_string())
-            .event(event.kind.type_name())
-            .data(serde_json::to_string(&event).unwrap_or_default());
-        Some((Ok(sse), rx))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
-}
-
-/// Sends a run's events after `last` to `tx` until the run finishes or the client
-/// goes away: live from this server's bus when it runs the run, else from the store.
-async fn forward(state: AppState, id: String, mut last: u64, tx: mpsc::Sender<RunEvent>) {
-    // Subscribe before reading the store, so nothing falls between the two.
-    let mut live: Option<broadcast::Receiver<RunEvent>> = state.live_run(&id).map(|l| l.bus.subscribe());
-    let mut notices = state.store().commit_notices();
-    loop {
-        let Ok(stored) = state.store().events(&id, last).await else { return };
-        let delivered = !stored.is_empty();
-        for event in stored {
-            last = event.seq;
-            let done = matches!(event.kind, EventKind::RunFinished { .. });
-            if tx.send(event).await.is_err() || done {
-                return;
-            }
-        }
-        match live.as_mut() {
-            Some(rx) => loop {
-                match rx.recv().await {
-                    Ok(event) if event.seq <= last => continue,
-                    Ok(event) => {
-                        last = event.seq;
-                        let done = matches!(event.kind, EventKind::RunFinished { .. });
-                        if tx.send(event).await.is_err() || done {
-                            return;
-                        }
-                    }
-                    // Too slow for the live feed, or the run ended: catch up from the store.
-                    Err(broadcast::error::RecvError::Lagged(_)) => break,
-                    Err(broadcast::error::RecvError::Closed) => {
-                        live = None;
-                        break;
-                    }
-                }
-            },
-            // This server's worker may have claimed the run since: follow it live.
-            None if let Some(run) = state.live_run(&id) => live = Some(run.bus.subscribe()),
-            None => {
-                // A run that ended has a last event, `run_finished`, that ends the stream
-                // above; an ended run without one is only checked for when nothing new
-                // came, so a follower costs one read per notice.
-                if !delivered {
-                    let ended = state.store().get_run(&id).await.ok().flatten();
-                    if ended.is_none_or(|r| r.summary.status.is_terminal())
-                        && state.store().events(&id, last).await.map_or(true, |e| e.is_empty())
-                    {
-                        return;
-                    }
-                }
-                if tx.is_closed() {
-                    return;
-                }
-                wait_for_events(&id, notices.as_mut()).await;
-            }
-        }
-    }
 }
 
 /// Cancels a run this server is running.

@@ -1,6 +1,8 @@
 //! The `conclave` command line: argument parsing, shared set-up (workspace, store,
 //! providers) and the exit codes of DESIGN.md.
 
+mod concurrency;
+mod connections;
 mod dismiss;
 mod post;
 mod progress;
@@ -101,9 +103,10 @@ pub fn main(providers: ProviderRegistry) -> ExitCode {
 async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
     let workspace = Workspace::current(providers);
     match cli.command {
-        Command::Validate(args) => validate::run(args, &workspace),
-        Command::Schema(cmd) => schema::run(cmd, &workspace),
-        Command::Dismiss(args) => dismiss::run(args),
+        // Commands that only read files and run git, on a blocking thread.
+        Command::Validate(args) => blocking(move || validate::run(args, &workspace)).await,
+        Command::Schema(cmd) => blocking(move || schema::run(cmd, &workspace)).await,
+        Command::Dismiss(args) => blocking(move || dismiss::run(args)).await,
         Command::Providers(args) if args.probe => match store(&cli.db).await {
             Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,
             Err(code) => code,
@@ -129,6 +132,16 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
             Ok(queue) => worker::run(args, workspace, queue).await,
             Err(code) => code,
         },
+    }
+}
+
+/// Runs blocking work (files, git, standard input) on a blocking thread, so that the
+/// runtime's threads stay free for the runs' tasks and the progress display; a panic
+/// in it goes on as a panic here.
+pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(value) => value,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
     }
 }
 

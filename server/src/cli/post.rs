@@ -10,11 +10,12 @@ use super::exit;
 use crate::post::{self, Forge, Target};
 
 /// Where `--post` posts, or `Ok(None)` without it; exit 2 with every missing or
-/// invalid piece of the environment named.
-pub fn target(forge: Option<Forge>, pr: Option<u64>) -> Result<Option<Target>, u8> {
+/// invalid piece of the environment named. GitHub's event file is read on a
+/// blocking thread.
+pub async fn target(forge: Option<Forge>, pr: Option<u64>) -> Result<Option<Target>, u8> {
     let Some(forge) = forge else { return Ok(None) };
     let env = |name: &str| std::env::var(name).ok();
-    match Target::from_env(forge, pr, &env) {
+    match super::blocking(move || Target::from_env(forge, pr, &env)).await {
         Ok(target) => Ok(Some(target)),
         Err(e) => {
             eprintln!("error: {e}");

@@ -12,6 +12,7 @@ use conclave_shared::{RunStatus, Severity};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::concurrency::Concurrency;
 use super::run::{announce, exit_code, explain_load_error, follow, start_error_code, warn};
 use super::runs::resolve_id;
 use super::{exit, format_parser};
@@ -57,9 +58,9 @@ pub struct ReviewArgs {
     /// or a fraction such as 2/3.
     #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0")]
     pub min_stability: f64,
-    /// Most nodes running at once (1 to 1024).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub max_concurrency: u16,
+    /// How many nodes run at once.
+    #[command(flatten)]
+    pub concurrency: Concurrency,
     /// Compare with an earlier review: a JSON or SARIF report file, a stored run's id
     /// (a unique prefix is enough), a branch (its latest stored review), or `auto`
     /// (the latest stored review of the --base branch). Findings are marked new,
@@ -134,9 +135,9 @@ fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace:
 
 /// Runs the review; returns the exit code.
 pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
-    let config = engine_config_on(usize::from(args.max_concurrency), &queue);
+    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
     let store: Arc<dyn RunStore> = queue;
-    let post_to = match super::post::target(args.post, args.pr) {
+    let post_to = match super::post::target(args.post, args.pr).await {
         Ok(target) => target,
         Err(code) => return code,
     };
@@ -204,7 +205,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         (args.repeat > 1).then(|| RepeatSummary::of(&reports.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()));
     let Some((mut report, status)) = reports.pop() else { return worst };
     report.repeat = repeat;
-    let code = worst.max(deliver(&args, &mut report, status));
+    let code = worst.max(deliver(&args, &mut report, status).await);
     let posted = super::post::publish(post_to.as_ref(), &report, status, &request.repository).await;
     code.max(posted)
 }
@@ -243,8 +244,8 @@ async fn load_baseline(
     store: &dyn RunStore,
 ) -> Result<Option<Baseline>, (u8, String)> {
     let bad = |message: String| (exit::CONFIG, format!("--baseline: {message}"));
-    if Path::new(spec).is_file() {
-        let text = std::fs::read_to_string(spec).map_err(|e| bad(format!("cannot read {spec}: {e}")))?;
+    if tokio::fs::metadata(spec).await.is_ok_and(|m| m.is_file()) {
+        let text = tokio::fs::read_to_string(spec).await.map_err(|e| bad(format!("cannot read {spec}: {e}")))?;
         return Baseline::parse(spec, &text).map(Some).map_err(bad);
     }
     let latest = |branch: String| async move {
@@ -319,13 +320,13 @@ fn explain_review_error(error: ReviewError) -> u8 {
 }
 
 /// Writes or prints the report, then applies the gates.
-fn deliver(args: &ReviewArgs, report: &mut ReviewReport, status: RunStatus) -> u8 {
+async fn deliver(args: &ReviewArgs, report: &mut ReviewReport, status: RunStatus) -> u8 {
     report.min_support = args.min_support;
     report.min_stability = args.min_stability;
     let text = report.render(args.format);
     match &args.output_file {
         Some(path) if status == RunStatus::Succeeded => {
-            if let Err(e) = std::fs::write(path, &text) {
+            if let Err(e) = tokio::fs::write(path, &text).await {
                 eprintln!("error: cannot write {}: {e}", path.display());
                 return exit::OTHER;
             }

@@ -18,13 +18,14 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::concurrency::Concurrency;
 use super::exit;
 use super::progress::Progress;
 use super::runs::resolve_id;
 use crate::workspace::{Workspace, engine_config_on};
 
 /// Arguments of `conclave run`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// A conclave file, or the id of one in conclaves/.
     pub conclave: String,
@@ -37,9 +38,9 @@ pub struct RunArgs {
     /// Read the run input from a file (`-` for standard input); `.json` files are parsed as JSON.
     #[arg(long)]
     pub input_file: Option<PathBuf>,
-    /// Most nodes running at once (1 to 1024).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub max_concurrency: u16,
+    /// How many nodes run at once.
+    #[command(flatten)]
+    pub concurrency: Concurrency,
     /// Run from this node: re-run it and everything downstream of it, reusing the
     /// other nodes' outputs from the run given with --reuse.
     #[arg(long = "from", value_name = "NODE", requires = "reuse")]
@@ -56,7 +57,8 @@ pub struct RunArgs {
 
 /// Runs the conclave (or queues it); returns the exit code.
 pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
-    let given = match read_input(&args) {
+    let reading = args.clone();
+    let given = match super::blocking(move || read_input(&reading)).await {
         Ok(v) => v,
         Err(message) => {
             eprintln!("error: {message}");
@@ -66,7 +68,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
     if args.queue {
         return enqueue(&args, &workspace, queue.as_ref(), given.unwrap_or_else(|| Value::String(String::new()))).await;
     }
-    let config = engine_config_on(usize::from(args.max_concurrency), &queue);
+    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
     let store: Arc<dyn RunStore> = queue;
     let reuse = match earlier_run(&args, store.as_ref()).await {
         Ok(reuse) => reuse,
@@ -85,7 +87,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
     let input = given
         .or_else(|| reuse.as_ref().map(|r| r.earlier.input.clone()))
         .unwrap_or_else(|| Value::String(String::new()));
-    let checked = match load_or_explain(&args.conclave, &workspace) {
+    let checked = match load_or_explain(&args.conclave, &workspace).await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -101,7 +103,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
 
 /// Checks the conclave and puts the run in the queue; prints its id.
 async fn enqueue(args: &RunArgs, workspace: &Workspace, queue: &dyn RunQueue, input: Value) -> u8 {
-    let checked = match load_or_explain(&args.conclave, workspace) {
+    let checked = match load_or_explain(&args.conclave, workspace).await {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -151,7 +153,13 @@ async fn rerun_review(
         max_diff_bytes: workspace.max_diff_bytes,
         samples: 1,
     };
-    let review = match pipeline::prepare_change(change, &request, workspace.catalog(), &workspace.providers) {
+    let (dir, context, providers) =
+        (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());
+    let preparing = move || {
+        let catalog = conclave_review::Catalog { dir: &dir, context: &context };
+        pipeline::prepare_change(change, &request, catalog, &providers)
+    };
+    let review = match super::blocking(preparing).await {
         Ok(review) => review,
         Err(ReviewError::Conclave(e)) => return explain_load_error(e),
         Err(e) => {
@@ -184,10 +192,11 @@ fn conclude(outcome: &RunOutcome) -> u8 {
     exit_code(outcome)
 }
 
-/// Loads a conclave by path or id, printing its errors and warnings; the exit code on
-/// failure.
-pub fn load_or_explain(given: &str, workspace: &Workspace) -> Result<CheckedConclave, u8> {
-    load_conclave(given, &workspace.catalog_dir, workspace.catalog_context()).map_err(explain_load_error).inspect(warn)
+/// Loads a conclave by path or id (on a blocking thread: it reads files), printing
+/// its errors and warnings; the exit code on failure.
+pub async fn load_or_explain(given: &str, workspace: &Workspace) -> Result<CheckedConclave, u8> {
+    let (given, dir, context) = (given.to_string(), workspace.catalog_dir.clone(), workspace.catalog_context().clone());
+    super::blocking(move || load_conclave(&given, &dir, &context).map_err(explain_load_error).inspect(warn)).await
 }
 
 /// Prints a checked conclave's warnings.

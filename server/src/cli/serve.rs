@@ -1,24 +1,24 @@
 //! `conclave serve`: the HTTP API and the editor on one address. A token is always
 //! required (generated at start, printed in the URL, unless `CONCLAVE_TOKEN` is set
 //! or `--no-token` is given on loopback), reviews are confined to `--repo-root`, and
-//! the listener is bounded: a cap on open connections, and timeouts on reading a
-//! request's headers and body, so silent connections cannot exhaust the server. An
-//! embedded worker runs queued runs (`--workers N` at once; 0 serves the API only).
+//! the listener is bounded (`connections.rs`): a cap on open connections below the
+//! open-file limit, the longest-idle connection closed for a new client, and timeouts
+//! on reading a request's headers and body, so idle or silent connections cannot
+//! exhaust the server. An embedded worker runs queued runs (`--workers N` at once; 0
+//! serves the API only), their nodes `--max-concurrency` at once.
 
 use clap::Args;
 use conclave_core::{RunQueue, Secret, owner_token};
 use conclave_engine::Engine;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower_http::timeout::RequestBodyTimeout;
 
+use super::concurrency::Concurrency;
+use super::connections::{accept, connection_cap, raise_file_limit};
 use super::exit;
 use crate::api::{AppState, EditorSource, Security, app};
 use crate::worker::{Worker, WorkerConfig};
@@ -28,7 +28,7 @@ use crate::workspace::{Workspace, engine_config_on};
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Arguments of `conclave serve`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:7700")]
@@ -48,7 +48,10 @@ pub struct ServeArgs {
     /// repository `conclave serve` is started in).
     #[arg(long = "repo-root", value_name = "DIR")]
     pub repo_roots: Vec<PathBuf>,
-    /// Most connections open at once; more wait until one closes.
+    /// Most connections open at once. Kept below the open-file limit (raised to its
+    /// hard limit at start) less the files the store and the runs need: 64, and 2 per
+    /// node of --max-concurrency. At the cap, the connection idle longest is closed
+    /// for a new client; when every one is busy, new clients wait until one closes.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub max_connections: u16,
     /// Seconds a client has to send a request's headers; an idle kept-alive
@@ -59,32 +62,29 @@ pub struct ServeArgs {
     /// serves the API only and leaves queued runs to `conclave worker` processes.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(0..=256))]
     pub workers: u16,
+    /// How many nodes of those runs (and of runs the API starts from a node) run at once.
+    #[command(flatten)]
+    pub concurrency: Concurrency,
 }
 
 /// Serves until Ctrl-C; returns the exit code.
 pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
-    let security = match security(&args) {
-        Ok(s) => s,
-        Err(message) => {
+    let setting_up = args.clone();
+    // Checking the roots and the editor's directory, and asking git, block.
+    let (security, editor, cap) = match tokio::task::spawn_blocking(move || set_up(&setting_up)).await {
+        Ok(Ok(set)) => set,
+        Ok(Err(message)) => {
             eprintln!("error: {message}");
             return exit::CONFIG;
         }
+        Err(e) => {
+            eprintln!("error: setting up the server stopped: {e}");
+            return exit::OTHER;
+        }
     };
-    let editor = match &args.editor_dir {
-        None => EditorSource::embedded(),
-        Some(dir) => match EditorSource::directory(dir) {
-            Ok(source) => source,
-            Err(e) => {
-                eprintln!("error: --editor-dir: {e}");
-                return exit::CONFIG;
-            }
-        },
-    };
-    if let Some(notice) = editor.notice() {
-        eprintln!("note: {notice}");
-    }
     let token = security.token.clone();
-    let engine = Engine::new(workspace.providers.clone(), queue.clone(), engine_config_on(16, &queue));
+    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    let engine = Engine::new(workspace.providers.clone(), queue.clone(), config);
     let context = workspace.catalog_context().clone();
     let state = AppState::new(workspace, engine, security, editor)
         .with_metrics(crate::observe::prometheus::install())
@@ -119,12 +119,34 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     );
     let service = RequestBodyTimeout::new(app(state), BODY_TIMEOUT);
     let code = tokio::select! {
-        () = accept(listener, service, usize::from(args.max_connections), Duration::from_secs(args.header_timeout.into())) => exit::OTHER,
+        () = accept(listener, service, cap, Duration::from_secs(args.header_timeout.into())) => exit::OTHER,
         _ = tokio::signal::ctrl_c() => exit::OK,
     };
     // Runs the embedded worker still has are left to other workers (their lease lapses).
     shutdown.cancel();
     code
+}
+
+/// What the arguments ask for, checked: the security, the editor's files and the
+/// connection cap (the open-file limit raised first). It reads the disk.
+fn set_up(args: &ServeArgs) -> Result<(Security, EditorSource, usize), String> {
+    let security = security(args)?;
+    let editor = match &args.editor_dir {
+        None => EditorSource::embedded(),
+        Some(dir) => EditorSource::directory(dir).map_err(|e| format!("--editor-dir: {e}"))?,
+    };
+    if let Some(notice) = editor.notice() {
+        eprintln!("note: {notice}");
+    }
+    let files = raise_file_limit();
+    let cap = connection_cap(args.max_connections, files, args.concurrency.nodes())?;
+    if cap < usize::from(args.max_connections) {
+        eprintln!(
+            "note: serving at most {cap} connections at once, not {}: the open-file limit is {files}",
+            args.max_connections
+        );
+    }
+    Ok((security, editor, cap))
 }
 
 /// The token, the allowed hosts and the repository roots from the arguments.
@@ -158,7 +180,7 @@ fn security(args: &ServeArgs) -> Result<Security, String> {
 fn new_token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| format!("cannot make a random token: {e}; set CONCLAVE_TOKEN"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hex::encode(bytes))
 }
 
 /// The repository the server is started in, or the working directory.
@@ -171,42 +193,4 @@ fn default_repo_root() -> PathBuf {
         .filter(|o| o.status.success())
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
         .unwrap_or(here)
-}
-
-/// The service `serve` runs: the app with a time limit on request bodies.
-type Served = RequestBodyTimeout<crate::api::App>;
-
-/// Accepts connections, at most `max` open at once, each served with header and
-/// keep-alive timeouts.
-async fn accept(listener: tokio::net::TcpListener, service: Served, max: usize, header_timeout: Duration) {
-    let slots = Arc::new(Semaphore::new(max));
-    loop {
-        // Wait for a free slot before accepting, so excess clients queue in the
-        // kernel's backlog instead of holding file descriptors here.
-        let Ok(slot) = slots.clone().acquire_owned().await else { return };
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(e) => {
-                tracing::warn!("accepting a connection failed: {e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let service = TowerToHyperService::new(service.clone());
-        tokio::spawn(async move {
-            // A client that connects and says nothing is let go: the header timeout
-            // only starts once bytes arrive.
-            let mut first = [0u8; 1];
-            if !matches!(tokio::time::timeout(header_timeout, stream.peek(&mut first)).await, Ok(Ok(1..))) {
-                return;
-            }
-            let mut builder = auto::Builder::new(TokioExecutor::new());
-            builder.http1().timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
-            builder.http2().timer(TokioTimer::new()).keep_alive_interval(Some(Duration::from_secs(30)));
-            if let Err(e) = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).await {
-                tracing::debug!("a connection ended with an error: {e}");
-            }
-            drop(slot);
-        });
-    }
 }

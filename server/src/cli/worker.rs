@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+use super::concurrency::Concurrency;
 use super::exit;
 use crate::worker::{Worker, WorkerConfig};
 use crate::workspace::{Workspace, engine_config_on};
@@ -24,9 +25,9 @@ pub struct WorkerArgs {
     /// that, and another worker resumes the run when it lapses.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u16).range(1..=3600))]
     pub lease_secs: u16,
-    /// Most nodes running at once in this process (1 to 1024).
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub max_concurrency: u16,
+    /// How many nodes run at once.
+    #[command(flatten)]
+    pub concurrency: Concurrency,
 }
 
 /// Runs the worker until it is stopped; returns the exit code.
@@ -34,7 +35,7 @@ pub async fn run(args: WorkerArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     let engine = Engine::new(
         workspace.providers.clone(),
         queue.clone(),
-        engine_config_on(usize::from(args.max_concurrency), &queue),
+        engine_config_on(args.concurrency.nodes(), &queue).await,
     );
     let id = format!("{}-{}", conclave_core::owner_token(), uuid::Uuid::now_v7().simple());
     let config = WorkerConfig {

@@ -1,6 +1,7 @@
 //! The forges' REST client: one request with typed errors (a permission refusal, a
 //! rate limit with the wait the forge asked for, a server error), retried with
-//! `backon`'s exponential backoff, and pagination by `Link` or `X-Next-Page`.
+//! `backon`'s exponential backoff, and pagination by `Link` (parsed by `http-link`) or
+//! `X-Next-Page`.
 
 use backon::{ExponentialBuilder, Retryable};
 use conclave_core::{Redactor, Secret};
@@ -176,15 +177,13 @@ fn rate_limit_wait(headers: &HeaderMap) -> Option<Duration> {
     Some(Duration::from_secs(reset.saturating_sub(now)))
 }
 
-/// The next page: the `Link` header's `rel="next"` URL, else `X-Next-Page` on this URL.
+/// The next page: the `Link` header's `rel="next"` target (RFC 8288, resolved
+/// against this URL), else `X-Next-Page` on this URL.
 fn next_page(headers: &HeaderMap, url: &Url) -> Option<Url> {
-    let link = headers.get_all("link").iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(','));
-    for part in link {
-        let mut pieces = part.split(';');
-        let target = pieces.next()?.trim().trim_start_matches('<').trim_end_matches('>');
-        if pieces.any(|p| p.trim().replace(' ', "") == "rel=\"next\"") {
-            return Url::parse(target).ok();
-        }
+    let links = headers.get_all("link").iter().filter_map(|v| v.to_str().ok());
+    let mut parsed = links.filter_map(|v| http_link::parse_link_header(v, url).ok()).flatten();
+    if let Some(next) = parsed.find(|link| link.rel == "next") {
+        return Some(next.target);
     }
     let page = headers.get("x-next-page")?.to_str().ok()?.trim().to_string();
     if page.is_empty() {

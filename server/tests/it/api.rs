@@ -28,12 +28,22 @@ pub(crate) fn api_with(token: Option<&str>) -> Api {
 /// The app with `fake` registered beside the built-in providers and an engine made
 /// with `config`.
 pub(crate) fn api_over(token: Option<&str>, fake: Arc<FakeProvider>, config: EngineConfig) -> Api {
+    api_on(token, fake, config, Arc::new(MemoryStore::new()))
+}
+
+/// [`api_over`] on `store`.
+pub(crate) fn api_on(
+    token: Option<&str>,
+    fake: Arc<FakeProvider>,
+    config: EngineConfig,
+    store: Arc<dyn conclave_core::RunStore>,
+) -> Api {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let mut providers = conclave_providers::builtin();
     providers.register(fake);
     let workspace = Workspace::new(dir.path().join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
-    let engine = Engine::new(workspace.providers.clone(), Arc::new(MemoryStore::new()), config);
+    let engine = Engine::new(workspace.providers.clone(), store, config);
     let security = Security {
         token: token.map(Secret::new),
         allowed_hosts: Vec::new(),
@@ -389,6 +399,23 @@ async fn a_token_is_required_when_configured() {
     assert_eq!(status, StatusCode::OK, "the editor page itself is public; its API calls carry the token");
     // The editor built into this binary, or the page saying how to get it.
     assert!(page.contains("/boot.js") || page.contains("scripts/build-editor.sh"), "{page}");
+}
+
+#[tokio::test]
+async fn a_token_in_the_query_compares_as_it_decodes() {
+    let api = api_with(Some("a+b c/d"));
+    for (query, status) in [
+        ("token=a%2Bb+c%2Fd", StatusCode::OK),
+        ("token=a%2Bb%20c/d", StatusCode::OK),
+        ("other=1&token=a%2Bb+c%2Fd", StatusCode::OK),
+        // `+` is a space once decoded, so the token's own `+` must be written `%2B`.
+        ("token=a+b+c/d", StatusCode::UNAUTHORIZED),
+        ("token=a%2Bb%2Bc%2Fd", StatusCode::UNAUTHORIZED),
+        ("token=a%2Bb+c%2Fdx", StatusCode::UNAUTHORIZED),
+    ] {
+        let (got, _, text) = api.get(&format!("/api/conclaves?{query}")).await;
+        assert_eq!(got, status, "{query}: {text}");
+    }
 }
 
 #[tokio::test]

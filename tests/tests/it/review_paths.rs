@@ -92,7 +92,7 @@ impl Paths {
         providers.register(std::sync::Arc::new(conclave_core::testing::FakeProvider::new("fake")));
         let workspace = Workspace::new(work.join("conclaves"), SchemaCatalog::for_workspace(&work), providers.clone());
         let store = open_store(&dir.path().join("api.db")).await.expect("store");
-        let engine = Engine::new(providers, store, engine_config(16));
+        let engine = Engine::new(providers, store, engine_config(16).await);
         let security = Security {
             token: Some(Secret::new("t0ken")),
             allowed_hosts: Vec::new(),

@@ -10,7 +10,7 @@ use conclave_shared::{
 use serde_json::json;
 use std::sync::Arc;
 
-use crate::store::{NewRun, RunStore, StoreError};
+use crate::store::{NewRun, ReviewOf, RunStore, StoreError};
 
 /// Runs every check against fresh stores from `make`.
 pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
@@ -26,6 +26,10 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     duplicate_run_ids_are_refused(make()).await;
     reports_are_stored_and_replaced(make()).await;
     endpoint_dialects_are_remembered_per_provider_and_endpoint(make()).await;
+    run_summaries_are_read_without_the_run(make()).await;
+    events_are_read_in_pages(make()).await;
+    the_latest_review_is_the_newest_succeeded_one_of_the_branch(make()).await;
+    the_latest_review_among_a_thousand_runs(make()).await;
 }
 
 /// A small conclave: trigger -> a, trigger -> b.
@@ -300,6 +304,140 @@ async fn endpoint_dialects_are_remembered_per_provider_and_endpoint(store: Arc<d
     store.remember_endpoint_dialect("openai", local, OutputDialect::JsonObject).await.expect("replace");
     assert_eq!(store.endpoint_dialect("openai", local).await.expect("read"), Some(OutputDialect::JsonObject));
     assert_eq!(store.endpoint_dialect("openai", other).await.expect("read"), Some(OutputDialect::Prompt));
+}
+
+async fn run_summaries_are_read_without_the_run(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 7, "me")).await.expect("create_run");
+    let summary = store.run_summary("r1").await.expect("run_summary").expect("the run exists");
+    assert_eq!((summary.id.as_str(), summary.status, summary.created_ms), ("r1", RunStatus::Running, 7));
+    finish(&store, "r1", 1, RunStatus::Failed).await;
+    let summary = store.run_summary("r1").await.expect("run_summary").expect("the run exists");
+    assert_eq!((summary.status, summary.finished_ms), (RunStatus::Failed, Some(1001)), "the run's end is read");
+    assert_eq!(store.run_summary("nope").await.expect("run_summary"), None, "an unknown run has none");
+}
+
+async fn events_are_read_in_pages(store: Arc<dyn RunStore>) {
+    store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
+    let started = |seq: u64| event("r1", seq, EventKind::NodeStarted { node_id: "a".into(), input: None });
+    // Blocks of 4, 1 and 5 events, as three writes store them.
+    store.append_events(&(1..=4).map(started).collect::<Vec<_>>()).await.expect("append");
+    store.append_event(&started(5)).await.expect("append");
+    store.append_events(&(6..=10).map(started).collect::<Vec<_>>()).await.expect("append");
+    let seqs = |page: Vec<RunEvent>| page.iter().map(|e| e.seq).collect::<Vec<_>>();
+    let mut after = 0;
+    let mut pages = Vec::new();
+    loop {
+        let page = seqs(store.events_page("r1", after, 3).await.expect("events_page"));
+        let Some(&last) = page.last() else { break };
+        after = last;
+        pages.push(page);
+    }
+    assert_eq!(pages, vec![vec![1, 2, 3], vec![4, 5, 6], vec![7, 8, 9], vec![10]], "pages of 3, across blocks");
+    assert_eq!(seqs(store.events_page("r1", 2, 4).await.expect("page")), vec![3, 4, 5, 6], "from inside a block");
+    assert_eq!(seqs(store.events_page("r1", 0, 100).await.expect("page")), (1..=10).collect::<Vec<_>>());
+    assert!(store.events_page("r1", 10, 5).await.expect("page").is_empty(), "nothing after the last");
+    assert!(store.events_page("r1", 0, 0).await.expect("page").is_empty(), "a page of none");
+    let unknown = store.events_page("nope", 0, 5).await;
+    assert!(matches!(unknown, Err(StoreError::UnknownRun(ref id)) if id == "nope"), "{unknown:?}");
+}
+
+/// A review run's input as the review pipeline records it.
+pub fn review_input(repository: &str, branch: Option<&str>) -> serde_json::Value {
+    json!({"repository": repository, "base": "main", "files": [], "diff": "", "head": {"branch": branch, "commit": "c0ffee"}})
+}
+
+/// Records a run with `input` created at `created_ms` and ends it with `status`.
+async fn stored_review(
+    store: &Arc<dyn RunStore>,
+    id: &str,
+    created_ms: u64,
+    input: serde_json::Value,
+    status: RunStatus,
+) {
+    let run = NewRun { input, ..new_run(id, created_ms, "me") };
+    store.create_run(&run).await.expect("create_run");
+    if status != RunStatus::Running {
+        finish(store, id, 1, status).await;
+    }
+}
+
+async fn finish(store: &Arc<dyn RunStore>, id: &str, seq: u64, status: RunStatus) {
+    let end = EventKind::RunFinished { status, failed_node: None, error: None };
+    store.append_event(&event(id, seq, end)).await.expect("append");
+}
+
+fn review_of(repository: &str, branches: &[&str]) -> ReviewOf {
+    ReviewOf { repository: repository.into(), branches: branches.iter().map(|b| b.to_string()).collect() }
+}
+
+async fn the_latest_review_is_the_newest_succeeded_one_of_the_branch(store: Arc<dyn RunStore>) {
+    let (repo, other) = ("/work/repo", "/work/other");
+    let runs = [
+        ("old", 10, review_input(repo, Some("main")), RunStatus::Succeeded),
+        ("wanted", 20, review_input(repo, Some("main")), RunStatus::Succeeded),
+        ("newer-failed", 30, review_input(repo, Some("main")), RunStatus::Failed),
+        ("newer-running", 40, review_input(repo, Some("main")), RunStatus::Running),
+        ("other-branch", 50, review_input(repo, Some("feature")), RunStatus::Succeeded),
+        ("other-repo", 60, review_input(other, Some("main")), RunStatus::Succeeded),
+        ("detached", 70, review_input(repo, None), RunStatus::Succeeded),
+        ("plain", 80, json!({"text": "main"}), RunStatus::Succeeded),
+        ("prefix-repo", 90, review_input("/work/repo2", Some("main")), RunStatus::Succeeded),
+    ];
+    for (id, created, input, status) in runs {
+        stored_review(&store, id, created, input, status).await;
+    }
+    let latest = |of: ReviewOf| {
+        let store = store.clone();
+        async move { store.latest_review(&of).await.expect("latest_review") }
+    };
+    assert_eq!(latest(review_of(repo, &["main"])).await.as_deref(), Some("wanted"), "the newest succeeded one");
+    assert_eq!(
+        latest(review_of(repo, &["feature", "main"])).await.as_deref(),
+        Some("other-branch"),
+        "any of the names"
+    );
+    assert_eq!(latest(review_of(other, &["main"])).await.as_deref(), Some("other-repo"));
+    assert_eq!(latest(review_of(repo, &["mai"])).await, None, "a branch matches whole");
+    assert_eq!(latest(review_of("/work", &["main"])).await, None, "a repository matches whole");
+    assert_eq!(latest(review_of(repo, &[])).await, None, "no names, no review");
+    // Created at the same moment: the larger id, as listing orders them.
+    stored_review(&store, "wanted-2", 20, review_input(other, Some("next")), RunStatus::Succeeded).await;
+    stored_review(&store, "wanted-1", 20, review_input(other, Some("next")), RunStatus::Succeeded).await;
+    assert_eq!(latest(review_of(other, &["next"])).await.as_deref(), Some("wanted-2"), "ties go to the larger id");
+}
+
+/// 1,000 stored runs: reviews of three repositories and four branches, some failed,
+/// some of them not reviews; the answer must be the newest succeeded review of the
+/// branch, as a scan of every run would find.
+async fn the_latest_review_among_a_thousand_runs(store: Arc<dyn RunStore>) {
+    let repos = ["/srv/a", "/srv/b", "/srv/c"];
+    let branches = ["main", "dev", "feature/x", "x"];
+    let mut stored = Vec::new();
+    for i in 0..1000u64 {
+        let (repo, branch) = (repos[(i % 3) as usize], branches[(i / 3 % 4) as usize]);
+        let status = if i % 7 == 3 { RunStatus::Failed } else { RunStatus::Succeeded };
+        let input = if i % 11 == 5 { json!({"text": branch}) } else { review_input(repo, Some(branch)) };
+        // Creation times out of id order, so neither alone gives the answer.
+        let created = (i * 7919) % 1000;
+        stored.push((format!("run-{i:04}"), created, input.clone(), status));
+        stored_review(&store, &format!("run-{i:04}"), created, input, status).await;
+    }
+    for repo in repos {
+        for wanted in [vec!["main"], vec!["x", "feature/x"], vec!["dev"]] {
+            let expected = stored
+                .iter()
+                .filter(|(_, _, input, status)| {
+                    *status == RunStatus::Succeeded
+                        && input["repository"] == repo
+                        && input["head"]["branch"].as_str().is_some_and(|b| wanted.contains(&b))
+                })
+                .max_by_key(|(id, created, _, _)| (*created, id.clone()))
+                .map(|(id, ..)| id.clone());
+            assert!(expected.is_some(), "the data holds a review of {repo} {wanted:?}");
+            let found = store.latest_review(&review_of(repo, &wanted)).await.expect("latest_review");
+            assert_eq!(found, expected, "the latest review of {repo} {wanted:?} among 1,000 runs");
+        }
+    }
 }
 
 #[cfg(test)]

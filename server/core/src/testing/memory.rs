@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::queue::{Cancel, Job, Lease, QueueStats, RunQueue};
-use crate::store::{NewRun, RunStore, StoreError, dequeued_event, interrupted_event};
+use crate::store::{
+    NewRun, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunStore, StoreError, dequeued_event,
+    interrupted_event,
+};
 
 #[derive(Debug)]
 struct StoredRun {
@@ -105,10 +108,31 @@ impl RunStore for MemoryStore {
         Ok(summaries)
     }
 
+    async fn latest_review(&self, review: &ReviewOf) -> Result<Option<String>, StoreError> {
+        let matches = |input: &Value| {
+            let repository = input.get(REVIEW_REPOSITORY_KEY).and_then(Value::as_str);
+            let branch = REVIEW_BRANCH_PATH.iter().try_fold(input, |v, key| v.get(key)).and_then(Value::as_str);
+            repository == Some(review.repository.as_str())
+                && branch.is_some_and(|b| review.branches.iter().any(|n| n == b))
+        };
+        Ok(self.with_runs(|runs| {
+            runs.values()
+                .map(|r| &r.record)
+                .filter(|r| r.summary.status == RunStatus::Succeeded && matches(&r.input))
+                .max_by(|a, b| (a.summary.created_ms, &a.summary.id).cmp(&(b.summary.created_ms, &b.summary.id)))
+                .map(|r| r.summary.id.clone())
+        }))
+    }
+
     async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
+        self.events_page(run_id, after_seq, usize::MAX).await
+    }
+
+    async fn events_page(&self, run_id: &str, after_seq: u64, limit: usize) -> Result<Vec<RunEvent>, StoreError> {
         self.with_runs(|runs| {
             let run = runs.get(run_id).ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
-            Ok(run.events.iter().filter(|e| e.seq > after_seq).cloned().collect())
+            let start = run.events.partition_point(|e| e.seq <= after_seq);
+            Ok(run.events[start..].iter().take(limit).cloned().collect())
         })
     }
 

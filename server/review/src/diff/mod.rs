@@ -120,10 +120,17 @@ impl Head {
     /// Whether this head is the branch `name`, as a base is written: `main`,
     /// `origin/main` or `refs/remotes/origin/main` all name the branch `main`.
     pub fn is_branch(&self, name: &str) -> bool {
-        self.branch.as_deref().is_some_and(|b| {
-            let name = name.strip_prefix("refs/heads/").unwrap_or(name);
-            name == b || name.ends_with(&format!("/{b}"))
-        })
+        self.branch.as_deref().is_some_and(|b| Head::names_for(name).iter().any(|n| n == b))
+    }
+
+    /// The branch names a head may have to be the branch `name`: `name` itself
+    /// (without `refs/heads/`) and every part of it after a `/`, so that
+    /// `refs/remotes/origin/main` gives `refs/remotes/origin/main`,
+    /// `remotes/origin/main`, `origin/main` and `main`.
+    pub fn names_for(name: &str) -> Vec<String> {
+        let name = name.strip_prefix("refs/heads/").unwrap_or(name);
+        let suffixes = name.match_indices('/').map(|(i, _)| name[i + 1..].to_string());
+        std::iter::once(name.to_string()).chain(suffixes).collect()
     }
 }
 
@@ -316,5 +323,32 @@ mod tests {
         assert_eq!(again.run_input(), working_tree.run_input());
         assert!(Change::from_run_input(&json!({"text": "not a review"})).is_none());
         assert!(Change::from_run_input(&json!("plain")).is_none());
+    }
+
+    #[test]
+    fn a_review_input_records_its_repository_and_branch_where_stores_index_them() {
+        let head = Head { branch: Some("feature/x".into()), commit: None };
+        let change = Change {
+            root: PathBuf::from("/srv/repo"),
+            base: None,
+            files: vec![],
+            annotated: String::new(),
+            omitted: vec![],
+            head,
+        };
+        let input = change.run_input();
+        assert_eq!(input[conclave_core::REVIEW_REPOSITORY_KEY], "/srv/repo");
+        let [outer, inner] = conclave_core::REVIEW_BRANCH_PATH;
+        assert_eq!(input[outer][inner], "feature/x");
+    }
+
+    #[test]
+    fn a_base_names_the_branch_by_any_of_its_tails() {
+        assert_eq!(
+            Head::names_for("refs/remotes/origin/main"),
+            ["refs/remotes/origin/main", "remotes/origin/main", "origin/main", "main"]
+        );
+        assert_eq!(Head::names_for("refs/heads/feature/x"), ["feature/x", "x"]);
+        assert_eq!(Head::names_for("main"), ["main"]);
     }
 }

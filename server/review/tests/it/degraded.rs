@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
-use conclave_core::{NewRun, ProviderRegistry, RunStore, StoreError};
+use conclave_core::{NewRun, ProviderRegistry, ReviewOf, RunStore, StoreError};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;
 use conclave_review::report::build_report;
@@ -38,8 +38,14 @@ impl RunStore for FlakyStore {
     async fn list_runs(&self, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
         self.inner.list_runs(limit).await
     }
+    async fn latest_review(&self, review: &ReviewOf) -> Result<Option<String>, StoreError> {
+        self.inner.latest_review(review).await
+    }
     async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
         self.inner.events(run_id, after_seq).await
+    }
+    async fn events_page(&self, run_id: &str, after_seq: u64, limit: usize) -> Result<Vec<RunEvent>, StoreError> {
+        self.inner.events_page(run_id, after_seq, limit).await
     }
     async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {
         self.inner.put_report(run_id, format, content).await

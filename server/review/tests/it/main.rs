@@ -1,5 +1,6 @@
 //! The review crate's integration tests: one binary, a module per concern.
 
+mod baseline_lookup;
 mod degraded;
 mod fallback;
 mod review_compare;

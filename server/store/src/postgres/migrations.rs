@@ -122,6 +122,16 @@ UPDATE runs SET nodes_json = (
 WHERE status NOT IN ('queued', 'running');
 DROP TABLE nodes;
 "#,
+    // The latest review of a branch (a baseline) in one indexed query: succeeded runs
+    // by the repository and branch their review input records, newest first.
+    r#"
+CREATE INDEX runs_reviews ON runs (
+    (input_json::jsonb ->> 'repository'),
+    (input_json::jsonb #>> '{head,branch}'),
+    created_ms DESC,
+    id DESC
+) WHERE status = 'succeeded';
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

@@ -10,6 +10,7 @@
 //! with its event log whichever server wrote it.
 
 mod listen;
+mod lookups;
 mod migrations;
 mod queue;
 mod rows;
@@ -19,7 +20,7 @@ mod writer;
 mod tests;
 
 use async_trait::async_trait;
-use conclave_core::{NewRun, RunStore, StoreError, interrupted_event};
+use conclave_core::{NewRun, ReviewOf, RunStore, StoreError, interrupted_event};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use std::fmt;
@@ -173,12 +174,24 @@ impl RunStore for PostgresStore {
         rows.iter().map(|row| summary_from_row(row).map_err(backend)).collect()
     }
 
+    async fn run_summary(&self, run_id: &str) -> Result<Option<RunSummary>, StoreError> {
+        lookups::run_summary(&self.client().await?, run_id).await
+    }
+
+    async fn latest_review(&self, review: &ReviewOf) -> Result<Option<String>, StoreError> {
+        lookups::latest_review(&self.client().await?, review).await
+    }
+
     async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
         let client = self.client().await?;
         if !self.run_exists(&client, run_id).await? {
             return Err(StoreError::UnknownRun(run_id.to_string()));
         }
         read_events(&client, run_id, after_seq).await
+    }
+
+    async fn events_page(&self, run_id: &str, after_seq: u64, limit: usize) -> Result<Vec<RunEvent>, StoreError> {
+        lookups::events_page(&mut self.client().await?, run_id, after_seq, limit).await
     }
 
     async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {

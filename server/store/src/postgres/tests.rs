@@ -329,3 +329,73 @@ async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration
     let tables = client.query("SELECT 1 FROM pg_tables WHERE tablename = 'nodes'", &[]).await.expect("query");
     assert!(tables.is_empty(), "the node rows are gone once moved");
 }
+
+/// Stores 1,000 finished reviews of `main` over three repositories (run `i` of
+/// `/srv/a`, `/srv/b` or `/srv/c` by `i % 3`, created at `i`, failed when `i % 10`
+/// is 7). The newest succeeded review of `/srv/b` is run 994: run 997 failed.
+async fn thousand_reviews(store: &PostgresStore) {
+    use conclave_core::testing::conformance::review_input;
+    for i in 0..1000u64 {
+        let (id, repo) = (format!("run-{i:04}"), ["/srv/a", "/srv/b", "/srv/c"][(i % 3) as usize]);
+        let run = NewRun { input: review_input(repo, Some("main")), created_ms: i, ..new_run(&id) };
+        store.create_run(&run).await.expect("create_run");
+        let status = if i % 10 == 7 { RunStatus::Failed } else { RunStatus::Succeeded };
+        let end = EventKind::RunFinished { status, failed_node: None, error: None };
+        store.append_event(&event(&id, 1, end)).await.expect("append");
+    }
+}
+
+fn review_of_b() -> ReviewOf {
+    ReviewOf { repository: "/srv/b".into(), branches: vec!["main".into(), "origin/main".into()] }
+}
+
+/// Finding the latest review among 1,000 runs is one query, and its expressions are
+/// the `runs_reviews` index's: with sequential scans off, the plan is that index.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_latest_review_is_one_query_on_its_index() {
+    let url = fresh_database().await;
+    let store = PostgresStore::connect(&url).await.expect("connect");
+    thousand_reviews(&store).await;
+    let found = store.latest_review(&review_of_b()).await.expect("latest_review");
+    assert_eq!(found.as_deref(), Some("run-0994"), "the newest succeeded review of /srv/b among 1,000 runs");
+    let client = admin_client(&url).await;
+    client.batch_execute("ANALYZE runs; SET enable_seqscan = off").await.expect("settings");
+    let branches = vec!["main".to_string()];
+    let plan =
+        client.query(&format!("EXPLAIN {}", lookups::LATEST_REVIEW), &[&"/srv/b", &branches]).await.expect("explain");
+    let plan: Vec<String> = plan.iter().map(|row| row.get(0)).collect();
+    assert!(plan.iter().any(|step| step.contains("using runs_reviews")), "the index answers: {plan:?}");
+    assert!(!plan.iter().any(|step| step.contains("Seq Scan on runs")), "no scan of the runs: {plan:?}");
+}
+
+/// Reviews stored before the index existed (schema version 6) are found after the
+/// migration that adds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviews_stored_before_the_index_are_found_after_the_migration() {
+    let url = fresh_database().await;
+    let client = admin_client(&url).await;
+    client
+        .batch_execute("CREATE TABLE conclave_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
+        .await
+        .expect("migrations table");
+    for (i, sql) in MIGRATIONS[..6].iter().enumerate() {
+        client.batch_execute(sql).await.expect("an earlier migration");
+        client.execute("INSERT INTO conclave_migrations (version) VALUES ($1)", &[&(i as i32 + 1)]).await.expect("v");
+    }
+    let conclave = serde_json::to_string(&sample_conclave()).expect("json");
+    for (id, status, created) in [("old", "succeeded", 1i64), ("newer", "succeeded", 2), ("failed", "failed", 3)] {
+        let input = conclave_core::testing::conformance::review_input("/srv/b", Some("main")).to_string();
+        client
+            .execute(
+                "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner, nodes_json) \
+                 VALUES ($1, 'sample', $2, $3, $4, $5, 'me', '[]')",
+                &[&id, &conclave, &input, &status, &created],
+            )
+            .await
+            .expect("a version 6 run");
+    }
+    let store = PostgresStore::connect(&url).await.expect("connect migrates to the latest version");
+    assert_eq!(store.latest_review(&review_of_b()).await.expect("latest_review").as_deref(), Some("newer"));
+    let row = client.query_one("SELECT MAX(version) FROM conclave_migrations", &[]).await.expect("version");
+    assert_eq!(row.get::<_, i32>(0) as usize, MIGRATIONS.len(), "migrated to the latest version");
+}

@@ -23,7 +23,7 @@ mod writer;
 mod tests;
 
 use async_trait::async_trait;
-use conclave_core::{NewRun, RunStore, StoreError};
+use conclave_core::{NewRun, ReviewOf, RunStore, StoreError};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -110,9 +110,24 @@ impl RunStore for SqliteStore {
         self.readers.run(move |conn| read::list_runs(conn, limit)).await
     }
 
+    async fn run_summary(&self, run_id: &str) -> Result<Option<RunSummary>, StoreError> {
+        let run_id = run_id.to_string();
+        self.readers.run(move |conn| read::run_summary(conn, &run_id)).await
+    }
+
+    async fn latest_review(&self, review: &ReviewOf) -> Result<Option<String>, StoreError> {
+        let review = review.clone();
+        self.readers.run(move |conn| read::latest_review(conn, &review)).await
+    }
+
     async fn events(&self, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
         let run_id = run_id.to_string();
         self.readers.run(move |conn| read::events(conn, &run_id, after_seq)).await
+    }
+
+    async fn events_page(&self, run_id: &str, after_seq: u64, limit: usize) -> Result<Vec<RunEvent>, StoreError> {
+        let run_id = run_id.to_string();
+        self.readers.run(move |conn| read::events_page(conn, &run_id, after_seq, limit)).await
     }
 
     async fn put_report(&self, run_id: &str, format: &str, content: &str) -> Result<(), StoreError> {

@@ -2,7 +2,7 @@
 //! with a read-only connection of its own, so reads go on beside the writer thread
 //! (WAL) and never wait for its batches.
 
-use conclave_core::StoreError;
+use conclave_core::{ReviewOf, StoreError};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::PathBuf;
@@ -89,20 +89,54 @@ pub(super) fn list_runs(conn: &Connection, limit: usize) -> Result<Vec<RunSummar
 }
 
 pub(super) fn events(conn: &Connection, run_id: &str, after_seq: u64) -> Result<Vec<RunEvent>, StoreError> {
+    events_page(conn, run_id, after_seq, usize::MAX)
+}
+
+/// The first `limit` events after `after_seq`: blocks are stepped through one row at
+/// a time, and no row is read once the page is full.
+pub(super) fn events_page(
+    conn: &Connection,
+    run_id: &str,
+    after_seq: u64,
+    limit: usize,
+) -> Result<Vec<RunEvent>, StoreError> {
     if !run_exists(conn, run_id)? {
         return Err(StoreError::UnknownRun(run_id.to_string()));
     }
     let mut stmt = conn
         .prepare_cached("SELECT events FROM event_blocks WHERE run_id = ?1 AND last_seq > ?2 ORDER BY last_seq")
         .map_err(backend)?;
-    let rows = stmt.query_map(params![run_id, after_seq], |r| r.get::<_, String>(0)).map_err(backend)?;
+    let mut rows = stmt.query(params![run_id, after_seq]).map_err(backend)?;
     let mut events = Vec::new();
-    for block in rows {
-        let block: Vec<RunEvent> = from_json(run_id, &block.map_err(backend)?)?;
+    while events.len() < limit {
+        let Some(row) = rows.next().map_err(backend)? else { break };
+        let block: Vec<RunEvent> = from_json(run_id, &row.get::<_, String>(0).map_err(backend)?)?;
         // The first block may begin before `after_seq`.
-        events.extend(block.into_iter().filter(|e| e.seq > after_seq));
+        let wanted = limit - events.len();
+        events.extend(block.into_iter().filter(|e| e.seq > after_seq).take(wanted));
     }
     Ok(events)
+}
+
+/// A run's row, without its nodes.
+pub(super) fn run_summary(conn: &Connection, run_id: &str) -> Result<Option<RunSummary>, StoreError> {
+    conn.prepare_cached("SELECT * FROM runs WHERE id = ?1")
+        .and_then(|mut s| s.query_row([run_id], summary_from_row).optional())
+        .map_err(backend)
+}
+
+/// The one query behind `RunStore::latest_review`, on the `runs_reviews` index.
+pub(super) const LATEST_REVIEW: &str = "SELECT id FROM runs WHERE status = 'succeeded' \
+     AND json_extract(input_json, '$.repository') = ?1 \
+     AND json_extract(input_json, '$.head.branch') IN (SELECT value FROM json_each(?2)) \
+     ORDER BY created_ms DESC, id DESC LIMIT 1";
+
+/// The newest succeeded review of one of the branches of a repository.
+pub(super) fn latest_review(conn: &Connection, review: &ReviewOf) -> Result<Option<String>, StoreError> {
+    let branches = serde_json::to_string(&review.branches).map_err(|e| StoreError::Backend(e.to_string()))?;
+    conn.prepare_cached(LATEST_REVIEW)
+        .and_then(|mut s| s.query_row(params![review.repository, branches], |r| r.get(0)).optional())
+        .map_err(backend)
 }
 
 pub(super) fn get_report(conn: &Connection, run_id: &str, format: &str) -> Result<Option<String>, StoreError> {

@@ -119,6 +119,16 @@ UPDATE runs SET nodes_json = (
 WHERE status NOT IN ('queued', 'running');
 DROP TABLE nodes;
 "#,
+    // The latest review of a branch (a baseline) in one indexed query: succeeded runs
+    // by the repository and branch their review input records, newest first.
+    r#"
+CREATE INDEX runs_reviews ON runs (
+    json_extract(input_json, '$.repository'),
+    json_extract(input_json, '$.head.branch'),
+    created_ms DESC,
+    id DESC
+) WHERE status = 'succeeded';
+"#,
 ];
 
 /// Prepared statements kept per connection; more than the store has.

@@ -308,3 +308,90 @@ async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration
     assert_eq!(run.summary.status, conclave_shared::RunStatus::Cancelled);
     assert_eq!(run.nodes, record.nodes, "every node as the row it had");
 }
+
+/// Stores 1,000 finished reviews of `main` over three repositories (run `i` of
+/// `/srv/a`, `/srv/b` or `/srv/c` by `i % 3`, created at `i`, failed when `i % 10`
+/// is 7). The newest succeeded review of `/srv/b` is run 994: run 997 failed.
+async fn thousand_reviews(store: &SqliteStore) {
+    use conclave_core::testing::conformance::review_input;
+    use conclave_shared::RunStatus;
+    for i in 0..1000u64 {
+        let (id, repo) = (format!("run-{i:04}"), ["/srv/a", "/srv/b", "/srv/c"][(i % 3) as usize]);
+        let run = NewRun { input: review_input(repo, Some("main")), created_ms: i, ..new_run(&id) };
+        store.create_run(&run).await.expect("create_run");
+        let status = if i % 10 == 7 { RunStatus::Failed } else { RunStatus::Succeeded };
+        let end = EventKind::RunFinished { status, failed_node: None, error: None };
+        store.append_event(&RunEvent { run_id: id, seq: 1, at_ms: i, kind: end }).await.expect("append");
+    }
+}
+
+fn review_of_b() -> ReviewOf {
+    ReviewOf { repository: "/srv/b".into(), branches: vec!["main".into(), "origin/main".into()] }
+}
+
+/// Finding the latest review among 1,000 runs is one statement, and SQLite answers it
+/// from the `runs_reviews` index without scanning the runs.
+#[tokio::test]
+async fn the_latest_review_is_one_statement_on_its_index() {
+    use rusqlite::trace::{TraceEvent, TraceEventCodes};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("runs.db");
+    let store = SqliteStore::open(&path).expect("open");
+    thousand_reviews(&store).await;
+    let mut conn = schema::open_reader(&path).expect("a read connection");
+    let statements = Arc::new(Mutex::new(Vec::new()));
+    let traced = Arc::clone(&statements);
+    conn.trace_v2(
+        TraceEventCodes::SQLITE_TRACE_STMT,
+        Some(move |event: TraceEvent<'_>| {
+            if let TraceEvent::Stmt(_, sql) = event {
+                traced.lock().expect("lock").push(sql.to_string());
+            }
+        }),
+    )
+    .expect("trace");
+    let found = read::latest_review(&conn, &review_of_b()).expect("latest_review");
+    assert_eq!(found.as_deref(), Some("run-0994"), "the newest succeeded review of /srv/b among 1,000 runs");
+    assert_eq!(statements.lock().expect("lock").len(), 1, "one statement: {:?}", statements.lock().expect("lock"));
+    let plan: Vec<String> = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {}", read::LATEST_REVIEW))
+        .expect("explain")
+        .query_map(rusqlite::params!["/srv/b", "[\"main\"]"], |row| row.get::<_, String>(3))
+        .expect("plan")
+        .collect::<Result<_, _>>()
+        .expect("plan rows");
+    assert!(plan.iter().any(|step| step.contains("USING INDEX runs_reviews")), "the index answers: {plan:?}");
+    assert!(!plan.iter().any(|step| step.starts_with("SCAN runs")), "no scan of the runs: {plan:?}");
+}
+
+/// Reviews stored before the index existed (a version-8 file) are found after the
+/// migration that adds it.
+#[tokio::test]
+async fn reviews_stored_before_the_index_are_found_after_the_migration() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("version-8.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        for sql in &schema::MIGRATIONS[..8] {
+            conn.execute_batch(sql).expect("an earlier migration");
+        }
+        conn.execute_batch("PRAGMA user_version = 8").expect("version 8");
+        let conclave = serde_json::to_string(&sample_conclave()).expect("json");
+        for (id, repo, status, created) in
+            [("old", "/srv/b", "succeeded", 1), ("newer", "/srv/b", "succeeded", 2), ("failed", "/srv/b", "failed", 3)]
+        {
+            let input = conclave_core::testing::conformance::review_input(repo, Some("main")).to_string();
+            conn.execute(
+                "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner, nodes_json) \
+                 VALUES (?1, 'sample', ?2, ?3, ?4, ?5, 'me', '[]')",
+                rusqlite::params![id, conclave, input, status, created],
+            )
+            .expect("a version 8 run");
+        }
+    }
+    let store = SqliteStore::open(&path).expect("opening migrates to the latest version");
+    assert_eq!(store.latest_review(&review_of_b()).await.expect("latest_review").as_deref(), Some("newer"));
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let version: usize = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).expect("version");
+    assert_eq!(version, schema::MIGRATIONS.len(), "migrated to the latest version");
+}
