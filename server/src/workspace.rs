@@ -107,7 +107,7 @@ pub async fn engine_config(max_concurrency: usize) -> EngineConfig {
         config.retry.max_retries = retries;
     }
     let prices = tokio::task::spawn_blocking(|| PriceTable::load(conclave_schema::refs::user_config_dir().as_deref()));
-    config.prices = Arc::new(prices.await.unwrap_or_else(|_| PriceTable::load(None)));
+    config.prices = Arc::new(prices.await.unwrap_or_else(|_| PriceTable::builtin()));
     config.capture_message_content = crate::observe::otel::capture_content_from_env();
     config
 }

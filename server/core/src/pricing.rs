@@ -27,10 +27,17 @@ pub struct PriceTable {
 }
 
 impl PriceTable {
-    /// The built-in table, overridden by `<config_dir>/pricing.json` when present.
-    pub fn load(config_dir: Option<&Path>) -> PriceTable {
+    /// The built-in table alone; reads no file.
+    pub fn builtin() -> PriceTable {
         let mut table = PriceTable::default();
         table.merge(BUILTIN);
+        table
+    }
+
+    /// The built-in table, overridden by `<config_dir>/pricing.json` when present
+    /// (a file read: call it off the async threads).
+    pub fn load(config_dir: Option<&Path>) -> PriceTable {
+        let mut table = PriceTable::builtin();
         if let Some(text) = config_dir.and_then(|d| std::fs::read_to_string(d.join("pricing.json")).ok()) {
             table.merge(&text);
         }

@@ -85,7 +85,7 @@ impl Default for EngineConfig {
             provider_limits: HashMap::new(),
             node_timeout: Some(Duration::from_secs(600)),
             retry: RetryPolicy::default(),
-            prices: Arc::new(PriceTable::load(None)),
+            prices: Arc::new(PriceTable::builtin()),
             capture_message_content: false,
             fleet: None,
         }

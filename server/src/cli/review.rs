@@ -244,7 +244,7 @@ async fn load_baseline(
     store: &dyn RunStore,
 ) -> Result<Option<Baseline>, (u8, String)> {
     let bad = |message: String| (exit::CONFIG, format!("--baseline: {message}"));
-    if tokio::fs::metadata(spec).await.is_ok_and(|m| m.is_file()) {
+    if tokio::fs::metadata(spec).await.is_ok_and(|meta| meta.is_file()) {
         let text = tokio::fs::read_to_string(spec).await.map_err(|e| bad(format!("cannot read {spec}: {e}")))?;
         return Baseline::parse(spec, &text).map(Some).map_err(bad);
     }

@@ -155,11 +155,12 @@ async fn rerun_review(
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());
-    let preparing = move || {
+    let review = match super::blocking(move || {
         let catalog = conclave_review::Catalog { dir: &dir, context: &context };
         pipeline::prepare_change(change, &request, catalog, &providers)
-    };
-    let review = match super::blocking(preparing).await {
+    })
+    .await
+    {
         Ok(review) => review,
         Err(ReviewError::Conclave(e)) => return explain_load_error(e),
         Err(e) => {

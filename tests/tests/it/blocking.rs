@@ -41,7 +41,26 @@ const BLOCKING_METHODS: &[&str] = &[
     "read_link",
 ];
 
-/// Functions whose argument runs off the async threads.
+/// Whether `receiver.method()` only reads metadata already fetched: `is_file` and
+/// `is_dir` of a `Metadata` or `FileType` (a variable named `meta…` or `…_type`, or
+/// the result of `metadata()` or `file_type()`) ask the file system nothing.
+fn asks_metadata(receiver: &syn::Expr, method: &str) -> bool {
+    if !matches!(method, "is_file" | "is_dir" | "is_symlink") {
+        return false;
+    }
+    match receiver {
+        syn::Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+            let name = i.to_string();
+            name.starts_with("meta") || name.ends_with("_type")
+        }),
+        syn::Expr::MethodCall(call) => call.method == "file_type",
+        syn::Expr::Await(_) => true,
+        _ => false,
+    }
+}
+
+/// Functions whose argument runs off the async threads (besides the workspace's own
+/// helpers that hand theirs to one of these, found by `Wrappers`).
 const OFFLOADING: &[&str] = &["spawn_blocking", "block_in_place"];
 
 /// Method names that the standard library, tokio or a dependency also use, so that a
@@ -259,7 +278,7 @@ fn root() -> PathBuf {
 
 /// Every function and `async` block of the checked crates.
 fn functions() -> Vec<Function> {
-    let mut out = Vec::new();
+    let mut parsed = Vec::new();
     for dir in CRATES {
         let mut files = Vec::new();
         collect(&root().join(dir), &mut files);
@@ -272,11 +291,66 @@ fn functions() -> Vec<Function> {
                 _ => path.file_stem(),
             };
             let module = module.and_then(|m| m.to_str()).unwrap_or_default().to_string();
-            let mut visitor = Items { file: relative, module, uses: uses(&file), owner: None, out: &mut out };
-            visitor.visit_file(&file);
+            parsed.push((relative, module, file));
         }
     }
+    let mut offloading: BTreeSet<String> = OFFLOADING.iter().map(|s| s.to_string()).collect();
+    for (_, _, file) in &parsed {
+        let mut wrappers = Wrappers(&mut offloading);
+        wrappers.visit_file(file);
+    }
+    let mut out = Vec::new();
+    for (file, module, syntax) in parsed {
+        let uses = uses(&syntax);
+        let mut visitor = Items { file, module, uses, offloading: &offloading, owner: None, out: &mut out };
+        visitor.visit_file(&syntax);
+    }
     out
+}
+
+/// Finds the workspace's own offloading helpers: functions that hand one of their
+/// parameters to `spawn_blocking` or `block_in_place`.
+struct Wrappers<'a>(&'a mut BTreeSet<String>);
+
+impl<'ast> Visit<'ast> for Wrappers<'_> {
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        let params: BTreeSet<String> = item
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|input| match input {
+                syn::FnArg::Typed(t) => match &*t.pat {
+                    syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        let mut hands = HandsOver { params: &params, found: false };
+        hands.visit_block(&item.block);
+        if hands.found {
+            self.0.insert(item.sig.ident.to_string());
+        }
+    }
+}
+
+/// Whether a body passes one of `params` to `spawn_blocking` or `block_in_place`.
+struct HandsOver<'a> {
+    params: &'a BTreeSet<String>,
+    found: bool,
+}
+
+impl<'ast> Visit<'ast> for HandsOver<'_> {
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*call.func
+            && p.path.segments.last().is_some_and(|s| OFFLOADING.contains(&s.ident.to_string().as_str()))
+            && let Some(syn::Expr::Path(arg)) = call.args.first()
+            && arg.path.get_ident().is_some_and(|i| self.params.contains(&i.to_string()))
+        {
+            self.found = true;
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -328,6 +402,7 @@ struct Items<'a> {
     file: String,
     module: String,
     uses: BTreeMap<String, String>,
+    offloading: &'a BTreeSet<String>,
     /// The type (or trait) whose `impl` (or definition) is being read.
     owner: Option<String>,
     out: &'a mut Vec<Function>,
@@ -335,7 +410,7 @@ struct Items<'a> {
 
 impl Items<'_> {
     fn add(&mut self, sig: &syn::Signature, block: &syn::Block) {
-        let mut body = Body::new(&self.uses, self.owner.clone());
+        let mut body = Body::new(&self.uses, self.offloading, self.owner.clone());
         body.visit_block(block);
         let name = match &self.owner {
             Some(owner) => format!("{owner}::{}", sig.ident),
@@ -407,6 +482,7 @@ fn list_text(attr: &syn::Attribute) -> String {
 /// What one body blocks on and calls, with its `async` blocks apart.
 struct Body<'a> {
     uses: &'a BTreeMap<String, String>,
+    offloading: &'a BTreeSet<String>,
     owner: Option<String>,
     blocks_on: Vec<String>,
     calls: BTreeSet<Call>,
@@ -414,8 +490,8 @@ struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    fn new(uses: &'a BTreeMap<String, String>, owner: Option<String>) -> Body<'a> {
-        Body { uses, owner, blocks_on: Vec::new(), calls: BTreeSet::new(), asyncs: Vec::new() }
+    fn new(uses: &'a BTreeMap<String, String>, offloading: &'a BTreeSet<String>, owner: Option<String>) -> Body<'a> {
+        Body { uses, offloading, owner, blocks_on: Vec::new(), calls: BTreeSet::new(), asyncs: Vec::new() }
     }
 
     /// The path written, with its first segment expanded through the file's `use`s.
@@ -430,7 +506,7 @@ impl<'a> Body<'a> {
     fn offloads(&self, func: &syn::Expr) -> bool {
         let syn::Expr::Path(p) = func else { return false };
         let last = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-        OFFLOADING.contains(&last.as_str()) || self.resolve(&p.path) == "std::thread::spawn"
+        self.offloading.contains(&last) || self.resolve(&p.path) == "std::thread::spawn"
     }
 
     fn note_call(&mut self, func: &syn::Expr) {
@@ -461,10 +537,10 @@ impl<'ast> Visit<'ast> for Body<'_> {
 
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let name = call.method.to_string();
-        if OFFLOADING.contains(&name.as_str()) {
+        if self.offloading.contains(&name) {
             return self.visit_expr(&call.receiver);
         }
-        if BLOCKING_METHODS.contains(&name.as_str()) {
+        if BLOCKING_METHODS.contains(&name.as_str()) && !asks_metadata(&call.receiver, &name) {
             self.blocks_on.push(format!(".{name}()"));
         }
         self.calls.insert(Call::Method(name));
@@ -492,7 +568,7 @@ impl<'ast> Visit<'ast> for Body<'_> {
     }
 
     fn visit_expr_async(&mut self, block: &'ast syn::ExprAsync) {
-        let mut inner = Body::new(self.uses, self.owner.clone());
+        let mut inner = Body::new(self.uses, self.offloading, self.owner.clone());
         inner.visit_block(&block.block);
         self.asyncs.append(&mut inner.asyncs);
         let f = Function { is_async: true, blocks_on: inner.blocks_on, calls: inner.calls, ..Function::default() };
