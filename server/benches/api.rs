@@ -12,8 +12,8 @@
 
 use axum::body::Body;
 use axum::http::Request;
-use conclave_core::testing::MemoryStore;
 use conclave_core::{ProviderRegistry, Secret};
+use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig};
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;

@@ -3,8 +3,8 @@
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use conclave_core::Secret;
-use conclave_core::testing::{FakeProvider, MemoryStore};
+use conclave_core::{ProviderRegistry, Secret};
+use conclave_doubles::{FakeProvider, MemoryStore};
 use conclave_engine::{Engine, EngineConfig};
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
@@ -28,10 +28,15 @@ pub(crate) fn api_with(token: Option<&str>) -> Api {
 /// The app with `fake` registered beside the built-in providers and an engine made
 /// with `config`.
 pub(crate) fn api_over(token: Option<&str>, fake: Arc<FakeProvider>, config: EngineConfig) -> Api {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let mut providers = conclave_providers::builtin();
     providers.register(fake);
+    api_from(token, providers, config)
+}
+
+/// The app with `providers` and an engine made with `config`.
+fn api_from(token: Option<&str>, providers: ProviderRegistry, config: EngineConfig) -> Api {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let workspace = Workspace::new(dir.path().join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
     let engine = Engine::new(workspace.providers.clone(), Arc::new(MemoryStore::new()), config);
     let security = Security {

@@ -6,11 +6,11 @@
 
 use async_trait::async_trait;
 use conclave_catalog::{CatalogContext, CheckedConclave, check_conclave};
-use conclave_core::testing::MemoryStore;
 use conclave_core::{
     BUILTIN_TOOLS, KNOWN_PROVIDERS, Provider, ProviderRegistry, RetryPolicy, RunStore, ToolCall, ToolOutcome,
     ToolRunner, ToolSpec,
 };
+use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome};
 use conclave_providers::anthropic::AnthropicProvider;
 use conclave_providers::ollama::OllamaProvider;

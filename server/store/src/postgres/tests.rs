@@ -7,7 +7,7 @@
 
 use super::migrations::MIGRATIONS;
 use super::*;
-use conclave_core::testing::conformance::{run_all, sample_conclave};
+use conclave_doubles::conformance::{run_all, sample_conclave};
 use conclave_shared::{EventKind, NodeState, RunStatus};
 use serde_json::json;
 use std::sync::Arc;
@@ -217,7 +217,7 @@ fn urls_lose_their_passwords() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_queue_conforms() {
-    conclave_core::testing::queue::run_all(&|| {
+    conclave_doubles::queue::run_all(&|| {
         let store = tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(fresh_store()));
         Arc::new(store)
     })

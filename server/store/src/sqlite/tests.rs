@@ -3,7 +3,7 @@
 //! runtime, durability on return, several stores on one file).
 
 use super::*;
-use conclave_core::testing::conformance::{run_all, sample_conclave};
+use conclave_doubles::conformance::{run_all, sample_conclave};
 use conclave_shared::{EventKind, NodeState};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -23,7 +23,7 @@ async fn sqlite_store_conforms() {
 async fn sqlite_queue_conforms() {
     let dir = tempfile::tempdir().expect("tempdir");
     let counter = AtomicUsize::new(0);
-    conclave_core::testing::queue::run_all(&|| {
+    conclave_doubles::queue::run_all(&|| {
         let n = counter.fetch_add(1, Ordering::SeqCst);
         Arc::new(SqliteStore::open(&dir.path().join(format!("queue-{n}.db"))).expect("open"))
     })

@@ -7,8 +7,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::queue::{Cancel, Job, Lease, QueueStats, RunQueue};
-use crate::store::{NewRun, RunStore, StoreError, dequeued_event, interrupted_event};
+use conclave_core::{
+    Cancel, Job, Lease, NewRun, QueueStats, RunQueue, RunStore, StoreError, dequeued_event, interrupted_event,
+};
 
 #[derive(Debug)]
 struct StoredRun {

@@ -10,7 +10,7 @@ use conclave_shared::{
 use serde_json::json;
 use std::sync::Arc;
 
-use crate::store::{NewRun, RunStore, StoreError};
+use conclave_core::{NewRun, RunStore, StoreError};
 
 /// Runs every check against fresh stores from `make`.
 pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
@@ -300,15 +300,4 @@ async fn endpoint_dialects_are_remembered_per_provider_and_endpoint(store: Arc<d
     store.remember_endpoint_dialect("openai", local, OutputDialect::JsonObject).await.expect("replace");
     assert_eq!(store.endpoint_dialect("openai", local).await.expect("read"), Some(OutputDialect::JsonObject));
     assert_eq!(store.endpoint_dialect("openai", other).await.expect("read"), Some(OutputDialect::Prompt));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::MemoryStore;
-
-    #[tokio::test]
-    async fn memory_store_conforms() {
-        run_all(&|| Arc::new(MemoryStore::new())).await;
-    }
 }
