@@ -135,21 +135,36 @@ pub(crate) struct Ran {
 
 async fn run(vendor: Vendor, script: Vec<Reply>, tools: bool) -> Ran {
     let server = FakeServer::start(script).await;
+    run_on(&server, vendor, tools).await
+}
+
+/// Runs the one-reviewer conclave for `vendor` against `server`.
+pub(crate) async fn run_on(server: &FakeServer, vendor: Vendor, tools: bool) -> Ran {
     let mut providers = ProviderRegistry::default();
     providers.register(provider_for(vendor, &server.base));
+    run_with(providers, conclave(vendor, tools), tools, || server.requests()).await
+}
+
+/// Runs `file` with `providers`; `requests` reads what the fake server received.
+pub(crate) async fn run_with(
+    providers: ProviderRegistry,
+    file: Conclave,
+    tools: bool,
+    requests: impl FnOnce() -> Vec<Recorded>,
+) -> Ran {
     let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
     let config = EngineConfig {
         retry: RetryPolicy { max_retries: 3, base: Duration::from_millis(10), cap: Duration::from_secs(2) },
         ..EngineConfig::default()
     };
     let engine = Engine::new(providers, store.clone(), config);
-    let checked = checked(conclave(vendor, tools));
+    let checked = checked(file);
     let options =
         RunOptions { tools: tools.then(|| Arc::new(FakeTools) as Arc<dyn ToolRunner>), ..RunOptions::default() };
     let handle = engine.start(checked, json!({"diff": "+fn main() {}"}), options).await.expect("run starts");
     let outcome = handle.wait().await;
     let events = store.events(&outcome.run_id, 0).await.expect("events");
-    Ran { outcome, events, requests: server.requests() }
+    Ran { outcome, events, requests: requests() }
 }
 
 pub(crate) fn failure(ran: &Ran) -> String {
