@@ -4,7 +4,8 @@
 //! Code CLI as a subprocess (`claude_code.rs`, its output read within the caps of
 //! `cli_output.rs`), and, with the `local` feature, an embedded GGUF model with
 //! schema-constrained decoding (`local/`). `dialect.rs` says how each of them
-//! receives an output schema. `http.rs` holds what the HTTP vendors share: the
+//! receives an output schema; `cutoff.rs` tells a full context window from a spent
+//! `max_tokens`. `http.rs` holds what the HTTP vendors share: the
 //! client, status mapping, `retry-after`, error bodies read up to a cap, and the SSE
 //! and NDJSON readers.
 //!
@@ -15,6 +16,7 @@
 pub mod anthropic;
 pub mod claude_code;
 pub mod cli_output;
+pub mod cutoff;
 pub mod dialect;
 pub mod http;
 #[cfg(feature = "local")]

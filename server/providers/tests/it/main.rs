@@ -2,4 +2,5 @@
 
 mod bounded_reads;
 mod dialects;
+mod local_servers;
 mod providers_http;
