@@ -239,12 +239,33 @@ async fn invalid_three_times(vendor: Vendor) {
 }
 
 async fn refusal(vendor: Vendor) {
-    let Some(reply) = vendor.refusal("I can't review this.") else { return };
+    let Some(reply) = vendor.refusal("I can't review this.") else { return ollama_has_no_refusal(vendor).await };
     let ran = run(vendor, vec![reply], false).await;
     assert_eq!(ran.outcome.status, RunStatus::Failed);
     assert_eq!(ran.outcome.error_kind, Some(conclave_shared::ErrorKind::Provider));
     assert!(failure(&ran).contains("the model refused: I can't review this."), "{}", failure(&ran));
     assert_eq!(ran.requests.len(), 1, "a refusal is not retried");
+}
+
+/// Ollama's `/api/chat` has no refusal signal (its messages carry `content`,
+/// `thinking` and `tool_calls`, its stops `done_reason` `stop`, `length`, `load` or
+/// `unload`), so a model that declines in words gives an ordinary answer: it is
+/// validated like any other, retried with the error fed back, and fails as invalid
+/// output, never as a refusal.
+async fn ollama_has_no_refusal(vendor: Vendor) {
+    assert_eq!(vendor, Vendor::Ollama, "only Ollama lacks a refusal in its wire format");
+    let declined = vendor.answer("I can't review this.");
+    let ran = run(vendor, vec![declined.clone(), declined.clone(), declined], false).await;
+    assert_eq!(ran.outcome.status, RunStatus::Failed);
+    assert_eq!(ran.outcome.error_kind, Some(conclave_shared::ErrorKind::InvalidOutput));
+    assert_eq!(
+        failure(&ran),
+        "node `reviewer` failed: output still invalid after 3 attempt(s): the answer contains no JSON object or array \
+         (it starts: \"I can't review this.\")"
+    );
+    assert_eq!(ran.requests.len(), 3, "declining in words is an answer to retry, not a refusal to stop at");
+    let feedback = vendor.last_user_text(&ran.requests[1].body);
+    assert!(feedback.contains("the answer contains no JSON object or array"), "the retry says why: {feedback}");
 }
 
 async fn truncated_stream(vendor: Vendor) {
