@@ -281,6 +281,26 @@ async fn a_probe_reports_the_dialect_and_refuses_what_it_cannot_read() {
     }
 }
 
+#[tokio::test]
+async fn the_local_probe_answers_its_dialect_at_once_without_loading_a_model() {
+    // No model file anywhere: a probe that tried to generate could not even start.
+    let models = tempfile::tempdir().expect("tempdir");
+    let dir = models.path().display().to_string();
+    let providers = conclave_providers::builtin_with_env(&|name| (name == "CONCLAVE_MODEL_DIR").then(|| dir.clone()));
+    let api = api_from(None, providers, EngineConfig::default());
+    let (status, found, text) = api.send("POST", "/api/providers/local/probe", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(found["provider"], "local", "{found}");
+    assert_eq!(found["dialect"], "local", "the dialect is known without the model: {found}");
+    assert_eq!(found["valid"], false, "without its model the provider cannot answer: {found}");
+    let error = found["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with(&format!("local is not configured: the default local model is not installed in {dir}: ")),
+        "the probe says what is missing: {error}"
+    );
+    assert!(found.get("rejected").is_none(), "no call was made, so nothing was rejected: {found}");
+}
+
 pub(crate) fn sse_events(text: &str) -> Vec<(u64, String)> {
     text.split("\n\n")
         .filter_map(|block| {

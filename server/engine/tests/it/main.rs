@@ -2,6 +2,7 @@
 
 mod engine;
 mod policy_failures;
+mod probe;
 mod resume;
 mod reuse;
 mod samples;

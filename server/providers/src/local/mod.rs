@@ -114,6 +114,11 @@ impl Provider for LocalProvider {
         model::resolve(model, &self.dir).map(|_| ())
     }
 
+    /// The grammar holds every answer to the schema: a probe needs no generation.
+    fn enforces_schema_itself(&self) -> bool {
+        true
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let path = model::resolve(&request.model, &self.dir)?;
         let cache = self.loaded.clone();
