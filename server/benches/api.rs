@@ -8,12 +8,14 @@
 //!   shared 2-core machine is noisier.
 //!
 //! The cost is the median over rounds of (without − with) / without, in requests
-//! per second. Run with `cargo bench -p conclave-server --bench api`.
+//! per second. Also the time of `POST /api/providers/local/probe` through the app,
+//! which answers the embedded model's dialect without loading the model (target:
+//! under 100 ms). Run with `cargo bench -p conclave-server --bench api`.
 
 use axum::body::Body;
 use axum::http::Request;
-use conclave_core::testing::MemoryStore;
 use conclave_core::{ProviderRegistry, Secret};
+use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig};
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
@@ -28,10 +30,16 @@ const ROUND: Duration = Duration::from_secs(1);
 const ROUNDS: usize = 15;
 const TOKEN: &str = "bench-token-0123456789abcdef0123456789abcdef";
 
+/// Local probes measured, one at a time.
+const PROBES: usize = 50;
+
 fn state() -> AppState {
+    state_with(ProviderRegistry::default())
+}
+
+fn state_with(providers: ProviderRegistry) -> AppState {
     let dir = std::env::temp_dir().join("conclave-api-bench");
-    let workspace =
-        Workspace::new(dir.join("conclaves"), SchemaCatalog::with_roots(vec![]), ProviderRegistry::default());
+    let workspace = Workspace::new(dir.join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
     let engine = Engine::new(ProviderRegistry::default(), Arc::new(MemoryStore::new()), EngineConfig::default());
     let security = Security { token: Some(Secret::new(TOKEN)), allowed_hosts: Vec::new(), repo_roots: vec![dir] };
     AppState::new(workspace, engine, security, EditorSource::embedded())
@@ -128,9 +136,37 @@ where
     println!("  cost of the checks: median {:.1}% (target: under 5%)", median(costs));
 }
 
+/// `POST /api/providers/local/probe` through the guarded app, one at a time, with the
+/// built-in providers as `conclave serve` has them.
+async fn local_probe() {
+    let service = app(state_with(conclave_providers::builtin()));
+    let mut millis = Vec::new();
+    let mut answer = String::new();
+    for _ in 0..PROBES {
+        let request = Request::post("/api/providers/local/probe")
+            .header("host", "127.0.0.1:7700")
+            .header("origin", "http://127.0.0.1:7700")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("content-type", "application/json")
+            .body(Body::from("{}"))
+            .expect("request");
+        let started = Instant::now();
+        let response = service.clone().oneshot(request).await.expect("response");
+        assert!(response.status().is_success(), "{}", response.status());
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("body");
+        millis.push(started.elapsed().as_secs_f64() * 1000.0);
+        answer = String::from_utf8_lossy(&body).into_owned();
+    }
+    let slowest = millis.iter().copied().fold(0.0, f64::max);
+    println!("POST /api/providers/local/probe in process, {PROBES} requests one at a time:");
+    println!("  median {:.2} ms, slowest {slowest:.2} ms (target: under 100 ms)", median(millis));
+    println!("  answer: {answer}");
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
+        local_probe().await;
         let (guarded, bare) = (app(state()), unguarded(state()));
         compare("GET /api/runs in process, one at a time", |guard| {
             let (guarded, bare) = (guarded.clone(), bare.clone());

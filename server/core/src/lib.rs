@@ -3,11 +3,7 @@
 //! [`ToolRunner`] agents' tool calls go through, the [`RunStore`] runs are kept in,
 //! and the [`RunQueue`] workers claim runs from. Also the small pieces every side shares: retry policy, prices, secrets and
 //! the one point where they are redacted, and the owner tokens that tell live runs
-//! from dead ones.
-//!
-//! The `testing` feature adds the test doubles: a scripted fake provider, an
-//! in-memory store, and the conformance suite every store must pass. Release builds
-//! never enable it.
+//! from dead ones. The test doubles of these traits live in `conclave-doubles`.
 //!
 //! **Invariant:** no vendor, no HTTP, no database, no review logic.
 
@@ -21,9 +17,6 @@ pub mod secret;
 pub mod sink;
 pub mod store;
 pub mod tools;
-
-#[cfg(feature = "testing")]
-pub mod testing;
 
 pub use owner::{owner_alive, owner_token};
 pub use pricing::PriceTable;

@@ -274,6 +274,13 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// The model agents use when a run is switched onto this provider without naming one.
     fn default_model(&self) -> &str;
 
+    /// Whether this provider decodes every answer under the schema itself (an embedded
+    /// model with a grammar), so the dialect it speaks is known without asking the
+    /// model: a probe then answers at once instead of loading it.
+    fn enforces_schema_itself(&self) -> bool {
+        false
+    }
+
     /// Answers one request, streaming text and tool calls through `stream` as they arrive.
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError>;
 }

@@ -20,7 +20,7 @@
 //!   holds across the fleet, and a dead process's slots free themselves.
 //!
 //! Every store implements the same queue (memory for tests, SQLite for one machine,
-//! PostgreSQL for a fleet), checked by `testing::conformance::queue`.
+//! PostgreSQL for a fleet), checked by the queue suite of `conclave-doubles`.
 
 use async_trait::async_trait;
 use serde_json::Value;

@@ -250,6 +250,10 @@ impl Provider for RedactingProvider {
         self.inner.dialects()
     }
 
+    fn enforces_schema_itself(&self) -> bool {
+        self.inner.enforces_schema_itself()
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let sink = RedactingSink { inner: stream, redactor: &self.redactor, pending: Mutex::default() };
         let result = self.inner.call(request, &sink).await;

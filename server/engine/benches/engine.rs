@@ -8,10 +8,10 @@
 
 use async_trait::async_trait;
 use conclave_catalog::CheckedConclave;
-use conclave_core::testing::MemoryStore;
 use conclave_core::{
     AgentReply, AgentRequest, Capabilities, Provider, ProviderError, ProviderRegistry, RunStore, StreamSink,
 };
+use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, RunStatus, Settings};
 use conclave_store::{PostgresStore, SqliteStore};

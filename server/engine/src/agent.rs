@@ -22,6 +22,7 @@ use crate::input::AgentInput;
 use crate::observe;
 use crate::plan::{AgentDialects, AgentPlan};
 use crate::policy::OutputPolicy;
+use crate::policy_call::{self, PolicyFailure};
 
 /// Why a node failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -42,6 +43,10 @@ pub enum NodeError {
         /// The last attempt's raw answer.
         raw: String,
     },
+    /// The run's output policy failed (a hook panicked): the answer was not checked,
+    /// so it is not passed on.
+    #[error("{0}")]
+    Policy(#[from] PolicyFailure),
     /// A bug in Conclave (a task panicked).
     #[error("internal error: {0}")]
     Internal(String),
@@ -56,7 +61,7 @@ impl NodeError {
             NodeError::Provider(_) => ErrorKind::Provider,
             NodeError::Timeout(_) => ErrorKind::Timeout,
             NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
-            NodeError::Internal(_) => ErrorKind::Internal,
+            NodeError::Policy(_) | NodeError::Internal(_) => ErrorKind::Internal,
         }
     }
 }
@@ -125,10 +130,10 @@ pub async fn run_agent_with(
     for attempt in 1..=attempts {
         let before = call.usage.clone();
         let reply = call.converse(&mut messages, attempt, true).await?;
-        let checked = match check_answer(contract, ctx.policy.as_deref(), &reply) {
+        let checked = match check_answer(contract, ctx.policy.as_deref(), &reply)? {
             // An agent with tools and retries left hears what the policy rejects.
             Ok(value) if attempt < attempts && !plan.tools.is_empty() => {
-                match rejections(ctx, contract, &value).await {
+                match rejections(ctx, contract, &value).await? {
                     rejected if rejected.is_empty() => Ok(value),
                     rejected => Err((rejected, false)),
                 }
@@ -164,10 +169,14 @@ pub async fn run_agent_with(
 
 /// What the run's policy rejects in a valid answer (see
 /// [`OutputPolicy::reject_answer`]), asked off the async threads.
-async fn rejections(ctx: &AgentContext, contract: &OutputContract, value: &Value) -> Vec<String> {
-    let Some(policy) = ctx.policy.clone() else { return Vec::new() };
+async fn rejections(
+    ctx: &AgentContext,
+    contract: &OutputContract,
+    value: &Value,
+) -> Result<Vec<String>, PolicyFailure> {
+    let Some(policy) = ctx.policy.clone() else { return Ok(Vec::new()) };
     let (value, field) = (value.clone(), contract.findings_field.clone());
-    tokio::task::spawn_blocking(move || policy.reject_answer(&value, field.as_deref())).await.unwrap_or_default()
+    policy_call::off_thread("reject_answer", move || policy.reject_answer(&value, field.as_deref())).await
 }
 
 /// The feedback for an answer the policy rejected.
@@ -180,22 +189,27 @@ fn render_rejections(problems: &[String]) -> String {
     )
 }
 
-/// The validated value of an answer, or every reason it is not acceptable.
+/// The validated value of an answer, or every reason it is not acceptable; an error
+/// when the policy failed to normalize it.
 fn check_answer(
     contract: &OutputContract,
     policy: Option<&dyn OutputPolicy>,
     reply: &AgentReply,
-) -> Result<Value, Vec<String>> {
+) -> Result<Result<Value, Vec<String>>, PolicyFailure> {
     let mut value = match &reply.json {
         Some(json) => json.clone(),
-        None => extract_json(&reply.text).map_err(|e| vec![e])?,
+        None => match extract_json(&reply.text) {
+            Ok(value) => value,
+            Err(e) => return Ok(Err(vec![e])),
+        },
     };
     contract.restore(&mut value);
     if let Some(policy) = policy {
-        policy.normalize_answer(&mut value, contract.findings_field.as_deref());
+        let field = contract.findings_field.as_deref();
+        policy_call::in_place("normalize_answer", || policy.normalize_answer(&mut value, field))?;
     }
     let errors = contract.violations(&value);
-    if errors.is_empty() { Ok(value) } else { Err(errors) }
+    Ok(if errors.is_empty() { Ok(value) } else { Err(errors) })
 }
 
 /// Makes the calls of one agent node.

@@ -87,7 +87,7 @@ impl DialectBook {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use conclave_core::testing::MemoryStore;
+    use conclave_doubles::MemoryStore;
 
     const LOCAL: &str = "http://127.0.0.1:8080/v1";
 

@@ -6,7 +6,8 @@
 //! earlier run whose outputs it reuses, `agent.rs` runs one agent node with validation and
 //! retries, `input.rs` is an agent's typed input and how it is shown to the model,
 //! `policy.rs` the hook through which a run's output policy (code review) shapes
-//! schemas and compares siblings, `limits.rs` the engine-wide and per-run
+//! schemas and compares siblings, `policy_call.rs` how a hook's panic becomes a typed
+//! node failure, `limits.rs` the engine-wide and per-run
 //! concurrency limits, `bus.rs` numbers, stores and publishes events, `dialects.rs` which
 //! structured-output dialect each server takes, `probe.rs` asks a provider which one
 //! it speaks, `observe.rs`
@@ -25,6 +26,7 @@ pub mod limits;
 pub mod observe;
 pub mod plan;
 pub mod policy;
+pub mod policy_call;
 pub mod probe;
 pub mod reuse;
 pub mod samples;
@@ -52,6 +54,7 @@ pub use input::AgentInput;
 pub use limits::Limits;
 pub use plan::{AgentPlan, Plan, PlanNode, build_plan};
 pub use policy::{OutputPolicy, SiblingOutput};
+pub use policy_call::PolicyFailure;
 pub use reuse::Reuse;
 pub use samples::{MAX_SAMPLES, Samples};
 pub use scheduler::{Resumed, RunOutcome};
@@ -197,6 +200,9 @@ pub enum StartError {
         /// What differs.
         what: &'static str,
     },
+    /// The run's output policy failed while shaping an agent's schema (it panicked).
+    #[error("{0}")]
+    Policy(#[from] PolicyFailure),
     /// `samples` names an agent that cannot be sampled, or asks for too many.
     #[error("cannot sample {target}: {reason}")]
     Samples {
@@ -233,6 +239,7 @@ impl StartError {
             StartError::ReuseOtherConclave { .. }
             | StartError::Samples { .. }
             | StartError::CannotResume { .. }
+            | StartError::Policy(_)
             | StartError::Store(_) => None,
         }
     }
@@ -353,7 +360,18 @@ impl Engine {
     /// Checks that `conclave` can run here (providers, output contracts, tools)
     /// without starting it.
     pub fn plan(&self, conclave: &CheckedConclave, options: &RunOptions) -> Result<Plan, StartError> {
-        build_plan(conclave, &self.providers, self.config.node_timeout, options)
+        let Some(policy) = options.policy.clone() else {
+            return build_plan(conclave, &self.providers, self.config.node_timeout, options);
+        };
+        // Planning asks the policy to shape each agent's schema; a panic there is kept
+        // and refuses the run.
+        let guard = Arc::new(policy_call::ShapingGuard::new(policy));
+        let guarded = RunOptions { policy: Some(guard.clone()), ..options.clone() };
+        let plan = build_plan(conclave, &self.providers, self.config.node_timeout, &guarded);
+        match guard.failure() {
+            Some(failure) => Err(failure.into()),
+            None => plan,
+        }
     }
 
     /// Plans, records and starts a run; returns at once with a handle. With

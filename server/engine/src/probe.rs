@@ -2,7 +2,11 @@
 //! dialect its server speaks before a review depends on it. For providers whose
 //! servers differ (OpenAI-compatible ones) the dialects are tried in the order `auto`
 //! walks them, and each rejection is reported; the others are asked once in their own
-//! dialect. `conclave providers --probe` and the editor's provider list show it.
+//! dialect, and a provider that enforces the schema itself (the embedded model) is not
+//! asked at all: its dialect is known, and only its configuration and model file are
+//! checked. A probe that gets no answer within [`PROBE_TIMEOUT`] reports that, so a
+//! caller (an HTTP client with its own deadline) is never left waiting.
+//! `conclave providers --probe` and the editor's provider list show it.
 
 use conclave_core::{AgentRequest, DiscardSink, Message, Provider, ProviderError, SchemaSpec};
 use conclave_schema::contract::extract_json;
@@ -12,8 +16,9 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The longest a probe of one provider may take.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest a probe of one provider may take: below the 10 s an HTTP client such as
+/// schemathesis waits for an answer, and ample for a loaded server's 64-token reply.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// Tokens the probe's answer may use: `{"ok": true}` with room to spare.
 const PROBE_TOKENS: u32 = 64;
@@ -28,8 +33,13 @@ fn probe_schema() -> Value {
     })
 }
 
-/// Probes `provider` with `model` (default: its default model).
+/// Probes `provider` with `model` (default: its default model), within [`PROBE_TIMEOUT`].
 pub async fn probe(provider: &dyn Provider, model: Option<&str>) -> ProviderProbe {
+    probe_within(provider, model, PROBE_TIMEOUT).await
+}
+
+/// [`probe`], giving up after `limit`.
+pub async fn probe_within(provider: &dyn Provider, model: Option<&str>, limit: Duration) -> ProviderProbe {
     let started = Instant::now();
     let model = model.filter(|m| !m.trim().is_empty()).unwrap_or(provider.default_model()).to_string();
     let server = provider.dialects();
@@ -43,12 +53,36 @@ pub async fn probe(provider: &dyn Provider, model: Option<&str>) -> ProviderProb
         error: None,
         duration_ms: 0,
     };
-    let outcome = tokio::time::timeout(PROBE_TIMEOUT, ask(provider, &model, server.is_some(), &mut report)).await;
-    if outcome.is_err() {
-        report.error = Some(format!("no answer within {} s", PROBE_TIMEOUT.as_secs()));
+    if provider.enforces_schema_itself() {
+        settle(provider, &model, &mut report);
+    } else if tokio::time::timeout(limit, ask(provider, &model, server.is_some(), &mut report)).await.is_err() {
+        report.error = Some(format!(
+            "no answer within {}; a server still loading its model may answer later, so probe again",
+            humanize(limit)
+        ));
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     report
+}
+
+/// Fills `report` for a provider that enforces the schema itself, without a call:
+/// its native dialect, valid when its configuration and model are usable.
+fn settle(provider: &dyn Provider, model: &str, report: &mut ProviderProbe) {
+    report.dialect = Some(native_dialect(provider));
+    match provider.check_config().and_then(|()| provider.check_model(model)) {
+        Ok(()) => report.valid = true,
+        Err(e) => report.error = Some(e.to_string()),
+    }
+}
+
+/// The dialect of a provider whose servers all take a schema the same way.
+fn native_dialect(provider: &dyn Provider) -> String {
+    provider.capabilities().native_schema.map_or("prompt", |t| t.as_str()).to_string()
+}
+
+/// `d` as a person reads it: whole seconds, or milliseconds.
+fn humanize(d: Duration) -> String {
+    if d.as_millis().is_multiple_of(1000) { format!("{} s", d.as_secs()) } else { format!("{} ms", d.as_millis()) }
 }
 
 /// Asks in each dialect until one is accepted, filling `report`.
@@ -64,7 +98,7 @@ async fn ask(provider: &dyn Provider, model: &str, dialects: bool, report: &mut 
             Ok(reply) => {
                 report.dialect = Some(match dialect {
                     Some(d) => d.as_str().to_string(),
-                    None => provider.capabilities().native_schema.map_or("prompt", |t| t.as_str()).to_string(),
+                    None => native_dialect(provider),
                 });
                 let answer = reply.json.map(Ok).unwrap_or_else(|| extract_json(&reply.text));
                 report.valid = answer.is_ok_and(|v| v.get("ok").is_some_and(Value::is_boolean));

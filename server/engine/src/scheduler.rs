@@ -22,6 +22,7 @@ use crate::limits::RunLimits;
 use crate::observe::{self, RunMetrics};
 use crate::plan::{AgentPlan, Plan};
 use crate::policy::SiblingOutput;
+use crate::policy_call::{self, PolicyFailure};
 use crate::reuse::{Reused, ReusedNode};
 use crate::samples::run_sampled;
 
@@ -221,7 +222,9 @@ impl Run {
             }
             NodeKind::Output => {
                 self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone(), input: None }).await;
-                self.check_findings(i).await;
+                if let Err(failure) = self.check_findings(i).await {
+                    return self.finish(i, Err(failure.into()), 0).await;
+                }
                 let collected = Value::Object(self.upstream_outputs(i, true).into_iter().collect());
                 self.finish(i, Ok((NodeOutput::Json(collected), Usage::default())), 0).await;
             }
@@ -237,11 +240,15 @@ impl Run {
             self.finish(i, Err(NodeError::Internal("agent node without a plan".into())), 0).await;
             return;
         };
+        let comparison = match self.check_findings(i).await {
+            Ok(comparison) => comparison,
+            Err(failure) => return self.finish(i, Err(failure.into()), 0).await,
+        };
         let input = AgentInput {
             run_input: self.input.clone(),
             // The run input is already `run_input`; a trigger's output would repeat it.
             upstream: self.upstream_outputs(i, false),
-            comparison: self.check_findings(i).await,
+            comparison,
         };
         let span = observe::agent_span(&node.id, &node.label, &agent.config.provider, &agent.config.model);
         let (agents, limits, node_id) = (self.agents.clone(), self.limits.clone(), node.id.clone());
@@ -263,9 +270,9 @@ impl Run {
 
     /// Asks the run's policy to compare the outputs of `i`'s findings-shaped upstream
     /// agents when there are two or more, and records the result; `None` when the
-    /// check does not apply.
-    async fn check_findings(&self, i: usize) -> Option<FindingsCheck> {
-        let policy = self.agents.policy.clone()?;
+    /// check does not apply, an error when the policy failed to compare.
+    async fn check_findings(&self, i: usize) -> Result<Option<FindingsCheck>, PolicyFailure> {
+        let Some(policy) = self.agents.policy.clone() else { return Ok(None) };
         let owned: Vec<(String, Value, String)> = self.plan.predecessors[i]
             .iter()
             .filter_map(|&p| {
@@ -276,18 +283,18 @@ impl Run {
             })
             .collect();
         if owned.len() < 2 {
-            return None;
+            return Ok(None);
         }
         // The policy may read the reviewed files to place findings: off the async threads.
-        let check = tokio::task::spawn_blocking(move || {
+        let check = policy_call::off_thread("compare", move || {
             let siblings: Vec<SiblingOutput<'_>> = owned
                 .iter()
                 .map(|(node_id, output, findings_field)| SiblingOutput { node_id, output, findings_field })
                 .collect();
             policy.compare(&siblings)
         })
-        .await
-        .ok()??;
+        .await?;
+        let Some(check) = check else { return Ok(None) };
         let node_id = self.plan.nodes[i].id.clone();
         self.bus.emit(EventKind::FindingsChecked { node_id: node_id.clone(), check: check.clone() }).await;
         for contradiction in &check.contradictions {
@@ -298,7 +305,7 @@ impl Run {
                 })
                 .await;
         }
-        Some(check)
+        Ok(Some(check))
     }
 
     /// The outputs of `i`'s upstream nodes, by node id, in edge order, with or
@@ -315,8 +322,13 @@ impl Run {
     /// a fresh run makes on the way (comparing the node's sibling reviewers, checking
     /// an agent's counts) are made again, so the run's events and reports are complete.
     async fn reuse(&mut self, i: usize, reused: ReusedNode) {
-        self.check_findings(i).await;
-        self.check_output(i, &reused.output).await;
+        let checked = match self.check_findings(i).await {
+            Ok(_) => self.check_output(i, &reused.output).await,
+            Err(failure) => Err(failure),
+        };
+        if let Err(failure) = checked {
+            return self.finish(i, Err(failure.into()), 0).await;
+        }
         let event = EventKind::NodeReused {
             node_id: self.plan.nodes[i].id.clone(),
             from_run: self.reused.0.clone(),
@@ -328,17 +340,19 @@ impl Run {
     }
 
     /// Asks the run's policy to check an agent's structured output (a Writer's
-    /// counts against its findings) and records any mismatch.
-    async fn check_output(&self, i: usize, output: &NodeOutput) {
+    /// counts against its findings) and records any mismatch; an error when the
+    /// policy failed to check it.
+    async fn check_output(&self, i: usize, output: &NodeOutput) -> Result<(), PolicyFailure> {
         if let (NodeOutput::Json(value), Some(policy)) = (output, &self.agents.policy)
             && self.plan.nodes[i].kind == NodeKind::Agent
         {
-            let mismatches = policy.check_output(value);
+            let mismatches = policy_call::in_place("check_output", || policy.check_output(value))?;
             if !mismatches.is_empty() {
                 let node_id = self.plan.nodes[i].id.clone();
                 self.bus.emit(EventKind::CountMismatch { node_id, mismatches }).await;
             }
         }
+        Ok(())
     }
 
     /// Keeps node `i`'s output and releases the successors it was the last input of.
@@ -356,9 +370,16 @@ impl Run {
     /// Records a node's result and releases or skips its successors.
     async fn finish(&mut self, i: usize, result: Result<(NodeOutput, Usage), NodeError>, duration_ms: u64) {
         let node_id = self.plan.nodes[i].id.clone();
+        // An output the policy failed to check is not passed on.
+        let result = match result {
+            Ok((output, usage)) => match self.check_output(i, &output).await {
+                Ok(()) => Ok((output, usage)),
+                Err(failure) => Err(NodeError::from(failure)),
+            },
+            Err(err) => Err(err),
+        };
         match result {
             Ok((output, usage)) => {
-                self.check_output(i, &output).await;
                 self.bus.emit(EventKind::NodeCompleted { node_id, output: output.clone(), usage, duration_ms }).await;
                 self.succeeded(i, output);
             }

@@ -5,15 +5,17 @@
 //! event's `structured_output` is the answer, and a result marked `is_error` is an
 //! error whatever its subtype (not being logged in is a configuration error). The
 //! subprocess gets a scrubbed environment, its standard error is drained while it
-//! runs, and it is killed if the node is cancelled or times out.
+//! runs, its output is read within [`OutputLimits`] (it is killed past them), and it
+//! is killed if the node is cancelled or times out.
 
 use async_trait::async_trait;
 use conclave_shared::Usage;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Stdio;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::cli_output::{BoundedLines, OutputLimits};
 use crate::dialect::Dialect;
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason};
@@ -35,12 +37,21 @@ const STDERR_KEPT: usize = 64 * 1024;
 #[derive(Debug, Clone)]
 pub struct ClaudeCodeProvider {
     binary: PathBuf,
+    limits: OutputLimits,
 }
 
 impl ClaudeCodeProvider {
     /// Configured from `CONCLAVE_CLAUDE_BIN` (default `claude` on `PATH`).
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> ClaudeCodeProvider {
-        ClaudeCodeProvider { binary: PathBuf::from(env("CONCLAVE_CLAUDE_BIN").unwrap_or_else(|| "claude".into())) }
+        ClaudeCodeProvider {
+            binary: PathBuf::from(env("CONCLAVE_CLAUDE_BIN").unwrap_or_else(|| "claude".into())),
+            limits: OutputLimits::default(),
+        }
+    }
+
+    /// The same provider reading at most `limits` of the CLI's output.
+    pub fn with_output_limits(self, limits: OutputLimits) -> ClaudeCodeProvider {
+        ClaudeCodeProvider { limits, ..self }
     }
 
     fn resolved_binary(&self) -> Option<PathBuf> {
@@ -126,7 +137,12 @@ impl Provider for ClaudeCodeProvider {
         // Drained while the CLI runs, so a chatty CLI never blocks on a full pipe.
         let stderr = child.stderr.take().map(|err| tokio::spawn(read_bounded(err)));
         let stdout = child.stdout.take().ok_or_else(|| ProviderError::Transport("no stdout from the CLI".into()))?;
-        let read = read_events(stdout, stream).await;
+        let read = read_events(BoundedLines::new("the Claude Code CLI", stdout, self.limits), stream).await;
+        if read.is_err() {
+            // Past a cap (or a line that is not JSON) nothing more is read: stop the CLI
+            // rather than wait for output no one reads.
+            let _ = child.start_kill();
+        }
         let status = child.wait().await.map_err(|e| ProviderError::Transport(format!("waiting for the CLI: {e}")))?;
         let stderr = match stderr {
             Some(task) => task.await.unwrap_or_default(),
@@ -169,14 +185,11 @@ impl ClaudeCodeProvider {
 /// Reads the CLI's stream-json events, forwarding text and tool calls; returns the
 /// `result` event and whether an assistant message reported a failed login.
 async fn read_events(
-    stdout: tokio::process::ChildStdout,
+    mut lines: BoundedLines<tokio::process::ChildStdout>,
     stream: &dyn StreamSink,
 ) -> Result<(Option<Value>, bool), ProviderError> {
-    let mut lines = BufReader::new(stdout).lines();
     let mut auth_failed = false;
-    while let Some(line) =
-        lines.next_line().await.map_err(|e| ProviderError::Transport(format!("reading the CLI's output: {e}")))?
-    {
+    while let Some(line) = lines.next_line().await? {
         if line.trim().is_empty() {
             continue;
         }

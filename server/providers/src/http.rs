@@ -1,5 +1,6 @@
 //! HTTP plumbing shared by the HTTP providers: one client, status-to-error mapping
-//! (with `retry-after`), and streaming readers for Server-Sent Events and NDJSON.
+//! (with `retry-after`), error bodies read up to a bound, and streaming readers for
+//! Server-Sent Events and NDJSON.
 
 use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
@@ -12,8 +13,12 @@ use tokio_util::io::StreamReader;
 
 use conclave_core::ProviderError;
 
-/// Largest error body read into a message.
+/// Largest part of an error body quoted in a message.
 const ERROR_BODY_LIMIT: usize = 2000;
+
+/// The most of an error response's body that is read: far more than any real error
+/// message, and a bound on what a broken or hostile server can make Conclave hold.
+pub const ERROR_BODY_CAP: usize = 64 * 1024;
 
 /// The shared client: connection pooling, a connect timeout, no overall timeout
 /// (streams run long; node timeouts bound them).
@@ -37,8 +42,55 @@ pub async fn send(request: reqwest::RequestBuilder) -> Result<reqwest::Response,
         return Ok(response);
     }
     let retry_after = retry_after(response.headers());
-    let body = response.text().await.unwrap_or_default();
-    Err(error_from_status(status, retry_after, &body))
+    let body = ErrorBody::read(response).await;
+    Err(body.mark(error_from_status(status, retry_after, &body.text)))
+}
+
+/// The start of an error response's body: at most [`ERROR_BODY_CAP`] bytes, read as
+/// they stream; the rest is never read (the connection is dropped with the response).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorBody {
+    /// What was read, as text.
+    pub text: String,
+    /// Whether the body went on past the cap.
+    pub cut: bool,
+}
+
+impl ErrorBody {
+    /// Reads the start of `response`'s body. A body that breaks off keeps what came.
+    pub async fn read(mut response: reqwest::Response) -> ErrorBody {
+        let mut kept: Vec<u8> = Vec::new();
+        let mut cut = false;
+        while let Ok(Some(chunk)) = response.chunk().await {
+            let room = ERROR_BODY_CAP - kept.len();
+            if chunk.len() > room {
+                kept.extend_from_slice(&chunk[..room]);
+                cut = true;
+                break;
+            }
+            kept.extend_from_slice(&chunk);
+        }
+        ErrorBody { text: String::from_utf8_lossy(&kept).into_owned(), cut }
+    }
+
+    /// `error` with a note that the body was cut, when it was.
+    pub fn mark(&self, error: ProviderError) -> ProviderError {
+        if !self.cut {
+            return error;
+        }
+        let note = |message: String| {
+            format!("{message} (the error body went on past {} KiB; the rest was not read)", ERROR_BODY_CAP / 1024)
+        };
+        match error {
+            ProviderError::Server { status, message } => ProviderError::Server { status, message: note(message) },
+            ProviderError::Auth(message) => ProviderError::Auth(note(message)),
+            ProviderError::BadRequest(message) => ProviderError::BadRequest(note(message)),
+            ProviderError::DialectRejected { dialect, status, message } => {
+                ProviderError::DialectRejected { dialect, status, message: note(message) }
+            }
+            other => other,
+        }
+    }
 }
 
 /// Maps an HTTP error status to the error a user can act on.

@@ -1,11 +1,13 @@
 //! The LLM providers built into Conclave, each behind `conclave_core::Provider`:
 //! Anthropic's Messages API (`anthropic.rs`), OpenAI's Chat Completions and Responses
 //! APIs and any server that speaks them (`openai/`), Ollama (`ollama.rs`), the Claude
-//! Code CLI as a subprocess (`claude_code.rs`), and, with the `local` feature, an
-//! embedded GGUF model with schema-constrained decoding (`local/`). `dialect.rs` says
-//! how each of them receives an output schema. `http.rs` holds
-//! what the HTTP vendors share: the client, status mapping, `retry-after`, and the
-//! SSE and NDJSON readers.
+//! Code CLI as a subprocess (`claude_code.rs`, its output read within the caps of
+//! `cli_output.rs`), and, with the `local` feature, an embedded GGUF model with
+//! schema-constrained decoding (`local/`). `dialect.rs` says how each of them
+//! receives an output schema; `cutoff.rs` tells a full context window from a spent
+//! `max_tokens`. `http.rs` holds what the HTTP vendors share: the
+//! client, status mapping, `retry-after`, error bodies read up to a cap, and the SSE
+//! and NDJSON readers.
 //!
 //! **Invariant:** vendor wire formats live here and nowhere else. Keys come from the
 //! environment only and are held as `Secret`s; every built-in provider is wrapped in
@@ -13,6 +15,8 @@
 
 pub mod anthropic;
 pub mod claude_code;
+pub mod cli_output;
+pub mod cutoff;
 pub mod dialect;
 pub mod http;
 #[cfg(feature = "local")]

@@ -7,6 +7,7 @@ use conclave_shared::Usage;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use crate::cutoff::LengthStop;
 use crate::dialect::Dialect;
 use crate::http::{ndjson_values, send};
 use conclave_core::StreamSink;
@@ -115,10 +116,15 @@ impl Provider for OllamaProvider {
                 usage.input_tokens = line["prompt_eval_count"].as_u64().unwrap_or(0);
                 usage.output_tokens = line["eval_count"].as_u64().unwrap_or(0);
                 return match line["done_reason"].as_str() {
-                    Some("length") => Err(ProviderError::Truncated(format!(
-                        "done_reason `length` after {} tokens; the JSON is incomplete; raise `max_tokens` on the agent",
-                        usage.output_tokens
-                    ))),
+                    Some("length") => Err(LengthStop {
+                        reason: "done_reason `length`",
+                        wrote: !text.is_empty() || !tool_calls.is_empty(),
+                        usage: line.get("eval_count").is_some().then_some((usage.input_tokens, usage.output_tokens)),
+                        max_tokens: request.max_tokens,
+                        larger_context: "give the model a larger `num_ctx` (in its Modelfile, or OLLAMA_CONTEXT_LENGTH \
+                                         for the server)",
+                    }
+                    .error()),
                     _ => {
                         let stop = if tool_calls.is_empty() { StopReason::EndTurn } else { StopReason::ToolUse };
                         Ok(AgentReply { text, json: None, tool_calls, usage, stop })

@@ -3,7 +3,8 @@
 //! agreements, then a sorted sweep of each file's findings for near-duplicates.
 
 use conclave_shared::{Finding, FindingGroup, FindingsCheck, Stance};
-use std::collections::{BTreeMap, HashMap};
+use petgraph::unionfind::UnionFind;
+use std::collections::HashMap;
 
 use super::similarity::{NEAR_DUPLICATE_THRESHOLD, NEAR_LINES, dice, push_word_hashes};
 
@@ -171,22 +172,27 @@ fn near_duplicate_groups(all: &[&Finding], agent_of: &[u32], order: &[(u32, u64,
     for i in (0..all.len()).filter(|&i| needed[i]) {
         words.range(all, i);
     }
-    let mut parent: Vec<usize> = (0..all.len()).collect();
+    let mut sets: UnionFind<u32> = UnionFind::new(all.len());
     let mut linked = vec![false; all.len()];
     for (i, j) in pairs {
-        let (i, j) = (i as usize, j as usize);
-        if words.similarity(all, i, j) >= NEAR_DUPLICATE_THRESHOLD {
-            union(&mut parent, i, j);
-            linked[i] = true;
-            linked[j] = true;
+        if words.similarity(all, i as usize, j as usize) >= NEAR_DUPLICATE_THRESHOLD {
+            sets.union(i, j);
+            linked[i as usize] = true;
+            linked[j as usize] = true;
         }
     }
-    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    // Each group in ascending order of its members, the groups by their first member.
+    let mut first_of_root: HashMap<u32, usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
     for i in (0..all.len()).filter(|&i| linked[i]) {
-        let root = find(&mut parent, i);
-        groups.entry(root).or_default().push(i);
+        let root = sets.find_mut(i as u32);
+        let group = *first_of_root.entry(root).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[group].push(i);
     }
-    groups.into_values().collect()
+    groups
 }
 
 /// Word hashes of findings, computed on first use and kept in one arena.
@@ -208,21 +214,6 @@ impl Words {
     fn similarity(&mut self, all: &[&Finding], i: usize, j: usize) -> f64 {
         let (a, b) = (self.range(all, i), self.range(all, j));
         dice(&self.arena[a.0..a.1], &self.arena[b.0..b.1])
-    }
-}
-
-fn find(parent: &mut [usize], mut i: usize) -> usize {
-    while parent[i] != i {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    i
-}
-
-fn union(parent: &mut [usize], a: usize, b: usize) {
-    let (ra, rb) = (find(parent, a), find(parent, b));
-    if ra != rb {
-        parent[ra.max(rb)] = ra.min(rb);
     }
 }
 

@@ -5,8 +5,8 @@
 //! writer thread can group their events into shared commits. Prints, per number of
 //! runs, events per second and events per commit.
 
-use conclave_core::testing::conformance::sample_conclave;
 use conclave_core::{NewRun, RunStore};
+use conclave_doubles::conformance::sample_conclave;
 use conclave_shared::{EventKind, RunEvent};
 use conclave_store::SqliteStore;
 use std::sync::Arc;

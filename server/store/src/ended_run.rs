@@ -2,7 +2,7 @@
 //! ends with (the conformance suite's `every_kind_of_node`), as the node rows of
 //! earlier schema versions held it.
 
-use conclave_core::testing::conformance::{every_kind_of_node, sample_conclave};
+use conclave_doubles::conformance::{every_kind_of_node, sample_conclave};
 use conclave_shared::{NodeSummary, RunEvent, RunRecord};
 use serde_json::json;
 

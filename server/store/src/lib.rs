@@ -8,6 +8,8 @@
 #[cfg(test)]
 mod ended_run;
 mod folds;
+#[cfg(test)]
+mod reference;
 mod sqlite;
 
 pub mod postgres;

@@ -3,8 +3,8 @@
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use conclave_core::Secret;
-use conclave_core::testing::{FakeProvider, MemoryStore};
+use conclave_core::{ProviderRegistry, Secret};
+use conclave_doubles::{FakeProvider, MemoryStore};
 use conclave_engine::{Engine, EngineConfig};
 use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
@@ -38,10 +38,20 @@ pub(crate) fn api_on(
     config: EngineConfig,
     store: Arc<dyn conclave_core::RunStore>,
 ) -> Api {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let mut providers = conclave_providers::builtin();
     providers.register(fake);
+    api_from(token, providers, config, store)
+}
+
+/// The app with `providers` and an engine made with `config`, on `store`.
+fn api_from(
+    token: Option<&str>,
+    providers: ProviderRegistry,
+    config: EngineConfig,
+    store: Arc<dyn conclave_core::RunStore>,
+) -> Api {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let workspace = Workspace::new(dir.path().join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
     let engine = Engine::new(workspace.providers.clone(), store, config);
     let security = Security {
@@ -284,6 +294,26 @@ async fn a_probe_reports_the_dialect_and_refuses_what_it_cannot_read() {
         let (status, _, text) = api.call("POST", "/api/providers/fake/probe", Some(bad.to_string()), &[]).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad:?}: {text}");
     }
+}
+
+#[tokio::test]
+async fn the_local_probe_answers_its_dialect_at_once_without_loading_a_model() {
+    // No model file anywhere: a probe that tried to generate could not even start.
+    let models = tempfile::tempdir().expect("tempdir");
+    let dir = models.path().display().to_string();
+    let providers = conclave_providers::builtin_with_env(&|name| (name == "CONCLAVE_MODEL_DIR").then(|| dir.clone()));
+    let api = api_from(None, providers, EngineConfig::default(), Arc::new(MemoryStore::new()));
+    let (status, found, text) = api.send("POST", "/api/providers/local/probe", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert_eq!(found["provider"], "local", "{found}");
+    assert_eq!(found["dialect"], "local", "the dialect is known without the model: {found}");
+    assert_eq!(found["valid"], false, "without its model the provider cannot answer: {found}");
+    let error = found["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with(&format!("local is not configured: the default local model is not installed in {dir}: ")),
+        "the probe says what is missing: {error}"
+    );
+    assert!(found.get("rejected").is_none(), "no call was made, so nothing was rejected: {found}");
 }
 
 pub(crate) fn sse_events(text: &str) -> Vec<(u64, String)> {

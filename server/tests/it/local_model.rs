@@ -3,8 +3,8 @@
 //! looping prompt that still ends, the token budget as a typed error, and an offline
 //! `conclave review` that falls back to the local model and writes its report.
 
-use conclave_core::testing::MemoryStore;
 use conclave_core::{ProviderRegistry, RunStore};
+use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome};
 use conclave_providers::local::LocalProvider;
 use conclave_schema::SchemaCatalog;

@@ -8,8 +8,8 @@
 //! test uses and read only their own series.
 
 use axum::http::StatusCode;
-use conclave_core::testing::FakeProvider;
 use conclave_core::{PriceTable, RetryPolicy};
+use conclave_doubles::FakeProvider;
 use conclave_engine::EngineConfig;
 use conclave_server::observe::prometheus;
 use serde_json::json;
@@ -187,14 +187,14 @@ async fn metrics_are_refused_without_the_token_like_the_api() {
 
 #[tokio::test]
 async fn the_run_queue_s_depth_and_oldest_wait_are_read_at_each_scrape() {
-    use conclave_core::testing::MemoryStore;
     use conclave_core::{NewRun, RunQueue, now_ms};
+    use conclave_doubles::MemoryStore;
     let (mut api, _) = metered_api();
     let queue = Arc::new(MemoryStore::new());
     for (id, waited_ms) in [("q1", 30_000), ("q2", 1_000)] {
         let run = NewRun {
             id: id.into(),
-            conclave: conclave_core::testing::conformance::sample_conclave(),
+            conclave: conclave_doubles::conformance::sample_conclave(),
             input: json!({}),
             created_ms: now_ms() - waited_ms,
             owner: "api".into(),

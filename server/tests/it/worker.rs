@@ -3,8 +3,8 @@
 //! asked through the queue stops a running run, and a run a worker cannot start
 //! ends failed with the reason instead of being claimed again and again.
 
-use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
 use conclave_core::{NewRun, ProviderRegistry, RunQueue, RunStore};
+use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig};
 use conclave_server::worker::{Worker, WorkerConfig};
 use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, RunStatus, Settings};

@@ -1,5 +1,6 @@
 //! A fake LLM server on a loopback socket: it records every request and answers from
-//! a script, by what the request body contains, or with a function of the request.
+//! a script, by what the request body contains, or with a function of the request. It
+//! can also send a body far larger than any client should read, counting what it sent.
 
 use axum::body::Body;
 use axum::extract::State;
@@ -19,7 +20,14 @@ pub enum Reply {
     Status { status: u16, headers: Vec<(&'static str, String)>, body: String },
     /// Another reply, given after a wait (a slow model).
     After { millis: u64, reply: Box<Reply> },
+    /// A status whose body starts with `start` and goes on with `x` up to
+    /// [`FLOOD_CEILING`] bytes: for a client that must stop reading long before.
+    Flood { status: u16, content_type: &'static str, start: String },
 }
+
+/// Where a [`Reply::Flood`] body stops, so that a client that reads it all still ends
+/// (with a wrong answer, not a hung test).
+pub const FLOOD_CEILING: usize = 64 << 20;
 
 /// A request the server received.
 #[derive(Debug, Clone)]
@@ -51,6 +59,8 @@ struct Shared {
     responder: Arc<Mutex<Option<Responder>>>,
     /// Requests being answered now, and the most at once.
     in_flight: Arc<(AtomicUsize, AtomicUsize)>,
+    /// Bytes of flood bodies handed to the socket.
+    flooded: Arc<AtomicUsize>,
 }
 
 /// The fake server; it stops when dropped.
@@ -99,6 +109,11 @@ impl FakeServer {
         self.shared.in_flight.1.load(Ordering::SeqCst)
     }
 
+    /// Bytes of [`Reply::Flood`] bodies handed to the socket so far.
+    pub fn flooded(&self) -> usize {
+        self.shared.flooded.load(Ordering::SeqCst)
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().expect("lock").clone()
@@ -139,13 +154,13 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
         .or_else(|| shared.responder.lock().expect("lock").map(|answer| answer(&body)));
     let (now, peak) = (&shared.in_flight.0, &shared.in_flight.1);
     peak.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
-    let response = respond(reply).await;
+    let response = respond(reply, shared.flooded.clone()).await;
     now.fetch_sub(1, Ordering::SeqCst);
     response
 }
 
 /// The response for `reply`, after its wait when it has one.
-async fn respond(reply: Option<Reply>) -> Response<Body> {
+async fn respond(reply: Option<Reply>, flooded: Arc<AtomicUsize>) -> Response<Body> {
     let mut reply = reply;
     while let Some(Reply::After { millis, reply: later }) = reply {
         tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
@@ -168,9 +183,34 @@ async fn respond(reply: Option<Reply>) -> Response<Body> {
             }
             response.body(Body::from(body)).expect("response")
         }
+        Some(Reply::Flood { status, content_type, start }) => response
+            .status(status)
+            .header("content-type", content_type)
+            .body(Body::from_stream(flood(start, flooded)))
+            .expect("response"),
         Some(Reply::After { .. }) | None => response
             .status(500)
             .body(Body::from(r#"{"error":{"message":"the fake server has no scripted reply left"}}"#))
             .expect("response"),
     }
+}
+
+/// `start`, then `x` in 64 KiB chunks up to [`FLOOD_CEILING`] bytes, each chunk
+/// counted in `sent` as the server takes it.
+fn flood(start: String, sent: Arc<AtomicUsize>) -> impl futures::Stream<Item = Result<Vec<u8>, Infallible>> {
+    const CHUNK: usize = 64 << 10;
+    let first = start.into_bytes();
+    futures::stream::unfold((Some(first), 0usize), move |(first, total)| {
+        let sent = sent.clone();
+        async move {
+            let chunk = match first {
+                Some(first) => first,
+                None if total >= FLOOD_CEILING => return None,
+                None => vec![b'x'; CHUNK.min(FLOOD_CEILING - total)],
+            };
+            sent.fetch_add(chunk.len(), Ordering::SeqCst);
+            let total = total + chunk.len();
+            Some((Ok(chunk), (None, total)))
+        }
+    })
 }

@@ -18,6 +18,6 @@ pub mod workspace;
 
 pub use checked::{check, checked, test_catalog};
 pub use fake_forge::{FakeForge, ForgeRequest, ForgeState, github::FakeGitHub, gitlab::FakeGitLab};
-pub use fake_server::{FakeServer, Recorded, Reply, Route};
+pub use fake_server::{FLOOD_CEILING, FakeServer, Recorded, Reply, Route};
 pub use recording_store::{Read, RecordingStore};
 pub use workspace::{TempWorkspace, cached_tool, fake_conclave, git};

@@ -4,7 +4,7 @@
 //! its exit codes) without any network provider. It is a test harness: it is not
 //! installed and the fake is never offered to users of `conclave`.
 
-use conclave_core::testing::FakeProvider;
+use conclave_doubles::FakeProvider;
 use std::sync::Arc;
 
 fn main() -> std::process::ExitCode {

@@ -89,7 +89,7 @@ impl Paths {
                 .or_else(|| std::env::var(name).ok().filter(|_| name.starts_with("CONCLAVE_")))
         };
         let mut providers = conclave_providers::builtin_with_env(&lookup);
-        providers.register(std::sync::Arc::new(conclave_core::testing::FakeProvider::new("fake")));
+        providers.register(std::sync::Arc::new(conclave_doubles::FakeProvider::new("fake")));
         let workspace = Workspace::new(work.join("conclaves"), SchemaCatalog::for_workspace(&work), providers.clone());
         let store = open_store(&dir.path().join("api.db")).await.expect("store");
         let engine = Engine::new(providers, store, engine_config(16).await);

@@ -114,18 +114,73 @@ fn shared_builds_for_the_browser_with_serde_alone() {
     assert_eq!(direct, expected, "conclave-shared's direct dependencies for wasm32");
 }
 
+/// What a test double's code carries into any binary that links it: the name of its
+/// crate, in the symbol of each of its functions.
+const TEST_DOUBLE_MARKERS: &[&str] = &["conclave_doubles", "conclave_testkit"];
+
+/// What the real `conclave` binary always carries: its own crates' symbols. Finding
+/// them shows the check read the right file.
+const REAL_CODE_MARKERS: &[&str] = &["conclave_server", "conclave_engine", "conclave_providers"];
+
+/// The `conclave` executable built beside this test's own: the test runs from
+/// `target/<profile>/deps/`, the binary is `target/<profile>/conclave`.
+fn built_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows its own path");
+    let profile = exe.parent().and_then(Path::parent).expect("the test runs from target/<profile>/deps/");
+    profile.join(format!("conclave{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Which of `markers` occur in the file at `path`, read in chunks.
+fn markers_in(path: &Path, markers: &[&str]) -> BTreeSet<String> {
+    use std::io::Read;
+    let finders: Vec<memchr::memmem::Finder<'_>> = markers.iter().map(memchr::memmem::Finder::new).collect();
+    let overlap = markers.iter().map(|m| m.len()).max().unwrap_or(0);
+    let mut file = std::fs::File::open(path).unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    let mut window: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 8 << 20];
+    let mut found = BTreeSet::new();
+    loop {
+        let n = file.read(&mut chunk).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        if n == 0 {
+            return found;
+        }
+        // Keep the tail of the previous chunk, so a marker split across two is found.
+        let keep = window.len().min(overlap);
+        window.drain(..window.len() - keep);
+        window.extend_from_slice(&chunk[..n]);
+        for (marker, finder) in markers.iter().zip(&finders) {
+            if !found.contains(*marker) && finder.find(&window).is_some() {
+                found.insert(marker.to_string());
+            }
+        }
+    }
+}
+
 #[test]
-fn the_release_binary_has_no_test_doubles() {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(root())
-        .args(["tree", "-p", "conclave-server", "-e", "normal,features", "-i", "conclave-core", "--prefix", "none"])
-        .output()
-        .expect("cargo tree runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("conclave-core"), "conclave-server uses conclave-core:\n{text}");
-    assert!(!text.contains("feature \"testing\""), "the conclave binary compiles the test doubles:\n{text}");
+fn the_built_binary_has_no_test_doubles() {
+    let binary = built_binary();
+    assert!(
+        binary.is_file(),
+        "{} is missing: this check reads the `conclave` binary that `cargo test --workspace` builds; build it first \
+         (`cargo build -p conclave-server`)",
+        binary.display()
+    );
+    let markers: Vec<&str> = TEST_DOUBLE_MARKERS.iter().chain(REAL_CODE_MARKERS).copied().collect();
+    let found = markers_in(&binary, &markers);
+    let real: Vec<&&str> = REAL_CODE_MARKERS.iter().filter(|m| !found.contains(**m)).collect();
+    assert!(
+        real.is_empty(),
+        "{} lacks {real:?}, which every `conclave` binary with symbols has: the check read the wrong file, or the \
+         binary was stripped",
+        binary.display()
+    );
+    let doubles: Vec<&&str> = TEST_DOUBLE_MARKERS.iter().filter(|m| found.contains(**m)).collect();
+    assert!(
+        doubles.is_empty(),
+        "{} contains test doubles ({doubles:?}): conclave-doubles or conclave-testkit reached the binary; they may be \
+         dev-dependencies only, never normal dependencies of a crate the binary builds",
+        binary.display()
+    );
 }
 
 /// Every Rust file of the workspace's crates.

@@ -2,8 +2,8 @@
 //! propagation, cancellation, timeouts, limits, retries, and event ordering.
 
 use conclave_catalog::LoadError;
-use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
 use conclave_core::{Message, ProviderError, ProviderRegistry, RunStore};
+use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome, StartError};
 use conclave_shared::{
     AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeState, Position, RunEvent, RunStatus,

@@ -1,6 +1,8 @@
 //! The engine's integration tests: one binary, a module per concern.
 
 mod engine;
+mod policy_failures;
+mod probe;
 mod resume;
 mod reuse;
 mod samples;

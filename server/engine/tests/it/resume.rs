@@ -2,8 +2,8 @@
 //! succeeded keep their outputs and are not called again, the others run, and the
 //! events continue after the last stored one, with no gap and no repeat.
 
-use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
 use conclave_core::{NewRun, RunStore};
+use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{EngineConfig, RunOptions, StartError};
 use conclave_shared::{EventKind, NodeOutput, RunEvent, RunStatus, Usage};
 use conclave_testkit::checked;

@@ -3,8 +3,8 @@
 //! they would have had, and every way an earlier run cannot be reused is refused
 //! before anything runs, with its exact message.
 
-use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
 use conclave_core::{ProviderError, ProviderRegistry};
+use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, Reuse, RunOptions, StartError};
 use conclave_shared::{
     AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, NodeOutput, NodeState, Position, RunEvent, RunRecord,

@@ -1,7 +1,7 @@
 //! Samples: an agent run K times on the same input, each sample under the run's
 //! limits, merged by the run's policy into the node's one output.
 
-use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
+use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{EngineConfig, OutputPolicy, RunOptions, Samples, StartError};
 use conclave_shared::{EventKind, RunStatus};
 use conclave_testkit::checked;

@@ -114,6 +114,11 @@ impl Provider for LocalProvider {
         model::resolve(model, &self.dir).map(|_| ())
     }
 
+    /// The grammar holds every answer to the schema: a probe needs no generation.
+    fn enforces_schema_itself(&self) -> bool {
+        true
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let path = model::resolve(&request.model, &self.dir)?;
         let cache = self.loaded.clone();
@@ -137,6 +142,15 @@ impl Provider for LocalProvider {
         }
         let generate::Generation { text, timings, finished } =
             job.await.map_err(|e| ProviderError::Malformed(format!("the local model's thread failed: {e}")))??;
+        if !finished && timings.generated_tokens < max_tokens {
+            // The budget was what the context had left, not the agent's `max_tokens`.
+            return Err(ProviderError::Truncated(format!(
+                "the local model stopped after {} tokens, below the agent's `max_tokens` of {max_tokens}: the prompt \
+                 ({} tokens) and the answer filled its context window of {} tokens; raise CONCLAVE_LOCAL_CONTEXT or \
+                 review a smaller change",
+                timings.generated_tokens, timings.prompt_tokens, settings.context
+            )));
+        }
         if !finished {
             return Err(ProviderError::Truncated(format!(
                 "the local model reached its budget of {} tokens without finishing; raise `max_tokens` on the agent",

@@ -96,7 +96,7 @@ fn sha256_of(path: &Path) -> std::io::Result<String> {
         }
         hasher.update(&buffer[..n]);
     }
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hex::encode(hasher.finalize()))
 }
 
 #[cfg(test)]

@@ -1,4 +1,6 @@
-//! The Chat Completions API: `POST /chat/completions` with `stream: true`.
+//! The Chat Completions API: `POST /chat/completions` with `stream: true`. An answer
+//! with nothing in it, and a `length` stop that is the context window's rather than
+//! `max_tokens`', are told as what they are (see `cutoff.rs`).
 
 use conclave_shared::Usage;
 use futures::StreamExt;
@@ -6,6 +8,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 use super::parse_arguments;
+use crate::cutoff::LengthStop;
 use crate::dialect::Dialect;
 use crate::http::{parse_data, sse_events};
 use conclave_core::StreamSink;
@@ -60,12 +63,22 @@ struct PendingCall {
     arguments: String,
 }
 
+/// How a compatible server is given a larger context, for messages.
+const LARGER_CONTEXT: &str = "start the server with a larger context (llama.cpp's `--ctx-size`, llama-cpp-python's \
+     `--n_ctx`, vLLM's `--max-model-len`)";
+
+/// What to say when a server answered with nothing at all.
+const EMPTY_ANSWER: &str = "llama-cpp-python's server drops a streaming answer when another request arrives, unless \
+     it is started with `--interrupt_requests False`; start it so, or send it one request at a time with \
+     CONCLAVE_PROVIDER_LIMITS=openai=1";
+
 pub(super) async fn read_stream(
     response: reqwest::Response,
+    max_tokens: u32,
     sink: &dyn StreamSink,
 ) -> Result<AgentReply, ProviderError> {
     let mut events = sse_events(response);
-    let mut reading = Reading::default();
+    let mut reading = Reading { max_tokens, ..Reading::default() };
     let mut done = false;
     let mut chunks = 0;
     while let Some(event) = events.next().await {
@@ -96,7 +109,11 @@ pub(super) async fn read_stream(
 
 /// An answer sent as one JSON document (a server that ignores `stream`): read as a
 /// stream of one chunk whose message is the delta.
-pub(super) async fn read_whole(data: &Value, sink: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
+pub(super) async fn read_whole(
+    data: &Value,
+    max_tokens: u32,
+    sink: &dyn StreamSink,
+) -> Result<AgentReply, ProviderError> {
     let mut chunk = data.clone();
     if let Some(choice) = chunk.get_mut("choices").and_then(|c| c.get_mut(0))
         && let Some(message) = choice.get("message").cloned()
@@ -116,7 +133,7 @@ pub(super) async fn read_whole(data: &Value, sink: &dyn StreamSink) -> Result<Ag
             crate::http::error_message(&data.to_string())
         )));
     }
-    let mut reading = Reading::default();
+    let mut reading = Reading { max_tokens, ..Reading::default() };
     reading.apply(&chunk, sink).await?;
     if !reading.refusal.is_empty() {
         return Err(ProviderError::Refusal(reading.refusal));
@@ -131,7 +148,11 @@ struct Reading {
     refusal: String,
     calls: BTreeMap<u64, PendingCall>,
     usage: Usage,
+    /// Whether the server reported its usage.
+    usage_seen: bool,
     finish: Option<String>,
+    /// The agent's `max_tokens`, to tell its limit from the context window's.
+    max_tokens: u32,
 }
 
 impl Reading {
@@ -142,6 +163,7 @@ impl Reading {
             return Err(ProviderError::Server { status: 500, message });
         }
         if let Some(u) = data.get("usage").filter(|u| u.is_object()) {
+            self.usage_seen = true;
             self.usage.input_tokens = u["prompt_tokens"].as_u64().unwrap_or(self.usage.input_tokens);
             self.usage.output_tokens = u["completion_tokens"].as_u64().unwrap_or(self.usage.output_tokens);
         }
@@ -174,6 +196,15 @@ impl Reading {
 
     /// The reply: tool calls reported, then the stop reason decides.
     async fn reply(self, sink: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
+        if self.finish.as_deref() == Some("length") {
+            return Err(self.length_stop().error());
+        }
+        if self.text.is_empty() && self.calls.is_empty() {
+            let finish = self.finish.as_ref().map_or("no finish_reason".into(), |f| format!("finish_reason `{f}`"));
+            return Err(ProviderError::Malformed(format!(
+                "the server returned nothing: no text and no tool call ({finish}). {EMPTY_ANSWER}"
+            )));
+        }
         let mut tool_calls = Vec::new();
         for call in self.calls.into_values() {
             let arguments = parse_arguments(&call.name, &call.arguments)?;
@@ -181,12 +212,6 @@ impl Reading {
             tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
         }
         let stop = match self.finish.as_deref() {
-            Some("length") => {
-                return Err(ProviderError::Truncated(format!(
-                    "finish_reason `length` after {} tokens; the JSON is incomplete; raise `max_tokens` on the agent",
-                    self.usage.output_tokens
-                )));
-            }
             Some("content_filter") => {
                 return Err(ProviderError::Refusal("the answer was withheld by the content filter".into()));
             }
@@ -195,5 +220,16 @@ impl Reading {
             Some(other) => StopReason::Other(other.to_string()),
         };
         Ok(AgentReply { text: self.text, json: None, tool_calls, usage: self.usage, stop })
+    }
+
+    /// What a `length` stop means here.
+    fn length_stop(&self) -> LengthStop {
+        LengthStop {
+            reason: "finish_reason `length`",
+            wrote: !self.text.is_empty() || !self.calls.is_empty(),
+            usage: self.usage_seen.then_some((self.usage.input_tokens, self.usage.output_tokens)),
+            max_tokens: self.max_tokens,
+            larger_context: LARGER_CONTEXT,
+        }
     }
 }

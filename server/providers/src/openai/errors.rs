@@ -9,7 +9,7 @@ use conclave_shared::OutputDialect;
 use reqwest::Response;
 use serde_json::Value;
 
-use crate::http::{describe, error_from_status, error_message, retry_after};
+use crate::http::{ErrorBody, describe, error_from_status, error_message, retry_after};
 
 /// How much of an HTML page is read to say what it is.
 const HTML_SNIPPET: usize = 200;
@@ -61,8 +61,8 @@ impl<'a> Call<'a> {
         }
         let wait = retry_after(response.headers());
         let content_type = content_type(&response);
-        let body = response.text().await.unwrap_or_default();
-        Err(self.classify(status, wait, &content_type, &body))
+        let body = ErrorBody::read(response).await;
+        Err(body.mark(self.classify(status, wait, &content_type, &body.text)))
     }
 
     /// A success's body: a stream, or one JSON document; an HTML page is an error.
@@ -77,8 +77,8 @@ impl<'a> Call<'a> {
             });
         }
         if content_type.starts_with("text/html") {
-            let page = response.text().await.unwrap_or_default();
-            return Err(ProviderError::BadRequest(self.html(200, &page)));
+            let page = ErrorBody::read(response).await;
+            return Err(page.mark(ProviderError::BadRequest(self.html(200, &page.text))));
         }
         Ok(Body::Stream(response))
     }

@@ -126,8 +126,8 @@ impl Provider for OpenAiProvider {
         let response = call.check(response).await?;
         let body = call.body(response).await?;
         let result = match (request.api, body) {
-            (OpenAiApi::Chat, Body::Stream(response)) => chat::read_stream(response, stream).await,
-            (OpenAiApi::Chat, Body::Json(value)) => chat::read_whole(&value, stream).await,
+            (OpenAiApi::Chat, Body::Stream(response)) => chat::read_stream(response, request.max_tokens, stream).await,
+            (OpenAiApi::Chat, Body::Json(value)) => chat::read_whole(&value, request.max_tokens, stream).await,
             (OpenAiApi::Responses, Body::Stream(response)) => responses::read_stream(response, stream).await,
             (OpenAiApi::Responses, Body::Json(_)) => Err(ProviderError::Malformed(
                 "the Responses API answered with one JSON document although a stream was asked for".into(),

@@ -4,8 +4,8 @@
 //! remembering where it ended, a rejected dialect never retried as a passing fault,
 //! and the errors for unknown models, proxy pages and servers that do not stream.
 
-use conclave_core::testing::MemoryStore;
 use conclave_core::{ProviderRegistry, RetryPolicy, RunStore};
+use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_providers::openai::OpenAiProvider;
 use conclave_shared::{DialectSetting, EventKind, OutputDialect, RunStatus};

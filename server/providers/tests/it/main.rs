@@ -1,4 +1,6 @@
 //! The providers' integration tests: one binary, a module per concern.
 
+mod bounded_reads;
 mod dialects;
+mod local_servers;
 mod providers_http;

@@ -6,11 +6,11 @@
 
 use async_trait::async_trait;
 use conclave_catalog::{CatalogContext, CheckedConclave, check_conclave};
-use conclave_core::testing::MemoryStore;
 use conclave_core::{
     BUILTIN_TOOLS, KNOWN_PROVIDERS, Provider, ProviderRegistry, RetryPolicy, RunStore, ToolCall, ToolOutcome,
     ToolRunner, ToolSpec,
 };
+use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome};
 use conclave_providers::anthropic::AnthropicProvider;
 use conclave_providers::ollama::OllamaProvider;
@@ -135,21 +135,36 @@ pub(crate) struct Ran {
 
 async fn run(vendor: Vendor, script: Vec<Reply>, tools: bool) -> Ran {
     let server = FakeServer::start(script).await;
+    run_on(&server, vendor, tools).await
+}
+
+/// Runs the one-reviewer conclave for `vendor` against `server`.
+pub(crate) async fn run_on(server: &FakeServer, vendor: Vendor, tools: bool) -> Ran {
     let mut providers = ProviderRegistry::default();
     providers.register(provider_for(vendor, &server.base));
+    run_with(providers, conclave(vendor, tools), tools, || server.requests()).await
+}
+
+/// Runs `file` with `providers`; `requests` reads what the fake server received.
+pub(crate) async fn run_with(
+    providers: ProviderRegistry,
+    file: Conclave,
+    tools: bool,
+    requests: impl FnOnce() -> Vec<Recorded>,
+) -> Ran {
     let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
     let config = EngineConfig {
         retry: RetryPolicy { max_retries: 3, base: Duration::from_millis(10), cap: Duration::from_secs(2) },
         ..EngineConfig::default()
     };
     let engine = Engine::new(providers, store.clone(), config);
-    let checked = checked(conclave(vendor, tools));
+    let checked = checked(file);
     let options =
         RunOptions { tools: tools.then(|| Arc::new(FakeTools) as Arc<dyn ToolRunner>), ..RunOptions::default() };
     let handle = engine.start(checked, json!({"diff": "+fn main() {}"}), options).await.expect("run starts");
     let outcome = handle.wait().await;
     let events = store.events(&outcome.run_id, 0).await.expect("events");
-    Ran { outcome, events, requests: server.requests() }
+    Ran { outcome, events, requests: requests() }
 }
 
 pub(crate) fn failure(ran: &Ran) -> String {
@@ -224,12 +239,33 @@ async fn invalid_three_times(vendor: Vendor) {
 }
 
 async fn refusal(vendor: Vendor) {
-    let Some(reply) = vendor.refusal("I can't review this.") else { return };
+    let Some(reply) = vendor.refusal("I can't review this.") else { return ollama_has_no_refusal(vendor).await };
     let ran = run(vendor, vec![reply], false).await;
     assert_eq!(ran.outcome.status, RunStatus::Failed);
     assert_eq!(ran.outcome.error_kind, Some(conclave_shared::ErrorKind::Provider));
     assert!(failure(&ran).contains("the model refused: I can't review this."), "{}", failure(&ran));
     assert_eq!(ran.requests.len(), 1, "a refusal is not retried");
+}
+
+/// Ollama's `/api/chat` has no refusal signal (its messages carry `content`,
+/// `thinking` and `tool_calls`, its stops `done_reason` `stop`, `length`, `load` or
+/// `unload`), so a model that declines in words gives an ordinary answer: it is
+/// validated like any other, retried with the error fed back, and fails as invalid
+/// output, never as a refusal.
+async fn ollama_has_no_refusal(vendor: Vendor) {
+    assert_eq!(vendor, Vendor::Ollama, "only Ollama lacks a refusal in its wire format");
+    let declined = vendor.answer("I can't review this.");
+    let ran = run(vendor, vec![declined.clone(), declined.clone(), declined], false).await;
+    assert_eq!(ran.outcome.status, RunStatus::Failed);
+    assert_eq!(ran.outcome.error_kind, Some(conclave_shared::ErrorKind::InvalidOutput));
+    assert_eq!(
+        failure(&ran),
+        "node `reviewer` failed: output still invalid after 3 attempt(s): the answer contains no JSON object or array \
+         (it starts: \"I can't review this.\")"
+    );
+    assert_eq!(ran.requests.len(), 3, "declining in words is an answer to retry, not a refusal to stop at");
+    let feedback = vendor.last_user_text(&ran.requests[1].body);
+    assert!(feedback.contains("the answer contains no JSON object or array"), "the retry says why: {feedback}");
 }
 
 async fn truncated_stream(vendor: Vendor) {

@@ -1,8 +1,8 @@
 //! Finding a baseline, the latest stored review of a branch, asks the store once,
 //! however many runs it holds: no run is read to find it.
 
-use conclave_core::testing::MemoryStore;
-use conclave_core::testing::conformance::sample_conclave;
+use conclave_doubles::MemoryStore;
+use conclave_doubles::conformance::sample_conclave;
 use conclave_core::{NewRun, RunStore};
 use conclave_review::diff::{Change, Head};
 use conclave_review::pipeline::latest_review_of;

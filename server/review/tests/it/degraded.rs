@@ -2,8 +2,8 @@
 //! its first lines, with the store's message, even when every agent answered.
 
 use async_trait::async_trait;
-use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
 use conclave_core::{NewRun, ProviderRegistry, ReviewOf, RunStore, StoreError};
+use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;
 use conclave_review::report::build_report;

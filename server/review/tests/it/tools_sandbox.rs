@@ -1,8 +1,8 @@
 //! The repository tools refuse every way out of the root, leak nothing, cap their
 //! output, and a refused call is an error the model sees while the run goes on.
 
-use conclave_core::testing::{FakeProvider, FakeStep, MemoryStore};
 use conclave_core::{Message, ProviderRegistry, ToolCall, ToolOutcome, ToolRunner};
+use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::tools::RepoTools;
 use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, RunStatus, Settings};

@@ -7,7 +7,7 @@
 
 use super::migrations::MIGRATIONS;
 use super::*;
-use conclave_core::testing::conformance::{run_all, sample_conclave};
+use conclave_doubles::conformance::{run_all, sample_conclave};
 use conclave_shared::{EventKind, NodeState, RunStatus};
 use serde_json::json;
 use std::sync::Arc;
@@ -217,7 +217,7 @@ fn urls_lose_their_passwords() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_queue_conforms() {
-    conclave_core::testing::queue::run_all(&|| {
+    conclave_doubles::queue::run_all(&|| {
         let store = tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(fresh_store()));
         Arc::new(store)
     })
@@ -334,7 +334,7 @@ async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration
 /// `/srv/a`, `/srv/b` or `/srv/c` by `i % 3`, created at `i`, failed when `i % 10`
 /// is 7). The newest succeeded review of `/srv/b` is run 994: run 997 failed.
 async fn thousand_reviews(store: &PostgresStore) {
-    use conclave_core::testing::conformance::review_input;
+    use conclave_doubles::conformance::review_input;
     for i in 0..1000u64 {
         let (id, repo) = (format!("run-{i:04}"), ["/srv/a", "/srv/b", "/srv/c"][(i % 3) as usize]);
         let run = NewRun { input: review_input(repo, Some("main")), created_ms: i, ..new_run(&id) };
@@ -384,7 +384,7 @@ async fn reviews_stored_before_the_index_are_found_after_the_migration() {
     }
     let conclave = serde_json::to_string(&sample_conclave()).expect("json");
     for (id, status, created) in [("old", "succeeded", 1i64), ("newer", "succeeded", 2), ("failed", "failed", 3)] {
-        let input = conclave_core::testing::conformance::review_input("/srv/b", Some("main")).to_string();
+        let input = conclave_doubles::conformance::review_input("/srv/b", Some("main")).to_string();
         client
             .execute(
                 "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner, nodes_json) \

@@ -3,7 +3,7 @@
 //! runtime, durability on return, several stores on one file).
 
 use super::*;
-use conclave_core::testing::conformance::{run_all, sample_conclave};
+use conclave_doubles::conformance::{run_all, sample_conclave};
 use conclave_shared::{EventKind, NodeState};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -23,7 +23,7 @@ async fn sqlite_store_conforms() {
 async fn sqlite_queue_conforms() {
     let dir = tempfile::tempdir().expect("tempdir");
     let counter = AtomicUsize::new(0);
-    conclave_core::testing::queue::run_all(&|| {
+    conclave_doubles::queue::run_all(&|| {
         let n = counter.fetch_add(1, Ordering::SeqCst);
         Arc::new(SqliteStore::open(&dir.path().join(format!("queue-{n}.db"))).expect("open"))
     })
@@ -313,7 +313,7 @@ async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration
 /// `/srv/a`, `/srv/b` or `/srv/c` by `i % 3`, created at `i`, failed when `i % 10`
 /// is 7). The newest succeeded review of `/srv/b` is run 994: run 997 failed.
 async fn thousand_reviews(store: &SqliteStore) {
-    use conclave_core::testing::conformance::review_input;
+    use conclave_doubles::conformance::review_input;
     use conclave_shared::RunStatus;
     for i in 0..1000u64 {
         let (id, repo) = (format!("run-{i:04}"), ["/srv/a", "/srv/b", "/srv/c"][(i % 3) as usize]);
@@ -380,7 +380,7 @@ async fn reviews_stored_before_the_index_are_found_after_the_migration() {
         for (id, repo, status, created) in
             [("old", "/srv/b", "succeeded", 1), ("newer", "/srv/b", "succeeded", 2), ("failed", "/srv/b", "failed", 3)]
         {
-            let input = conclave_core::testing::conformance::review_input(repo, Some("main")).to_string();
+            let input = conclave_doubles::conformance::review_input(repo, Some("main")).to_string();
             conn.execute(
                 "INSERT INTO runs (id, conclave_id, conclave_json, input_json, status, created_ms, owner, nodes_json) \
                  VALUES (?1, 'sample', ?2, ?3, ?4, ?5, 'me', '[]')",

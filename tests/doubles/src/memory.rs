@@ -7,10 +7,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::queue::{Cancel, Job, Lease, QueueStats, RunQueue};
-use crate::store::{
-    NewRun, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunStore, StoreError, dequeued_event,
-    interrupted_event,
+use conclave_core::{
+    Cancel, Job, Lease, NewRun, QueueStats, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunQueue, RunStore,
+    StoreError, dequeued_event, interrupted_event,
 };
 
 #[derive(Debug)]

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::conformance::{event, new_run};
-use crate::queue::{Cancel, Lease, QueueStats, RunQueue};
+use conclave_core::{Cancel, Lease, QueueStats, RunQueue};
 
 /// Runs every check, each on a fresh queue from `make`.
 pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunQueue>) {
@@ -159,16 +159,5 @@ fn finished_cancelled() -> EventKind {
         status: RunStatus::Cancelled,
         failed_node: None,
         error: Some("cancelled by request before it started".into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::MemoryStore;
-
-    #[tokio::test]
-    async fn memory_queue_conforms() {
-        run_all(&|| Arc::new(MemoryStore::new())).await;
     }
 }

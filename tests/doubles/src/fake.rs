@@ -1,8 +1,8 @@
 //! An in-tree fake provider for tests and benchmarks: scripted replies, latency and
 //! failures, with a record of every call and of how calls overlapped in time.
 //!
-//! It is a test double. It is only compiled with the `testing` feature, is never in the
-//! built-in registry and never listed to users; tests and the `conclave-testbed`
+//! It is a test double. It lives in `conclave-doubles`, which the `conclave` binary never
+//! depends on; it is never in the built-in registry and never listed to users; tests and the `conclave-testbed`
 //! harness register it by hand.
 //!
 //! Without a script for a node, the fake reads its behaviour from the agent's `model`
@@ -17,8 +17,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::provider::{AgentReply, AgentRequest, Capabilities, Provider, ProviderError, StopReason, ToolCall};
-use crate::sink::StreamSink;
+use conclave_core::{
+    AgentReply, AgentRequest, Capabilities, Provider, ProviderError, StopReason, StreamSink, ToolCall,
+};
 
 /// One scripted answer.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use conclave_shared::{
 use serde_json::json;
 use std::sync::Arc;
 
-use crate::store::{NewRun, ReviewOf, RunStore, StoreError};
+use conclave_core::{NewRun, ReviewOf, RunStore, StoreError};
 
 /// Runs every check against fresh stores from `make`.
 pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
@@ -437,16 +437,5 @@ async fn the_latest_review_among_a_thousand_runs(store: Arc<dyn RunStore>) {
             let found = store.latest_review(&review_of(repo, &wanted)).await.expect("latest_review");
             assert_eq!(found, expected, "the latest review of {repo} {wanted:?} among 1,000 runs");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::MemoryStore;
-
-    #[tokio::test]
-    async fn memory_store_conforms() {
-        run_all(&|| Arc::new(MemoryStore::new())).await;
     }
 }
