@@ -4,9 +4,9 @@
 
 use crate::api::{api_on, sse_events};
 use axum::http::StatusCode;
+use conclave_core::{NewRun, RunStore, owner_token};
 use conclave_doubles::conformance::sample_conclave;
 use conclave_doubles::{FakeProvider, MemoryStore};
-use conclave_core::{NewRun, RunStore, owner_token};
 use conclave_engine::EngineConfig;
 use conclave_server::api::events::EVENT_PAGE;
 use conclave_shared::{EventKind, RunEvent, RunStatus};

@@ -1,9 +1,9 @@
 //! Finding a baseline, the latest stored review of a branch, asks the store once,
 //! however many runs it holds: no run is read to find it.
 
+use conclave_core::{NewRun, RunStore};
 use conclave_doubles::MemoryStore;
 use conclave_doubles::conformance::sample_conclave;
-use conclave_core::{NewRun, RunStore};
 use conclave_review::diff::{Change, Head};
 use conclave_review::pipeline::latest_review_of;
 use conclave_shared::{EventKind, RunEvent, RunStatus};
