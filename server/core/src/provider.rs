@@ -253,12 +253,16 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// What the provider supports.
     fn capabilities(&self) -> Capabilities;
 
-    /// Checks configuration (keys, binaries) before a run starts.
+    /// Checks configuration (keys, binaries) before a run starts. It reads only what
+    /// the provider found when it was built, never the file system or the network,
+    /// so async code may call it.
     fn check_config(&self) -> Result<(), ProviderError> {
         Ok(())
     }
 
     /// Checks that `model` (an agent's model setting) can be used, before a run starts.
+    /// It may read the file system (a model file), so async code calls it on a
+    /// blocking thread (`Engine::plan_off_thread` does).
     fn check_model(&self, _model: &str) -> Result<(), ProviderError> {
         Ok(())
     }

@@ -222,6 +222,10 @@ pub enum StartError {
     /// The run could not be recorded.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Planning stopped on its blocking thread (a panic): a fault of Conclave's, not
+    /// of the conclave.
+    #[error("planning the run stopped: {0}")]
+    Internal(String),
 }
 
 impl StartError {
@@ -240,7 +244,8 @@ impl StartError {
             | StartError::Samples { .. }
             | StartError::CannotResume { .. }
             | StartError::Policy(_)
-            | StartError::Store(_) => None,
+            | StartError::Store(_)
+            | StartError::Internal(_) => None,
         }
     }
 }
@@ -374,6 +379,15 @@ impl Engine {
         }
     }
 
+    /// [`Engine::plan`] on a blocking thread, as async code must call it: checking a
+    /// provider's model may read (and the first time hash) its file.
+    pub async fn plan_off_thread(&self, conclave: &CheckedConclave, options: &RunOptions) -> Result<Plan, StartError> {
+        let (engine, conclave, options) = (self.clone(), conclave.clone(), options.clone());
+        tokio::task::spawn_blocking(move || engine.plan(&conclave, &options))
+            .await
+            .map_err(|e| StartError::Internal(e.to_string()))?
+    }
+
     /// Plans, records and starts a run; returns at once with a handle. With
     /// `options.reuse`, only the node run from and its descendants run; the run is
     /// refused before anything is recorded when the earlier run cannot be reused.
@@ -384,7 +398,7 @@ impl Engine {
         options: RunOptions,
     ) -> Result<RunHandle, StartError> {
         let reused = options.reuse.as_ref().map(|r| reuse::resolve(conclave.conclave(), r)).transpose()?;
-        let plan = Arc::new(self.plan(&conclave, &options)?);
+        let plan = Arc::new(self.plan_off_thread(&conclave, &options).await?);
         let conclave = conclave.conclave().clone();
         let run_id = uuid::Uuid::now_v7().to_string();
         let new_run = NewRun {
@@ -434,7 +448,7 @@ impl Engine {
             })
             .collect();
         let last_seq = events.last().map_or(0, |e| e.seq);
-        let plan = Arc::new(self.plan(&conclave, &options)?);
+        let plan = Arc::new(self.plan_off_thread(&conclave, &options).await?);
         let bus = Arc::new(EventBus::resuming(run_id.to_string(), self.store.clone(), last_seq));
         let resumed = (!events.is_empty()).then_some(Resumed { nodes: record.nodes, failures });
         let launch =

@@ -34,12 +34,12 @@ fn probe_schema() -> Value {
 }
 
 /// Probes `provider` with `model` (default: its default model), within [`PROBE_TIMEOUT`].
-pub async fn probe(provider: &dyn Provider, model: Option<&str>) -> ProviderProbe {
+pub async fn probe(provider: Arc<dyn Provider>, model: Option<&str>) -> ProviderProbe {
     probe_within(provider, model, PROBE_TIMEOUT).await
 }
 
 /// [`probe`], giving up after `limit`.
-pub async fn probe_within(provider: &dyn Provider, model: Option<&str>, limit: Duration) -> ProviderProbe {
+pub async fn probe_within(provider: Arc<dyn Provider>, model: Option<&str>, limit: Duration) -> ProviderProbe {
     let started = Instant::now();
     let model = model.filter(|m| !m.trim().is_empty()).unwrap_or(provider.default_model()).to_string();
     let server = provider.dialects();
@@ -53,9 +53,17 @@ pub async fn probe_within(provider: &dyn Provider, model: Option<&str>, limit: D
         error: None,
         duration_ms: 0,
     };
+    let checked = check(provider.clone(), model.clone()).await;
     if provider.enforces_schema_itself() {
-        settle(provider, &model, &mut report);
-    } else if tokio::time::timeout(limit, ask(provider, &model, server.is_some(), &mut report)).await.is_err() {
+        report.dialect = Some(native_dialect(provider.as_ref()));
+        match checked {
+            Ok(()) => report.valid = true,
+            Err(e) => report.error = Some(e),
+        }
+    } else if let Err(e) = checked {
+        report.error = Some(e);
+    } else if tokio::time::timeout(limit, ask(provider.as_ref(), &model, server.is_some(), &mut report)).await.is_err()
+    {
         report.error = Some(format!(
             "no answer within {}; a server still loading its model may answer later, so probe again",
             humanize(limit)
@@ -65,13 +73,15 @@ pub async fn probe_within(provider: &dyn Provider, model: Option<&str>, limit: D
     report
 }
 
-/// Fills `report` for a provider that enforces the schema itself, without a call:
-/// its native dialect, valid when its configuration and model are usable.
-fn settle(provider: &dyn Provider, model: &str, report: &mut ProviderProbe) {
-    report.dialect = Some(native_dialect(provider));
-    match provider.check_config().and_then(|()| provider.check_model(model)) {
-        Ok(()) => report.valid = true,
-        Err(e) => report.error = Some(e.to_string()),
+/// Whether the provider's configuration and `model` are usable, checked on a blocking
+/// thread (checking a model may read its file). A provider that enforces the schema
+/// itself needs nothing more: its dialect is known without a call.
+async fn check(provider: Arc<dyn Provider>, model: String) -> Result<(), String> {
+    let checking =
+        tokio::task::spawn_blocking(move || provider.check_config().and_then(|()| provider.check_model(&model)));
+    match checking.await {
+        Ok(checked) => checked.map_err(|e| e.to_string()),
+        Err(e) => Err(format!("checking the provider stopped: {e}")),
     }
 }
 
@@ -87,10 +97,6 @@ fn humanize(d: Duration) -> String {
 
 /// Asks in each dialect until one is accepted, filling `report`.
 async fn ask(provider: &dyn Provider, model: &str, dialects: bool, report: &mut ProviderProbe) {
-    if let Err(e) = provider.check_config().and_then(|()| provider.check_model(model)) {
-        report.error = Some(e.to_string());
-        return;
-    }
     let chain: Vec<Option<OutputDialect>> =
         if dialects { OutputDialect::CHAIN.into_iter().map(Some).collect() } else { vec![None] };
     for dialect in chain {

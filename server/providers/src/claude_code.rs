@@ -11,7 +11,7 @@
 use async_trait::async_trait;
 use conclave_shared::Usage;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -37,29 +37,25 @@ const STDERR_KEPT: usize = 64 * 1024;
 #[derive(Debug, Clone)]
 pub struct ClaudeCodeProvider {
     binary: PathBuf,
+    /// `binary` found on disk (or on `PATH`) when the provider was built, so that
+    /// checking the configuration asks the file system nothing.
+    resolved: Option<PathBuf>,
     limits: OutputLimits,
 }
 
 impl ClaudeCodeProvider {
-    /// Configured from `CONCLAVE_CLAUDE_BIN` (default `claude` on `PATH`).
+    /// Configured from `CONCLAVE_CLAUDE_BIN` (default `claude` on `PATH`), looked up
+    /// now: a CLI installed later is found when the provider is built again (the next
+    /// `conclave` command, or a restart of `conclave serve`).
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> ClaudeCodeProvider {
-        ClaudeCodeProvider {
-            binary: PathBuf::from(env("CONCLAVE_CLAUDE_BIN").unwrap_or_else(|| "claude".into())),
-            limits: OutputLimits::default(),
-        }
+        let binary = PathBuf::from(env("CONCLAVE_CLAUDE_BIN").unwrap_or_else(|| "claude".into()));
+        let resolved = resolve_binary(&binary);
+        ClaudeCodeProvider { binary, resolved, limits: OutputLimits::default() }
     }
 
     /// The same provider reading at most `limits` of the CLI's output.
     pub fn with_output_limits(self, limits: OutputLimits) -> ClaudeCodeProvider {
         ClaudeCodeProvider { limits, ..self }
-    }
-
-    fn resolved_binary(&self) -> Option<PathBuf> {
-        if self.binary.components().count() > 1 {
-            return self.binary.is_file().then(|| self.binary.clone());
-        }
-        let path = std::env::var_os("PATH")?;
-        std::env::split_paths(&path).map(|dir| dir.join(&self.binary)).find(|p| p.is_file())
     }
 
     /// The arguments for `request` (public for tests that pin the invocation).
@@ -96,6 +92,15 @@ fn prompt(request: &AgentRequest) -> String {
     parts.join("\n\n")
 }
 
+/// `binary` when it is a path to a file, else the first file of that name on `PATH`.
+fn resolve_binary(binary: &Path) -> Option<PathBuf> {
+    if binary.components().count() > 1 {
+        return binary.is_file().then(|| binary.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(binary)).find(|p| p.is_file())
+}
+
 #[async_trait]
 impl Provider for ClaudeCodeProvider {
     fn name(&self) -> &str {
@@ -111,7 +116,7 @@ impl Provider for ClaudeCodeProvider {
     }
 
     fn check_config(&self) -> Result<(), ProviderError> {
-        match self.resolved_binary() {
+        match &self.resolved {
             Some(_) => Ok(()),
             None => Err(ProviderError::Config {
                 provider: "claude-code".into(),
@@ -125,7 +130,8 @@ impl Provider for ClaudeCodeProvider {
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let binary = self
-            .resolved_binary()
+            .resolved
+            .clone()
             .ok_or_else(|| self.check_config().err().unwrap_or(ProviderError::Transport("no binary".into())))?;
         let mut child = self.spawn(&binary, request)?;
         if let Some(mut stdin) = child.stdin.take() {
@@ -160,7 +166,7 @@ impl Provider for ClaudeCodeProvider {
 }
 
 impl ClaudeCodeProvider {
-    fn spawn(&self, binary: &std::path::Path, request: &AgentRequest) -> Result<tokio::process::Child, ProviderError> {
+    fn spawn(&self, binary: &Path, request: &AgentRequest) -> Result<tokio::process::Child, ProviderError> {
         let mut command = tokio::process::Command::new(binary);
         command
             .args(Self::arguments(request))

@@ -140,7 +140,7 @@ async fn launch(
 ) -> Result<Launched, ApiError> {
     match &state.queue {
         Some(queue) if options.reuse.is_none() => {
-            state.engine.plan(&conclave, &options).map_err(start_error)?;
+            state.engine.plan_off_thread(&conclave, &options).await.map_err(start_error)?;
             let id = crate::worker::enqueue(queue.as_ref(), conclave.conclave(), input, &spec).await?;
             Ok(Launched::Queued(id))
         }
@@ -258,6 +258,8 @@ fn load_error(conclave_id: &str, error: LoadError) -> ApiError {
 fn start_error(error: StartError) -> ApiError {
     match error {
         StartError::Store(e) => ApiError::Internal(e.to_string()),
+        // A panicking policy or planning thread is Conclave's fault, not the request's.
+        e @ (StartError::Policy(_) | StartError::Internal(_)) => ApiError::Internal(e.to_string()),
         e @ StartError::ReuseOtherConclave { .. } => invalid_field("/reuse_run", e.to_string()),
         e @ (StartError::UnknownFromNode { .. }
         | StartError::ReuseNotSucceeded { .. }

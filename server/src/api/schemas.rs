@@ -186,5 +186,5 @@ pub async fn probe(
     let Some(provider) = state.workspace.providers.get(&name) else {
         return Err(ApiError::NotFound(format!("unknown provider `{name}`; GET /api/providers lists them")));
     };
-    Ok(Json(conclave_engine::probe::probe(provider.as_ref(), request.model.as_deref()).await))
+    Ok(Json(conclave_engine::probe::probe(provider.clone(), request.model.as_deref()).await))
 }

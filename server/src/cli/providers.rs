@@ -44,7 +44,7 @@ pub async fn run(args: ProvidersArgs, workspace: &Workspace, store: Option<&dyn 
     for (name, status) in statuses {
         match (status, registry.get(&name)) {
             (Ok(()), Some(provider)) if args.probe => {
-                let found = probe(provider.as_ref(), args.model.as_deref()).await;
+                let found = probe(provider.clone(), args.model.as_deref()).await;
                 failed |= found.error.is_some();
                 println!("{}", describe(&found));
                 if let Some(store) = store {

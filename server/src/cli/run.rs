@@ -245,11 +245,12 @@ pub async fn follow(conclave: &Conclave, started: Result<RunHandle, StartError>)
     Ok(outcome)
 }
 
-/// The exit code of a run that could not start: a store failure is 1, anything else
-/// is a configuration error found before any provider call.
+/// The exit code of a run that could not start: a store failure or a fault of
+/// Conclave's own (a panicking policy or planning thread) is 1, anything else is a
+/// configuration error found before any provider call.
 pub fn start_error_code(error: &StartError) -> u8 {
     match error {
-        StartError::Store(_) => exit::OTHER,
+        StartError::Store(_) | StartError::Policy(_) | StartError::Internal(_) => exit::OTHER,
         _ => exit::CONFIG,
     }
 }

@@ -156,11 +156,13 @@ struct Function {
 const ANY_MODULE: &str = "*";
 
 /// A call as written: `Path(qualifier, name)` for `name(…)` or `qualifier::name(…)`,
-/// `Method(name)` for `x.name(…)`.
+/// `Method(name, receiver)` for `receiver.name(…)`, with the receiver's name when it
+/// is a plain variable or field (`baseline.compare()` is taken for `Baseline`'s
+/// method when the workspace has a type of that name).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Call {
     Path(Option<String>, String),
-    Method(String),
+    Method(String, Option<String>),
 }
 
 #[test]
@@ -228,9 +230,15 @@ impl<'a> Index<'a> {
                 found.extend(free.filter(|i| self.functions[**i].module == *qualifier));
                 found
             }
-            Call::Method(name) if FOREIGN_METHODS.contains(&name.as_str()) => Vec::new(),
-            // Any method of that name: a trait method may reach any implementation.
-            Call::Method(name) => self.by_method_name.get(name.as_str()).cloned().unwrap_or_default(),
+            Call::Method(name, _) if FOREIGN_METHODS.contains(&name.as_str()) => Vec::new(),
+            Call::Method(name, receiver) => {
+                let typed = receiver.as_deref().map(|r| format!("{}::{name}", camel_case(r)));
+                match typed.and_then(|t| self.methods.get(t.as_str())) {
+                    Some(methods) => methods.clone(),
+                    // Any method of that name: a trait method may reach any implementation.
+                    None => self.by_method_name.get(name.as_str()).cloned().unwrap_or_default(),
+                }
+            }
         }
     }
 
@@ -264,6 +272,17 @@ impl<'a> Index<'a> {
     fn blocker(&self, blocking: &BTreeMap<usize, String>, from: &Function, call: &Call) -> Option<(usize, String)> {
         self.targets(from, call).into_iter().find_map(|i| blocking.get(&i).map(|why| (i, why.clone())))
     }
+}
+
+/// `snake_case` as a type's name: `baseline` → `Baseline`, `run_store` → `RunStore`.
+fn camel_case(name: &str) -> String {
+    name.split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map(|c| c.to_uppercase().chain(chars).collect::<String>()).unwrap_or_default()
+        })
+        .collect()
 }
 
 impl Function {
@@ -543,7 +562,15 @@ impl<'ast> Visit<'ast> for Body<'_> {
         if BLOCKING_METHODS.contains(&name.as_str()) && !asks_metadata(&call.receiver, &name) {
             self.blocks_on.push(format!(".{name}()"));
         }
-        self.calls.insert(Call::Method(name));
+        let receiver = match &*call.receiver {
+            syn::Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+            syn::Expr::Field(f) => match &f.member {
+                syn::Member::Named(ident) => Some(ident.to_string()),
+                syn::Member::Unnamed(_) => None,
+            },
+            _ => None,
+        };
+        self.calls.insert(Call::Method(name, receiver));
         syn::visit::visit_expr_method_call(self, call);
     }
 

@@ -4,14 +4,15 @@
 use conclave_doubles::{FakeProvider, FakeStep};
 use conclave_engine::probe::probe_within;
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[tokio::test]
 async fn a_probe_that_gets_no_answer_in_time_says_so_and_returns() {
-    let fake = FakeProvider::new("fake");
+    let fake = Arc::new(FakeProvider::new("fake"));
     // A model still loading: the answer would come after a minute.
     fake.script("probe", [FakeStep::json(json!({"ok": true})).after(Duration::from_secs(60))]);
-    let report = probe_within(&fake, None, Duration::from_millis(200)).await;
+    let report = probe_within(fake.clone(), None, Duration::from_millis(200)).await;
     assert_eq!(report.provider, "fake");
     assert_eq!((report.dialect, report.valid), (None, false));
     assert_eq!(

@@ -120,7 +120,7 @@ impl Provider for LocalProvider {
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
-        let path = model::resolve(&request.model, &self.dir)?;
+        let (model_name, dir) = (request.model.clone(), self.dir.clone());
         let cache = self.loaded.clone();
         let messages = turns(request);
         let schema = request.output_schema.as_ref().map(|s| (*s.schema).clone());
@@ -131,6 +131,8 @@ impl Provider for LocalProvider {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         let flag = cancelled.clone();
         let job = tokio::task::spawn_blocking(move || {
+            // Finding the model may hash it (once): off the async threads too.
+            let path = model::resolve(&model_name, &dir)?;
             let loaded = cached_model(&cache, &path)?;
             let mut send = |piece: &str| {
                 let _ = tx.send(piece.to_string());
