@@ -129,6 +129,83 @@ async fn choose_type(e: &Editor, row: usize, kind: &str) {
     tokio::time::sleep(Duration::from_millis(150)).await;
 }
 
+/// Types `text` key by key into the inspector's input `testid` (cleared first) and at
+/// once, without Tab, clicks `control`, found before typing as a user sees it.
+async fn type_then_click(e: &Editor, testid: &str, text: &str, control: &WebElement) {
+    let input = e.wait_for(tid(testid)).await;
+    e.clear_and_type(&input, text).await;
+    control.click().await.unwrap_or_else(|err| panic!("clicking right after typing into {testid}: {err}"));
+}
+
+/// The value of the input `testid`.
+async fn value_of(e: &Editor, testid: &str) -> String {
+    e.find(tid(testid)).await.expect(testid).prop("value").await.ok().flatten().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_right_after_typing_in_the_inspector_takes_effect() {
+    let e = Editor::start(Path::new(env!("CARGO_BIN_EXE_conclave-testbed"))).await;
+    let schema = json!({"type": "object", "properties": {"verdict": {"type": "string"}}, "required": []});
+    e.create_conclave(&json!({
+        "version": 1, "id": "inspect", "name": "Inspect",
+        "nodes": [
+            {"id": "input", "kind": "trigger", "label": "Input", "position": {"x": 0, "y": 100}},
+            {"id": "agent", "kind": "agent", "label": "Agent", "position": {"x": 300, "y": 100},
+             "agent": {"provider": "fake", "model": "json={}", "output_schema": schema}}
+        ],
+        "edges": [{"from": "input", "to": "agent"}]
+    }))
+    .await;
+    e.open_conclave("inspect").await;
+    e.wait_for(node("agent")).await.click().await.expect("select the agent");
+
+    // Label, then a tool's box.
+    let read_file = e.wait_for(tid("node-tool-read_file")).await;
+    type_then_click(&e, "node-label", "Reviewer", &read_file).await;
+    assert!(read_file.is_selected().await.expect("checked"), "the first click ticked the tool");
+    // Model, then the provider select.
+    let provider = e.wait_for(tid("node-provider")).await;
+    let model = e.wait_for(tid("node-model")).await;
+    e.clear_and_type(&model, "json={\"verdict\":\"ok\"}").await;
+    SelectElement::new(&provider).await.expect("select").select_by_value("anthropic").await.expect("choose");
+    // Prompt, then another tool's box.
+    let grep = e.wait_for(tid("node-tool-grep")).await;
+    type_then_click(&e, "node-prompt", "Review it.", &grep).await;
+    assert!(grep.is_selected().await.expect("checked"));
+    // Max turns, then the field builder's Add field.
+    let add = e.wait_for(tid("field-add")).await;
+    type_then_click(&e, "node-max-turns", "3", &add).await;
+    wait_until("the added field", || async { e.count(tid("field-row")).await == 2 }).await;
+    // The label again, long enough to wrap on the card, then the Structured Output
+    // chip's remove button under it on the card.
+    let chip = e.wait_for(By::Css("[data-node-id='agent'] [data-testid='chip-structured-output']")).await;
+    let remove = chip.find(tid("chip-remove")).await.expect("remove");
+    type_then_click(&e, "node-label", "Judge of every finding in the change", &remove).await;
+    wait_until("the chip to go", || async { e.count(tid("chip-structured-output")).await == 0 }).await;
+
+    assert_eq!(value_of(&e, "node-label").await, "Judge of every finding in the change");
+    assert_eq!(value_of(&e, "node-model").await, "json={\"verdict\":\"ok\"}");
+    assert_eq!(value_of(&e, "node-prompt").await, "Review it.");
+    assert_eq!(value_of(&e, "node-max-turns").await, "3");
+    let saved = e.save_as("inspect").await;
+    let node = &saved["nodes"][1];
+    assert_eq!(node["label"], "Judge of every finding in the change", "saved: {saved}");
+    let agent = &node["agent"];
+    assert_eq!(
+        (&agent["provider"], &agent["model"], &agent["system_prompt"], &agent["max_turns"], &agent["tools"]),
+        (
+            &json!("anthropic"),
+            &json!("json={\"verdict\":\"ok\"}"),
+            &json!("Review it."),
+            &json!(3),
+            &json!(["read_file", "grep"])
+        ),
+        "saved: {saved}"
+    );
+    assert_eq!(agent.get("output_schema"), None, "the chip's removal is saved: {saved}");
+    e.driver.clone().quit().await.ok();
+}
+
 /// Saves a screenshot into docs/ when CONCLAVE_SCREENSHOTS is set (to refresh the
 /// README's pictures).
 async fn screenshot(e: &Editor, name: &str) {
