@@ -9,6 +9,7 @@ use leptos::task::spawn_local;
 use super::canvas::Canvas;
 use super::inspector::Inspector;
 use super::runs::{Dock, RunDialog, open_run_dialog};
+use super::save_conflict::SaveConflict;
 use super::sidebar::Sidebar;
 use crate::api;
 use crate::edit::arrange::auto_layout;
@@ -50,6 +51,7 @@ pub fn App() -> impl IntoView {
     view! {
         <div class="shell">
             <Toolbar/>
+            <SaveConflict/>
             <div class="body">
                 <Sidebar/>
                 <main class="stage">

@@ -12,4 +12,5 @@ pub mod minimap;
 pub mod node_card;
 pub mod raw_schema;
 pub mod runs;
+pub mod save_conflict;
 pub mod sidebar;

@@ -206,6 +206,79 @@ async fn a_click_right_after_typing_in_the_inspector_takes_effect() {
     e.driver.clone().quit().await.ok();
 }
 
+/// Renames node `id` in the inspector of the current tab, key by key, and saves with
+/// the toolbar's Save button.
+async fn relabel_and_save(e: &Editor, id: &str, label: &str) {
+    e.wait_for(node(id)).await.click().await.expect("select the node");
+    let input = e.wait_for(tid("node-label")).await;
+    e.clear_and_type(&input, label).await;
+    e.find(tid("save")).await.expect("save").click().await.expect("click save");
+}
+
+/// The saved label of node `agent` of conclave `shared`, as the server has it on disk.
+async fn saved_label(e: &Editor) -> serde_json::Value {
+    e.api("/api/conclaves/shared").await["nodes"][1]["label"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_tab_gets_the_save_conflict_and_can_reload_or_overwrite() {
+    let e = Editor::start(Path::new(env!("CARGO_BIN_EXE_conclave-testbed"))).await;
+    e.create_conclave(&json!({
+        "version": 1, "id": "shared", "name": "Shared",
+        "nodes": [
+            {"id": "input", "kind": "trigger", "label": "Input", "position": {"x": 0, "y": 100}},
+            {"id": "agent", "kind": "agent", "label": "Agent", "position": {"x": 300, "y": 100},
+             "agent": {"provider": "fake", "model": "text=hi"}}
+        ],
+        "edges": [{"from": "input", "to": "agent"}]
+    }))
+    .await;
+    e.open_conclave("shared").await;
+    let first = e.driver.window().await.expect("the first tab");
+    let second = e.driver.new_tab().await.expect("a second tab");
+    e.driver.switch_to_window(second.clone()).await.expect("to the second tab");
+    e.driver.goto(&e.url).await.expect("the editor in the second tab");
+    e.open_conclave("shared").await;
+
+    // The first tab saves an edit; the second, which opened the same version, then
+    // saves its own and is told the file changed, keeping its edit.
+    e.driver.switch_to_window(first.clone()).await.expect("to the first tab");
+    relabel_and_save(&e, "agent", "First").await;
+    wait_until("the first save", || async { saved_label(&e).await == "First" }).await;
+    e.driver.switch_to_window(second.clone()).await.expect("to the second tab");
+    relabel_and_save(&e, "agent", "Second").await;
+    let conflict = e.wait_for(tid("save-conflict")).await.text().await.unwrap_or_default();
+    assert!(conflict.starts_with("conclaves/shared.conclave.json changed on disk since you opened it"), "{conflict}");
+    assert_eq!(
+        e.status().await,
+        "Not saved: conclaves/shared.conclave.json changed on disk since it was opened; reload it (GET /api/conclaves/shared returns it with its current ETag) and make your changes again"
+    );
+    assert_eq!(saved_label(&e).await, "First", "the stale save wrote nothing");
+    let label = e.find(tid("node-label")).await.expect("label").prop("value").await.ok().flatten();
+    assert_eq!(label.as_deref(), Some("Second"), "the unsaved edit is kept until the user chooses");
+    assert_eq!(e.count(By::Css(".toolbar .dirty.visible")).await, 1);
+
+    // Reload shows the first tab's edit, and the second tab saves on top of it.
+    e.find(tid("save-conflict-reload")).await.expect("reload").click().await.expect("click reload");
+    wait_until("the conflict to close", || async { e.count(tid("save-conflict")).await == 0 }).await;
+    e.wait_for(node("agent")).await.click().await.expect("select the agent");
+    let label = e.wait_for(tid("node-label")).await.prop("value").await.ok().flatten();
+    assert_eq!(label.as_deref(), Some("First"), "the file as the first tab saved it");
+    relabel_and_save(&e, "agent", "Second").await;
+    wait_until("the second save", || async { saved_label(&e).await == "Second" }).await;
+
+    // Overwrite: the first tab is stale now; it keeps its edit by overwriting.
+    e.driver.switch_to_window(first).await.expect("to the first tab");
+    relabel_and_save(&e, "agent", "Third").await;
+    e.wait_for(tid("save-conflict")).await;
+    assert_eq!(saved_label(&e).await, "Second");
+    e.find(tid("save-conflict-overwrite")).await.expect("overwrite").click().await.expect("click overwrite");
+    wait_until("the overwrite", || async { saved_label(&e).await == "Third" }).await;
+    wait_until("the conflict to close", || async { e.count(tid("save-conflict")).await == 0 }).await;
+    assert_eq!(e.count(By::Css(".toolbar .dirty.visible")).await, 0);
+    e.driver.clone().quit().await.ok();
+}
+
 /// Saves a screenshot into docs/ when CONCLAVE_SCREENSHOTS is set (to refresh the
 /// README's pictures).
 async fn screenshot(e: &Editor, name: &str) {
