@@ -151,13 +151,13 @@ pub async fn create(
 #[utoipa::path(put, path = "/api/conclaves/{id}", request_body = Conclave,
     params(
         ("id" = String, Path, description = "Conclave id"),
-        ("If-Match" = Option<String>, Header, pattern = r#"^(\*|(W/)?"[!#-~]*"( *, *(W/)?"[!#-~]*")*)$"#,
+        ("If-Match" = Option<String>, Header, nullable = false, pattern = r#"^(\*|(W/)?"[!#-~]*"( *, *(W/)?"[!#-~]*")*)$"#,
             description = "The ETag the conclave was read with (`GET /api/conclaves/{id}`): the update happens only if the file is still that version. `*` or no header: update whatever the file is now")),
     responses(
         (status = 200, body = Conclave, headers(("ETag" = String, description = "The updated file's entity tag"))),
-        (status = 400, description = "Bad JSON, or an `If-Match` that is not `*` or a list of entity tags"),
+        (status = 400, description = "Bad JSON"),
         (status = 404, description = "No such conclave"),
-        (status = 412, description = "The file changed on disk since the ETag in `If-Match` was read: reload it"),
+        (status = 412, description = "The file changed on disk since the ETag in `If-Match` was read (reload it), or `If-Match` is not `*` or a list of entity tags"),
         (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
 pub async fn update(
     State(state): State<AppState>,
@@ -166,12 +166,7 @@ pub async fn update(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(HeaderMap, Json<Conclave>), ApiError> {
     check_id(&id).map_err(|_| missing(&id))?;
-    let expected = IfMatch::of(&headers).map_err(|_| ApiError::BadRequest {
-        message: format!(
-            "the If-Match header must be `*` or a list of quoted entity tags, such as the ETag of GET /api/conclaves/{id}"
-        ),
-        path: None,
-    })?;
+    let expected = IfMatch::of(&headers);
     let bytes = body_bytes(body)?;
     let (files, workspace) = (state.files.clone(), state.workspace.clone());
     blocking(move || {
@@ -186,6 +181,13 @@ pub async fn update(
                 diagnostics: Vec::new(),
             });
         }
+        // Checked after the body, so a bad body is a 400 or 422 whatever the header;
+        // a malformed If-Match names no version of the file, so none passes it.
+        let expected = expected.map_err(|_| {
+            ApiError::PreconditionFailed(format!(
+                "the If-Match header is not `*` or a list of quoted entity tags, so it names no version of conclaves/{id}.conclave.json; send the ETag of GET /api/conclaves/{id}"
+            ))
+        })?;
         let etag = files.replace(&id, &conclave.to_file_text(), expected.as_ref()).map_err(|e| match e {
             FileError::Missing => missing(&id),
             other => file_refused(&id, other),

@@ -3,7 +3,8 @@
 //!
 //! Read here rather than with the `headers` crate: its entity-tag parser asserts,
 //! in debug builds, that a tag holds no space, so a client sending `If-Match: "a b"`
-//! would panic a debug server. Here anything malformed is a typed refusal.
+//! would panic a debug server. Here anything malformed is a typed error, which the
+//! API answers as a failed precondition: it names no version of the resource.
 
 use axum::http::HeaderMap;
 use axum::http::header::IF_MATCH;

@@ -161,6 +161,19 @@ fn preview_dialects(workspace: &Workspace, request: PreviewRequest) -> Result<Ve
     Ok(previews)
 }
 
+/// A body that must be a JSON object, as `T`. serde reads a struct from an array too
+/// (`[]` for one whose fields are all optional), which the API document does not allow.
+fn parse_object<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: Value = parse_json(bytes)?;
+    if !value.is_object() {
+        return Err(ApiError::BadRequest { message: "send the request body as a JSON object".into(), path: None });
+    }
+    serde_json::from_value(value).map_err(|e| ApiError::BadRequest {
+        message: format!("the request body does not have the expected shape: {e}"),
+        path: None,
+    })
+}
+
 /// Lists the providers and whether each is configured.
 #[utoipa::path(get, path = "/api/providers", responses((status = 200, body = [ProviderInfo])))]
 pub async fn providers(State(state): State<AppState>) -> Result<Json<Vec<ProviderInfo>>, ApiError> {
@@ -203,7 +216,7 @@ pub async fn probe(
     ApiPath(name): ApiPath<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ProviderProbe>, ApiError> {
-    let request: ProbeRequest = parse_json(&body_bytes(body)?)?;
+    let request: ProbeRequest = parse_object(&body_bytes(body)?)?;
     let Some(provider) = state.workspace.providers.get(&name) else {
         return Err(ApiError::NotFound(format!("unknown provider `{name}`; GET /api/providers lists them")));
     };

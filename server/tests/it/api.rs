@@ -213,10 +213,10 @@ async fn if_match_takes_any_listed_etag_or_star_and_no_header_updates_as_before(
     assert_eq!(etag(&saved), etag(&api.exchange("GET", "/api/conclaves/pair", None, &[]).await.1));
     for malformed in ["not-quoted", "\"a b\"", "*, \"x\"", "\"unterminated", "W/x", "\"x\" \"y\""] {
         let (status, _, body) = put_with(&api, "pair", conclave("pair", "text=bad"), &[("if-match", malformed)]).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{malformed}");
+        assert_eq!(status, StatusCode::PRECONDITION_FAILED, "{malformed}");
         assert_eq!(
             body["error"]["message"],
-            "the If-Match header must be `*` or a list of quoted entity tags, such as the ETag of GET /api/conclaves/pair"
+            "the If-Match header is not `*` or a list of quoted entity tags, so it names no version of conclaves/pair.conclave.json; send the ETag of GET /api/conclaves/pair"
         );
     }
     let (status, _, _) = put_with(&api, "ghost", conclave("ghost", "x"), &[("if-match", "*")]).await;
@@ -444,7 +444,7 @@ async fn a_probe_reports_the_dialect_and_refuses_what_it_cannot_read() {
     let (status, body, _) = api.send("POST", "/api/providers/gemini/probe", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("GET /api/providers")), "{body}");
-    for bad in ["{\"model\": 5}", "{\"temperature\": 0}", "{", ""] {
+    for bad in ["{\"model\": 5}", "{\"temperature\": 0}", "{", "", "[]", "[\"m\"]"] {
         let (status, _, text) = api.call("POST", "/api/providers/fake/probe", Some(bad.to_string()), &[]).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad:?}: {text}");
     }
