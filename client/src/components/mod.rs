@@ -1,6 +1,6 @@
 //! The parts of the editor's screen. They show the state and call the actions of
-//! `edit/`, and import only from there, `state.rs`, `api.rs` and components they
-//! render.
+//! `edit/`, and import only what is beneath them: `edit/`, `state.rs`, `api.rs`,
+//! `run_view.rs`, `loaded.rs` and the components they render.
 
 pub mod app;
 pub mod builder;
