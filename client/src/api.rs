@@ -22,16 +22,38 @@ pub struct ApiError {
     pub message: String,
     /// Every problem, when the server sent them.
     pub diagnostics: Vec<Diagnostic>,
+    /// The HTTP status of the refusal; `None` when no answer was understood.
+    pub status: Option<u16>,
 }
 
 impl ApiError {
     fn network(e: impl std::fmt::Display) -> ApiError {
-        ApiError { message: format!("cannot reach the server: {e}"), diagnostics: Vec::new() }
+        ApiError { message: format!("cannot reach the server: {e}"), diagnostics: Vec::new(), status: None }
     }
 
     fn unreadable(e: impl std::fmt::Display) -> ApiError {
-        ApiError { message: format!("the server's answer was not understood: {e}"), diagnostics: Vec::new() }
+        ApiError {
+            message: format!("the server's answer was not understood: {e}"),
+            diagnostics: Vec::new(),
+            status: None,
+        }
     }
+
+    /// Whether a save was refused because the file changed on disk since the version
+    /// it names (412 Precondition Failed).
+    pub fn is_stale(&self) -> bool {
+        self.status == Some(412)
+    }
+}
+
+/// A conclave as its file is on the server, with the file's ETag (which a save sends
+/// back in `If-Match`, so it never overwrites a version it has not seen).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    /// The conclave.
+    pub conclave: Conclave,
+    /// The ETag of its file, when the server sent one.
+    pub etag: Option<String>,
 }
 
 type Result<T> = std::result::Result<T, ApiError>;
@@ -41,18 +63,29 @@ pub async fn list_conclaves() -> Result<Vec<ConclaveSummary>> {
     get("/api/conclaves").await
 }
 
-/// One conclave.
-pub async fn get_conclave(id: &str) -> Result<Conclave> {
-    get(&format!("/api/conclaves/{id}")).await
+/// One conclave, with the ETag of its file.
+pub async fn get_conclave(id: &str) -> Result<Stored> {
+    let response = authorized(Request::get(&format!("/api/conclaves/{id}"))).send().await.map_err(ApiError::network)?;
+    stored(response).await
 }
 
-/// Saves a conclave: updates it when it exists, creates it otherwise.
-pub async fn save_conclave(conclave: &Conclave, exists: bool) -> Result<Conclave> {
-    if exists {
-        send(Request::put(&format!("/api/conclaves/{}", conclave.id)), conclave).await
-    } else {
-        send(Request::post("/api/conclaves"), conclave).await
-    }
+/// Saves a conclave: updates it when it exists, creates it otherwise. An update with
+/// `if_match` (the ETag the editor last read or wrote) is refused with 412 when the
+/// file has changed since; without it, it replaces whatever is there.
+pub async fn save_conclave(conclave: &Conclave, exists: bool, if_match: Option<&str>) -> Result<Stored> {
+    let request = match (exists, if_match) {
+        (true, Some(etag)) => Request::put(&format!("/api/conclaves/{}", conclave.id)).header("If-Match", etag),
+        (true, None) => Request::put(&format!("/api/conclaves/{}", conclave.id)),
+        (false, _) => Request::post("/api/conclaves"),
+    };
+    let request = authorized(request).json(conclave).map_err(ApiError::network)?;
+    stored(request.send().await.map_err(ApiError::network)?).await
+}
+
+/// The conclave in a response, with the response's ETag.
+async fn stored(response: Response) -> Result<Stored> {
+    let etag = response.headers().get("etag");
+    Ok(Stored { conclave: decode(response).await?, etag })
 }
 
 /// What the server's validation finds in a conclave (saved or not): its diagnostics
@@ -192,14 +225,18 @@ async fn decode<T: DeserializeOwned>(response: Response) -> Result<T> {
     if response.ok() {
         return response.json().await.map_err(ApiError::unreadable);
     }
+    let status = Some(response.status());
     match response.json::<ErrorBody>().await {
-        Ok(body) => {
-            Err(ApiError { message: body.error.message, diagnostics: body.error.diagnostics.unwrap_or_default() })
-        }
+        Ok(body) => Err(ApiError {
+            message: body.error.message,
+            diagnostics: body.error.diagnostics.unwrap_or_default(),
+            status,
+        }),
         // Something in between (a proxy, a crashed server) answered instead of the API.
         Err(_) => Err(ApiError {
             message: format!("the server refused the request (HTTP {})", response.status()),
             diagnostics: Vec::new(),
+            status,
         }),
     }
 }

@@ -3,7 +3,9 @@
 //! Layout: `api.rs` owns every call to the server; `state.rs` holds the shared editor
 //! state (the open conclave with undo and redo, selection, viewport, drags);
 //! `run_view.rs` the watched run; `loaded.rs` fetches that follow their inputs;
-//! `components/` has one file per part of the screen.
+//! `edit/` the actions and the state components share; `components/` has one file
+//! per part of the screen. Files import only what is beneath them: components from
+//! `edit/`, `edit/` from `state.rs` and `api.rs`, never the other way.
 //!
 //! **Invariant:** components never fetch on their own; they call `api.rs`. Every
 //! change to the conclave goes through `Editor::edit`, so it can be undone.
@@ -12,6 +14,8 @@
 mod api;
 #[cfg(target_arch = "wasm32")]
 mod components;
+#[cfg(target_arch = "wasm32")]
+mod edit;
 #[cfg(target_arch = "wasm32")]
 mod loaded;
 #[cfg(target_arch = "wasm32")]

@@ -113,6 +113,12 @@ pub struct Editor {
     pub stored: RwSignal<bool>,
     /// Whether there are unsaved changes.
     pub dirty: RwSignal<bool>,
+    /// The ETag of the open conclave's file as the editor last read or wrote it: a
+    /// save sends it in `If-Match`, so it never overwrites a newer file.
+    pub etag: StoredValue<Option<String>>,
+    /// Whether the last save was refused because the file changed on disk since it
+    /// was opened; the editor keeps the unsaved changes until the user chooses.
+    pub conflict: RwSignal<bool>,
     /// Snapshots before each edit, at most [`HISTORY_LIMIT`].
     pub undo_stack: RwSignal<Vec<Conclave>>,
     /// Snapshots undone, at most [`HISTORY_LIMIT`].
@@ -151,6 +157,8 @@ impl Editor {
             conclave: RwSignal::new(None),
             stored: RwSignal::new(false),
             dirty: RwSignal::new(false),
+            etag: StoredValue::new(None),
+            conflict: RwSignal::new(false),
             undo_stack: RwSignal::new(Vec::new()),
             redo_stack: RwSignal::new(Vec::new()),
             selection: RwSignal::new(Selection::None),
@@ -168,11 +176,14 @@ impl Editor {
         }
     }
 
-    /// Opens a conclave, forgetting the history of the previous one.
+    /// Opens a conclave, forgetting the history of the previous one. Its file's ETag
+    /// is not known (`open_conclave` sets it after opening a file).
     pub fn open(&self, conclave: Conclave, stored: bool) {
         self.conclave.set(Some(conclave));
         self.stored.set(stored);
         self.dirty.set(false);
+        self.etag.set_value(None);
+        self.conflict.set(false);
         self.undo_stack.set(Vec::new());
         self.redo_stack.set(Vec::new());
         self.selection.set(Selection::None);

@@ -10,7 +10,11 @@
 //! The cost is the median over rounds of (without − with) / without, in requests
 //! per second. Also the time of `POST /api/providers/local/probe` through the app,
 //! which answers the embedded model's dialect without loading the model (target:
-//! under 100 ms). Run with `cargo bench -p conclave-server --bench api`.
+//! under 100 ms), and `GET /api/conclaves` through `app()` in process with 200
+//! conclaves in the catalog (copies of the repository's conclaves, saved an hour
+//! before), one request at a time: the median and 95th percentile of a request's
+//! time (target: at most 5 ms). Run with `cargo bench -p conclave-server --bench api`;
+//! add `-- catalog`, `-- probe` or `-- guard` to run one part only.
 
 use axum::body::Body;
 use axum::http::Request;
@@ -29,6 +33,9 @@ const CLIENTS: usize = 8;
 const ROUND: Duration = Duration::from_secs(1);
 const ROUNDS: usize = 15;
 const TOKEN: &str = "bench-token-0123456789abcdef0123456789abcdef";
+/// How many conclaves the catalog benchmark lists, and how many requests it times.
+const CATALOG_SIZE: usize = 200;
+const CATALOG_REQUESTS: usize = 400;
 
 /// Local probes measured, one at a time.
 const PROBES: usize = 50;
@@ -43,6 +50,82 @@ fn state_with(providers: ProviderRegistry) -> AppState {
     let engine = Engine::new(ProviderRegistry::default(), Arc::new(MemoryStore::new()), EngineConfig::default());
     let security = Security { token: Some(Secret::new(TOKEN)), allowed_hosts: Vec::new(), repo_roots: vec![dir] };
     AppState::new(workspace, engine, security, EditorSource::embedded())
+}
+
+/// A state whose catalog holds [`CATALOG_SIZE`] conclaves: the repository's review
+/// conclaves under new ids, so each is a realistic file with agents, prompts and
+/// schema references to check.
+fn catalog_state(dir: &std::path::Path) -> AppState {
+    let catalog = dir.join("conclaves");
+    std::fs::create_dir_all(&catalog).expect("catalog dir");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../conclaves");
+    let sources: Vec<serde_json::Value> = ["light-code-review", "review-panel", "hello"]
+        .iter()
+        .map(|id| {
+            let text =
+                std::fs::read_to_string(root.join(format!("{id}.conclave.json"))).expect("a repository conclave");
+            serde_json::from_str(&text).expect("JSON")
+        })
+        .collect();
+    for i in 0..CATALOG_SIZE {
+        let mut conclave = sources[i % sources.len()].clone();
+        let id = format!("bench-{i:03}");
+        conclave["id"] = serde_json::Value::String(id.clone());
+        let text = serde_json::to_string_pretty(&conclave).expect("text");
+        let path = catalog.join(format!("{id}.conclave.json"));
+        std::fs::write(&path, text).expect("write a conclave");
+        // A catalog at rest: the files were saved an hour ago, not this instant.
+        let file = std::fs::OpenOptions::new().write(true).open(&path).expect("open");
+        file.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600)).expect("set its time");
+    }
+    // The workspace's own schema directory, empty as in this repository, is searched
+    // before the built-in schemas.
+    let schemas = catalog.join("schemas");
+    std::fs::create_dir_all(&schemas).expect("schemas dir");
+    let workspace = Workspace::new(catalog, SchemaCatalog::with_roots(vec![schemas]), conclave_providers::builtin());
+    let engine = Engine::new(ProviderRegistry::default(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let security =
+        Security { token: Some(Secret::new(TOKEN)), allowed_hosts: Vec::new(), repo_roots: vec![dir.to_path_buf()] };
+    AppState::new(workspace, engine, security, EditorSource::embedded())
+}
+
+/// Times `GET /api/conclaves` through the whole app, one request at a time, and
+/// prints the median and the 95th percentile.
+async fn catalog_listing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let service = app(catalog_state(dir.path()));
+    let list = || {
+        let service = service.clone();
+        async move {
+            let request = Request::get("/api/conclaves")
+                .header("host", "127.0.0.1:7700")
+                .header("authorization", format!("Bearer {TOKEN}"))
+                .body(Body::empty())
+                .expect("request");
+            let started = Instant::now();
+            let response = service.oneshot(request).await.expect("response");
+            assert!(response.status().is_success(), "{}", response.status());
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("body");
+            let elapsed = started.elapsed();
+            let listed: Vec<serde_json::Value> = serde_json::from_slice(&body).expect("a list");
+            assert_eq!(listed.len(), CATALOG_SIZE);
+            elapsed
+        }
+    };
+    // The first requests fill whatever the server keeps between requests.
+    for _ in 0..5 {
+        list().await;
+    }
+    let mut times: Vec<f64> = Vec::with_capacity(CATALOG_REQUESTS);
+    for _ in 0..CATALOG_REQUESTS {
+        times.push(list().await.as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    let p95 = times[(times.len() * 95).div_ceil(100) - 1];
+    println!(
+        "GET /api/conclaves with {CATALOG_SIZE} conclaves, in process, {CATALOG_REQUESTS} requests one at a time:"
+    );
+    println!("  median {:.3} ms, p95 {p95:.3} ms (target: at most 5 ms)", median(times));
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -164,9 +247,19 @@ async fn local_probe() {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let wanted = |part: &str| args.is_empty() || args.iter().any(|a| a == part);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        local_probe().await;
+        if wanted("catalog") {
+            catalog_listing().await;
+        }
+        if wanted("probe") {
+            local_probe().await;
+        }
+        if !wanted("guard") {
+            return;
+        }
         let (guarded, bare) = (app(state()), unguarded(state()));
         compare("GET /api/runs in process, one at a time", |guard| {
             let (guarded, bare) = (guarded.clone(), bare.clone());

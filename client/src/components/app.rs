@@ -6,15 +6,18 @@ use conclave_shared::api::Validation;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::arrange::auto_layout;
 use super::canvas::Canvas;
 use super::inspector::Inspector;
-use super::keyboard::install_keyboard;
-use super::naming::{file_of, id_for_name, rename};
-use super::pointer::install_pointer_handlers;
 use super::runs::{Dock, RunDialog, open_run_dialog};
+use super::save_conflict::SaveConflict;
 use super::sidebar::Sidebar;
 use crate::api;
+use crate::edit::arrange::auto_layout;
+use crate::edit::file::{save, validate};
+use crate::edit::keyboard::install_keyboard;
+use crate::edit::naming::{file_of, id_for_name, rename};
+use crate::edit::pointer::install_pointer_handlers;
+use crate::edit::press::{after_press, install_press_tracking};
 use crate::state::{Editor, commit_pending_input};
 
 /// The editor.
@@ -34,6 +37,7 @@ pub fn App() -> impl IntoView {
         }
     });
     install_pointer_handlers(editor);
+    install_press_tracking();
     install_keyboard(editor);
     let _leave = window_event_listener(leptos::ev::beforeunload, move |ev: web_sys::BeforeUnloadEvent| {
         if editor.dirty.get_untracked() {
@@ -47,6 +51,7 @@ pub fn App() -> impl IntoView {
     view! {
         <div class="shell">
             <Toolbar/>
+            <SaveConflict/>
             <div class="body">
                 <Sidebar/>
                 <main class="stage">
@@ -69,54 +74,6 @@ pub fn App() -> impl IntoView {
             <RunDialog/>
         </div>
     }
-}
-
-/// Saves the open conclave; on 422 the diagnostics are shown. The focused field is
-/// blurred first, so an edit it commits on `change` is part of what is saved. A field
-/// builder row that cannot be saved yet (a duplicate or empty name, a refused bound)
-/// stops the save with a message naming it, so nothing the author typed is dropped.
-pub fn save(editor: Editor) {
-    commit_pending_input();
-    if let Some(problem) = super::builder::unsaved_builder_problem() {
-        editor.say(format!("Not saved: {problem}"), true);
-        return;
-    }
-    let Some(conclave) = editor.conclave.get_untracked() else { return };
-    let exists = editor.stored.get_untracked();
-    spawn_local(async move {
-        match api::save_conclave(&conclave, exists).await {
-            Ok(_) => {
-                editor.stored.set(true);
-                editor.dirty.set(false);
-                editor.diagnostics.set(Vec::new());
-                editor.say(format!("Saved conclaves/{}.conclave.json", conclave.id), false);
-                if let Ok(list) = api::list_conclaves().await {
-                    editor.catalog.set(list);
-                }
-            }
-            Err(e) => {
-                editor.diagnostics.set(e.diagnostics);
-                editor.say(format!("Not saved: {}", e.message), true);
-            }
-        }
-    });
-}
-
-/// Asks the server to validate the open conclave, keeps which agents review code
-/// (the run dialog asks for a repository when any do), and hands the whole answer to
-/// `then`. The Validate button and the run dialog both come through here, so the
-/// editor never decides on its own whether a conclave reviews code.
-pub fn validate(editor: Editor, then: impl FnOnce(Validation) + 'static) {
-    let Some(conclave) = editor.conclave.get_untracked() else { return };
-    spawn_local(async move {
-        match api::validate(&conclave).await {
-            Ok(validation) => {
-                editor.findings_agents.set(validation.findings_agents.clone());
-                then(validation);
-            }
-            Err(e) => editor.say(e.message, true),
-        }
-    });
 }
 
 /// Shows a validation's outcome in the status bar and its diagnostics in their list.
@@ -153,7 +110,7 @@ fn Toolbar() -> impl IntoView {
             <span class="brand">"Conclave"</span>
             <input class="title" data-testid="conclave-name" placeholder="Conclave name" aria-label="Conclave name" prop:value=name disabled=move || !open()
                 on:input=move |ev| typed.set(Some(event_target_value(&ev)))
-                on:change=move |ev| { typed.set(None); rename(editor, event_target_value(&ev)); }
+                on:change=move |ev| { typed.set(None); let name = event_target_value(&ev); after_press(move || rename(editor, name)); }
                 on:blur=move |_| typed.set(None) />
             <code class="file" data-testid="conclave-file" class:unsaved=move || !editor.stored.get() title=file_title>{file}</code>
             <span class="dirty" class:visible=move || editor.dirty.get() title="Unsaved changes">"●"</span>

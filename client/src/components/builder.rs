@@ -1,29 +1,19 @@
 //! The Structured Output editor: a schema reference or inline fields, the field
 //! builder (rows of name, type, required, description and constraints, nested for
-//! objects, in `field_row.rs`, with their state in `builder_state.rs`), a template,
+//! objects, in `field_row.rs`, with their state in `edit/fields.rs`), a template,
 //! the raw JSON view (`raw_schema.rs`) and the lowering preview of every provider
 //! dialect (`lowering_preview.rs`).
 
-use conclave_shared::fields::free_field_name;
-use conclave_shared::{Field, FieldType};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::builder_state::{Builder, Row, Target, builder_for, unsaved_problem};
 use super::field_row::FieldRows;
-use super::inspector::{agent_schema, agent_value, edit_agent};
 use super::lowering_preview::LoweringPreview;
 use super::raw_schema::RawSchema;
 use crate::api;
+use crate::edit::agent::{agent_schema, agent_value, edit_agent};
+use crate::edit::fields::{Target, add_field, builder_for};
 use crate::state::Editor;
-
-/// Why the open conclave must not be saved yet, if a field builder holds rows that
-/// are not in it (a duplicate or empty name, a refused bound): a sentence naming the
-/// agent and the row. Save calls it after blurring the focused input (so a pending
-/// `change` has been committed) and refuses with this message when it is `Some`.
-pub fn unsaved_builder_problem() -> Option<String> {
-    unsaved_problem()
-}
 
 /// Where an agent's schema comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,7 +96,7 @@ fn SchemaSource(id: String, reference: Memo<Option<String>>) -> impl IntoView {
 
 /// The field builder for an inline schema: its rows, adding a field, and starting
 /// from the findings template. Its rows are the session's rows for this agent
-/// (`builder_state.rs`), rebuilt only when the schema changes from elsewhere.
+/// (`edit/fields.rs`), rebuilt only when the schema changes from elsewhere.
 #[component]
 fn FieldBuilder(id: String) -> impl IntoView {
     let editor = expect_context::<Editor>();
@@ -154,17 +144,4 @@ fn FieldBuilder(id: String) -> impl IntoView {
             }))}
         </div>
     }
-}
-
-/// Adds a string field named `field_1`, `field_2`, ... (the first free one) to `rows`,
-/// commits it, and has its name take focus with its text selected, so typing replaces it.
-pub fn add_field(editor: Editor, builder: &Builder, rows: &ArcRwSignal<Vec<Row>>) {
-    let name = rows.with_untracked(|rows| {
-        let names: Vec<String> = rows.iter().map(|r| r.field.with_untracked(|f| f.name.clone())).collect();
-        free_field_name(&names.iter().map(String::as_str).collect::<Vec<_>>())
-    });
-    let row = Row::new(Field { item_type: None, ..Field::new(name, FieldType::String) });
-    builder.focus.set_value(Some(row.id));
-    rows.update(|rows| rows.push(row));
-    builder.commit(editor);
 }

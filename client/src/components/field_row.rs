@@ -2,14 +2,16 @@
 //! remove buttons, description, required, the constraints its type allows, nested
 //! rows for objects), keyed by the row's own id. A keystroke touches only the row's
 //! typed text; `change` (Tab, Enter, leaving the input), selects, checkboxes and
-//! buttons commit the builder (`builder_state.rs`).
+//! buttons commit the builder (`edit/fields.rs`). A `change` fired by a pointer press
+//! elsewhere (a click on this row's "required" box) is committed at the pointer's
+//! release (`edit/press.rs`), so the click lands on the page it was pressed on.
 
 use conclave_shared::FieldType;
 use leptos::html;
 use leptos::prelude::*;
 
-use super::builder::add_field;
-use super::builder_state::{Builder, Input, Row};
+use crate::edit::fields::{Builder, Input, Row, add_field};
+use crate::edit::press::after_press;
 use crate::state::Editor;
 
 /// The rows of one list of fields (the root's or an object's).
@@ -84,7 +86,7 @@ fn FieldRow(builder: Builder, siblings: ArcRwSignal<Vec<Row>>, row: Row) -> AnyV
                 <input data-testid="field-name" node_ref=name_ref placeholder="name" aria-label="Field name"
                     prop:value=move || r.with_value(|r| r.text(Input::Name))
                     on:input=move |ev| r.with_value(|r| r.typing(Input::Name, event_target_value(&ev)))
-                    on:change=move |ev| { r.with_value(|r| r.change(Input::Name, &event_target_value(&ev))); commit(); } />
+                    on:change=move |ev| commit_text(editor, b, r, Input::Name, event_target_value(&ev)) />
                 <TypeSelect ty=ty on_pick=Callback::new(move |t| { r.with_value(|r| r.retype(t)); commit(); })/>
                 <div class="order">
                     <button class="icon" data-testid="field-up" node_ref=up title="Move up" aria-label="Move field up"
@@ -97,11 +99,11 @@ fn FieldRow(builder: Builder, siblings: ArcRwSignal<Vec<Row>>, row: Row) -> AnyV
             {move || problems.with(|p| p.get(&id).cloned()).map(|p| view! { <p class="field-error" data-testid="field-error" role="alert">{p}</p> })}
             <div class="field-second">
                 // A custom field's description is part of its raw schema.
-                {move || (!custom.get()).then(|| text_input(r, Input::Description, "field-description", "description for the model", commit))}
+                {move || (!custom.get()).then(|| text_input(b, r, Input::Description, "field-description", "description for the model"))}
                 <label class="check"><input type="checkbox" data-testid="field-required" prop:checked=move || field.with(|f| f.required)
                     on:change=move |ev| { let on = event_target_checked(&ev); field.update(|f| f.required = on); commit(); } />"required"</label>
             </div>
-            <Constraints row=r commit=Callback::new(move |()| commit())/>
+            <Constraints builder=b row=r/>
             {move || (!kept.get().is_empty()).then(|| view! { <p class="kept" data-testid="field-kept">{format!("kept: {}", kept.get().join(", "))}</p> })}
             {move || nested.get().then(|| view! {
                 <div class="nested">
@@ -114,33 +116,45 @@ fn FieldRow(builder: Builder, siblings: ArcRwSignal<Vec<Row>>, row: Row) -> AnyV
     .into_any()
 }
 
+/// Takes `text` into `input` of row `r` and commits the builder (on `change`): at
+/// once, or at the pointer's release when a press took the focus from the input.
+/// The row and builder are taken now, while they surely exist.
+fn commit_text(editor: Editor, b: StoredValue<Builder>, r: StoredValue<Row>, input: Input, text: String) {
+    let (builder, row) = (b.get_value(), r.get_value());
+    after_press(move || {
+        row.change(input, &text);
+        builder.commit(editor);
+    });
+}
+
 /// A text input of a row: keystrokes stay in the row, `change` commits.
 fn text_input(
+    b: StoredValue<Builder>,
     r: StoredValue<Row>,
     input: Input,
     testid: &'static str,
     placeholder: &'static str,
-    commit: impl Fn() + Copy + 'static,
 ) -> impl IntoView {
+    let editor = expect_context::<Editor>();
     view! {
         <input data-testid=testid placeholder=placeholder aria-label=placeholder
             aria-invalid=move || r.with_value(|r| r.input_error(input).is_some()).to_string()
             prop:value=move || r.with_value(|r| r.text(input))
             on:input=move |ev| r.with_value(|r| r.typing(input, event_target_value(&ev)))
-            on:change=move |ev| { r.with_value(|r| r.change(input, &event_target_value(&ev))); commit(); } />
+            on:change=move |ev| commit_text(editor, b, r, input, event_target_value(&ev)) />
     }
 }
 
 /// A constraint's input under its caption (a filled input shows no placeholder).
 fn constraint(
+    b: StoredValue<Builder>,
     r: StoredValue<Row>,
     input: Input,
     testid: &'static str,
     caption: &'static str,
-    commit: impl Fn() + Copy + 'static,
 ) -> impl IntoView {
     let wide = input == Input::EnumValues;
-    view! { <label class="constraint" class:wide=wide>{caption}{text_input(r, input, testid, caption, commit)}</label> }
+    view! { <label class="constraint" class:wide=wide>{caption}{text_input(b, r, input, testid, caption)}</label> }
 }
 
 /// A field's type. Changing it keeps what still applies (`Field::retype`).
@@ -162,28 +176,32 @@ fn TypeSelect(ty: Memo<FieldType>, on_pick: Callback<FieldType>) -> impl IntoVie
 /// The constraints a field's type allows: bounds for numbers, lengths for strings,
 /// values for enums, item type and counts for arrays; and what was refused.
 #[component]
-fn Constraints(row: StoredValue<Row>, commit: Callback<()>) -> impl IntoView {
+fn Constraints(builder: StoredValue<Builder>, row: StoredValue<Row>) -> impl IntoView {
+    let editor = expect_context::<Editor>();
     let field = RwSignal::from(row.with_value(|r| r.field.clone()));
     let shape = Memo::new(move |_| field.with(|f| (f.field_type, f.item_type)));
-    let commit = move || commit.run(());
+    let b = builder;
     let inputs = move || {
         let (t, item) = shape.get();
         let is_enum = t == FieldType::Enum || (t == FieldType::Array && item == Some(FieldType::Enum));
         view! {
             {matches!(t, FieldType::Integer | FieldType::Number).then(|| view! {
-                {constraint(row, Input::Min, "field-min", "minimum", commit)}
-                {constraint(row, Input::Max, "field-max", "maximum", commit)}
+                {constraint(b, row, Input::Min, "field-min", "minimum")}
+                {constraint(b, row, Input::Max, "field-max", "maximum")}
             })}
             {(t == FieldType::String).then(|| view! {
-                {constraint(row, Input::MinLength, "field-min-length", "min length", commit)}
-                {constraint(row, Input::MaxLength, "field-max-length", "max length", commit)}
+                {constraint(b, row, Input::MinLength, "field-min-length", "min length")}
+                {constraint(b, row, Input::MaxLength, "field-max-length", "max length")}
             })}
             {(t == FieldType::Array).then(|| view! {
-                <ItemTypeSelect current=item on_pick=Callback::new(move |t| { row.with_value(|r| r.retype_items(t)); commit(); })/>
-                {constraint(row, Input::MinItems, "field-min-items", "min items", commit)}
-                {constraint(row, Input::MaxItems, "field-max-items", "max items", commit)}
+                <ItemTypeSelect current=item on_pick=Callback::new(move |t| {
+                    row.with_value(|r| r.retype_items(t));
+                    b.with_value(|b| b.commit(editor));
+                })/>
+                {constraint(b, row, Input::MinItems, "field-min-items", "min items")}
+                {constraint(b, row, Input::MaxItems, "field-max-items", "max items")}
             })}
-            {is_enum.then(|| constraint(row, Input::EnumValues, "field-enum-values", "values, comma-separated", commit))}
+            {is_enum.then(|| constraint(b, row, Input::EnumValues, "field-enum-values", "values, comma-separated"))}
         }
     };
     let refused =

@@ -8,16 +8,15 @@
 //! where the author left them.
 
 use conclave_shared::api::{ProbeRequest, ProviderProbe};
-use conclave_shared::fields::same_json;
-use conclave_shared::{AgentConfig, Conclave, Node, NodeKind};
+use conclave_shared::{AgentConfig, NodeKind};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde_json::Value;
 
 use super::builder::SchemaEditor;
 use super::runs::RunOutcome;
-use super::sidebar::TOOLS;
 use crate::api;
+use crate::edit::agent::{TOOLS, agent_value, edit_agent, node_value, read_agent};
+use crate::edit::press::after_press;
 use crate::state::{Editor, Selection};
 
 /// The inspector.
@@ -41,74 +40,9 @@ pub fn Inspector() -> impl IntoView {
     }
 }
 
-/// Applies a change to the agent of node `id`, as one undoable edit.
-pub fn edit_agent(editor: Editor, id: &str, change: impl FnOnce(&mut AgentConfig)) {
-    let Some(before) = read_agent(editor, id, AgentConfig::clone) else { return };
-    let mut after = before.clone();
-    change(&mut after);
-    let set = |c: &mut Conclave| {
-        if let Some(a) = c.nodes.iter_mut().find(|n| n.id == id).and_then(|n| n.agent.as_mut()) {
-            *a = after.clone();
-        }
-    };
-    if after != before {
-        editor.edit(set);
-    } else if !same_schema(&before.output_schema, &after.output_schema) {
-        // `Editor::edit` drops an edit whose conclave compares equal to the old one,
-        // and JSON objects compare equal whatever their key order; moving a field is
-        // a real change all the same, recorded as one undo step this way.
-        editor.checkpoint();
-        editor.edit_silently(set);
-    }
-}
-
-/// Whether two schemas are the same, key order included.
-pub fn same_schema(a: &Option<Value>, b: &Option<Value>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => same_json(a, b),
-        (a, b) => a.is_none() && b.is_none(),
-    }
-}
-
-/// A memo of node `id`'s inline schema that changes when a property only moves too.
-pub fn agent_schema(editor: Editor, id: &str) -> Memo<Option<Value>> {
-    let id = id.to_string();
-    Memo::new_with_compare(
-        move |_| editor.conclave.with(|c| c.as_ref()?.node(&id)?.agent.as_ref()?.output_schema.clone()),
-        |before, now| !matches!((before, now), (Some(a), Some(b)) if same_schema(a, b)),
-    )
-}
-
-/// A memo of one value of node `id`'s agent (`None` when it has none): inputs bound to
-/// it change only when that value does.
-pub fn agent_value<T>(
-    editor: Editor,
-    id: &str,
-    read: impl Fn(&AgentConfig) -> T + Send + Sync + 'static,
-) -> Memo<Option<T>>
-where
-    T: Clone + PartialEq + Send + Sync + 'static,
-{
-    let id = id.to_string();
-    Memo::new(move |_| editor.conclave.with(|c| c.as_ref()?.node(&id)?.agent.as_ref().map(&read)))
-}
-
-/// One value of node `id`'s agent, now, without subscribing to it.
-pub fn read_agent<T>(editor: Editor, id: &str, read: impl FnOnce(&AgentConfig) -> T) -> Option<T> {
-    editor.conclave.with_untracked(|c| c.as_ref()?.node(id)?.agent.as_ref().map(read))
-}
-
-/// A memo of one value of node `id`.
-fn node_value<T>(editor: Editor, id: &str, read: impl Fn(&Node) -> T + Send + Sync + 'static) -> Memo<Option<T>>
-where
-    T: Clone + PartialEq + Send + Sync + 'static,
-{
-    let id = id.to_string();
-    Memo::new(move |_| editor.conclave.with(|c| c.as_ref()?.node(&id).map(&read)))
-}
-
 /// Handlers (`input`, `change`) for a text input that commits on `change` (Tab,
-/// Enter, leaving it). What was typed is also remembered: the browser fires no
+/// Enter, leaving it; when a pointer press took the focus, at its release, see
+/// `edit/press.rs`). What was typed is also remembered: the browser fires no
 /// `change` for an input removed while it has focus (another node selected by a
 /// click), so when the form goes away the text is committed then, unless the value it
 /// was typed over has changed meanwhile (an undo, another conclave opened).
@@ -144,7 +78,8 @@ pub fn commit_on_change(
     };
     let on_change = move |ev: web_sys::Event| {
         typed.set_value(None);
-        commit(event_target_value(&ev));
+        let (commit, text) = (commit.clone(), event_target_value(&ev));
+        after_press(move || commit(text));
     };
     (on_input, on_change)
 }
@@ -272,7 +207,7 @@ fn AgentForm(id: String) -> impl IntoView {
                 let on = agent_value(editor, &id, move |a| a.tools.iter().any(|t| t == tool));
                 let id = id.clone();
                 view! {
-                    <label class="check"><input type="checkbox" prop:checked=move || on.get().unwrap_or(false) on:change=move |_| edit_agent(editor, &id, |a| {
+                    <label class="check"><input type="checkbox" data-testid=format!("node-tool-{tool}") prop:checked=move || on.get().unwrap_or(false) on:change=move |_| edit_agent(editor, &id, |a| {
                         if a.tools.iter().any(|t| t == tool) { a.tools.retain(|t| t != tool) } else { a.tools.push(tool.to_string()) }
                     }) />{*label}</label>
                 }

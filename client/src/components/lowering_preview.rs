@@ -8,8 +8,8 @@ use conclave_shared::api::{DialectPreview, LowerRequest, PreviewRequest};
 use leptos::prelude::*;
 use std::collections::BTreeSet;
 
-use super::inspector::{agent_schema, agent_value, same_schema};
 use crate::api;
+use crate::edit::agent::{agent_schema, agent_value, same_schema};
 use crate::loaded::loaded;
 use crate::state::Editor;
 

@@ -1,19 +1,16 @@
-//! The parts of the editor's screen.
+//! The parts of the editor's screen. They show the state and call the actions of
+//! `edit/`, and import only what is beneath them: `edit/`, `state.rs`, `api.rs`,
+//! `run_view.rs`, `loaded.rs` and the components they render.
 
 pub mod app;
-pub mod arrange;
 pub mod builder;
-pub mod builder_state;
 pub mod canvas;
-pub mod clipboard;
 pub mod field_row;
 pub mod inspector;
-pub mod keyboard;
 pub mod lowering_preview;
 pub mod minimap;
-pub mod naming;
 pub mod node_card;
-pub mod pointer;
 pub mod raw_schema;
 pub mod runs;
+pub mod save_conflict;
 pub mod sidebar;

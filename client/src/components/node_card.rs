@@ -6,9 +6,9 @@
 use conclave_shared::{AgentConfig, Node, NodeKind};
 use leptos::prelude::*;
 
-use super::canvas::CanvasGraph;
-use super::pointer::{press_node, press_output_port, pressing};
-use super::sidebar::TOOLS;
+use crate::edit::agent::TOOLS;
+use crate::edit::canvas::CanvasGraph;
+use crate::edit::pointer::{press_node, press_output_port, pressing};
 use crate::state::{Editor, Selection};
 
 /// What a card shows as chips: whether the agent has Structured Output, and its tools.

@@ -10,8 +10,8 @@ use leptos::task::spawn_local;
 use serde_json::Value;
 use wasm_bindgen::JsCast;
 
-use super::inspector::{agent_value, edit_agent};
 use crate::api;
+use crate::edit::agent::{agent_value, edit_agent};
 use crate::loaded::loaded;
 use crate::state::Editor;
 

@@ -2,15 +2,12 @@
 //! palette of node kinds and capabilities, and recent runs (`runs.rs`).
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
-use super::naming::open_untitled;
 use super::runs::RunList;
-use crate::api;
+use crate::edit::agent::TOOLS;
+use crate::edit::file::open_conclave;
+use crate::edit::naming::open_untitled;
 use crate::state::{Drag, Editor};
-
-/// Tools an agent can be given, by id.
-pub const TOOLS: [(&str, &str); 3] = [("read_file", "Read file"), ("list_files", "List files"), ("grep", "Grep")];
 
 /// The left column.
 #[component]
@@ -38,12 +35,7 @@ fn Catalog() -> impl IntoView {
         if editor.dirty.get_untracked() && !confirm("Discard unsaved changes?") {
             return;
         }
-        spawn_local(async move {
-            match api::get_conclave(&id).await {
-                Ok(conclave) => editor.open(conclave, true),
-                Err(e) => editor.say(e.message, true),
-            }
-        });
+        open_conclave(editor, id);
     };
     view! {
         <section>

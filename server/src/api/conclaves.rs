@@ -1,20 +1,30 @@
 //! Conclave files over HTTP: list, get, create, update, delete, and validation of an
 //! unsaved conclave. A save writes `conclaves/<id>.conclave.json` in canonical form,
-//! so it shows up in git as a readable diff.
+//! so it shows up in git as a readable diff. Every file has an ETag (a hash of its
+//! bytes): `GET` and every save return it, and `PUT` with `If-Match` refuses with 412
+//! when the file changed on disk since the ETag was read. Nothing here touches the
+//! disk on an async thread: files are read and written (`conclave_files.rs`),
+//! listed (`catalog_listing.rs`) and checked (`checking.rs`) on blocking threads.
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::StatusCode;
-use conclave_catalog::{Level, check_conclave_value, checks::malformed, is_valid_id, list_ids};
+use axum::http::header::ETAG;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use conclave_catalog::is_valid_id;
 use conclave_shared::Conclave;
 use conclave_shared::api::{ConclaveSummary, Validation};
 use serde_json::Value;
 
+use super::blocking::blocking;
+use super::checking::validation;
+use super::conclave_files::FileError;
 use super::error::parse_json;
 use super::extract::ApiPath;
+use super::precondition::IfMatch;
 use super::{ApiError, AppState, body_bytes};
+use crate::workspace::Workspace;
 
 /// Ids are file name stems: lowercase letters, digits, `-` and `_`.
 fn check_id(id: &str) -> Result<(), ApiError> {
@@ -28,31 +38,14 @@ fn check_id(id: &str) -> Result<(), ApiError> {
     }
 }
 
-fn path_of(state: &AppState, id: &str) -> std::path::PathBuf {
-    state.workspace.catalog_dir.join(format!("{id}.conclave.json"))
-}
-
-/// The diagnostics of a conclave file's text, and its findings-shaped agents.
-fn validation(state: &AppState, file: &str, text: &str) -> Validation {
-    let checked = match serde_json::from_str::<Value>(text) {
-        Ok(value) => check_conclave_value(file, &value, state.workspace.catalog_context()),
-        Err(e) => conclave_catalog::Checked { diagnostics: vec![malformed(file, &e)], ..Default::default() },
-    };
-    let errors = checked.diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = checked.diagnostics.iter().filter(|d| d.severity == Level::Warning).count();
-    let findings_agents =
-        checked.outputs.into_iter().filter(|(_, o)| o.findings_field.is_some()).map(|(id, _)| id).collect();
-    Validation { diagnostics: checked.diagnostics, errors, warnings, findings_agents }
-}
-
 /// Checks and parses a conclave body; 400 for bad JSON, 422 with every diagnostic for
 /// an invalid conclave.
-fn accept(state: &AppState, bytes: &[u8]) -> Result<Conclave, ApiError> {
+fn accept(workspace: &Workspace, bytes: &[u8]) -> Result<Conclave, ApiError> {
     let value: Value = parse_json(bytes)?;
     let id = value.get("id").and_then(Value::as_str).unwrap_or("conclave").to_string();
     check_id(&id)?;
     let text = serde_json::to_string(&value).unwrap_or_default();
-    let result = validation(state, &format!("{id}.conclave.json"), &text);
+    let result = validation(workspace.catalog_context(), &format!("{id}.conclave.json"), &text);
     if result.errors > 0 {
         let first = result.diagnostics.iter().find(|d| d.is_error()).map(|d| d.path.clone());
         return Err(ApiError::Invalid {
@@ -68,93 +61,140 @@ fn accept(state: &AppState, bytes: &[u8]) -> Result<Conclave, ApiError> {
     })
 }
 
-fn write(state: &AppState, conclave: &Conclave) -> Result<(), ApiError> {
-    std::fs::create_dir_all(&state.workspace.catalog_dir)
-        .map_err(|e| ApiError::Internal(format!("creating {}: {e}", state.workspace.catalog_dir.display())))?;
-    let path = path_of(state, &conclave.id);
-    // Write then rename, so a crash never leaves half a file.
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, conclave.to_file_text())
-        .map_err(|e| ApiError::Internal(format!("writing {}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, &path).map_err(|e| ApiError::Internal(format!("renaming to {}: {e}", path.display())))
+/// The headers that carry `etag`.
+fn with_etag(etag: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    // A quoted SHA-256 in hex is always a valid header value.
+    if let Ok(value) = HeaderValue::from_str(etag) {
+        headers.insert(ETAG, value);
+    }
+    headers
 }
 
-/// Lists the conclaves in the catalog.
+/// The 404 of an update: there is nothing to update, but the id can be created.
+fn missing(id: &str) -> ApiError {
+    ApiError::NotFound(format!("no conclave `{id}`; create it with POST /api/conclaves"))
+}
+
+/// What a refused file operation on conclave `id` answers.
+fn file_refused(id: &str, error: FileError) -> ApiError {
+    match error {
+        FileError::Missing => ApiError::NotFound(format!("no conclave `{id}`")),
+        FileError::Exists => {
+            ApiError::Conflict(format!("a conclave `{id}` exists; update it with PUT /api/conclaves/{id}"))
+        }
+        FileError::Changed => ApiError::PreconditionFailed(format!(
+            "conclaves/{id}.conclave.json changed on disk since it was opened; reload it (GET /api/conclaves/{id} returns it with its current ETag) and make your changes again"
+        )),
+        FileError::Io(detail) => ApiError::Internal(detail),
+    }
+}
+
+/// Lists the conclaves in the catalog. Files unchanged since the last listing are
+/// not read or checked again.
 #[utoipa::path(get, path = "/api/conclaves", responses((status = 200, body = [ConclaveSummary])))]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<ConclaveSummary>>, ApiError> {
-    let mut out = Vec::new();
-    for id in list_ids(&state.workspace.catalog_dir) {
-        let text = std::fs::read_to_string(path_of(&state, &id)).unwrap_or_default();
-        let parsed = Conclave::from_json(&text).ok();
-        let errors = validation(&state, &format!("{id}.conclave.json"), &text).errors;
-        out.push(ConclaveSummary {
-            name: parsed.as_ref().map(|c| c.name.clone()),
-            description: parsed.as_ref().map(|c| c.description.clone()),
-            nodes: parsed.as_ref().map_or(0, |c| c.nodes.len()),
-            errors,
-            id,
-        });
-    }
-    Ok(Json(out))
+    let (listing, workspace) = (state.listing.clone(), state.workspace.clone());
+    Ok(Json(blocking(move || listing.list(&workspace)).await?))
 }
 
-/// One conclave.
+/// One conclave, with the ETag of its file.
 #[utoipa::path(get, path = "/api/conclaves/{id}", params(("id" = String, Path, description = "Conclave id")),
-    responses((status = 200, body = Conclave), (status = 404, description = "No such conclave"), (status = 422, description = "The file is invalid")))]
-pub async fn get_one(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Json<Conclave>, ApiError> {
+    responses(
+        (status = 200, body = Conclave, headers(("ETag" = String, description = "The file's entity tag (a hash of its bytes): send it back in `If-Match` to update only this version"))),
+        (status = 404, description = "No such conclave"),
+        (status = 422, description = "The file is invalid")))]
+pub async fn get_one(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<(HeaderMap, Json<Conclave>), ApiError> {
     check_id(&id).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
-    let text =
-        std::fs::read_to_string(path_of(&state, &id)).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
-    Conclave::from_json(&text).map(Json).map_err(|_| {
-        let result = validation(&state, &format!("{id}.conclave.json"), &text);
-        ApiError::Invalid {
-            message: format!("conclaves/{id}.conclave.json is invalid; fix it in a text editor"),
-            path: None,
-            diagnostics: result.diagnostics,
+    let (files, workspace) = (state.files.clone(), state.workspace.clone());
+    blocking(move || {
+        let read = files.read(&id).map_err(|e| file_refused(&id, e))?;
+        let text = String::from_utf8_lossy(&read.bytes);
+        match Conclave::from_json(&text) {
+            Ok(conclave) => Ok((with_etag(&read.etag), Json(conclave))),
+            Err(_) => Err(ApiError::Invalid {
+                message: format!("conclaves/{id}.conclave.json is invalid; fix it in a text editor"),
+                path: None,
+                diagnostics: validation(workspace.catalog_context(), &format!("{id}.conclave.json"), &text).diagnostics,
+            }),
         }
     })
+    .await?
 }
 
-/// Creates a conclave file.
+/// Creates a conclave file. Of two creates of one id, one creates it and the other
+/// gets 409; neither overwrites the other.
 #[utoipa::path(post, path = "/api/conclaves", request_body = Conclave,
-    responses((status = 201, body = Conclave), (status = 400, description = "Bad JSON"), (status = 409, description = "The id is taken"), (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
+    responses(
+        (status = 201, body = Conclave, headers(("ETag" = String, description = "The new file's entity tag"))),
+        (status = 400, description = "Bad JSON"), (status = 409, description = "The id is taken"),
+        (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
 pub async fn create(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Conclave>), ApiError> {
-    let conclave = accept(&state, &body_bytes(body)?)?;
-    if path_of(&state, &conclave.id).exists() {
-        return Err(ApiError::Conflict(format!(
-            "a conclave `{}` exists; update it with PUT /api/conclaves/{}",
-            conclave.id, conclave.id
-        )));
-    }
-    write(&state, &conclave)?;
-    Ok((StatusCode::CREATED, Json(conclave)))
+) -> Result<(StatusCode, HeaderMap, Json<Conclave>), ApiError> {
+    let bytes = body_bytes(body)?;
+    let (files, workspace) = (state.files.clone(), state.workspace.clone());
+    blocking(move || {
+        let conclave = accept(&workspace, &bytes)?;
+        let etag = files.create(&conclave.id, &conclave.to_file_text()).map_err(|e| file_refused(&conclave.id, e))?;
+        Ok((StatusCode::CREATED, with_etag(&etag), Json(conclave)))
+    })
+    .await?
 }
 
-/// Replaces a conclave file.
-#[utoipa::path(put, path = "/api/conclaves/{id}", request_body = Conclave, params(("id" = String, Path, description = "Conclave id")),
-    responses((status = 200, body = Conclave), (status = 400, description = "Bad JSON"), (status = 404, description = "No such conclave"), (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
+/// Replaces a conclave file. With `If-Match`, only the version of the file that ETag
+/// names is replaced; a file changed since answers 412 and stays as it is.
+#[utoipa::path(put, path = "/api/conclaves/{id}", request_body = Conclave,
+    params(
+        ("id" = String, Path, description = "Conclave id"),
+        ("If-Match" = Option<String>, Header, nullable = false, pattern = r#"^(\*|(W/)?"[!#-~]*"( *, *(W/)?"[!#-~]*")*)$"#,
+            description = "The ETag the conclave was read with (`GET /api/conclaves/{id}`): the update happens only if the file is still that version. `*` or no header: update whatever the file is now")),
+    responses(
+        (status = 200, body = Conclave, headers(("ETag" = String, description = "The updated file's entity tag"))),
+        (status = 400, description = "Bad JSON"),
+        (status = 404, description = "No such conclave"),
+        (status = 412, description = "The file changed on disk since the ETag in `If-Match` was read (reload it), or `If-Match` is not `*` or a list of entity tags"),
+        (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
 pub async fn update(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Conclave>, ApiError> {
-    check_id(&id).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
-    if !path_of(&state, &id).is_file() {
-        return Err(ApiError::NotFound(format!("no conclave `{id}`; create it with POST /api/conclaves")));
-    }
-    let conclave = accept(&state, &body_bytes(body)?)?;
-    if conclave.id != id {
-        return Err(ApiError::Invalid {
-            message: format!("the body's id `{}` differs from `{id}` in the URL", conclave.id),
-            path: Some("/id".into()),
-            diagnostics: Vec::new(),
-        });
-    }
-    write(&state, &conclave)?;
-    Ok(Json(conclave))
+) -> Result<(HeaderMap, Json<Conclave>), ApiError> {
+    check_id(&id).map_err(|_| missing(&id))?;
+    let expected = IfMatch::of(&headers);
+    let bytes = body_bytes(body)?;
+    let (files, workspace) = (state.files.clone(), state.workspace.clone());
+    blocking(move || {
+        if !files.path(&id).is_file() {
+            return Err(missing(&id));
+        }
+        let conclave = accept(&workspace, &bytes)?;
+        if conclave.id != id {
+            return Err(ApiError::Invalid {
+                message: format!("the body's id `{}` differs from `{id}` in the URL", conclave.id),
+                path: Some("/id".into()),
+                diagnostics: Vec::new(),
+            });
+        }
+        // Checked after the body, so a bad body is a 400 or 422 whatever the header;
+        // a malformed If-Match names no version of the file, so none passes it.
+        let expected = expected.map_err(|_| {
+            ApiError::PreconditionFailed(format!(
+                "the If-Match header is not `*` or a list of quoted entity tags, so it names no version of conclaves/{id}.conclave.json; send the ETag of GET /api/conclaves/{id}"
+            ))
+        })?;
+        let etag = files.replace(&id, &conclave.to_file_text(), expected.as_ref()).map_err(|e| match e {
+            FileError::Missing => missing(&id),
+            other => file_refused(&id, other),
+        })?;
+        Ok((with_etag(&etag), Json(conclave)))
+    })
+    .await?
 }
 
 /// Deletes a conclave file.
@@ -162,7 +202,8 @@ pub async fn update(
     responses((status = 204, description = "Deleted"), (status = 404, description = "No such conclave")))]
 pub async fn remove(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<StatusCode, ApiError> {
     check_id(&id).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
-    std::fs::remove_file(path_of(&state, &id)).map_err(|_| ApiError::NotFound(format!("no conclave `{id}`")))?;
+    let files = state.files.clone();
+    blocking(move || files.remove(&id).map_err(|e| file_refused(&id, e))).await??;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -178,6 +219,10 @@ pub async fn validate(
     if !value.is_object() {
         return Err(ApiError::BadRequest { message: "send a conclave document: a JSON object".into(), path: None });
     }
-    let id = value.get("id").and_then(Value::as_str).unwrap_or("conclave");
-    Ok(Json(validation(&state, &format!("{id}.conclave.json"), &String::from_utf8_lossy(&bytes))))
+    let id = value.get("id").and_then(Value::as_str).unwrap_or("conclave").to_string();
+    let workspace = state.workspace.clone();
+    let checked = blocking(move || {
+        validation(workspace.catalog_context(), &format!("{id}.conclave.json"), &String::from_utf8_lossy(&bytes))
+    });
+    Ok(Json(checked.await?))
 }

@@ -51,6 +51,9 @@ pub enum ApiError {
     /// The resource exists or is in the wrong state.
     #[error("{0}")]
     Conflict(String),
+    /// The resource changed since the version the request names (`If-Match`).
+    #[error("{0}")]
+    PreconditionFailed(String),
     /// The body is larger than the limit.
     #[error("the request body is larger than {0} bytes")]
     TooLarge(usize),
@@ -80,6 +83,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -1,6 +1,7 @@
 //! The HTTP API and the editor's static files, served by `conclave serve`.
 //!
-//! Layout: `conclaves.rs` (catalog CRUD and validation), `runs.rs` (start, list, get,
+//! Layout: `conclaves.rs` (catalog CRUD and validation, over `conclave_files.rs`,
+//! `catalog_listing.rs` and `checking.rs`, run by `blocking.rs`), `runs.rs` (start, list, get,
 //! events over SSE, cancel, reports), `schemas.rs` (references, lowering previews,
 //! providers), `openapi.rs` (the generated API document), `error.rs` (one error type),
 //! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask),
@@ -10,6 +11,9 @@
 //! functions only; tests call [`app`] without a socket.
 
 pub mod blocking;
+pub mod catalog_listing;
+pub mod checking;
+pub mod conclave_files;
 pub mod conclaves;
 pub mod editor;
 pub mod error;
@@ -18,6 +22,7 @@ pub mod extract;
 pub mod guard;
 pub mod metrics;
 pub mod openapi;
+pub mod precondition;
 pub mod runs;
 pub mod schemas;
 
@@ -35,6 +40,8 @@ pub use error::ApiError;
 pub use guard::{Guard, GuardLayer, Security};
 
 use crate::workspace::Workspace;
+use catalog_listing::Listing;
+use conclave_files::ConclaveFiles;
 
 /// Largest request body accepted.
 pub const BODY_LIMIT: usize = 2 * 1024 * 1024;
@@ -59,12 +66,18 @@ pub struct AppState {
     /// The run queue of the store, when the server has one: a cancel of a run another
     /// process runs goes through it.
     pub queue: Option<Arc<dyn RunQueue>>,
+    /// The catalog's conclave files, read and written with their ETags.
+    pub files: Arc<ConclaveFiles>,
+    /// The catalog listing's summaries, kept while their files are unchanged.
+    pub listing: Arc<Listing>,
 }
 
 impl AppState {
     /// The state of a server over `workspace` and `engine`.
     pub fn new(workspace: Workspace, engine: Engine, security: Security, editor: EditorSource) -> AppState {
         AppState {
+            files: Arc::new(ConclaveFiles::new(workspace.catalog_dir.clone())),
+            listing: Arc::default(),
             workspace: Arc::new(workspace),
             engine,
             live: Default::default(),

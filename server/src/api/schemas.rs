@@ -1,7 +1,9 @@
 //! Output schemas over HTTP: the references available, one schema, the lowering
 //! preview for a provider and for every dialect side by side, which providers are
 //! configured, and a probe of which structured-output dialect a provider's server
-//! speaks.
+//! speaks. Resolving references reads schema files and checking a provider's
+//! configuration looks for programs on disk, so those run on blocking threads
+//! (`blocking.rs`).
 
 use axum::Json;
 use axum::body::Bytes;
@@ -15,22 +17,21 @@ use conclave_shared::api::{
 };
 use serde_json::{Value, json};
 
+use super::blocking::blocking;
 use super::error::parse_json;
 use super::extract::ApiPath;
 use super::{ApiError, AppState, body_bytes};
+use crate::workspace::Workspace;
 
 /// Lists the schema references.
 #[utoipa::path(get, path = "/api/schemas", responses((status = 200, body = [SchemaRef])))]
-pub async fn list(State(state): State<AppState>) -> Json<Vec<SchemaRef>> {
-    Json(
-        state
-            .workspace
-            .schemas
-            .list()
-            .into_iter()
-            .map(|(reference, source)| SchemaRef { reference, source: source.to_string() })
-            .collect(),
-    )
+pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<SchemaRef>>, ApiError> {
+    let workspace = state.workspace.clone();
+    let refs = blocking(move || {
+        let found = workspace.schemas.list().into_iter();
+        found.map(|(reference, source)| SchemaRef { reference, source: source.to_string() }).collect()
+    });
+    Ok(Json(refs.await?))
 }
 
 /// One schema by reference.
@@ -40,7 +41,9 @@ pub async fn get_one(
     State(state): State<AppState>,
     ApiPath(reference): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
-    state.workspace.schemas.resolve(&reference).map(|r| Json(r.schema)).map_err(|e| ApiError::NotFound(e.to_string()))
+    let workspace = state.workspace.clone();
+    let resolved = blocking(move || workspace.schemas.resolve(&reference));
+    resolved.await?.map(|r| Json(r.schema)).map_err(|e| ApiError::NotFound(e.to_string()))
 }
 
 /// Previews how a schema is lowered for a provider.
@@ -51,13 +54,19 @@ pub async fn lower_schema(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<LowerResponse>, ApiError> {
     let request: LowerRequest = parse_json(&body_bytes(body)?)?;
-    let schema = requested_schema(&state, request.schema, request.schema_ref.as_deref())?;
-    let provider = state.workspace.providers.get(&request.provider);
+    let workspace = state.workspace.clone();
+    Ok(Json(blocking(move || lower_for_provider(&workspace, request)).await??))
+}
+
+/// The lowering of a requested schema for one provider.
+fn lower_for_provider(workspace: &Workspace, request: LowerRequest) -> Result<LowerResponse, ApiError> {
+    let schema = requested_schema(workspace, request.schema, request.schema_ref.as_deref())?;
+    let provider = workspace.providers.get(&request.provider);
     let target = match &provider {
         Some(p) => p.capabilities().native_schema,
         None => LowerTarget::for_provider(&request.provider),
     };
-    if !state.workspace.providers.known_names().contains(&request.provider) {
+    if !workspace.providers.known_names().contains(&request.provider) {
         return Err(ApiError::Invalid {
             message: format!("unknown provider `{}`; GET /api/providers lists them", request.provider),
             path: Some("/provider".into()),
@@ -90,17 +99,17 @@ pub async fn lower_schema(
             meaning_losses: 0,
         },
     };
-    Ok(Json(response))
+    Ok(response)
 }
 
 /// The schema a request names, inline or by reference, checked as an output schema.
-fn requested_schema(state: &AppState, schema: Option<Value>, reference: Option<&str>) -> Result<Value, ApiError> {
+fn requested_schema(workspace: &Workspace, schema: Option<Value>, reference: Option<&str>) -> Result<Value, ApiError> {
     let invalid =
         |message: String, path: String| ApiError::Invalid { message, path: Some(path), diagnostics: Vec::new() };
     let schema = match (schema, reference) {
         (Some(schema), None) => schema,
         (None, Some(reference)) => {
-            state.workspace.schemas.resolve(reference).map_err(|e| invalid(e.to_string(), "/schema_ref".into()))?.schema
+            workspace.schemas.resolve(reference).map_err(|e| invalid(e.to_string(), "/schema_ref".into()))?.schema
         }
         _ => return Err(invalid("give exactly one of `schema` and `schema_ref`".into(), "/schema".into())),
     };
@@ -120,8 +129,14 @@ pub async fn preview(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Vec<DialectPreview>>, ApiError> {
     let request: PreviewRequest = parse_json(&body_bytes(body)?)?;
+    let workspace = state.workspace.clone();
+    Ok(Json(blocking(move || preview_dialects(&workspace, request)).await??))
+}
+
+/// A requested schema lowered for every dialect.
+fn preview_dialects(workspace: &Workspace, request: PreviewRequest) -> Result<Vec<DialectPreview>, ApiError> {
     let name = request.schema_ref.clone().unwrap_or_else(|| "output".into());
-    let schema = requested_schema(&state, request.schema, request.schema_ref.as_deref())?;
+    let schema = requested_schema(workspace, request.schema, request.schema_ref.as_deref())?;
     let mut previews = Vec::new();
     for dialect in Dialect::ALL {
         let lowered = lower(&schema, dialect.target()).map_err(|e| ApiError::Invalid {
@@ -143,15 +158,34 @@ pub async fn preview(
             notes: lowered.notes,
         });
     }
-    Ok(Json(previews))
+    Ok(previews)
+}
+
+/// A body that must be a JSON object, as `T`. serde reads a struct from an array too
+/// (`[]` for one whose fields are all optional), which the API document does not allow.
+fn parse_object<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: Value = parse_json(bytes)?;
+    if !value.is_object() {
+        return Err(ApiError::BadRequest { message: "send the request body as a JSON object".into(), path: None });
+    }
+    serde_json::from_value(value).map_err(|e| ApiError::BadRequest {
+        message: format!("the request body does not have the expected shape: {e}"),
+        path: None,
+    })
 }
 
 /// Lists the providers and whether each is configured.
 #[utoipa::path(get, path = "/api/providers", responses((status = 200, body = [ProviderInfo])))]
-pub async fn providers(State(state): State<AppState>) -> Json<Vec<ProviderInfo>> {
+pub async fn providers(State(state): State<AppState>) -> Result<Json<Vec<ProviderInfo>>, ApiError> {
+    let workspace = state.workspace.clone();
+    Ok(Json(blocking(move || provider_list(&workspace)).await?))
+}
+
+/// Each provider, whether it is configured (which may look for its program on disk).
+fn provider_list(workspace: &Workspace) -> Vec<ProviderInfo> {
     let mut out: Vec<ProviderInfo> = Vec::new();
-    for name in state.workspace.providers.known_names() {
-        let provider = state.workspace.providers.get(&name);
+    for name in workspace.providers.known_names() {
+        let provider = workspace.providers.get(&name);
         let (configured, message) = match provider.as_ref().map(|p| p.check_config()) {
             Some(Ok(())) => (true, None),
             Some(Err(ProviderError::Config { message, .. })) => (false, Some(message)),
@@ -168,7 +202,7 @@ pub async fn providers(State(state): State<AppState>) -> Json<Vec<ProviderInfo>>
             name,
         });
     }
-    Json(out)
+    out
 }
 
 /// Probes a provider: one tiny structured request, to learn which structured-output
@@ -182,7 +216,7 @@ pub async fn probe(
     ApiPath(name): ApiPath<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ProviderProbe>, ApiError> {
-    let request: ProbeRequest = parse_json(&body_bytes(body)?)?;
+    let request: ProbeRequest = parse_object(&body_bytes(body)?)?;
     let Some(provider) = state.workspace.providers.get(&name) else {
         return Err(ApiError::NotFound(format!("unknown provider `{name}`; GET /api/providers lists them")));
     };

@@ -2,7 +2,7 @@
 //! statuses, the token check, and run events over SSE with resumption.
 
 use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::{HeaderMap, Request, StatusCode};
 use conclave_core::{ProviderRegistry, Secret};
 use conclave_doubles::{FakeProvider, MemoryStore};
 use conclave_engine::{Engine, EngineConfig};
@@ -71,6 +71,18 @@ impl Api {
         body: Option<String>,
         headers: &[(&str, &str)],
     ) -> (StatusCode, Value, String) {
+        let (status, _, body, text) = self.exchange(method, uri, body, headers).await;
+        (status, body, text)
+    }
+
+    /// As [`Api::call`], with the response's headers.
+    pub(crate) async fn exchange(
+        &self,
+        method: &str,
+        uri: &str,
+        body: Option<String>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, HeaderMap, Value, String) {
         let mut request = Request::builder().method(method).uri(uri);
         // What a browser on the served page sends, unless the test says otherwise.
         if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -84,10 +96,10 @@ impl Api {
         }
         let request = request.body(body.map_or_else(Body::empty, Body::from)).expect("request");
         let response = app(self.state.clone()).oneshot(request).await.expect("response");
-        let status = response.status();
+        let (status, headers) = (response.status(), response.headers().clone());
         let bytes = axum::body::to_bytes(response.into_body(), 64 * 1024 * 1024).await.expect("body");
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null), text)
+        (status, headers, serde_json::from_str(&text).unwrap_or(Value::Null), text)
     }
 
     pub(crate) async fn get(&self, uri: &str) -> (StatusCode, Value, String) {
@@ -148,6 +160,168 @@ async fn conclaves_can_be_created_read_listed_updated_and_deleted() {
     assert_eq!(status, StatusCode::NO_CONTENT);
     assert_eq!(api.get("/api/conclaves/pair").await.0, StatusCode::NOT_FOUND);
     assert_eq!(api.call("DELETE", "/api/conclaves/pair", None, &[]).await.0, StatusCode::NOT_FOUND);
+}
+
+/// The ETag header of a response.
+fn etag(headers: &HeaderMap) -> String {
+    headers.get("etag").and_then(|v| v.to_str().ok()).expect("an ETag").to_string()
+}
+
+/// PUTs `body` to `/api/conclaves/{id}` with these extra headers.
+async fn put_with(api: &Api, id: &str, body: Value, headers: &[(&str, &str)]) -> (StatusCode, HeaderMap, Value) {
+    let (status, headers, body, _) =
+        api.exchange("PUT", &format!("/api/conclaves/{id}"), Some(body.to_string()), headers).await;
+    (status, headers, body)
+}
+
+#[tokio::test]
+async fn the_etag_is_a_hash_of_the_file_and_a_stale_one_gets_412() {
+    use sha2::Digest;
+    let api = api_with(None);
+    let file = api.state.workspace.catalog_dir.join("pair.conclave.json");
+    let (status, created, _, _) =
+        api.exchange("POST", "/api/conclaves", Some(conclave("pair", "text=hi").to_string()), &[]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let hash = |bytes: &[u8]| format!("\"{}\"", hex::encode(sha2::Sha256::digest(bytes)));
+    let opened = etag(&created);
+    assert_eq!(opened, hash(&std::fs::read(&file).expect("file")), "a strong ETag: the file's SHA-256");
+    let (status, got, _, _) = api.exchange("GET", "/api/conclaves/pair", None, &[]).await;
+    assert_eq!((status, etag(&got)), (StatusCode::OK, opened.clone()));
+
+    // The first editor saves with the ETag it opened: the file changes, and so does the ETag.
+    let (status, saved, _) = put_with(&api, "pair", conclave("pair", "text=first"), &[("if-match", &opened)]).await;
+    assert_eq!(status, StatusCode::OK);
+    let first = etag(&saved);
+    assert_ne!(first, opened);
+    assert_eq!(first, hash(&std::fs::read(&file).expect("file")));
+    assert_eq!(etag(&api.exchange("GET", "/api/conclaves/pair", None, &[]).await.1), first);
+
+    // The second editor opened the same version: its save is refused and changes nothing.
+    let (status, _, body) = put_with(&api, "pair", conclave("pair", "text=second"), &[("if-match", &opened)]).await;
+    assert_eq!(status, StatusCode::PRECONDITION_FAILED);
+    assert_eq!(
+        body,
+        json!({"error": {"status": 412, "message": "conclaves/pair.conclave.json changed on disk since it was opened; reload it (GET /api/conclaves/pair returns it with its current ETag) and make your changes again"}})
+    );
+    let on_disk = std::fs::read_to_string(&file).expect("file");
+    assert!(on_disk.contains("text=first") && !on_disk.contains("text=second"), "{on_disk}");
+
+    // A file edited on disk (a text editor, git) makes the editor's ETag stale too.
+    std::fs::write(&file, on_disk.replace("text=first", "text=by-hand")).expect("edit by hand");
+    let (status, _, _) = put_with(&api, "pair", conclave("pair", "text=third"), &[("if-match", &first)]).await;
+    assert_eq!(status, StatusCode::PRECONDITION_FAILED);
+    assert!(std::fs::read_to_string(&file).expect("file").contains("text=by-hand"));
+}
+
+#[tokio::test]
+async fn if_match_takes_any_listed_etag_or_star_and_no_header_updates_as_before() {
+    let api = api_with(None);
+    let (_, created, _, _) =
+        api.exchange("POST", "/api/conclaves", Some(conclave("pair", "text=hi").to_string()), &[]).await;
+    let current = etag(&created);
+    let listed = format!("\"0000\", {current}");
+    let (status, saved, _) = put_with(&api, "pair", conclave("pair", "text=listed"), &[("if-match", &listed)]).await;
+    assert_eq!(status, StatusCode::OK, "one of the listed tags is the file's");
+    // A weak tag never matches: If-Match compares strongly.
+    let weak = format!("W/{}", etag(&saved));
+    let (status, _, _) = put_with(&api, "pair", conclave("pair", "text=weak"), &[("if-match", &weak)]).await;
+    assert_eq!(status, StatusCode::PRECONDITION_FAILED);
+    let (status, _, _) = put_with(&api, "pair", conclave("pair", "text=star"), &[("if-match", "*")]).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, saved, _) = put_with(&api, "pair", conclave("pair", "text=none"), &[]).await;
+    assert_eq!(status, StatusCode::OK, "no If-Match: the CLI and scripts update as they always did");
+    assert_eq!(etag(&saved), etag(&api.exchange("GET", "/api/conclaves/pair", None, &[]).await.1));
+    for malformed in ["not-quoted", "\"a b\"", "*, \"x\"", "\"unterminated", "W/x", "\"x\" \"y\""] {
+        let (status, _, body) = put_with(&api, "pair", conclave("pair", "text=bad"), &[("if-match", malformed)]).await;
+        assert_eq!(status, StatusCode::PRECONDITION_FAILED, "{malformed}");
+        assert_eq!(
+            body["error"]["message"],
+            "the If-Match header is not `*` or a list of quoted entity tags, so it names no version of conclaves/pair.conclave.json; send the ETag of GET /api/conclaves/pair"
+        );
+    }
+    let (status, _, _) = put_with(&api, "ghost", conclave("ghost", "x"), &[("if-match", "*")]).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_creates_of_one_id_give_one_201_and_409s_and_never_clobber() {
+    let api = Arc::new(api_with(None));
+    for round in 0..20 {
+        let id = format!("race-{round}");
+        let mut tasks = tokio::task::JoinSet::new();
+        for writer in 0..6 {
+            let (api, body) = (api.clone(), conclave(&id, &format!("text=writer-{writer}")));
+            tasks.spawn(async move { (writer, api.send("POST", "/api/conclaves", body).await) });
+        }
+        let mut created = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            let (writer, (status, body, _)) = done.expect("a create");
+            match status {
+                StatusCode::CREATED => created.push(writer),
+                StatusCode::CONFLICT => assert_eq!(
+                    body["error"]["message"],
+                    format!("a conclave `{id}` exists; update it with PUT /api/conclaves/{id}")
+                ),
+                other => panic!("writer {writer} got {other}: {body}"),
+            }
+        }
+        assert_eq!(created.len(), 1, "round {round}: writers {created:?} were all told they created `{id}`");
+        let file = api.state.workspace.catalog_dir.join(format!("{id}.conclave.json"));
+        let on_disk = std::fs::read_to_string(file).expect("the file");
+        assert!(on_disk.contains(&format!("text=writer-{}", created[0])), "the file is the winner's: {on_disk}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(&api.state.workspace.catalog_dir)
+        .expect("catalog")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| !name.ends_with(".conclave.json"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+}
+
+/// Sets a file's modification time `age` in the past, as if it was written then.
+fn age_file(path: &std::path::Path, age: std::time::Duration) {
+    let file = std::fs::OpenOptions::new().write(true).open(path).expect("open");
+    file.set_modified(std::time::SystemTime::now() - age).expect("set the modification time");
+}
+
+#[tokio::test]
+async fn the_catalog_listing_shows_files_edited_on_disk_at_the_next_request() {
+    let api = api_with(None);
+    let dir = api.state.workspace.catalog_dir.clone();
+    for id in ["alpha", "beta"] {
+        assert_eq!(api.send("POST", "/api/conclaves", conclave(id, "text=hi")).await.0, StatusCode::CREATED);
+        age_file(&dir.join(format!("{id}.conclave.json")), std::time::Duration::from_secs(3600));
+    }
+    let summary = |listed: &Value, id: &str| {
+        let found = listed.as_array().expect("a list").iter().find(|s| s["id"] == id).cloned();
+        found.map(|s| (s["name"].clone(), s["errors"].clone()))
+    };
+    let listed = api.get("/api/conclaves").await.1;
+    assert_eq!(summary(&listed, "alpha"), Some((json!("Pair"), json!(0))));
+    assert_eq!(api.get("/api/conclaves").await.1, listed, "a second listing of unchanged files is the same");
+
+    // Renamed and broken by hand (an unknown provider), long enough ago to have settled.
+    let alpha = dir.join("alpha.conclave.json");
+    let text = std::fs::read_to_string(&alpha).expect("alpha");
+    std::fs::write(&alpha, text.replace("\"Pair\"", "\"Edited\"").replace("\"fake\"", "\"nope\"")).expect("edit");
+    age_file(&alpha, std::time::Duration::from_secs(1800));
+    let listed = api.get("/api/conclaves").await.1;
+    assert_eq!(summary(&listed, "alpha"), Some((json!("Edited"), json!(1))));
+    assert_eq!(summary(&listed, "beta"), Some((json!("Pair"), json!(0))));
+
+    // Changed just now, to text of the very same length: still seen.
+    let text = std::fs::read_to_string(&alpha).expect("alpha");
+    std::fs::write(&alpha, text.replace("\"Edited\"", "\"Edites\"")).expect("edit again");
+    assert_eq!(summary(&api.get("/api/conclaves").await.1, "alpha"), Some((json!("Edites"), json!(1))));
+
+    // A file removed by hand leaves the list; one added by hand joins it.
+    std::fs::remove_file(dir.join("beta.conclave.json")).expect("remove");
+    let gamma = conclave("gamma", "text=hi").to_string().replace("\"Pair\"", "\"Gamma\"");
+    std::fs::write(dir.join("gamma.conclave.json"), gamma).expect("add");
+    let listed = api.get("/api/conclaves").await.1;
+    let ids: Vec<&str> = listed.as_array().expect("a list").iter().filter_map(|s| s["id"].as_str()).collect();
+    assert_eq!(ids, ["alpha", "gamma"]);
+    assert_eq!(summary(&listed, "gamma"), Some((json!("Gamma"), json!(0))));
 }
 
 #[tokio::test]
@@ -290,7 +464,7 @@ async fn a_probe_reports_the_dialect_and_refuses_what_it_cannot_read() {
     let (status, body, _) = api.send("POST", "/api/providers/gemini/probe", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("GET /api/providers")), "{body}");
-    for bad in ["{\"model\": 5}", "{\"temperature\": 0}", "{", ""] {
+    for bad in ["{\"model\": 5}", "{\"temperature\": 0}", "{", "", "[]", "[\"m\"]"] {
         let (status, _, text) = api.call("POST", "/api/providers/fake/probe", Some(bad.to_string()), &[]).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad:?}: {text}");
     }

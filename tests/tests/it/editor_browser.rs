@@ -129,6 +129,156 @@ async fn choose_type(e: &Editor, row: usize, kind: &str) {
     tokio::time::sleep(Duration::from_millis(150)).await;
 }
 
+/// Types `text` key by key into the inspector's input `testid` (cleared first) and at
+/// once, without Tab, clicks `control`, found before typing as a user sees it.
+async fn type_then_click(e: &Editor, testid: &str, text: &str, control: &WebElement) {
+    let input = e.wait_for(tid(testid)).await;
+    e.clear_and_type(&input, text).await;
+    control.click().await.unwrap_or_else(|err| panic!("clicking right after typing into {testid}: {err}"));
+}
+
+/// The value of the input `testid`.
+async fn value_of(e: &Editor, testid: &str) -> String {
+    e.find(tid(testid)).await.expect(testid).prop("value").await.ok().flatten().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_right_after_typing_in_the_inspector_takes_effect() {
+    let e = Editor::start(Path::new(env!("CARGO_BIN_EXE_conclave-testbed"))).await;
+    let schema = json!({"type": "object", "properties": {"verdict": {"type": "string"}}, "required": []});
+    e.create_conclave(&json!({
+        "version": 1, "id": "inspect", "name": "Inspect",
+        "nodes": [
+            {"id": "input", "kind": "trigger", "label": "Input", "position": {"x": 0, "y": 100}},
+            {"id": "agent", "kind": "agent", "label": "Agent", "position": {"x": 300, "y": 100},
+             "agent": {"provider": "fake", "model": "json={}", "output_schema": schema}}
+        ],
+        "edges": [{"from": "input", "to": "agent"}]
+    }))
+    .await;
+    e.open_conclave("inspect").await;
+    e.wait_for(node("agent")).await.click().await.expect("select the agent");
+
+    // Label, then a tool's box.
+    let read_file = e.wait_for(tid("node-tool-read_file")).await;
+    type_then_click(&e, "node-label", "Reviewer", &read_file).await;
+    assert!(read_file.is_selected().await.expect("checked"), "the first click ticked the tool");
+    // Model, then the provider select.
+    let provider = e.wait_for(tid("node-provider")).await;
+    let model = e.wait_for(tid("node-model")).await;
+    e.clear_and_type(&model, "json={\"verdict\":\"ok\"}").await;
+    SelectElement::new(&provider).await.expect("select").select_by_value("anthropic").await.expect("choose");
+    // Prompt, then another tool's box.
+    let grep = e.wait_for(tid("node-tool-grep")).await;
+    type_then_click(&e, "node-prompt", "Review it.", &grep).await;
+    assert!(grep.is_selected().await.expect("checked"));
+    // Max turns, then the field builder's Add field.
+    let add = e.wait_for(tid("field-add")).await;
+    type_then_click(&e, "node-max-turns", "3", &add).await;
+    wait_until("the added field", || async { e.count(tid("field-row")).await == 2 }).await;
+    // The label again, long enough to wrap on the card, then the Structured Output
+    // chip's remove button under it on the card.
+    let chip = e.wait_for(By::Css("[data-node-id='agent'] [data-testid='chip-structured-output']")).await;
+    let remove = chip.find(tid("chip-remove")).await.expect("remove");
+    type_then_click(&e, "node-label", "Judge of every finding in the change", &remove).await;
+    wait_until("the chip to go", || async { e.count(tid("chip-structured-output")).await == 0 }).await;
+
+    assert_eq!(value_of(&e, "node-label").await, "Judge of every finding in the change");
+    assert_eq!(value_of(&e, "node-model").await, "json={\"verdict\":\"ok\"}");
+    assert_eq!(value_of(&e, "node-prompt").await, "Review it.");
+    assert_eq!(value_of(&e, "node-max-turns").await, "3");
+    let saved = e.save_as("inspect").await;
+    let node = &saved["nodes"][1];
+    assert_eq!(node["label"], "Judge of every finding in the change", "saved: {saved}");
+    let agent = &node["agent"];
+    assert_eq!(
+        (&agent["provider"], &agent["model"], &agent["system_prompt"], &agent["max_turns"], &agent["tools"]),
+        (
+            &json!("anthropic"),
+            &json!("json={\"verdict\":\"ok\"}"),
+            &json!("Review it."),
+            &json!(3),
+            &json!(["read_file", "grep"])
+        ),
+        "saved: {saved}"
+    );
+    assert_eq!(agent.get("output_schema"), None, "the chip's removal is saved: {saved}");
+    e.driver.clone().quit().await.ok();
+}
+
+/// Renames node `id` in the inspector of the current tab, key by key, and saves with
+/// the toolbar's Save button.
+async fn relabel_and_save(e: &Editor, id: &str, label: &str) {
+    e.wait_for(node(id)).await.click().await.expect("select the node");
+    let input = e.wait_for(tid("node-label")).await;
+    e.clear_and_type(&input, label).await;
+    e.find(tid("save")).await.expect("save").click().await.expect("click save");
+}
+
+/// The saved label of node `agent` of conclave `shared`, as the server has it on disk.
+async fn saved_label(e: &Editor) -> serde_json::Value {
+    e.api("/api/conclaves/shared").await["nodes"][1]["label"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_tab_gets_the_save_conflict_and_can_reload_or_overwrite() {
+    let e = Editor::start(Path::new(env!("CARGO_BIN_EXE_conclave-testbed"))).await;
+    e.create_conclave(&json!({
+        "version": 1, "id": "shared", "name": "Shared",
+        "nodes": [
+            {"id": "input", "kind": "trigger", "label": "Input", "position": {"x": 0, "y": 100}},
+            {"id": "agent", "kind": "agent", "label": "Agent", "position": {"x": 300, "y": 100},
+             "agent": {"provider": "fake", "model": "text=hi"}}
+        ],
+        "edges": [{"from": "input", "to": "agent"}]
+    }))
+    .await;
+    e.open_conclave("shared").await;
+    let first = e.driver.window().await.expect("the first tab");
+    let second = e.driver.new_tab().await.expect("a second tab");
+    e.driver.switch_to_window(second.clone()).await.expect("to the second tab");
+    e.driver.goto(&e.url).await.expect("the editor in the second tab");
+    e.open_conclave("shared").await;
+
+    // The first tab saves an edit; the second, which opened the same version, then
+    // saves its own and is told the file changed, keeping its edit.
+    e.driver.switch_to_window(first.clone()).await.expect("to the first tab");
+    relabel_and_save(&e, "agent", "First").await;
+    wait_until("the first save", || async { saved_label(&e).await == "First" }).await;
+    e.driver.switch_to_window(second.clone()).await.expect("to the second tab");
+    relabel_and_save(&e, "agent", "Second").await;
+    let conflict = e.wait_for(tid("save-conflict")).await.text().await.unwrap_or_default();
+    assert!(conflict.starts_with("conclaves/shared.conclave.json changed on disk since you opened it"), "{conflict}");
+    assert_eq!(
+        e.status().await,
+        "Not saved: conclaves/shared.conclave.json changed on disk since it was opened; reload it (GET /api/conclaves/shared returns it with its current ETag) and make your changes again"
+    );
+    assert_eq!(saved_label(&e).await, "First", "the stale save wrote nothing");
+    let label = e.find(tid("node-label")).await.expect("label").prop("value").await.ok().flatten();
+    assert_eq!(label.as_deref(), Some("Second"), "the unsaved edit is kept until the user chooses");
+    assert_eq!(e.count(By::Css(".toolbar .dirty.visible")).await, 1);
+
+    // Reload shows the first tab's edit, and the second tab saves on top of it.
+    e.find(tid("save-conflict-reload")).await.expect("reload").click().await.expect("click reload");
+    wait_until("the conflict to close", || async { e.count(tid("save-conflict")).await == 0 }).await;
+    e.wait_for(node("agent")).await.click().await.expect("select the agent");
+    let label = e.wait_for(tid("node-label")).await.prop("value").await.ok().flatten();
+    assert_eq!(label.as_deref(), Some("First"), "the file as the first tab saved it");
+    relabel_and_save(&e, "agent", "Second").await;
+    wait_until("the second save", || async { saved_label(&e).await == "Second" }).await;
+
+    // Overwrite: the first tab is stale now; it keeps its edit by overwriting.
+    e.driver.switch_to_window(first).await.expect("to the first tab");
+    relabel_and_save(&e, "agent", "Third").await;
+    e.wait_for(tid("save-conflict")).await;
+    assert_eq!(saved_label(&e).await, "Second");
+    e.find(tid("save-conflict-overwrite")).await.expect("overwrite").click().await.expect("click overwrite");
+    wait_until("the overwrite", || async { saved_label(&e).await == "Third" }).await;
+    wait_until("the conflict to close", || async { e.count(tid("save-conflict")).await == 0 }).await;
+    assert_eq!(e.count(By::Css(".toolbar .dirty.visible")).await, 0);
+    e.driver.clone().quit().await.ok();
+}
+
 /// Saves a screenshot into docs/ when CONCLAVE_SCREENSHOTS is set (to refresh the
 /// README's pictures).
 async fn screenshot(e: &Editor, name: &str) {

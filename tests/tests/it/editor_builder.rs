@@ -238,6 +238,160 @@ async fn reordering_fields_changes_the_saved_property_order() {
     e.driver.clone().quit().await.ok();
 }
 
+/// Four fields: `anchor` and three whose rows have every control between them: a
+/// string (lengths), an integer (bounds) and an enum (values).
+fn four_fields() -> Value {
+    inline(json!({
+        "type": "object",
+        "properties": {
+            "anchor": {"type": "string"},
+            "title": {"type": "string"},
+            "count": {"type": "integer"},
+            "level": {"type": "string", "enum": ["low", "high"]}
+        },
+        "required": []
+    }))
+}
+
+/// Names row `row` `anchor` like the first row, so both rows say their name is taken,
+/// then types `name` into it key by key (cleared first) and at once, without Tab,
+/// clicks the row's control `testid`, found before typing as a user sees it. The new
+/// name is still a draft when the click arrives, and committing it takes both error
+/// messages away, which moves the row up.
+async fn rename_then_click(e: &Editor, row: usize, name: &str, testid: &str) -> WebElement {
+    e.type_into(row, "field-name", "anchor").await;
+    wait_until("both rows to say the name is taken", || async { texts(e, "field-error").await.len() == 2 }).await;
+    let row = &rows(e).await[row];
+    let (name_box, control) =
+        (row.find(tid("field-name")).await.expect("name"), row.find(tid(testid)).await.expect(testid));
+    e.clear_and_type(&name_box, name).await;
+    control.click().await.unwrap_or_else(|err| panic!("clicking {testid}: {err}"));
+    assert!(texts(e, "field-error").await.is_empty(), "the new name is unique");
+    control
+}
+
+/// Clears whatever has focus, which must be `input`, and types `text` into it key by key.
+async fn type_into_focused(e: &Editor, input: &WebElement, text: &str) {
+    let focused = e.driver.active_element().await.expect("the focused element");
+    assert!(focused == *input, "the click focused the input");
+    e.chord(Key::Control, "a").await;
+    e.press(Key::Backspace).await;
+    for c in text.chars() {
+        e.press(c.to_string()).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_right_after_typing_a_name_changes_the_type_and_ticks_required() {
+    let e = editor_with_agent(four_fields()).await;
+    // The type select: the typed name, then the first pick of a type.
+    let select = rename_then_click(&e, 2, "total", "field-type").await;
+    SelectElement::new(&select).await.expect("a select").select_by_value("number").await.expect("choose number");
+    wait_until("a minimum input for the number", || async { rows(&e).await[2].find(tid("field-min")).await.is_ok() })
+        .await;
+    assert_eq!(names_shown(&e).await, ["anchor", "title", "total", "level"]);
+    assert_same_json(
+        &save_and_read(&e).await["output_schema"],
+        &json!({
+            "type": "object",
+            "properties": {
+                "anchor": {"type": "string"},
+                "title": {"type": "string"},
+                "total": {"type": "number"},
+                "level": {"type": "string", "enum": ["low", "high"]}
+            },
+            "required": []
+        }),
+    );
+
+    let required = rename_then_click(&e, 1, "headline", "field-required").await;
+    assert!(required.is_selected().await.expect("checked"), "the first click ticked required");
+    assert_eq!(names_shown(&e).await, ["anchor", "headline", "total", "level"]);
+    assert_same_json(
+        &save_and_read(&e).await["output_schema"],
+        &json!({
+            "type": "object",
+            "properties": {
+                "anchor": {"type": "string"},
+                "headline": {"type": "string"},
+                "total": {"type": "number"},
+                "level": {"type": "string", "enum": ["low", "high"]}
+            },
+            "required": ["headline"]
+        }),
+    );
+    e.driver.clone().quit().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_right_after_typing_a_name_focuses_each_text_input_of_the_row() {
+    let e = editor_with_agent(four_fields()).await;
+    // (row, new name, the input clicked, what is typed into it)
+    let cases = [
+        (1, "headline", "field-description", "What the page says"),
+        (1, "heading", "field-min-length", "2"),
+        (1, "header", "field-max-length", "80"),
+        (2, "total", "field-min", "1"),
+        (2, "sum", "field-max", "9"),
+        (3, "grade", "field-enum-values", "low, mid, high"),
+    ];
+    for (row, name, testid, text) in cases {
+        let input = rename_then_click(&e, row, name, testid).await;
+        type_into_focused(&e, &input, text).await;
+        e.press(Key::Tab).await;
+        assert_eq!(value_of(&rows(&e).await[row], testid).await, text, "{testid} after renaming to {name}");
+        assert_eq!(value_of(&rows(&e).await[row], "field-name").await, name);
+    }
+    assert_same_json(
+        &save_and_read(&e).await["output_schema"],
+        &json!({
+            "type": "object",
+            "properties": {
+                "anchor": {"type": "string"},
+                "header": {"type": "string", "description": "What the page says", "minLength": 2, "maxLength": 80},
+                "sum": {"type": "integer", "minimum": 1, "maximum": 9},
+                "grade": {"type": "string", "enum": ["low", "mid", "high"]}
+            },
+            "required": []
+        }),
+    );
+    e.driver.clone().quit().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_right_after_typing_a_name_moves_or_removes_the_row() {
+    let e = editor_with_agent(four_fields()).await;
+    rename_then_click(&e, 2, "total", "field-up").await;
+    wait_until("total to move up", || async { names_shown(&e).await == ["anchor", "total", "title", "level"] }).await;
+    rename_then_click(&e, 2, "headline", "field-down").await;
+    wait_until("headline to move down", || async { names_shown(&e).await == ["anchor", "total", "level", "headline"] })
+        .await;
+    assert_same_json(
+        &save_and_read(&e).await["output_schema"],
+        &json!({
+            "type": "object",
+            "properties": {
+                "anchor": {"type": "string"},
+                "total": {"type": "integer"},
+                "level": {"type": "string", "enum": ["low", "high"]},
+                "headline": {"type": "string"}
+            },
+            "required": []
+        }),
+    );
+    rename_then_click(&e, 2, "grade", "field-remove").await;
+    wait_until("the row to go", || async { names_shown(&e).await == ["anchor", "total", "headline"] }).await;
+    assert_same_json(
+        &save_and_read(&e).await["output_schema"],
+        &json!({
+            "type": "object",
+            "properties": {"anchor": {"type": "string"}, "total": {"type": "integer"}, "headline": {"type": "string"}},
+            "required": []
+        }),
+    );
+    e.driver.clone().quit().await.ok();
+}
+
 /// Replaces the raw JSON with `text`, typed key by key, and presses Apply.
 async fn type_raw_json(e: &Editor, text: &str) {
     let area = e.find(tid("schema-json")).await.expect("textarea");

@@ -8,8 +8,8 @@ use conclave_shared::{Finding, RunSummary};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::{watch, watch_run};
 use crate::api;
+use crate::edit::watch::{watch, watch_run};
 use crate::run_view::Comparison;
 use crate::state::Editor;
 

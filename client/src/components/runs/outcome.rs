@@ -7,7 +7,7 @@ use conclave_shared::api::StartRun;
 use conclave_shared::{NodeOutput, NodeState, NodeSummary};
 use leptos::prelude::*;
 
-use super::start_and_watch;
+use crate::edit::watch::start_and_watch;
 use crate::run_view::dollars;
 use crate::state::Editor;
 

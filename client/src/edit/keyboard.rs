@@ -6,8 +6,8 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::app::save;
 use super::clipboard::{copy, duplicate, paste};
+use super::file::save;
 use crate::state::{Drag, Editor, Selection};
 
 /// How far an arrow key moves the selected nodes, and with Shift.

@@ -7,8 +7,9 @@
 //! The rows outlive the builder's view (signals counted by reference, kept in a
 //! thread-local store), so invalid rows survive selecting another node and coming
 //! back, and [`unsaved_problem`] can name them when nothing shows them.
+//! `field_row.rs` and `builder.rs` (the components) show them.
 
-use conclave_shared::fields::{Shelf, name_problem, parse_bound, parse_count, same_json};
+use conclave_shared::fields::{Shelf, free_field_name, name_problem, parse_bound, parse_count, same_json};
 use conclave_shared::{Field, FieldType, FieldsDoc, fields_to_schema, schema_to_fields};
 use leptos::prelude::*;
 use serde_json::{Map, Value};
@@ -16,7 +17,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::inspector::edit_agent;
+use super::agent::edit_agent;
 use crate::state::Editor;
 
 /// A text input of a row.
@@ -312,6 +313,19 @@ pub fn unsaved_problem() -> Option<String> {
             ))
         })
     })
+}
+
+/// Adds a string field named `field_1`, `field_2`, ... (the first free one) to `rows`,
+/// commits it, and has its name take focus with its text selected, so typing replaces it.
+pub fn add_field(editor: Editor, builder: &Builder, rows: &ArcRwSignal<Vec<Row>>) {
+    let name = rows.with_untracked(|rows| {
+        let names: Vec<String> = rows.iter().map(|r| r.field.with_untracked(|f| f.name.clone())).collect();
+        free_field_name(&names.iter().map(String::as_str).collect::<Vec<_>>())
+    });
+    let row = Row::new(Field { item_type: None, ..Field::new(name, FieldType::String) });
+    builder.focus.set_value(Some(row.id));
+    rows.update(|rows| rows.push(row));
+    builder.commit(editor);
 }
 
 impl Builder {
