@@ -29,6 +29,7 @@ pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
 pub use lowering::{DialectSetting, LowerTarget, LoweringNote, NoteKind, OutputDialect};
 pub use review::{
-    Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingsCheck, Severity, Stability, Stance,
+    Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingIdentity, FindingsCheck, Severity,
+    Stability, Stance,
 };
 pub use run::{Effect, ErrorKind, NodeChange, NodeState, NodeSummary, RunRecord, RunStatus, RunSummary, effect_of};

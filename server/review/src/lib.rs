@@ -27,7 +27,7 @@ pub mod similarity;
 pub mod support;
 pub mod tools;
 
-pub use compare::compare_findings;
+pub use compare::compare_siblings;
 pub use findings::{count_mismatches, normalize_path, read_findings};
 pub use pipeline::{Catalog, ConclaveChoice, PreparedReview, ReviewError, ReviewRequest};
 pub use policy::ReviewPolicy;

@@ -11,7 +11,7 @@ use conclave_shared::{Anchor, CountMismatch, Finding, FindingsCheck, LoweringNot
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-use crate::compare::compare_findings;
+use crate::compare::compare_siblings;
 use crate::findings::{count_mismatches, normalize_path, read_finding, read_findings};
 use crate::pipeline::anchor_in_repository;
 use crate::samples::merge_samples;
@@ -70,7 +70,7 @@ impl OutputPolicy for ReviewPolicy {
                 anchor_in_repository(list, root);
             }
         }
-        Some(compare_findings(&findings))
+        Some(compare_siblings(&findings))
     }
 
     fn check_output(&self, output: &Value) -> Vec<CountMismatch> {
