@@ -28,11 +28,11 @@ pub mod testing;
 pub use owner::{owner_alive, owner_token};
 pub use pricing::PriceTable;
 pub use provider::{
-    AgentReply, AgentRequest, Capabilities, EndpointDialects, KNOWN_PROVIDERS, Message, Provider, ProviderError,
-    ProviderRegistry, SchemaSpec, StopReason, ToolCall, ToolSpec,
+    AgentReply, AgentRequest, Capabilities, EndpointDialects, Message, Provider, ProviderError, ProviderRegistry,
+    SchemaSpec, StopReason, ToolCall, ToolSpec,
 };
 pub use queue::{Cancel, Job, Lease, QueueStats, RunQueue};
-pub use redact::{REDACTED, RedactingProvider, Redactor};
+pub use redact::{REDACTED, RedactingProvider, Redactor, mask_url_credentials};
 pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use sink::{DiscardSink, StreamSink};

@@ -7,7 +7,7 @@
 //! events, errors or logs.
 
 use async_trait::async_trait;
-use conclave_shared::{DialectSetting, LowerTarget, OpenAiApi, OutputDialect, Usage};
+use conclave_shared::{AgentConfig, DialectSetting, LowerTarget, OutputDialect, Usage};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,9 +15,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::sink::StreamSink;
-
-/// Provider names a conclave may use, in the order they are listed to users.
-pub const KNOWN_PROVIDERS: &[&str] = &["anthropic", "openai", "ollama", "claude-code", "local"];
 
 /// One turn of an agent's conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,8 +93,9 @@ pub struct AgentRequest {
     pub output_schema: Option<SchemaSpec>,
     /// Most tokens to generate.
     pub max_tokens: u32,
-    /// For OpenAI: which API to call.
-    pub api: OpenAiApi,
+    /// The agent's settings as its conclave gives them, for the options only its
+    /// provider reads (such as which of a vendor's APIs to call).
+    pub agent: Arc<AgentConfig>,
     /// For providers whose servers differ in how they take a schema (see
     /// [`Provider::dialects`]): the dialect of this call. `None` for the others.
     pub dialect: Option<OutputDialect>,
@@ -242,6 +240,9 @@ pub struct EndpointDialects {
     pub endpoint: String,
     /// The dialect its agents use unless they set one (from the environment).
     pub setting: DialectSetting,
+    /// The lowering of a schema sent in the `json_object_schema` dialect, which the
+    /// server turns into a grammar of its own.
+    pub object_schema: LowerTarget,
 }
 
 /// An LLM backend.
@@ -279,10 +280,13 @@ pub trait Provider: Send + Sync + fmt::Debug {
 }
 
 /// The providers available to a run, by name. `conclave-providers` builds the
-/// registry of the built-in vendors; tests register fakes.
+/// registry of the built-in vendors and says which names they have; tests register fakes.
 #[derive(Debug, Clone, Default)]
 pub struct ProviderRegistry {
     providers: BTreeMap<String, Arc<dyn Provider>>,
+    /// Names a conclave may use whether or not this build registered them, in the
+    /// order they are listed to users.
+    known: Vec<String>,
 }
 
 impl ProviderRegistry {
@@ -296,7 +300,7 @@ impl ProviderRegistry {
                 (name, wrapped)
             })
             .collect();
-        ProviderRegistry { providers }
+        ProviderRegistry { providers, known: self.known }
     }
 
     /// Adds (or replaces) a provider.
@@ -304,14 +308,25 @@ impl ProviderRegistry {
         self.providers.insert(provider.name().to_string(), provider);
     }
 
+    /// Makes `names` known, listed first and in this order, even those no provider is
+    /// registered under (a provider this build leaves out is then reported as not
+    /// compiled in rather than unknown).
+    pub fn know(&mut self, names: &[&str]) {
+        for name in names {
+            if !self.known.iter().any(|k| k == name) {
+                self.known.push(name.to_string());
+            }
+        }
+    }
+
     /// Looks a provider up.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Provider>> {
         self.providers.get(name).cloned()
     }
 
-    /// Names a conclave may use: the known built-ins plus anything registered.
+    /// Names a conclave may use: the known names, then any other registered.
     pub fn known_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = KNOWN_PROVIDERS.iter().map(|s| s.to_string()).collect();
+        let mut names = self.known.clone();
         for name in self.providers.keys() {
             if !names.contains(name) {
                 names.push(name.clone());

@@ -415,7 +415,7 @@ impl Caller<'_> {
                 _ => plan.native_schema.clone(),
             },
             max_tokens: plan.config.tokens(),
-            api: plan.config.api.unwrap_or_default(),
+            agent: plan.config.clone(),
             dialect,
             attempt,
             max_turns: plan.config.turns(),

@@ -48,7 +48,7 @@ use tracing::Instrument;
 pub use agent::{AgentContext, NodeError};
 pub use bus::{BusSink, EventBus};
 pub use fleet::FleetLimits;
-pub use input::AgentInput;
+pub use input::{AgentInput, ComparisonHeadings};
 pub use limits::Limits;
 pub use plan::{AgentPlan, Plan, PlanNode, build_plan};
 pub use policy::{OutputPolicy, SiblingOutput};

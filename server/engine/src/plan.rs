@@ -8,7 +8,7 @@ use conclave_catalog::CheckedConclave;
 use conclave_core::{Provider, ProviderRegistry, SchemaSpec, ToolRunner, ToolSpec};
 use conclave_schema::contract::render_contract;
 use conclave_schema::{ContractSpec, OutputContract, output_contract};
-use conclave_shared::{AgentConfig, Compatibility, Conclave, DialectSetting, LowerTarget, Node, NodeKind, OutputMode};
+use conclave_shared::{AgentConfig, Compatibility, Conclave, DialectSetting, Node, NodeKind, OutputMode};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,8 +18,8 @@ use crate::{RunOptions, StartError};
 /// An agent ready to call.
 #[derive(Debug)]
 pub struct AgentPlan {
-    /// The node's configuration.
-    pub config: AgentConfig,
+    /// The node's configuration, shared with each request to its provider.
+    pub config: Arc<AgentConfig>,
     /// The provider it calls.
     pub provider: Arc<dyn Provider>,
     /// The system prompt sent, with the prompt contract appended when used.
@@ -167,7 +167,7 @@ fn plan_agent(
             endpoint: server.endpoint,
             setting: config.dialect.unwrap_or(server.setting),
             prompt_with_contract: with_contract(c),
-            object_schema: conclave_schema::lower(&c.original, LowerTarget::Ollama)
+            object_schema: conclave_schema::lower(&c.original, server.object_schema)
                 .ok()
                 .filter(|lowered| lowered.native)
                 .map(|lowered| SchemaSpec { name: c.name.clone(), schema: Arc::new(lowered.schema) }),
@@ -181,7 +181,7 @@ fn plan_agent(
         .or(default_timeout);
     Ok(AgentPlan {
         tools: agent_tools(&node.id, config, provider.as_ref(), options.tools.as_deref())?,
-        config: config.clone(),
+        config: Arc::new(config.clone()),
         provider,
         system_prompt,
         dialects,

@@ -8,6 +8,8 @@ use conclave_shared::{CountMismatch, FindingsCheck, LoweringNote};
 use serde_json::Value;
 use std::fmt;
 
+use crate::input::ComparisonHeadings;
+
 /// The output of one upstream agent whose output is findings-shaped.
 #[derive(Debug, Clone, Copy)]
 pub struct SiblingOutput<'a> {
@@ -36,6 +38,12 @@ pub trait OutputPolicy: Send + Sync + fmt::Debug {
     /// off the async threads: it may read files.
     fn compare(&self, _siblings: &[SiblingOutput<'_>]) -> Option<FindingsCheck> {
         None
+    }
+
+    /// The headings under which the node that [`compare`](OutputPolicy::compare)
+    /// fed reads each section of the comparison.
+    fn comparison_headings(&self) -> ComparisonHeadings {
+        ComparisonHeadings::default()
     }
 
     /// Problems in one agent's finished output, such as counts that disagree with

@@ -242,6 +242,7 @@ impl Run {
             // The run input is already `run_input`; a trigger's output would repeat it.
             upstream: self.upstream_outputs(i, false),
             comparison: self.check_findings(i).await,
+            headings: self.agents.policy.as_ref().map(|p| p.comparison_headings()).unwrap_or_default(),
         };
         let span = observe::agent_span(&node.id, &node.label, &agent.config.provider, &agent.config.model);
         let (agents, limits, node_id) = (self.agents.clone(), self.limits.clone(), node.id.clone());

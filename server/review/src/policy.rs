@@ -5,7 +5,7 @@
 //! answers of a sampled reviewer (`samples.rs`). An agent with tools whose quoted
 //! evidence is nowhere in the file is told so while it has retries left.
 
-use conclave_engine::{OutputPolicy, SiblingOutput};
+use conclave_engine::{ComparisonHeadings, OutputPolicy, SiblingOutput};
 use conclave_schema::walk::escape;
 use conclave_shared::{Anchor, CountMismatch, Finding, FindingsCheck, LoweringNote, NoteKind};
 use serde_json::Value;
@@ -71,6 +71,14 @@ impl OutputPolicy for ReviewPolicy {
             }
         }
         Some(compare_siblings(&findings))
+    }
+
+    fn comparison_headings(&self) -> ComparisonHeadings {
+        ComparisonHeadings {
+            contradictions: "Contradictions the engine found between the reviewers above".into(),
+            disagreements: "Disagreements (one severity level apart) the engine found".into(),
+            duplicates: "Near-duplicate findings the engine found (the same issue from several reviewers)".into(),
+        }
     }
 
     fn check_output(&self, output: &Value) -> Vec<CountMismatch> {

@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use conclave_core::ProviderError;
 use conclave_providers::dialect::Dialect;
-use conclave_schema::{LowerTarget, check_schema, lower};
+use conclave_schema::{check_schema, lower};
 use conclave_shared::api::{
     DialectPreview, LowerRequest, LowerResponse, PreviewRequest, ProbeRequest, ProviderInfo, ProviderProbe, SchemaRef,
 };
@@ -52,11 +52,7 @@ pub async fn lower_schema(
 ) -> Result<Json<LowerResponse>, ApiError> {
     let request: LowerRequest = parse_json(&body_bytes(body)?)?;
     let schema = requested_schema(&state, request.schema, request.schema_ref.as_deref())?;
-    let provider = state.workspace.providers.get(&request.provider);
-    let target = match &provider {
-        Some(p) => p.capabilities().native_schema,
-        None => LowerTarget::for_provider(&request.provider),
-    };
+    let target = state.workspace.native_schema(&request.provider);
     if !state.workspace.providers.known_names().contains(&request.provider) {
         return Err(ApiError::Invalid {
             message: format!("unknown provider `{}`; GET /api/providers lists them", request.provider),

@@ -30,7 +30,7 @@ pub(crate) fn api_with(token: Option<&str>) -> Api {
 pub(crate) fn api_over(token: Option<&str>, fake: Arc<FakeProvider>, config: EngineConfig) -> Api {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
-    let mut providers = conclave_providers::builtin();
+    let mut providers = conclave_providers::builtin(conclave_server::SECRET_VARIABLES);
     providers.register(fake);
     let workspace = Workspace::new(dir.path().join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
     let engine = Engine::new(workspace.providers.clone(), Arc::new(MemoryStore::new()), config);

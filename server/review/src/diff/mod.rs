@@ -24,7 +24,7 @@ pub enum ChangeError {
     #[error("{0} is not a git repository (or a directory inside one); give the repository to review")]
     NotARepository(String),
     /// The base is not a commit of the repository (or looks like an option).
-    #[error("`{base}` is not a commit in this repository{}; give a branch, tag or commit as --base", .reason)]
+    #[error("`{base}` is not a commit in this repository{}; give a branch, tag or commit as the base", .reason)]
     InvalidBase {
         /// The base as given.
         base: String,
@@ -44,7 +44,7 @@ pub enum ChangeError {
     Parse(#[from] ParseError),
     /// Even the smallest file's diff is over the cap.
     #[error(
-        "the change is too large to review: the smallest file's diff is {smallest} bytes and the cap is {max} bytes; review a smaller change or raise the cap (--max-diff-bytes)"
+        "the change is too large to review: the smallest file's diff is {smallest} bytes and the cap is {max} bytes; review a smaller change or raise the cap"
     )]
     TooLarge {
         /// The smallest file's diff, in bytes.

@@ -19,7 +19,7 @@ mod writer;
 mod tests;
 
 use async_trait::async_trait;
-use conclave_core::{NewRun, RunStore, StoreError, interrupted_event};
+use conclave_core::{NewRun, REDACTED, RunStore, StoreError, interrupted_event, mask_url_credentials};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use std::fmt;
@@ -56,7 +56,7 @@ impl PostgresStore {
         let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
             StoreError::Backend(format!(
                 "the PostgreSQL URL {} is not valid: {e}; write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
-                redact_url(url)
+                mask_url_credentials(url, REDACTED)
             ))
         })?;
         if config.get_connect_timeout().is_none() {
@@ -298,33 +298,6 @@ impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "PostgreSQL at {} (database `{}`, user `{}`)", self.host, self.database, self.user)
     }
-}
-
-/// `url` with any password replaced by `***`, for messages.
-pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_string() };
-    let rest = &url[scheme_end..];
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let mut redacted = url[..scheme_end].to_string();
-    match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let userinfo = &rest[..at];
-            match userinfo.find(':') {
-                Some(colon) => redacted.push_str(&format!("{}:***{}", &userinfo[..colon], &rest[at..authority_end])),
-                None => redacted.push_str(&rest[..authority_end]),
-            }
-        }
-        None => redacted.push_str(&rest[..authority_end]),
-    }
-    let tail = &rest[authority_end..];
-    match tail.find("password=") {
-        Some(i) => {
-            let value_end = tail[i..].find('&').map(|j| i + j).unwrap_or(tail.len());
-            redacted.push_str(&format!("{}password=***{}", &tail[..i], &tail[value_end..]));
-        }
-        None => redacted.push_str(tail),
-    }
-    redacted
 }
 
 /// An error with its causes: tokio-postgres keeps the server's message in the source.
