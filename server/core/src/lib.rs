@@ -16,6 +16,7 @@ pub mod pricing;
 pub mod provider;
 pub mod queue;
 pub mod redact;
+pub mod registry;
 pub mod retry;
 pub mod secret;
 pub mod sink;
@@ -28,11 +29,12 @@ pub mod testing;
 pub use owner::{owner_alive, owner_token};
 pub use pricing::PriceTable;
 pub use provider::{
-    AgentReply, AgentRequest, Capabilities, EndpointDialects, Message, Provider, ProviderError, ProviderRegistry,
-    SchemaSpec, StopReason, ToolCall, ToolSpec,
+    AgentReply, AgentRequest, Capabilities, EndpointDialects, Message, Provider, ProviderError, SchemaSpec, StopReason,
+    ToolCall, ToolSpec,
 };
 pub use queue::{Cancel, Job, Lease, QueueStats, RunQueue};
 pub use redact::{REDACTED, RedactingProvider, Redactor, mask_url_credentials};
+pub use registry::ProviderRegistry;
 pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use sink::{DiscardSink, StreamSink};

@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{RunOptions, StartError};
+use crate::config::{MAX_SAMPLES, RunOptions, Samples};
+use crate::start_error::StartError;
 
 /// An agent ready to call.
 #[derive(Debug)]
@@ -110,9 +111,32 @@ pub fn build_plan(
         })
         .collect::<Result<Vec<_>, StartError>>()?;
     if let Some(samples) = &options.samples {
-        samples.check(&nodes, options.policy.is_some())?;
+        check_samples(samples, &nodes, options.policy.is_some())?;
     }
     Ok(Plan { nodes, successors, predecessors })
+}
+
+/// Refuses a count out of range, and nodes that are not findings-shaped agents of
+/// the plan or that no policy could merge.
+fn check_samples(samples: &Samples, nodes: &[PlanNode], has_policy: bool) -> Result<(), StartError> {
+    if !(1..=MAX_SAMPLES).contains(&samples.count) {
+        return Err(StartError::Samples {
+            target: format!("{} times", samples.count),
+            reason: format!("give a sample count from 1 to {MAX_SAMPLES}"),
+        });
+    }
+    for id in &samples.nodes {
+        let refuse = |reason: &str| StartError::Samples { target: format!("node `{id}`"), reason: reason.into() };
+        let node = nodes.iter().find(|n| &n.id == id).ok_or_else(|| refuse("the conclave has no such node"))?;
+        let agent = node.agent.as_ref().ok_or_else(|| refuse("it is not an agent"))?;
+        if agent.findings_field().is_none() {
+            return Err(refuse("its output has no findings to merge; give it a findings schema"));
+        }
+        if !has_policy && samples.count > 1 {
+            return Err(refuse("the run has no output policy to merge samples with"));
+        }
+    }
+    Ok(())
 }
 
 /// Successors and predecessors of each node, by index; repeated edges count once.

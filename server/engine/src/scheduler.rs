@@ -15,10 +15,11 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span};
 
-use crate::agent::{AgentContext, NodeError, run_agent};
+use crate::agent::{AgentContext, run_agent};
 use crate::bus::EventBus;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
+use crate::node_error::NodeError;
 use crate::observe::{self, RunMetrics};
 use crate::plan::{AgentPlan, Plan};
 use crate::policy::SiblingOutput;

@@ -4,7 +4,7 @@
 //! narrowing findings to the change, path normalization, comparisons, counts), the
 //! findings themselves (`findings.rs`), their anchors and fingerprints (`anchor.rs`:
 //! the quote checked against the file, a name for the code that survives line
-//! drift), the local-model fallback (`fallback.rs`), comparisons across reviewers (`compare.rs`, `similarity.rs`), support
+//! drift), comparisons across reviewers (`compare.rs`, `similarity.rs`), support
 //! (`support.rs`: how many reviewers raised a finding), samples (`samples.rs`: K runs
 //! of a reviewer merged, each finding's stability), baselines and dismissals
 //! (`baseline.rs`, `dismissals.rs`), and the reports (`report/`).
@@ -23,6 +23,7 @@ pub mod findings;
 pub mod pipeline;
 pub mod policy;
 pub mod report;
+pub mod repository_anchors;
 pub mod samples;
 pub mod similarity;
 pub mod support;

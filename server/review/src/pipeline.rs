@@ -13,8 +13,7 @@
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderRegistry, RunStore, StoreError};
 use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
-use conclave_shared::{Finding, NodeKind, RunStatus};
-use std::io::Read;
+use conclave_shared::{NodeKind, RunStatus};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -25,10 +24,10 @@ use crate::dismissals::{DismissalError, Dismissals};
 use crate::fallback::{Fallback, fallback_to_local};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report};
+use crate::repository_anchors::anchor_in_repository;
 use crate::samples::carry_stability;
 use crate::support::count_support;
-use crate::tools::sandbox::Opened;
-use crate::tools::{RepoTools, Sandbox};
+use crate::tools::RepoTools;
 
 /// The default review conclave, built into the binary for workspaces without one.
 pub const BUILTIN_REVIEW: &str = include_str!("../../../conclaves/light-code-review.conclave.json");
@@ -306,9 +305,6 @@ pub async fn latest_review_of(store: &dyn RunStore, root: &Path, branch: &str) -
     Ok(None)
 }
 
-/// The largest file a finding's quote is checked against.
-const MAX_ANCHOR_FILE: u64 = 8 * 1024 * 1024;
-
 /// Checks the quotes of the report's findings against the files of the reviewed
 /// repository (named by the run input) and fingerprints every finding, then marks the findings the repository dismissed.
 fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result<(), DismissalError> {
@@ -326,30 +322,6 @@ fn anchor_report(report: &mut ReviewReport, input: &serde_json::Value) -> Result
     count_support(&mut report.findings, &report.raised);
     carry_stability(&mut report.findings, &report.raised);
     Ok(())
-}
-
-/// Checks `findings` against the files under `root` that the agents' tools may read
-/// (one walk of the repository, honouring `.gitignore`; files opened without
-/// following symlinks out), and fingerprints them. Files that cannot be read leave
-/// their findings unchecked.
-pub fn anchor_in_repository(findings: &mut [Finding], root: &Path) {
-    let sandbox = Sandbox::new(root, &[]).ok();
-    let visible = sandbox.as_ref().map(Sandbox::visible_files).unwrap_or_default();
-    anchor_findings(findings, |path| {
-        let sandbox = sandbox.as_ref().filter(|_| visible.contains(path))?;
-        read_text(sandbox, path)
-    });
-}
-
-/// A text file of the repository, or `None` (missing, too big, binary).
-fn read_text(sandbox: &Sandbox, path: &str) -> Option<String> {
-    let Opened::File(file) = sandbox.open_listed(path).ok()? else { return None };
-    let mut bytes = Vec::new();
-    file.take(MAX_ANCHOR_FILE + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_ANCHOR_FILE || bytes.contains(&0) {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
 }
 
 /// The review conclave: the one chosen, else the workspace's `light-code-review`,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use crate::compare::compare_siblings;
 use crate::findings::{count_mismatches, normalize_path, read_finding, read_findings};
-use crate::pipeline::anchor_in_repository;
+use crate::repository_anchors::anchor_in_repository;
 use crate::samples::merge_samples;
 
 /// The review policy; [`ReviewPolicy::default`] compares and checks but narrows

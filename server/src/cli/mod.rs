@@ -2,6 +2,8 @@
 //! providers) and the exit codes of DESIGN.md.
 
 mod dismiss;
+pub mod exit;
+mod format_arg;
 mod post;
 mod progress;
 mod providers;
@@ -19,26 +21,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::workspace::{Workspace, open_store};
+pub use format_arg::format_parser;
 
-/// Exit codes, as documented in the README.
-pub mod exit {
-    /// Success.
-    pub const OK: u8 = 0;
-    /// Anything not covered below.
-    pub const OTHER: u8 = 1;
-    /// Configuration or input error found before any provider call.
-    pub const CONFIG: u8 = 2;
-    /// A provider failed.
-    pub const PROVIDER: u8 = 3;
-    /// Structured output still invalid after retries.
-    pub const CONTRACT: u8 = 4;
-    /// A `--fail-on` gate tripped.
-    pub const GATE: u8 = 5;
-    /// A `--fail-on` gate was asked for and the review is degraded (agents failed,
-    /// were skipped, or fell back to the local model) without `--allow-degraded`.
-    pub const DEGRADED: u8 = 6;
-}
+use crate::workspace::{Workspace, open_store};
 
 /// Conclave: a graph workflow engine for LLM agents.
 #[derive(Debug, Parser)]
@@ -143,11 +128,4 @@ async fn store(db: &std::path::Path) -> Result<Arc<dyn RunQueue>, u8> {
         eprintln!("error: {e}\n  help: {help}");
         exit::CONFIG
     })
-}
-
-/// Parses `--format` into a report format, listing the choices in `--help`.
-pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = conclave_review::ReportFormat> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(conclave_review::ReportFormat::ALL.map(|f| f.as_str()))
-        .try_map(|name| name.parse::<conclave_review::ReportFormat>())
 }

@@ -5,7 +5,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-use super::parse_arguments;
+use super::tool_arguments::parse_arguments;
 use crate::dialect::Dialect;
 use crate::http::{parse_data, sse_events};
 use conclave_core::StreamSink;

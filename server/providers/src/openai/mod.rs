@@ -13,6 +13,7 @@
 mod chat;
 mod errors;
 mod responses;
+mod tool_arguments;
 
 use async_trait::async_trait;
 use conclave_shared::{DialectSetting, OpenAiApi};
@@ -145,13 +146,4 @@ impl Provider for OpenAiProvider {
 /// default).
 fn api(request: &AgentRequest) -> OpenAiApi {
     request.agent.api.unwrap_or_default()
-}
-
-/// A JSON object parsed from a tool call's argument string.
-fn parse_arguments(name: &str, text: &str) -> Result<Value, ProviderError> {
-    if text.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
-    serde_json::from_str(text)
-        .map_err(|e| ProviderError::Malformed(format!("tool call `{name}` has arguments that are not JSON: {e}")))
 }

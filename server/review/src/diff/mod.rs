@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use parse::ParseError;
+pub use parse::{ChangedFile, ParseError};
 use parse::{ParsedFile, parse_patch_with_raw, parse_single};
 
 /// The default cap on the diff text sent to providers.
@@ -61,17 +61,6 @@ pub struct OmittedFile {
     pub path: String,
     /// The size of its part of the diff, in bytes.
     pub diff_bytes: usize,
-}
-
-/// One file of the change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChangedFile {
-    /// Path relative to the repository root (the new path for renames).
-    pub path: String,
-    /// `added`, `modified`, `deleted` or `renamed`.
-    pub status: String,
-    /// Ranges of added or changed lines in the new file, inclusive.
-    pub changed_lines: Vec<(u64, u64)>,
 }
 
 /// A change ready for review.

@@ -6,7 +6,8 @@ use conclave_shared::{Anchor, BaselineState, Finding, FindingGroup, Severity, St
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{ReviewReport, anchor_counts, listed, stability_distribution, support_distribution};
+use super::repeats::{stability_distribution, support_distribution};
+use super::review_report::{LoweringSummary, ReviewReport, anchor_counts, listed};
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
@@ -339,9 +340,9 @@ fn lowerings(out: &mut String, r: &ReviewReport) {
     }
     let _ = writeln!(out, "## Schema lowering notes\n");
     // Agents lowered the same way share one entry.
-    let mut shared: Vec<(Vec<&str>, &super::LoweringSummary)> = Vec::new();
+    let mut shared: Vec<(Vec<&str>, &LoweringSummary)> = Vec::new();
     for l in &r.lowerings {
-        let same = |s: &&super::LoweringSummary| {
+        let same = |s: &&LoweringSummary| {
             s.target == l.target && s.native == l.native && s.dialect == l.dialect && s.notes == l.notes
         };
         match shared.iter_mut().find(|(_, s)| same(s)) {

@@ -12,6 +12,7 @@ use conclave_shared::{EventKind, NodeState, RunStatus};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 static DATABASES: AtomicUsize = AtomicUsize::new(0);
 
