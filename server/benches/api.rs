@@ -82,7 +82,11 @@ fn catalog_state(dir: &std::path::Path) -> AppState {
     // before the built-in schemas.
     let schemas = catalog.join("schemas");
     std::fs::create_dir_all(&schemas).expect("schemas dir");
-    let workspace = Workspace::new(catalog, SchemaCatalog::with_roots(vec![schemas]), conclave_providers::builtin());
+    let workspace = Workspace::new(
+        catalog,
+        SchemaCatalog::with_roots(vec![schemas]),
+        conclave_providers::builtin(conclave_server::SECRET_VARIABLES),
+    );
     let engine = Engine::new(ProviderRegistry::default(), Arc::new(MemoryStore::new()), EngineConfig::default());
     let security =
         Security { token: Some(Secret::new(TOKEN)), allowed_hosts: Vec::new(), repo_roots: vec![dir.to_path_buf()] };
@@ -222,7 +226,7 @@ where
 /// `POST /api/providers/local/probe` through the guarded app, one at a time, with the
 /// built-in providers as `conclave serve` has them.
 async fn local_probe() {
-    let service = app(state_with(conclave_providers::builtin()));
+    let service = app(state_with(conclave_providers::builtin(conclave_server::SECRET_VARIABLES)));
     let mut millis = Vec::new();
     let mut answer = String::new();
     for _ in 0..PROBES {

@@ -20,3 +20,8 @@ pub mod worker;
 pub mod workspace;
 
 pub use workspace::Workspace;
+
+/// The server's environment variables whose values are secrets: its token and the
+/// forges' tokens. What providers say is redacted of them, beside the providers' own
+/// keys.
+pub const SECRET_VARIABLES: &[&str] = &["CONCLAVE_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN"];

@@ -2,5 +2,5 @@
 //! providers.
 
 fn main() -> std::process::ExitCode {
-    conclave_server::cli::main(conclave_providers::builtin())
+    conclave_server::cli::main(conclave_providers::builtin(conclave_server::SECRET_VARIABLES))
 }

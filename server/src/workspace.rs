@@ -8,6 +8,7 @@ use conclave_core::{BUILTIN_TOOLS, PriceTable, ProviderRegistry, RunQueue, Store
 use conclave_engine::{EngineConfig, FleetLimits};
 use conclave_review::Catalog;
 use conclave_schema::SchemaCatalog;
+use conclave_shared::LowerTarget;
 use conclave_store::{PostgresStore, SqliteStore};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,17 @@ impl Workspace {
     /// The catalog, as the review pipeline takes it.
     pub fn catalog(&self) -> Catalog<'_> {
         Catalog { dir: &self.catalog_dir, context: &self.context }
+    }
+
+    /// The lowering `provider`'s native structured output takes: what a registered
+    /// provider's capabilities say, else what the built-in provider of that name
+    /// takes (one this build leaves out); `None` for a provider without native
+    /// structured output (it gets the prompt contract).
+    pub fn native_schema(&self, provider: &str) -> Option<LowerTarget> {
+        match self.providers.get(provider) {
+            Some(registered) => registered.capabilities().native_schema,
+            None => conclave_providers::dialect::native_target(provider),
+        }
     }
 }
 

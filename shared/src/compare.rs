@@ -1,16 +1,15 @@
 //! Comparing the findings of two runs of the same conclave: what was added, removed
 //! and changed between them.
 //!
-//! Two findings are *the same finding* when they have the same key: the same file,
-//! the same line and the same subject, the subject being the lane that raised it
-//! (`raisedBy` when given, else the agent whose output held it). Between an earlier
-//! and a later list:
-//! - a finding is **unchanged** when a finding of the other list has the same key and
-//!   the same severity, stance (absent is a concern) and description (ignoring
-//!   surrounding whitespace); these pairs are matched first;
-//! - of the findings left, those with the same key are paired in list order, each
-//!   pair **changed** (same place and subject, a different severity, stance or
-//!   description);
+//! Two findings are *the same finding* when they have the same identity
+//! ([`Finding::identity`]): the same fingerprint, which names the code a finding is
+//! about and not its line, so a finding whose lines moved is still the same one (the
+//! rule baselines follow too). Between an earlier and a later list:
+//! - a finding is **unchanged** when a finding of the other list is the same finding
+//!   with the same severity, stance (absent is a concern) and description (ignoring
+//!   surrounding whitespace), wherever its line now is; these pairs are matched first;
+//! - of the findings left, the same findings are paired in list order, each pair
+//!   **changed** (a different severity, stance or description);
 //! - what is still left of the earlier list was **removed**, and of the later list
 //!   **added**.
 //!
@@ -19,17 +18,18 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashMap;
 
-use crate::review::Finding;
+use crate::review::{Finding, FindingIdentity};
 
 /// What changed between an earlier and a later list of findings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FindingsDiff {
-    /// Findings of the later list with no finding of the same key in the earlier one.
+    /// Findings of the later list that are not in the earlier one.
     pub added: Vec<Finding>,
-    /// Findings of the earlier list with no finding of the same key in the later one.
+    /// Findings of the earlier list that are not in the later one.
     pub removed: Vec<Finding>,
-    /// Same file, line and subject, but a different severity, stance or description.
+    /// The same finding with a different severity, stance or description.
     pub changed: Vec<ChangedFinding>,
     /// How many findings are the same in both.
     pub unchanged: usize,
@@ -62,36 +62,51 @@ impl ChangedFinding {
     }
 }
 
-/// The subject of a finding: the lane that raised it, else its agent.
+/// The subject of a finding: the lane that raised it, else its agent (see
+/// [`Finding::subject`]).
 pub fn subject(finding: &Finding) -> &str {
-    finding.raised_by.as_deref().unwrap_or(&finding.agent)
+    finding.subject()
 }
 
-/// Compares an earlier list of findings with a later one (see the module docs).
-/// Added and changed findings keep the later list's order, removed ones the earlier's.
-pub fn compare_findings(before: &[Finding], after: &[Finding]) -> FindingsDiff {
-    let mut before_left: Vec<Option<&Finding>> = before.iter().map(Some).collect();
+/// What changed from an earlier list of findings to a later one (see the module
+/// docs). Added and changed findings keep the later list's order, removed ones the
+/// earlier's.
+pub fn diff_findings<'f>(before: &'f [Finding], after: &'f [Finding]) -> FindingsDiff {
+    // The earlier findings not yet paired, by identity, in list order.
+    let mut earlier: HashMap<FindingIdentity<'f>, Vec<usize>> = HashMap::new();
+    for (i, finding) in before.iter().enumerate() {
+        earlier.entry(finding.identity()).or_default().push(i);
+    }
+    let mut paired = vec![false; before.len()];
+    let mut pair = |b: &'f Finding, also: &dyn Fn(&Finding) -> bool| {
+        let candidates = earlier.get_mut(&b.identity())?;
+        let at = candidates.iter().position(|&i| also(&before[i]))?;
+        let i = candidates.remove(at);
+        paired[i] = true;
+        Some(i)
+    };
     let mut after_left: Vec<Option<&Finding>> = after.iter().map(Some).collect();
     let mut unchanged = 0;
     for slot in &mut after_left {
-        let Some(b) = *slot else { continue };
-        if let Some(a) = before_left.iter_mut().find(|a| a.is_some_and(|a| same_key(a, b) && same_content(a, b))) {
-            *a = None;
+        if let Some(b) = *slot
+            && pair(b, &|a| same_content(a, b)).is_some()
+        {
             *slot = None;
             unchanged += 1;
         }
     }
     let mut changed = Vec::new();
     for slot in &mut after_left {
-        let Some(b) = *slot else { continue };
-        if let Some(a) = before_left.iter_mut().find(|a| a.is_some_and(|a| same_key(a, b))) {
-            changed.push(ChangedFinding { before: a.take().cloned().unwrap_or_else(|| b.clone()), after: b.clone() });
+        if let Some(b) = *slot
+            && let Some(i) = pair(b, &|_| true)
+        {
+            changed.push(ChangedFinding { before: before[i].clone(), after: b.clone() });
             *slot = None;
         }
     }
     FindingsDiff {
         added: after_left.into_iter().flatten().cloned().collect(),
-        removed: before_left.into_iter().flatten().cloned().collect(),
+        removed: before.iter().zip(&paired).filter(|(_, p)| !**p).map(|(f, _)| f.clone()).collect(),
         changed,
         unchanged,
     }
@@ -101,10 +116,6 @@ pub fn compare_findings(before: &[Finding], after: &[Finding]) -> FindingsDiff {
 /// its `review.findings`, or `None` when the document has none (not a review report).
 pub fn report_findings(report: &Value) -> Option<Vec<Finding>> {
     serde_json::from_value(report.get("review")?.get("findings")?.clone()).ok()
-}
-
-fn same_key(a: &Finding, b: &Finding) -> bool {
-    a.file == b.file && a.line == b.line && subject(a) == subject(b)
 }
 
 fn same_content(a: &Finding, b: &Finding) -> bool {
@@ -132,17 +143,41 @@ mod tests {
         }
     }
 
+    fn fingerprinted(fingerprint: &str, line: u64, severity: Severity) -> Finding {
+        Finding { fingerprint: Some(fingerprint.into()), ..finding("security", line, severity, "path traversal") }
+    }
+
+    #[test]
+    fn a_finding_whose_lines_moved_is_the_same_finding() {
+        let before = vec![fingerprinted("f1", 3, Severity::Blocker), fingerprinted("f2", 9, Severity::Minor)];
+        let after = vec![fingerprinted("f1", 14, Severity::Blocker), fingerprinted("f2", 20, Severity::Major)];
+        let diff = diff_findings(&before, &after);
+        assert_eq!(diff.unchanged, 1, "moved eleven lines down, same content: unchanged ({diff:?})");
+        assert_eq!(diff.changed, vec![ChangedFinding { before: before[1].clone(), after: after[1].clone() }]);
+        assert_eq!(diff.changed[0].differences(), vec!["severity"], "the line is not a difference");
+        assert!(diff.added.is_empty() && diff.removed.is_empty(), "not removed and added: {diff:?}");
+    }
+
+    #[test]
+    fn other_code_at_the_same_line_is_another_finding() {
+        let before = vec![fingerprinted("f1", 3, Severity::Blocker)];
+        let after = vec![fingerprinted("f9", 3, Severity::Blocker)];
+        let diff = diff_findings(&before, &after);
+        assert_eq!((diff.added, diff.removed), (after.clone(), before.clone()));
+        assert_eq!((diff.changed.len(), diff.unchanged), (0, 0));
+    }
+
     #[test]
     fn identical_lists_have_no_differences() {
         let list = vec![finding("security", 3, Severity::Blocker, "path traversal")];
-        assert_eq!(compare_findings(&list, &list), FindingsDiff { unchanged: 1, ..FindingsDiff::default() });
+        assert_eq!(diff_findings(&list, &list), FindingsDiff { unchanged: 1, ..FindingsDiff::default() });
     }
 
     #[test]
     fn a_new_place_is_added_and_a_gone_one_removed() {
         let before = vec![finding("security", 3, Severity::Blocker, "a"), finding("style", 9, Severity::Nit, "b")];
         let after = vec![finding("security", 3, Severity::Blocker, "a"), finding("style", 10, Severity::Nit, "b")];
-        let diff = compare_findings(&before, &after);
+        let diff = diff_findings(&before, &after);
         assert_eq!(diff.added, vec![after[1].clone()], "another line is another finding");
         assert_eq!(diff.removed, vec![before[1].clone()]);
         assert_eq!((diff.changed.len(), diff.unchanged), (0, 1));
@@ -162,7 +197,7 @@ mod tests {
             approval.clone(),
             finding("style", 5, Severity::Nit, "naming, and a typo"),
         ];
-        let diff = compare_findings(&before, &after);
+        let diff = diff_findings(&before, &after);
         let differences: Vec<Vec<&str>> = diff.changed.iter().map(ChangedFinding::differences).collect();
         assert_eq!(differences, vec![vec!["severity"], vec!["stance"], vec!["description"]]);
         assert_eq!(diff.changed[0].before, before[0]);
@@ -174,7 +209,7 @@ mod tests {
     fn another_subject_at_the_same_place_is_another_finding() {
         let before = vec![finding("security", 3, Severity::Blocker, "x")];
         let after = vec![finding("correctness", 3, Severity::Major, "x")];
-        let diff = compare_findings(&before, &after);
+        let diff = diff_findings(&before, &after);
         assert_eq!((diff.added.len(), diff.removed.len(), diff.changed.len()), (1, 1, 0));
     }
 
@@ -186,10 +221,10 @@ mod tests {
         let mut after = before.clone();
         after.stance = Some(Stance::Concern);
         after.description = " same\n".into();
-        assert_eq!(compare_findings(&[before.clone()], &[after]).unchanged, 1);
+        assert_eq!(diff_findings(&[before.clone()], &[after]).unchanged, 1);
         let mut other_agent = before.clone();
         other_agent.agent = "style".into();
-        assert_eq!(compare_findings(&[before], &[other_agent]).added.len(), 1);
+        assert_eq!(diff_findings(&[before], &[other_agent]).added.len(), 1);
     }
 
     #[test]
@@ -198,7 +233,7 @@ mod tests {
             vec![finding("security", 3, Severity::Minor, "one"), finding("security", 3, Severity::Major, "two")];
         let after =
             vec![finding("security", 3, Severity::Major, "two"), finding("security", 3, Severity::Blocker, "one")];
-        let diff = compare_findings(&before, &after);
+        let diff = diff_findings(&before, &after);
         assert_eq!(diff.unchanged, 1);
         assert_eq!(diff.changed, vec![ChangedFinding { before: before[0].clone(), after: after[1].clone() }]);
     }

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::lowering::{LoweringNote, OutputDialect};
+use crate::outcome::{ErrorKind, RunStatus};
 use crate::review::{CountMismatch, FindingGroup, FindingsCheck};
-use crate::run::{ErrorKind, RunStatus};
 
 /// One event of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 //!
 //! Layout: `conclave` is the conclave file format, `graph` its graph rules, `events`
 //! the typed run events, `run` the run records with how an event changes one,
+//! `outcome` a run's status and the class of a failure (which both name),
 //! `diagnostic` the problems validation reports, `api` the HTTP API's bodies,
 //! `fields` the field builder's model of output schemas, `lowering` schema dialects
 //! and the notes on adapting schemas to them, `review` findings and the checks across
@@ -18,6 +19,7 @@ pub mod fields;
 pub mod graph;
 pub mod layout;
 pub mod lowering;
+pub mod outcome;
 pub mod review;
 pub mod run;
 
@@ -28,7 +30,9 @@ pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
 pub use lowering::{DialectSetting, LowerTarget, LoweringNote, NoteKind, OutputDialect};
+pub use outcome::{ErrorKind, RunStatus};
 pub use review::{
-    Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingsCheck, Severity, Stability, Stance,
+    Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingIdentity, FindingsCheck, Severity,
+    Stability, Stance,
 };
-pub use run::{Effect, ErrorKind, NodeChange, NodeState, NodeSummary, RunRecord, RunStatus, RunSummary, effect_of};
+pub use run::{Effect, NodeChange, NodeState, NodeSummary, RunRecord, RunSummary, effect_of};

@@ -33,18 +33,6 @@ impl LowerTarget {
             LowerTarget::Local => "local",
         }
     }
-
-    /// The dialect of a built-in provider's native structured output, by provider name.
-    pub fn for_provider(provider: &str) -> Option<LowerTarget> {
-        match provider {
-            "openai" => Some(LowerTarget::OpenAi),
-            "anthropic" => Some(LowerTarget::Anthropic),
-            "ollama" => Some(LowerTarget::Ollama),
-            "claude-code" => Some(LowerTarget::ClaudeCode),
-            "local" => Some(LowerTarget::Local),
-            _ => None,
-        }
-    }
 }
 
 /// What kind of change a note reports.

@@ -154,9 +154,9 @@ pub struct Dismissal {
 }
 
 /// One finding as an agent reported it, with the path normalized. What Conclave adds
-/// to it (quote checks, fingerprint, dismissal, baseline) is not read by the editor's
-/// wasm build, which shows none of it yet: skipping it there keeps the editor within
-/// its size budget.
+/// to it (quote checks, dismissal, baseline) is not read by the editor's wasm build,
+/// which shows none of it yet: skipping it there keeps the editor within its size
+/// budget. The fingerprint is read everywhere: it is the finding's identity.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Finding {
@@ -192,8 +192,8 @@ pub struct Finding {
     /// A fingerprint of the code the finding points at (its file, lane and the
     /// normalized text of its line and neighbours), not of its line number, so it
     /// stays the same when lines above it are added or removed (computed by Conclave).
+    /// The editor reads it too: it is what tells two runs' findings apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub fingerprint: Option<String>,
     /// The dismissal of this finding's fingerprint, when the repository has one: it
     /// is then reported as suppressed and fails no gate.
@@ -221,6 +221,38 @@ impl Finding {
     pub fn effective_stance(&self) -> Stance {
         self.stance.unwrap_or(Stance::Concern)
     }
+
+    /// The subject of the finding: the lane that raised it, else its agent.
+    pub fn subject(&self) -> &str {
+        self.raised_by.as_deref().unwrap_or(&self.agent)
+    }
+
+    /// What makes two findings the same finding, in two runs or against a baseline:
+    /// the fingerprint, which names the code and not the line, so a finding whose
+    /// lines moved is still the same. A finding without one (from a report written
+    /// before fingerprints) is known by its place: file, line and subject.
+    pub fn identity(&self) -> FindingIdentity<'_> {
+        match &self.fingerprint {
+            Some(fingerprint) => FindingIdentity::Fingerprint(fingerprint),
+            None => FindingIdentity::Place { file: &self.file, line: self.line, subject: self.subject() },
+        }
+    }
+}
+
+/// What a finding is known by (see [`Finding::identity`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FindingIdentity<'a> {
+    /// Its fingerprint.
+    Fingerprint(&'a str),
+    /// Its place, for a finding without a fingerprint.
+    Place {
+        /// The file.
+        file: &'a str,
+        /// The line.
+        line: u64,
+        /// The lane that raised it, else its agent.
+        subject: &'a str,
+    },
 }
 
 /// Findings of different agents that the engine grouped together.

@@ -5,60 +5,8 @@ use serde_json::Value;
 
 use crate::conclave::Conclave;
 use crate::events::{EventKind, NodeOutput, RunEvent, Usage};
+use crate::outcome::RunStatus;
 use std::collections::HashMap;
-use std::fmt;
-
-/// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Waiting in the run queue for a worker.
-    Queued,
-    /// In progress.
-    Running,
-    /// Every node completed or was legitimately skipped, none failed.
-    Succeeded,
-    /// At least one node failed.
-    Failed,
-    /// Stopped on request.
-    Cancelled,
-    /// The process running it died before it finished.
-    Interrupted,
-}
-
-impl RunStatus {
-    /// The name used in storage and on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Queued => "queued",
-            RunStatus::Running => "running",
-            RunStatus::Succeeded => "succeeded",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Interrupted => "interrupted",
-        }
-    }
-
-    /// Parses a stored name.
-    pub fn parse(s: &str) -> Option<RunStatus> {
-        [
-            RunStatus::Queued,
-            RunStatus::Running,
-            RunStatus::Succeeded,
-            RunStatus::Failed,
-            RunStatus::Cancelled,
-            RunStatus::Interrupted,
-        ]
-        .into_iter()
-        .find(|st| st.as_str() == s)
-    }
-
-    /// True once the run can no longer change.
-    pub fn is_terminal(self) -> bool {
-        !matches!(self, RunStatus::Queued | RunStatus::Running)
-    }
-}
 
 /// Where a node stands within a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -253,47 +201,6 @@ pub struct RunRecord {
     pub input: Value,
     /// Per-node results, in the conclave's node order.
     pub nodes: Vec<NodeSummary>,
-}
-
-/// Why a node (or a run) failed, as a class a caller can act on: the CLI maps it to
-/// an exit code, reports and the editor show it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// The provider is not set up (not logged in, a missing key or binary), found
-    /// when it was called.
-    Config,
-    /// The provider failed (after retries of faults that may pass).
-    Provider,
-    /// The node ran past its timeout.
-    Timeout,
-    /// The answer still did not match the output schema after every attempt.
-    InvalidOutput,
-    /// The run store failed.
-    Store,
-    /// Anything else inside Conclave.
-    Internal,
-}
-
-impl ErrorKind {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Config => "config",
-            ErrorKind::Provider => "provider",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::InvalidOutput => "invalid_output",
-            ErrorKind::Store => "store",
-            ErrorKind::Internal => "internal",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// What an event changes in a run record. Every store and the editor apply events

@@ -12,6 +12,7 @@ pub mod pricing;
 pub mod provider;
 pub mod queue;
 pub mod redact;
+pub mod registry;
 pub mod retry;
 pub mod secret;
 pub mod sink;
@@ -21,11 +22,12 @@ pub mod tools;
 pub use owner::{owner_alive, owner_token};
 pub use pricing::PriceTable;
 pub use provider::{
-    AgentReply, AgentRequest, Capabilities, EndpointDialects, KNOWN_PROVIDERS, Message, Provider, ProviderError,
-    ProviderRegistry, SchemaSpec, StopReason, ToolCall, ToolSpec,
+    AgentReply, AgentRequest, Capabilities, EndpointDialects, Message, Provider, ProviderError, SchemaSpec, StopReason,
+    ToolCall, ToolSpec,
 };
 pub use queue::{Cancel, Job, Lease, QueueStats, RunQueue};
-pub use redact::{REDACTED, RedactingProvider, Redactor};
+pub use redact::{REDACTED, RedactingProvider, Redactor, mask_url_credentials};
+pub use registry::ProviderRegistry;
 pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use sink::{DiscardSink, StreamSink};

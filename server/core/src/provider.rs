@@ -1,23 +1,19 @@
 //! The provider boundary: one trait every LLM backend implements, the conversation it
-//! is asked to continue, typed errors, and the registry the engine looks providers up
-//! in.
+//! is asked to continue, and typed errors. The registry the engine looks providers up
+//! in is `registry.rs`.
 //!
 //! **Invariant:** the engine sees only [`Provider`]; vendor wire formats live in the
 //! `conclave-providers` crate. Keys come from the environment only and never reach
 //! events, errors or logs.
 
 use async_trait::async_trait;
-use conclave_shared::{DialectSetting, LowerTarget, OpenAiApi, OutputDialect, Usage};
+use conclave_shared::{AgentConfig, DialectSetting, LowerTarget, OutputDialect, Usage};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::sink::StreamSink;
-
-/// Provider names a conclave may use, in the order they are listed to users.
-pub const KNOWN_PROVIDERS: &[&str] = &["anthropic", "openai", "ollama", "claude-code", "local"];
 
 /// One turn of an agent's conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,8 +92,9 @@ pub struct AgentRequest {
     pub output_schema: Option<SchemaSpec>,
     /// Most tokens to generate.
     pub max_tokens: u32,
-    /// For OpenAI: which API to call.
-    pub api: OpenAiApi,
+    /// The agent's settings as its conclave gives them, for the options only its
+    /// provider reads (such as which of a vendor's APIs to call).
+    pub agent: Arc<AgentConfig>,
     /// For providers whose servers differ in how they take a schema (see
     /// [`Provider::dialects`]): the dialect of this call. `None` for the others.
     pub dialect: Option<OutputDialect>,
@@ -242,6 +239,9 @@ pub struct EndpointDialects {
     pub endpoint: String,
     /// The dialect its agents use unless they set one (from the environment).
     pub setting: DialectSetting,
+    /// The lowering of a schema sent in the `json_object_schema` dialect, which the
+    /// server turns into a grammar of its own.
+    pub object_schema: LowerTarget,
 }
 
 /// An LLM backend.
@@ -287,57 +287,4 @@ pub trait Provider: Send + Sync + fmt::Debug {
 
     /// Answers one request, streaming text and tool calls through `stream` as they arrive.
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError>;
-}
-
-/// The providers available to a run, by name. `conclave-providers` builds the
-/// registry of the built-in vendors; tests register fakes.
-#[derive(Debug, Clone, Default)]
-pub struct ProviderRegistry {
-    providers: BTreeMap<String, Arc<dyn Provider>>,
-}
-
-impl ProviderRegistry {
-    /// The same providers, each wrapped so its every output passes through `redactor`.
-    pub fn redacted(self, redactor: Arc<crate::redact::Redactor>) -> ProviderRegistry {
-        let providers = self
-            .providers
-            .into_iter()
-            .map(|(name, p)| {
-                let wrapped: Arc<dyn Provider> = Arc::new(crate::redact::RedactingProvider::new(p, redactor.clone()));
-                (name, wrapped)
-            })
-            .collect();
-        ProviderRegistry { providers }
-    }
-
-    /// Adds (or replaces) a provider.
-    pub fn register(&mut self, provider: Arc<dyn Provider>) {
-        self.providers.insert(provider.name().to_string(), provider);
-    }
-
-    /// Looks a provider up.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Provider>> {
-        self.providers.get(name).cloned()
-    }
-
-    /// Names a conclave may use: the known built-ins plus anything registered.
-    pub fn known_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = KNOWN_PROVIDERS.iter().map(|s| s.to_string()).collect();
-        for name in self.providers.keys() {
-            if !names.contains(name) {
-                names.push(name.clone());
-            }
-        }
-        names
-    }
-
-    /// The default model of a registered provider.
-    pub fn default_model(&self, name: &str) -> Option<String> {
-        self.providers.get(name).map(|p| p.default_model().to_string())
-    }
-
-    /// Every registered provider with whether it is configured.
-    pub fn status(&self) -> Vec<(String, Result<(), ProviderError>)> {
-        self.providers.iter().map(|(name, p)| (name.clone(), p.check_config())).collect()
-    }
 }

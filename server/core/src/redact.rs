@@ -6,14 +6,19 @@
 //!
 //! A secret is recognised raw, JSON-escaped (`\u0073k-...`, wholly or in part) and
 //! percent-encoded, and credentials in any URL (`scheme://user:pass@host`) are
-//! removed whatever they are. Streamed text is held back just long enough that a
+//! removed whatever they are (`url_credentials.rs`). Which environment variables hold
+//! secrets is for the caller to say: this crate knows no vendor. Streamed text is held back just long enough that a
 //! secret split across two pieces is still caught.
+
+mod url_credentials;
+
+pub use url_credentials::{UrlCredentials, find_url_credentials, mask_url_credentials};
 
 use async_trait::async_trait;
 use regex::Regex;
 use serde_json::Value;
 use std::fmt;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use crate::provider::{AgentReply, AgentRequest, Capabilities, Provider, ProviderError, ToolCall};
 use crate::sink::StreamSink;
@@ -23,17 +28,6 @@ pub const REDACTED: &str = "[redacted]";
 
 /// Secrets shorter than this are not redacted: they would match ordinary text.
 const MIN_SECRET_LEN: usize = 6;
-
-/// Environment variables whose values are secrets.
-pub const SECRET_VARIABLES: &[&str] =
-    &["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CONCLAVE_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN"];
-
-/// Environment variables holding URLs whose credentials are secrets.
-pub const URL_VARIABLES: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST"];
-
-/// Credentials in a URL: `scheme://user[:password]@`.
-static URL_CREDENTIALS: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@").ok());
 
 /// Removes secrets from text.
 #[derive(Clone, Default)]
@@ -64,22 +58,24 @@ impl Redactor {
         redactor
     }
 
-    /// A redactor for the secrets in the environment: API keys and tokens, and the
-    /// user and password of any provider URL.
-    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Redactor {
-        let mut secrets: Vec<String> = SECRET_VARIABLES.iter().filter_map(|name| env(name)).collect();
-        for url in URL_VARIABLES.iter().filter_map(|name| env(name)) {
-            secrets.extend(url_credentials(&url));
+    /// A redactor for the secrets in the environment that the caller names: the
+    /// values of `secret_variables` (keys and tokens), and the credentials of the URLs
+    /// in `url_variables` (a provider's base URL).
+    pub fn from_env(
+        env: &dyn Fn(&str) -> Option<String>,
+        secret_variables: &[&str],
+        url_variables: &[&str],
+    ) -> Redactor {
+        let mut secrets: Vec<String> = secret_variables.iter().filter_map(|name| env(name)).collect();
+        for url in url_variables.iter().filter_map(|name| env(name)) {
+            secrets.extend(find_url_credentials(&url).into_iter().flat_map(|found| found.secrets));
         }
         Redactor::new(secrets)
     }
 
     /// `text` with every secret and every URL credential replaced.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = match URL_CREDENTIALS.as_ref() {
-            Some(re) => re.replace_all(text, format!("${{1}}{REDACTED}@")).into_owned(),
-            None => text.to_string(),
-        };
+        let mut out = mask_url_credentials(text, REDACTED).into_owned();
         for pattern in &self.patterns {
             if pattern.is_match(&out) {
                 out = pattern.replace_all(&out, REDACTED).into_owned();
@@ -195,19 +191,6 @@ fn begins(tail: &str, secret: &[char]) -> bool {
         }
     }
     false
-}
-
-/// The user and password of `url` (`scheme://user:pass@host`), when it has them.
-fn url_credentials(url: &str) -> Vec<String> {
-    let Some(rest) = url.split_once("://").map(|(_, r)| r) else { return Vec::new() };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let Some((userinfo, _)) = authority.rsplit_once('@') else { return Vec::new() };
-    let mut found = vec![userinfo.to_string()];
-    if let Some((user, password)) = userinfo.split_once(':') {
-        found.push(password.to_string());
-        found.push(user.to_string());
-    }
-    found
 }
 
 /// A provider whose every output passes through a [`Redactor`].
@@ -327,9 +310,11 @@ mod tests {
 
     #[test]
     fn url_credentials_are_removed_whatever_they_are() {
-        let r = Redactor::from_env(&|name| {
-            (name == "OLLAMA_HOST").then(|| "http://admin:hunter22pw@10.0.0.5:11434".into())
-        });
+        let r = Redactor::from_env(
+            &|name| (name == "SERVER_URL").then(|| "http://admin:hunter22pw@10.0.0.5:11434".into()),
+            &[],
+            &["SERVER_URL"],
+        );
         let out = r.redact("could not reach http://admin:hunter22pw@10.0.0.5:11434/api/chat (password hunter22pw)");
         assert_eq!(out, "could not reach http://[redacted]@10.0.0.5:11434/api/chat (password [redacted])");
         assert_eq!(Redactor::default().redact("see https://u:p@example.com/x"), "see https://[redacted]@example.com/x");

@@ -10,65 +10,20 @@ use conclave_core::{
 };
 use conclave_schema::OutputContract;
 use conclave_schema::contract::{extract_json, render_feedback};
-use conclave_shared::{ErrorKind, EventKind, LoweringNote, NodeOutput, NoteKind, OutputDialect, Usage};
+use conclave_shared::{EventKind, LoweringNote, NodeOutput, NoteKind, OutputDialect, Usage};
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tracing::Instrument;
 
 use crate::bus::{BusSink, EventBus};
 use crate::dialects::DialectBook;
 use crate::input::AgentInput;
+use crate::node_error::NodeError;
 use crate::observe;
 use crate::plan::{AgentDialects, AgentPlan};
 use crate::policy::OutputPolicy;
 use crate::policy_call::{self, PolicyFailure};
-
-/// Why a node failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum NodeError {
-    /// The provider failed.
-    #[error("{0}")]
-    Provider(#[from] ProviderError),
-    /// The node ran past its timeout.
-    #[error("timed out after {}; raise `timeout_secs` on the agent or `settings.node_timeout_secs`", humanize(*.0))]
-    Timeout(Duration),
-    /// Every attempt produced output that failed the schema.
-    #[error("output still invalid after {attempts} attempt(s): {}", .errors.join("; "))]
-    InvalidOutput {
-        /// Attempts made.
-        attempts: u32,
-        /// The last attempt's validation errors.
-        errors: Vec<String>,
-        /// The last attempt's raw answer.
-        raw: String,
-    },
-    /// The run's output policy failed (a hook panicked): the answer was not checked,
-    /// so it is not passed on.
-    #[error("{0}")]
-    Policy(#[from] PolicyFailure),
-    /// A bug in Conclave (a task panicked).
-    #[error("internal error: {0}")]
-    Internal(String),
-}
-
-impl NodeError {
-    /// The class stored with the failure.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            NodeError::Provider(ProviderError::SchemaExhausted(_)) => ErrorKind::InvalidOutput,
-            NodeError::Provider(ProviderError::Config { .. }) => ErrorKind::Config,
-            NodeError::Provider(_) => ErrorKind::Provider,
-            NodeError::Timeout(_) => ErrorKind::Timeout,
-            NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
-            NodeError::Policy(_) | NodeError::Internal(_) => ErrorKind::Internal,
-        }
-    }
-}
-
-fn humanize(d: Duration) -> String {
-    if d.as_millis().is_multiple_of(1000) { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
-}
 
 /// The most of a server's rejection a lowering note quotes.
 const NOTE_QUOTE: usize = 400;
@@ -429,7 +384,7 @@ impl Caller<'_> {
                 _ => plan.native_schema.clone(),
             },
             max_tokens: plan.config.tokens(),
-            api: plan.config.api.unwrap_or_default(),
+            agent: plan.config.clone(),
             dialect,
             attempt,
             max_turns: plan.config.turns(),

@@ -1,6 +1,7 @@
 //! An agent's input, typed: the run input, the outputs of its upstream nodes, and the
-//! comparison of its upstream reviewers when the run's policy made one. It is sent to
-//! providers as JSON and shown to the model as readable text.
+//! comparison of its upstream agents when the run's policy made one, under the
+//! headings the policy gave it. It is sent to providers as JSON and shown to the
+//! model as readable text.
 
 use conclave_shared::{FindingGroup, FindingsCheck};
 use serde_json::{Map, Value};
@@ -15,6 +16,31 @@ pub struct AgentInput {
     pub upstream: Vec<(String, Value)>,
     /// The comparison of the findings-shaped upstream agents, when there was one.
     pub comparison: Option<FindingsCheck>,
+    /// How the model is told about the comparison's sections.
+    pub headings: ComparisonHeadings,
+}
+
+/// The headings under which the model reads each section of a comparison: the run's
+/// `OutputPolicy` words them for what its outputs are (review words them for code
+/// review); the defaults name only what the engine knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparisonHeadings {
+    /// Over `contradictions`.
+    pub contradictions: String,
+    /// Over `disagreements`.
+    pub disagreements: String,
+    /// Over `duplicates`.
+    pub duplicates: String,
+}
+
+impl Default for ComparisonHeadings {
+    fn default() -> Self {
+        ComparisonHeadings {
+            contradictions: "Contradictions between the outputs above".into(),
+            disagreements: "Disagreements between the outputs above".into(),
+            duplicates: "Near-duplicates among the outputs above".into(),
+        }
+    }
 }
 
 impl AgentInput {
@@ -43,10 +69,11 @@ impl AgentInput {
             out.push_str(&render_value(output));
         }
         if let Some(check) = &self.comparison {
+            let headings = &self.headings;
             for ((key, groups), title) in sections(check).into_iter().zip([
-                "Contradictions the engine found between the reviewers above",
-                "Disagreements (one severity level apart) the engine found",
-                "Near-duplicate findings the engine found (the same issue from several reviewers)",
+                &headings.contradictions,
+                &headings.disagreements,
+                &headings.duplicates,
             ]) {
                 out.push_str(&format!("\n\n## {title} (`{key}`)\n\n"));
                 out.push_str(&fenced_json(&serde_json::to_value(groups).unwrap_or_default()));

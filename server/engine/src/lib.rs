@@ -19,10 +19,12 @@
 
 pub mod agent;
 pub mod bus;
+pub mod config;
 pub mod dialects;
 pub mod fleet;
 pub mod input;
 pub mod limits;
+pub mod node_error;
 pub mod observe;
 pub mod plan;
 pub mod policy;
@@ -31,224 +33,30 @@ pub mod probe;
 pub mod reuse;
 pub mod samples;
 pub mod scheduler;
+pub mod start_error;
 
 use conclave_catalog::CheckedConclave;
-use conclave_core::{
-    NewRun, PriceTable, ProviderError, ProviderRegistry, RetryPolicy, RunStore, StoreError, ToolRunner, now_ms,
-    owner_token,
-};
-use conclave_schema::ContractError;
-use conclave_shared::{ErrorKind, EventKind, NodeState, RunEvent, RunStatus};
+use conclave_core::{NewRun, ProviderRegistry, RunStore, now_ms, owner_token};
+use conclave_shared::{ErrorKind, EventKind, RunEvent, RunStatus};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-pub use agent::{AgentContext, NodeError};
+pub use agent::AgentContext;
 pub use bus::{BusSink, EventBus};
+pub use config::{EngineConfig, MAX_SAMPLES, RunOptions, Samples};
 pub use fleet::FleetLimits;
-pub use input::AgentInput;
+pub use input::{AgentInput, ComparisonHeadings};
 pub use limits::Limits;
+pub use node_error::NodeError;
 pub use plan::{AgentPlan, Plan, PlanNode, build_plan};
 pub use policy::{OutputPolicy, SiblingOutput};
 pub use policy_call::PolicyFailure;
 pub use reuse::Reuse;
-pub use samples::{MAX_SAMPLES, Samples};
 pub use scheduler::{Resumed, RunOutcome};
-
-/// Engine-wide settings.
-#[derive(Debug, Clone)]
-pub struct EngineConfig {
-    /// Nodes running at once across every run of the engine (a conclave may lower
-    /// it for its own runs, never raise it).
-    pub max_concurrency: usize,
-    /// Concurrent calls per provider across every run (a conclave may lower them).
-    pub provider_limits: HashMap<String, usize>,
-    /// Timeout for nodes that set none.
-    pub node_timeout: Option<Duration>,
-    /// How provider faults are retried.
-    pub retry: RetryPolicy,
-    /// Prices for the cost of each call.
-    pub prices: Arc<PriceTable>,
-    /// Whether prompts and answers go into the `chat` spans (off unless the operator
-    /// asks: they may hold code and secrets of the repository under review).
-    pub capture_message_content: bool,
-    /// Provider limits held across every process sharing the run store's database
-    /// (servers and workers), when there are any.
-    pub fleet: Option<FleetLimits>,
-}
-
-impl Default for EngineConfig {
-    fn default() -> Self {
-        EngineConfig {
-            max_concurrency: 16,
-            provider_limits: HashMap::new(),
-            node_timeout: Some(Duration::from_secs(600)),
-            retry: RetryPolicy::default(),
-            prices: Arc::new(PriceTable::builtin()),
-            capture_message_content: false,
-            fleet: None,
-        }
-    }
-}
-
-/// What one run brings besides its conclave and input.
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    /// The tools agents may call, if this run offers any.
-    pub tools: Option<Arc<dyn ToolRunner>>,
-    /// How structured outputs are shaped and compared, if at all.
-    pub policy: Option<Arc<dyn OutputPolicy>>,
-    /// The directory agents work in (a review's repository), for providers that
-    /// run in one.
-    pub workdir: Option<std::path::PathBuf>,
-    /// Run from a node, reusing an earlier run's other outputs.
-    pub reuse: Option<Reuse>,
-    /// Run these agents several times each and merge their answers.
-    pub samples: Option<Samples>,
-}
-
-/// Why a run could not start. Each variant is found before any provider is called.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// The agent's provider is a known name but not compiled into this build.
-    #[error("node `{node_id}`: provider `{provider}` is not available in this build of Conclave")]
-    ProviderUnavailable {
-        /// The agent node.
-        node_id: String,
-        /// The provider.
-        provider: String,
-    },
-    /// The agent's provider or model is not usable (a missing key, binary or model file).
-    #[error("node `{node_id}`: {error}")]
-    ProviderConfig {
-        /// The agent node.
-        node_id: String,
-        /// What is missing and how to provide it.
-        error: ProviderError,
-    },
-    /// The agent's output schema cannot be used with its provider.
-    #[error("node `{node_id}`: {error}")]
-    Contract {
-        /// The agent node.
-        node_id: String,
-        /// Why.
-        error: ContractError,
-    },
-    /// The agent lists tools but the run offers none.
-    #[error(
-        "invalid conclave: agent `{node_id}` lists tools ({}) but this run has no tool sandbox; remove `tools` or run it where tools are available",
-        .tools.join(", ")
-    )]
-    NoTools {
-        /// The agent node.
-        node_id: String,
-        /// The tools it lists.
-        tools: Vec<String>,
-    },
-    /// The agent lists a tool the run's tools do not have.
-    #[error("invalid conclave: agent `{node_id}`: unknown tool `{tool}`")]
-    UnknownTool {
-        /// The agent node.
-        node_id: String,
-        /// The tool.
-        tool: String,
-    },
-    /// The run to reuse is of another conclave.
-    #[error("run `{run_id}` is a run of conclave `{run_conclave}`, not `{conclave}`; reuse a run of `{conclave}`")]
-    ReuseOtherConclave {
-        /// The earlier run.
-        run_id: String,
-        /// Its conclave.
-        run_conclave: String,
-        /// The conclave about to run.
-        conclave: String,
-    },
-    /// The node to run from is not in the conclave.
-    #[error("conclave `{conclave}` has no node `{node_id}` to run from; give the id of one of its nodes")]
-    UnknownFromNode {
-        /// The node named.
-        node_id: String,
-        /// The conclave.
-        conclave: String,
-    },
-    /// A node whose output would be reused did not succeed in the earlier run.
-    #[error(
-        "node `{node_id}` did not succeed in run `{run_id}` (it ended `{}` there), so it has no output to reuse; run from `{node_id}` instead",
-        .state.as_str()
-    )]
-    ReuseNotSucceeded {
-        /// The node.
-        node_id: String,
-        /// The earlier run.
-        run_id: String,
-        /// Its state there.
-        state: NodeState,
-    },
-    /// A node whose output would be reused is defined differently now.
-    #[error(
-        "node `{node_id}` changed since run `{run_id}` ({what}), so its output there may not hold any more; run from `{node_id}` instead"
-    )]
-    ReuseChanged {
-        /// The node.
-        node_id: String,
-        /// The earlier run.
-        run_id: String,
-        /// What differs.
-        what: &'static str,
-    },
-    /// The run's output policy failed while shaping an agent's schema (it panicked).
-    #[error("{0}")]
-    Policy(#[from] PolicyFailure),
-    /// `samples` names an agent that cannot be sampled, or asks for too many.
-    #[error("cannot sample {target}: {reason}")]
-    Samples {
-        /// The node, or the sample count.
-        target: String,
-        /// Why, and what to do.
-        reason: String,
-    },
-    /// The run cannot be taken up again.
-    #[error("cannot resume run `{run_id}`: {reason}")]
-    CannotResume {
-        /// The run.
-        run_id: String,
-        /// Why.
-        reason: String,
-    },
-    /// The run could not be recorded.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// Planning stopped on its blocking thread (a panic): a fault of Conclave's, not
-    /// of the conclave.
-    #[error("planning the run stopped: {0}")]
-    Internal(String),
-}
-
-impl StartError {
-    /// The node the problem is on, if any.
-    pub fn node_id(&self) -> Option<&str> {
-        match self {
-            StartError::ProviderUnavailable { node_id, .. }
-            | StartError::ProviderConfig { node_id, .. }
-            | StartError::Contract { node_id, .. }
-            | StartError::NoTools { node_id, .. }
-            | StartError::UnknownTool { node_id, .. }
-            | StartError::UnknownFromNode { node_id, .. }
-            | StartError::ReuseNotSucceeded { node_id, .. }
-            | StartError::ReuseChanged { node_id, .. } => Some(node_id),
-            StartError::ReuseOtherConclave { .. }
-            | StartError::Samples { .. }
-            | StartError::CannotResume { .. }
-            | StartError::Policy(_)
-            | StartError::Store(_)
-            | StartError::Internal(_) => None,
-        }
-    }
-}
+pub use start_error::StartError;
 
 /// Runs conclaves. Clones share the same limits, so every run of one engine (and of
 /// its clones) counts against them together.

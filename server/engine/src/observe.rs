@@ -179,7 +179,7 @@ pub(crate) fn agent_span(node_id: &str, label: &str, provider: &str, model: &str
 }
 
 /// Records how an agent node ended on its span: its tokens, or its failure's class.
-pub(crate) fn agent_finished<T>(span: &Span, result: &Result<(T, Usage), crate::NodeError>) {
+pub(crate) fn agent_finished<T>(span: &Span, result: &Result<(T, Usage), crate::node_error::NodeError>) {
     match result {
         Ok((_, usage)) => {
             span.record("gen_ai.usage.input_tokens", usage.input_tokens);

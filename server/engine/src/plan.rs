@@ -8,18 +8,19 @@ use conclave_catalog::CheckedConclave;
 use conclave_core::{Provider, ProviderRegistry, SchemaSpec, ToolRunner, ToolSpec};
 use conclave_schema::contract::render_contract;
 use conclave_schema::{ContractSpec, OutputContract, output_contract};
-use conclave_shared::{AgentConfig, Compatibility, Conclave, DialectSetting, LowerTarget, Node, NodeKind, OutputMode};
+use conclave_shared::{AgentConfig, Compatibility, Conclave, DialectSetting, Node, NodeKind, OutputMode};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::{RunOptions, StartError};
+use crate::config::{MAX_SAMPLES, RunOptions, Samples};
+use crate::start_error::StartError;
 
 /// An agent ready to call.
 #[derive(Debug)]
 pub struct AgentPlan {
-    /// The node's configuration.
-    pub config: AgentConfig,
+    /// The node's configuration, shared with each request to its provider.
+    pub config: Arc<AgentConfig>,
     /// The provider it calls.
     pub provider: Arc<dyn Provider>,
     /// The system prompt sent, with the prompt contract appended when used.
@@ -110,9 +111,32 @@ pub fn build_plan(
         })
         .collect::<Result<Vec<_>, StartError>>()?;
     if let Some(samples) = &options.samples {
-        samples.check(&nodes, options.policy.is_some())?;
+        check_samples(samples, &nodes, options.policy.is_some())?;
     }
     Ok(Plan { nodes, successors, predecessors })
+}
+
+/// Refuses a count out of range, and nodes that are not findings-shaped agents of
+/// the plan or that no policy could merge.
+fn check_samples(samples: &Samples, nodes: &[PlanNode], has_policy: bool) -> Result<(), StartError> {
+    if !(1..=MAX_SAMPLES).contains(&samples.count) {
+        return Err(StartError::Samples {
+            target: format!("{} times", samples.count),
+            reason: format!("give a sample count from 1 to {MAX_SAMPLES}"),
+        });
+    }
+    for id in &samples.nodes {
+        let refuse = |reason: &str| StartError::Samples { target: format!("node `{id}`"), reason: reason.into() };
+        let node = nodes.iter().find(|n| &n.id == id).ok_or_else(|| refuse("the conclave has no such node"))?;
+        let agent = node.agent.as_ref().ok_or_else(|| refuse("it is not an agent"))?;
+        if agent.findings_field().is_none() {
+            return Err(refuse("its output has no findings to merge; give it a findings schema"));
+        }
+        if !has_policy && samples.count > 1 {
+            return Err(refuse("the run has no output policy to merge samples with"));
+        }
+    }
+    Ok(())
 }
 
 /// Successors and predecessors of each node, by index; repeated edges count once.
@@ -167,7 +191,7 @@ fn plan_agent(
             endpoint: server.endpoint,
             setting: config.dialect.unwrap_or(server.setting),
             prompt_with_contract: with_contract(c),
-            object_schema: conclave_schema::lower(&c.original, LowerTarget::Ollama)
+            object_schema: conclave_schema::lower(&c.original, server.object_schema)
                 .ok()
                 .filter(|lowered| lowered.native)
                 .map(|lowered| SchemaSpec { name: c.name.clone(), schema: Arc::new(lowered.schema) }),
@@ -181,7 +205,7 @@ fn plan_agent(
         .or(default_timeout);
     Ok(AgentPlan {
         tools: agent_tools(&node.id, config, provider.as_ref(), options.tools.as_deref())?,
-        config: config.clone(),
+        config: Arc::new(config.clone()),
         provider,
         system_prompt,
         dialects,

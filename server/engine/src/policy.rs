@@ -8,6 +8,8 @@ use conclave_shared::{CountMismatch, FindingsCheck, LoweringNote};
 use serde_json::Value;
 use std::fmt;
 
+use crate::input::ComparisonHeadings;
+
 /// The output of one upstream agent whose output is findings-shaped.
 #[derive(Debug, Clone, Copy)]
 pub struct SiblingOutput<'a> {
@@ -38,6 +40,12 @@ pub trait OutputPolicy: Send + Sync + fmt::Debug {
         None
     }
 
+    /// The headings under which the node that [`compare`](OutputPolicy::compare)
+    /// fed reads each section of the comparison.
+    fn comparison_headings(&self) -> ComparisonHeadings {
+        ComparisonHeadings::default()
+    }
+
     /// Problems in one agent's finished output, such as counts that disagree with
     /// the findings they count.
     fn check_output(&self, _output: &Value) -> Vec<CountMismatch> {
@@ -56,6 +64,7 @@ pub trait OutputPolicy: Send + Sync + fmt::Debug {
     /// `findings_field` holds their findings, `failed` says why the other samples
     /// gave none. Called off the async threads: it may read files.
     fn merge_samples(&self, answers: Vec<Value>, _findings_field: &str, _failed: &[String]) -> Value {
-        crate::samples::first_answer(answers)
+        // With nothing better to do, the first answer.
+        answers.into_iter().next().unwrap_or(Value::Null)
     }
 }

@@ -11,7 +11,7 @@
 use conclave_core::{AgentRequest, DiscardSink, Message, Provider, ProviderError, SchemaSpec};
 use conclave_schema::contract::extract_json;
 use conclave_shared::api::{ProbeRejection, ProviderProbe};
-use conclave_shared::{OpenAiApi, OutputDialect};
+use conclave_shared::{AgentConfig, OutputDialect};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -100,7 +100,7 @@ async fn ask(provider: &dyn Provider, model: &str, dialects: bool, report: &mut 
     let chain: Vec<Option<OutputDialect>> =
         if dialects { OutputDialect::CHAIN.into_iter().map(Some).collect() } else { vec![None] };
     for dialect in chain {
-        match provider.call(&request(model, dialect), &DiscardSink).await {
+        match provider.call(&request(provider.name(), model, dialect), &DiscardSink).await {
             Ok(reply) => {
                 report.dialect = Some(match dialect {
                     Some(d) => d.as_str().to_string(),
@@ -122,8 +122,9 @@ async fn ask(provider: &dyn Provider, model: &str, dialects: bool, report: &mut 
     report.error = Some("the server rejected every dialect, even a request without a schema".into());
 }
 
-/// The probe's request in `dialect`.
-fn request(model: &str, dialect: Option<OutputDialect>) -> AgentRequest {
+/// The probe's request to `provider` in `dialect`: an agent with every setting at its
+/// default.
+fn request(provider: &str, model: &str, dialect: Option<OutputDialect>) -> AgentRequest {
     let in_prompt = dialect.is_none_or(OutputDialect::contract_in_prompt);
     let mut system = "You are checking that structured output works. Answer with a JSON object only.".to_string();
     if in_prompt {
@@ -139,7 +140,7 @@ fn request(model: &str, dialect: Option<OutputDialect>) -> AgentRequest {
         tools: Vec::new(),
         output_schema: Some(SchemaSpec { name: "probe".into(), schema: Arc::new(probe_schema()) }),
         max_tokens: PROBE_TOKENS,
-        api: OpenAiApi::Chat,
+        agent: Arc::new(AgentConfig { model: model.to_string(), ..AgentConfig::new(provider) }),
         dialect,
         attempt: 1,
         max_turns: 1,

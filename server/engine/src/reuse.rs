@@ -13,7 +13,7 @@ use conclave_shared::{Conclave, NodeKind, NodeOutput, NodeState, RunRecord};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::StartError;
+use crate::start_error::StartError;
 
 /// Run from `from_node`, reusing the outputs of `earlier` for every node that is not
 /// downstream of it.

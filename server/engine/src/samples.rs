@@ -9,58 +9,15 @@
 //! sample streams its text: the others would interleave with it.
 
 use conclave_shared::{EventKind, NodeOutput, Usage};
-use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::StartError;
-use crate::agent::{AgentContext, NodeError, run_agent_with};
+use crate::agent::{AgentContext, run_agent_with};
 use crate::bus::BusSink;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
-use crate::plan::{AgentPlan, PlanNode};
-
-/// The most samples of one agent.
-pub const MAX_SAMPLES: u32 = 16;
-
-/// Which agents run several times, and how many times.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Samples {
-    /// Runs of each agent (2 to [`MAX_SAMPLES`]; 1 runs it once).
-    pub count: u32,
-    /// The agents sampled; each must have a findings-shaped output.
-    pub nodes: Vec<String>,
-}
-
-impl Samples {
-    /// How many times `node_id` runs.
-    pub fn count_for(&self, node_id: &str) -> u32 {
-        if self.nodes.iter().any(|n| n == node_id) { self.count } else { 1 }
-    }
-
-    /// Refuses a count out of range, and nodes that are not findings-shaped agents of
-    /// the plan or that no policy could merge.
-    pub(crate) fn check(&self, nodes: &[PlanNode], has_policy: bool) -> Result<(), StartError> {
-        if !(1..=MAX_SAMPLES).contains(&self.count) {
-            return Err(StartError::Samples {
-                target: format!("{} times", self.count),
-                reason: format!("give a sample count from 1 to {MAX_SAMPLES}"),
-            });
-        }
-        for id in &self.nodes {
-            let refuse = |reason: &str| StartError::Samples { target: format!("node `{id}`"), reason: reason.into() };
-            let node = nodes.iter().find(|n| &n.id == id).ok_or_else(|| refuse("the conclave has no such node"))?;
-            let agent = node.agent.as_ref().ok_or_else(|| refuse("it is not an agent"))?;
-            if agent.findings_field().is_none() {
-                return Err(refuse("its output has no findings to merge; give it a findings schema"));
-            }
-            if !has_policy && self.count > 1 {
-                return Err(refuse("the run has no output policy to merge samples with"));
-            }
-        }
-        Ok(())
-    }
-}
+use crate::node_error::NodeError;
+use crate::plan::AgentPlan;
 
 /// Runs `plan` `plan.samples` times concurrently and merges the answers; emits
 /// `node_started` once, when the first sample gets its permits.
@@ -125,9 +82,4 @@ async fn merge(
         .await
         .map_err(|e| NodeError::Internal(format!("merging the samples stopped: {e}")))?;
     Ok((NodeOutput::Json(merged), usage))
-}
-
-/// What the policy merges when it has nothing better: the first answer.
-pub fn first_answer(answers: Vec<Value>) -> Value {
-    answers.into_iter().next().unwrap_or(Value::Null)
 }

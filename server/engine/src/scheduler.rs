@@ -15,10 +15,11 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{Instrument, Span};
 
-use crate::agent::{AgentContext, NodeError, run_agent};
+use crate::agent::{AgentContext, run_agent};
 use crate::bus::EventBus;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
+use crate::node_error::NodeError;
 use crate::observe::{self, RunMetrics};
 use crate::plan::{AgentPlan, Plan};
 use crate::policy::SiblingOutput;
@@ -249,6 +250,7 @@ impl Run {
             // The run input is already `run_input`; a trigger's output would repeat it.
             upstream: self.upstream_outputs(i, false),
             comparison,
+            headings: self.agents.policy.as_ref().map(|p| p.comparison_headings()).unwrap_or_default(),
         };
         let span = observe::agent_span(&node.id, &node.label, &agent.config.provider, &agent.config.model);
         let (agents, limits, node_id) = (self.agents.clone(), self.limits.clone(), node.id.clone());

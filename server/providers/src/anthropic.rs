@@ -14,7 +14,6 @@ use crate::http::{parse_data, send, sse_events};
 use conclave_core::Secret;
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason, ToolCall};
-use conclave_shared::LowerTarget;
 
 const DEFAULT_BASE: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
@@ -102,7 +101,7 @@ impl Provider for AnthropicProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(LowerTarget::Anthropic), tools: true }
+        Capabilities { native_schema: Some(Dialect::Anthropic.target()), tools: true }
     }
 
     fn default_model(&self) -> &str {

@@ -19,7 +19,6 @@ use crate::cli_output::{BoundedLines, OutputLimits};
 use crate::dialect::Dialect;
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason};
-use conclave_shared::LowerTarget;
 
 /// Variables passed through to the CLI; everything else (other vendors' keys, cloud
 /// credentials, tokens) is withheld.
@@ -108,7 +107,7 @@ impl Provider for ClaudeCodeProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(LowerTarget::ClaudeCode), tools: false }
+        Capabilities { native_schema: Some(Dialect::ClaudeCode.target()), tools: false }
     }
 
     fn default_model(&self) -> &str {

@@ -27,20 +27,36 @@ pub mod openai;
 use conclave_core::{ProviderRegistry, Redactor};
 use std::sync::Arc;
 
+/// The names of the built-in providers, in the order they are listed to users; a
+/// conclave may name `local` even in a build without it (it is then reported as not
+/// compiled in).
+pub const BUILTIN_PROVIDERS: &[&str] = &["anthropic", "openai", "ollama", "claude-code", "local"];
+
+/// Environment variables holding the built-in providers' keys.
+pub const KEY_VARIABLES: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+
+/// Environment variables holding the built-in providers' URLs, whose credentials are
+/// secrets.
+pub const URL_VARIABLES: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST"];
+
 /// The providers built into this build of Conclave, configured from the process
-/// environment.
-pub fn builtin() -> ProviderRegistry {
-    builtin_with_env(&|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+/// environment. What they say is redacted of their keys, of their URLs' credentials
+/// and of the values of `other_secrets`, the caller's variables that hold secrets.
+pub fn builtin(other_secrets: &[&str]) -> ProviderRegistry {
+    builtin_with_env(&|name| std::env::var(name).ok().filter(|v| !v.is_empty()), other_secrets)
 }
 
-/// The built-in providers, configured from `env` (a variable's value, if set).
-pub fn builtin_with_env(env: &dyn Fn(&str) -> Option<String>) -> ProviderRegistry {
+/// The built-in providers, configured from `env` (a variable's value, if set), with
+/// the values of `other_secrets` redacted too.
+pub fn builtin_with_env(env: &dyn Fn(&str) -> Option<String>, other_secrets: &[&str]) -> ProviderRegistry {
     let mut registry = ProviderRegistry::default();
+    registry.know(BUILTIN_PROVIDERS);
     registry.register(Arc::new(anthropic::AnthropicProvider::from_env(env)));
     registry.register(Arc::new(openai::OpenAiProvider::from_env(env)));
     registry.register(Arc::new(ollama::OllamaProvider::from_env(env)));
     registry.register(Arc::new(claude_code::ClaudeCodeProvider::from_env(env)));
     #[cfg(feature = "local")]
     registry.register(Arc::new(local::LocalProvider::from_env(env)));
-    registry.redacted(Arc::new(Redactor::from_env(env)))
+    let secrets: Vec<&str> = KEY_VARIABLES.iter().chain(other_secrets).copied().collect();
+    registry.redacted(Arc::new(Redactor::from_env(env, &secrets, URL_VARIABLES)))
 }

@@ -12,7 +12,6 @@ use crate::dialect::Dialect;
 use crate::http::{ndjson_values, send};
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason, ToolCall};
-use conclave_shared::LowerTarget;
 
 /// The Ollama provider.
 #[derive(Debug, Clone)]
@@ -76,7 +75,7 @@ impl Provider for OllamaProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(LowerTarget::Ollama), tools: true }
+        Capabilities { native_schema: Some(Dialect::Ollama.target()), tools: true }
     }
 
     fn default_model(&self) -> &str {

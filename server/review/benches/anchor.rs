@@ -6,7 +6,7 @@
 //!
 //! Run with `cargo bench -p conclave-review --bench anchor`.
 
-use conclave_review::pipeline::anchor_in_repository;
+use conclave_review::repository_anchors::anchor_in_repository;
 use conclave_shared::{Anchor, Finding};
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo bench -p conclave-review --bench compare`.
 
-use conclave_review::compare_findings;
+use conclave_review::compare_siblings;
 use conclave_shared::{Finding, Severity, Stance};
 use std::time::Duration;
 
@@ -50,7 +50,7 @@ fn siblings(agents: usize, per_agent: usize, seed: u64) -> Vec<(String, Vec<Find
 /// Median and minimum over 11 runs, and the number of groups found.
 fn median_time(input: &[(String, Vec<Finding>)]) -> (Duration, Duration, usize) {
     timing::median_and_min(11, || {
-        let check = compare_findings(input);
+        let check = compare_siblings(input);
         check.contradictions.len() + check.disagreements.len() + check.agreements.len() + check.duplicates.len()
     })
 }

@@ -10,7 +10,7 @@ mod review_threads;
 #[path = "common/timing.rs"]
 mod timing;
 
-use conclave_review::compare_findings;
+use conclave_review::compare_siblings;
 use conclave_review::similarity::NEAR_DUPLICATE_THRESHOLD;
 use conclave_shared::{Finding, Severity, Stance};
 use review_threads::{best, halves, print_scores, print_support, score, support_table};
@@ -66,7 +66,7 @@ fn reviewers(comments: &[&str], count: usize, per_reviewer: usize, seed: u64) ->
 /// Median and minimum of 11 runs of the whole comparison (exact buckets and the
 /// near-duplicate sweep), and the number of near-duplicate groups found.
 fn time_grouping(input: &[(String, Vec<Finding>)]) -> (Duration, Duration, usize) {
-    timing::median_and_min(11, || compare_findings(input).duplicates.len())
+    timing::median_and_min(11, || compare_siblings(input).duplicates.len())
 }
 
 fn ms(d: Duration) -> f64 {

@@ -3,12 +3,13 @@
 //!
 //! A baseline is read from a stored run's JSON report, or from a report file: the
 //! JSON report, or SARIF as CI systems keep it (results carry the fingerprint in
-//! `partialFingerprints`). Findings are matched by fingerprint only, which names the
-//! code and not the line, so a finding whose lines moved is still `unchanged`.
+//! `partialFingerprints`). Findings are matched by their identity, as the comparison of
+//! two runs matches them (`conclave_shared::compare`): the fingerprint, which names
+//! the code and not the line, so a finding whose lines moved is still `unchanged`.
 
-use conclave_shared::{BaselineState, Finding, Severity};
+use conclave_shared::{BaselineState, Finding, FindingIdentity, Severity};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The SARIF `partialFingerprints` key Conclave writes.
 pub const SARIF_FINGERPRINT: &str = "conclaveFinding/v2";
@@ -40,15 +41,13 @@ impl Baseline {
         Ok(Baseline { source: source.to_string(), findings })
     }
 
-    /// Marks each of `findings` new, unchanged or updated (same fingerprint, another
-    /// severity or stance) against the baseline, and returns the baseline's findings
-    /// that are gone, marked absent.
+    /// Marks each of `findings` new, unchanged or updated (the same finding by
+    /// [`Finding::identity`], with another severity or stance) against the baseline,
+    /// and returns the baseline's findings that are gone, marked absent.
     pub fn compare(&self, findings: &mut [Finding]) -> Vec<Finding> {
-        let before: HashMap<&str, &Finding> =
-            self.findings.iter().filter_map(|f| Some((f.fingerprint.as_deref()?, f))).collect();
+        let before: HashMap<FindingIdentity<'_>, &Finding> = self.findings.iter().map(|f| (f.identity(), f)).collect();
         for finding in findings.iter_mut() {
-            let earlier = finding.fingerprint.as_deref().and_then(|fp| before.get(fp));
-            finding.baseline = Some(match earlier {
+            finding.baseline = Some(match before.get(&finding.identity()) {
                 None => BaselineState::New,
                 Some(e) if e.severity != finding.severity || e.effective_stance() != finding.effective_stance() => {
                     BaselineState::Updated
@@ -56,10 +55,10 @@ impl Baseline {
                 Some(_) => BaselineState::Unchanged,
             });
         }
-        let now: std::collections::HashSet<&str> = findings.iter().filter_map(|f| f.fingerprint.as_deref()).collect();
+        let now: HashSet<FindingIdentity<'_>> = findings.iter().map(Finding::identity).collect();
         self.findings
             .iter()
-            .filter(|f| f.fingerprint.as_deref().is_some_and(|fp| !now.contains(fp)))
+            .filter(|f| !now.contains(&f.identity()))
             .map(|f| Finding { baseline: Some(BaselineState::Absent), ..f.clone() })
             .collect()
     }

@@ -12,8 +12,9 @@ use super::similarity::{NEAR_DUPLICATE_THRESHOLD, NEAR_LINES, dice, push_word_ha
 /// a pile of findings on one line cannot make the sweep quadratic.
 const NEAR_WINDOW: usize = 32;
 
-/// Compares the findings of several agents (each `(agent, findings)`).
-pub fn compare_findings(per_agent: &[(String, Vec<Finding>)]) -> FindingsCheck {
+/// Compares the findings of sibling agents, the reviewers that feed one node (each
+/// `(agent, findings)`): contradictions, disagreements, agreements and near-duplicates.
+pub fn compare_siblings(per_agent: &[(String, Vec<Finding>)]) -> FindingsCheck {
     let all: Vec<&Finding> = per_agent.iter().flat_map(|(_, f)| f).collect();
     // Agents by index: comparing numbers in the inner loops, not names.
     let agent_of: Vec<u32> =

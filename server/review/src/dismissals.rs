@@ -49,7 +49,7 @@ pub enum DismissalError {
     #[error("`{0}` is not a finding fingerprint: those are 32 lowercase hex digits, as in the JSON and SARIF reports")]
     NotAFingerprint(String),
     /// An empty reason.
-    #[error("a dismissal needs a reason: say why the finding does not apply (--reason)")]
+    #[error("a dismissal needs a reason: say why the finding does not apply")]
     NoReason,
 }
 

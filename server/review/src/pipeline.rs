@@ -11,10 +11,9 @@
 //! - [`finish`] builds the report of the finished run and stores it in every format.
 
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
-use conclave_core::{ProviderError, ProviderRegistry, ReviewOf, RunStore, StoreError};
+use conclave_core::{ProviderRegistry, ReviewOf, RunStore, StoreError};
 use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
-use conclave_shared::{Finding, NodeKind};
-use std::io::Read;
+use conclave_shared::NodeKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,12 +21,13 @@ use crate::anchor::anchor_findings;
 use crate::baseline::Baseline;
 use crate::diff::{Change, ChangeError, Head, collect_change};
 use crate::dismissals::{DismissalError, Dismissals};
+use crate::fallback::{Fallback, fallback_to_local};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report};
+use crate::repository_anchors::anchor_in_repository;
 use crate::samples::carry_stability;
 use crate::support::count_support;
-use crate::tools::sandbox::Opened;
-use crate::tools::{RepoTools, Sandbox};
+use crate::tools::RepoTools;
 
 /// The default review conclave, built into the binary for workspaces without one.
 pub const BUILTIN_REVIEW: &str = include_str!("../../../conclaves/light-code-review.conclave.json");
@@ -40,8 +40,6 @@ pub const BUILTIN_REVIEWS: [(&str, &str); 2] = [
     (DEFAULT_REVIEW_ID, BUILTIN_REVIEW),
     ("review-panel", include_str!("../../../conclaves/review-panel.conclave.json")),
 ];
-/// The provider agents fall back to when theirs is not configured.
-pub const FALLBACK_PROVIDER: &str = "local";
 
 /// What to review, and how.
 #[derive(Debug, Clone)]
@@ -93,7 +91,10 @@ pub struct PreparedReview {
     pub change: Change,
     /// The conclave as it will run (providers switched where asked or needed).
     pub conclave: CheckedConclave,
-    /// What was changed before the start, for the user (the fallback's one line).
+    /// The agents moved to the local model because their provider is not configured.
+    pub fallback: Option<Fallback>,
+    /// What was changed before the start, for the user, in words for any interface:
+    /// the fallback's one line.
     pub notices: Vec<String>,
     /// The repository tools agents may call.
     pub tools: Arc<RepoTools>,
@@ -185,16 +186,15 @@ pub fn prepare_change(
     providers: &ProviderRegistry,
 ) -> Result<PreparedReview, ReviewError> {
     let mut conclave = review_conclave(&request.conclave, catalog)?;
-    let mut notices = Vec::new();
+    let mut fallback = None;
     if let Some(provider) = &request.provider {
         switch_provider(&mut conclave, providers, provider, request.model.as_deref())?;
-    } else if request.fallback
-        && let Some(line) = fallback_to_local(&mut conclave, providers)
-    {
-        notices.push(line);
+    } else if request.fallback {
+        fallback = fallback_to_local(&mut conclave, providers);
     }
     let mut review = prepare_recorded(change, conclave, &request.allow_paths, request.samples)?;
-    review.notices = notices;
+    review.notices = fallback.iter().map(|f| format!("note: {f}")).collect();
+    review.fallback = fallback;
     Ok(review)
 }
 
@@ -219,7 +219,7 @@ pub fn prepare_recorded(
     .in_repository(change.root.clone());
     let samples = (samples > 1).then(|| Samples { count: samples, nodes: sampled_agents(&conclave) });
     let (tools, policy) = (Arc::new(tools), Arc::new(policy));
-    Ok(PreparedReview { change, conclave, notices: Vec::new(), tools, policy, samples })
+    Ok(PreparedReview { change, conclave, fallback: None, notices: Vec::new(), tools, policy, samples })
 }
 
 /// The engine options of a prepared review, from a node of an earlier run when
@@ -303,9 +303,6 @@ pub async fn latest_review_of(store: &dyn RunStore, root: &Path, branch: &str) -
     store.latest_review(&review).await
 }
 
-/// The largest file a finding's quote is checked against.
-const MAX_ANCHOR_FILE: u64 = 8 * 1024 * 1024;
-
 /// Checks the quotes of the report's findings against the files of the reviewed
 /// repository (named by the run input) and fingerprints every finding, then marks the findings the repository dismissed.
 /// It reads the repository: call it on a blocking thread.
@@ -324,30 +321,6 @@ fn anchor_report(mut report: ReviewReport, input: &serde_json::Value) -> Result<
     count_support(&mut report.findings, &report.raised);
     carry_stability(&mut report.findings, &report.raised);
     Ok(report)
-}
-
-/// Checks `findings` against the files under `root` that the agents' tools may read
-/// (one walk of the repository, honouring `.gitignore`; files opened without
-/// following symlinks out), and fingerprints them. Files that cannot be read leave
-/// their findings unchecked.
-pub fn anchor_in_repository(findings: &mut [Finding], root: &Path) {
-    let sandbox = Sandbox::new(root, &[]).ok();
-    let visible = sandbox.as_ref().map(Sandbox::visible_files).unwrap_or_default();
-    anchor_findings(findings, |path| {
-        let sandbox = sandbox.as_ref().filter(|_| visible.contains(path))?;
-        read_text(sandbox, path)
-    });
-}
-
-/// A text file of the repository, or `None` (missing, too big, binary).
-fn read_text(sandbox: &Sandbox, path: &str) -> Option<String> {
-    let Opened::File(file) = sandbox.open_listed(path).ok()? else { return None };
-    let mut bytes = Vec::new();
-    file.take(MAX_ANCHOR_FILE + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_ANCHOR_FILE || bytes.contains(&0) {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
 }
 
 /// The review conclave: the one chosen, else the workspace's `light-code-review`,
@@ -385,43 +358,6 @@ fn switch_provider(
         conclave.reassign(&id, provider, &model);
     }
     Ok(())
-}
-
-/// The agents whose provider is not configured (no key), each with why, in conclave
-/// order.
-pub fn unconfigured_agents(conclave: &CheckedConclave, providers: &ProviderRegistry) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    for id in agent_ids(conclave) {
-        let Some(agent) = conclave.conclave().node(&id).and_then(|n| n.agent.as_ref()) else { continue };
-        let Some(provider) = providers.get(&agent.provider) else { continue };
-        if let Err(ProviderError::Config { message, .. }) = provider.check_config() {
-            found.push((id, format!("{}: {}", agent.provider, message.split(';').next().unwrap_or(&message))));
-        }
-    }
-    found
-}
-
-/// Moves every agent whose provider is not configured (no key) onto the local model;
-/// returns the one line that says so, or `None` when nothing moved.
-pub fn fallback_to_local(conclave: &mut CheckedConclave, providers: &ProviderRegistry) -> Option<String> {
-    let local_model = providers.default_model(FALLBACK_PROVIDER)?;
-    let mut reasons: Vec<String> = Vec::new();
-    let mut moved: Vec<String> = Vec::new();
-    for (id, reason) in unconfigured_agents(conclave, providers) {
-        if !reasons.contains(&reason) {
-            reasons.push(reason);
-        }
-        conclave.reassign(&id, FALLBACK_PROVIDER, &local_model);
-        moved.push(id);
-    }
-    (!moved.is_empty()).then(|| {
-        format!(
-            "note: {} not configured ({}); running {} on the local model ({local_model}) instead; pass --no-fallback to fail instead",
-            if reasons.len() == 1 { "a provider is" } else { "providers are" },
-            reasons.join("; "),
-            moved.join(", "),
-        )
-    })
 }
 
 /// The agents `--samples` runs several times: the findings-shaped reviewers that

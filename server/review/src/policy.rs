@@ -5,15 +5,15 @@
 //! answers of a sampled reviewer (`samples.rs`). An agent with tools whose quoted
 //! evidence is nowhere in the file is told so while it has retries left.
 
-use conclave_engine::{OutputPolicy, SiblingOutput};
+use conclave_engine::{ComparisonHeadings, OutputPolicy, SiblingOutput};
 use conclave_schema::walk::escape;
 use conclave_shared::{Anchor, CountMismatch, Finding, FindingsCheck, LoweringNote, NoteKind};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-use crate::compare::compare_findings;
+use crate::compare::compare_siblings;
 use crate::findings::{count_mismatches, normalize_path, read_finding, read_findings};
-use crate::pipeline::anchor_in_repository;
+use crate::repository_anchors::anchor_in_repository;
 use crate::samples::merge_samples;
 
 /// The review policy; [`ReviewPolicy::default`] compares and checks but narrows
@@ -70,7 +70,15 @@ impl OutputPolicy for ReviewPolicy {
                 anchor_in_repository(list, root);
             }
         }
-        Some(compare_findings(&findings))
+        Some(compare_siblings(&findings))
+    }
+
+    fn comparison_headings(&self) -> ComparisonHeadings {
+        ComparisonHeadings {
+            contradictions: "Contradictions the engine found between the reviewers above".into(),
+            disagreements: "Disagreements (one severity level apart) the engine found".into(),
+            duplicates: "Near-duplicate findings the engine found (the same issue from several reviewers)".into(),
+        }
     }
 
     fn check_output(&self, output: &Value) -> Vec<CountMismatch> {

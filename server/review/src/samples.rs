@@ -17,7 +17,7 @@ use std::path::Path;
 
 use crate::anchor::anchor_findings;
 use crate::findings::read_finding;
-use crate::pipeline::anchor_in_repository;
+use crate::repository_anchors::anchor_in_repository;
 use crate::support::supports;
 
 /// One merged finding: the item that stands for it, the samples that raised it.

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use conclave_core::ProviderError;
 use conclave_providers::dialect::Dialect;
-use conclave_schema::{LowerTarget, check_schema, lower};
+use conclave_schema::{check_schema, lower};
 use conclave_shared::api::{
     DialectPreview, LowerRequest, LowerResponse, PreviewRequest, ProbeRequest, ProviderInfo, ProviderProbe, SchemaRef,
 };
@@ -61,11 +61,7 @@ pub async fn lower_schema(
 /// The lowering of a requested schema for one provider.
 fn lower_for_provider(workspace: &Workspace, request: LowerRequest) -> Result<LowerResponse, ApiError> {
     let schema = requested_schema(workspace, request.schema, request.schema_ref.as_deref())?;
-    let provider = workspace.providers.get(&request.provider);
-    let target = match &provider {
-        Some(p) => p.capabilities().native_schema,
-        None => LowerTarget::for_provider(&request.provider),
-    };
+    let target = workspace.native_schema(&request.provider);
     if !workspace.providers.known_names().contains(&request.provider) {
         return Err(ApiError::Invalid {
             message: format!("unknown provider `{}`; GET /api/providers lists them", request.provider),

@@ -4,7 +4,7 @@
 
 use clap::Args;
 use conclave_review::diff::{git_author, repository_root};
-use conclave_review::dismissals::{FILE, dismiss};
+use conclave_review::dismissals::{DismissalError, FILE, dismiss};
 use std::path::PathBuf;
 
 use super::exit;
@@ -46,6 +46,10 @@ pub fn run(args: DismissArgs) -> u8 {
             let verb = if replaced { "dismissal replaced" } else { "dismissed" };
             println!("{verb}: {} ({FILE}); commit the file so later reviews see it", args.fingerprint);
             exit::OK
+        }
+        Err(e @ DismissalError::NoReason) => {
+            eprintln!("error: {e} (--reason)");
+            exit::CONFIG
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -4,6 +4,9 @@
 mod concurrency;
 mod connections;
 mod dismiss;
+pub mod exit;
+mod format_arg;
+mod offload;
 mod post;
 mod progress;
 mod providers;
@@ -21,26 +24,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::workspace::{Workspace, open_store};
+pub use format_arg::format_parser;
 
-/// Exit codes, as documented in the README.
-pub mod exit {
-    /// Success.
-    pub const OK: u8 = 0;
-    /// Anything not covered below.
-    pub const OTHER: u8 = 1;
-    /// Configuration or input error found before any provider call.
-    pub const CONFIG: u8 = 2;
-    /// A provider failed.
-    pub const PROVIDER: u8 = 3;
-    /// Structured output still invalid after retries.
-    pub const CONTRACT: u8 = 4;
-    /// A `--fail-on` gate tripped.
-    pub const GATE: u8 = 5;
-    /// A `--fail-on` gate was asked for and the review is degraded (agents failed,
-    /// were skipped, or fell back to the local model) without `--allow-degraded`.
-    pub const DEGRADED: u8 = 6;
-}
+use crate::workspace::{Workspace, open_store};
+use offload::blocking;
 
 /// Conclave: a graph workflow engine for LLM agents.
 #[derive(Debug, Parser)]
@@ -135,16 +122,6 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
     }
 }
 
-/// Runs blocking work (files, git, standard input) on a blocking thread, so that the
-/// runtime's threads stay free for the runs' tasks and the progress display; a panic
-/// in it goes on as a panic here.
-pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
-    match tokio::task::spawn_blocking(work).await {
-        Ok(value) => value,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
-}
-
 /// Opens the run store (with its queue), or says why not and gives the exit code.
 async fn store(db: &std::path::Path) -> Result<Arc<dyn RunQueue>, u8> {
     open_store(db).await.map_err(|e| {
@@ -156,11 +133,4 @@ async fn store(db: &std::path::Path) -> Result<Arc<dyn RunQueue>, u8> {
         eprintln!("error: {e}\n  help: {help}");
         exit::CONFIG
     })
-}
-
-/// Parses `--format` into a report format, listing the choices in `--help`.
-pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = conclave_review::ReportFormat> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(conclave_review::ReportFormat::ALL.map(|f| f.as_str()))
-        .try_map(|name| name.parse::<conclave_review::ReportFormat>())
 }

@@ -15,7 +15,7 @@ use crate::post::{self, Forge, Target};
 pub async fn target(forge: Option<Forge>, pr: Option<u64>) -> Result<Option<Target>, u8> {
     let Some(forge) = forge else { return Ok(None) };
     let env = |name: &str| std::env::var(name).ok();
-    match super::blocking(move || Target::from_env(forge, pr, &env)).await {
+    match super::offload::blocking(move || Target::from_env(forge, pr, &env)).await {
         Ok(target) => Ok(Some(target)),
         Err(e) => {
             eprintln!("error: {e}");

@@ -5,6 +5,7 @@ use clap::{Args, ValueEnum};
 use conclave_core::{RunQueue, RunStore};
 use conclave_engine::Engine;
 use conclave_review::baseline::Baseline;
+use conclave_review::diff::ChangeError;
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::report::RepeatSummary;
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewReport};
@@ -119,7 +120,7 @@ fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace:
     if !in_ci() || args.no_fallback {
         return None;
     }
-    let missing = pipeline::unconfigured_agents(&review.conclave, &workspace.providers);
+    let missing = conclave_review::fallback::unconfigured_agents(&review.conclave, &workspace.providers);
     if missing.is_empty() {
         return None;
     }
@@ -173,8 +174,8 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         None => None,
     };
     warn(&review.conclave);
-    for notice in &review.notices {
-        eprintln!("{notice}");
+    if let Some(fallback) = &review.fallback {
+        eprintln!("note: {fallback}; pass --no-fallback to fail instead");
     }
     let engine = Engine::new(workspace.providers.clone(), store.clone(), config);
     eprintln!("{}", review.describe());
@@ -313,9 +314,19 @@ fn explain_review_error(error: ReviewError) -> u8 {
         | ReviewError::UnknownProvider { .. }
         | ReviewError::Repository { .. }
         | ReviewError::Dismissals(_)) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {e}{}", flag_hint(&e));
             exit::CONFIG
         }
+    }
+}
+
+/// The flag that changes what `error` complains about, as ` (--flag)`, or nothing.
+fn flag_hint(error: &ReviewError) -> &'static str {
+    match error {
+        ReviewError::Change(ChangeError::InvalidBase { .. }) => " (--base)",
+        ReviewError::Change(ChangeError::TooLarge { .. }) => " (--max-diff-bytes)",
+        ReviewError::UnknownProvider { .. } => " (--provider)",
+        _ => "",
     }
 }
 

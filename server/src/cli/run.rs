@@ -58,7 +58,7 @@ pub struct RunArgs {
 /// Runs the conclave (or queues it); returns the exit code.
 pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
     let reading = args.clone();
-    let given = match super::blocking(move || read_input(&reading)).await {
+    let given = match super::offload::blocking(move || read_input(&reading)).await {
         Ok(v) => v,
         Err(message) => {
             eprintln!("error: {message}");
@@ -155,7 +155,7 @@ async fn rerun_review(
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());
-    let review = match super::blocking(move || {
+    let review = match super::offload::blocking(move || {
         let catalog = conclave_review::Catalog { dir: &dir, context: &context };
         pipeline::prepare_change(change, &request, catalog, &providers)
     })
@@ -197,7 +197,8 @@ fn conclude(outcome: &RunOutcome) -> u8 {
 /// its errors and warnings; the exit code on failure.
 pub async fn load_or_explain(given: &str, workspace: &Workspace) -> Result<CheckedConclave, u8> {
     let (given, dir, context) = (given.to_string(), workspace.catalog_dir.clone(), workspace.catalog_context().clone());
-    super::blocking(move || load_conclave(&given, &dir, &context).map_err(explain_load_error).inspect(warn)).await
+    super::offload::blocking(move || load_conclave(&given, &dir, &context).map_err(explain_load_error).inspect(warn))
+        .await
 }
 
 /// Prints a checked conclave's warnings.

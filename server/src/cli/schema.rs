@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 use super::{Workspace, exit};
-use conclave_schema::{LowerTarget, check_schema, lower};
+use conclave_schema::{check_schema, lower};
 
 /// Subcommands of `conclave schema`.
 #[derive(Debug, Subcommand)]
@@ -54,9 +54,16 @@ pub fn run(cmd: SchemaCommand, workspace: &Workspace) -> u8 {
 }
 
 fn lower_command(given: &str, provider: &str, strict: bool, workspace: &Workspace) -> Result<u8, String> {
-    let Some(target) = LowerTarget::for_provider(provider) else {
+    let Some(target) = workspace.native_schema(provider) else {
+        let lowered: Vec<String> = workspace
+            .providers
+            .known_names()
+            .into_iter()
+            .filter(|name| workspace.native_schema(name).is_some())
+            .collect();
         return Err(format!(
-            "no schema lowering for provider `{provider}`; use one of: anthropic, openai, ollama, claude-code (providers without native structured output get the prompt contract)"
+            "no schema lowering for provider `{provider}`; use one of: {} (providers without native structured output get the prompt contract)",
+            lowered.join(", ")
         ));
     };
     let path = PathBuf::from(given);

@@ -6,10 +6,12 @@ use conclave_core::Secret;
 use reqwest::{Method, Url};
 use serde_json::{Value, json};
 
+use super::ci_env::{api_url, required};
+use super::error::PostError;
 use super::http::Api;
 use super::lines::Diff;
+use super::plan::Posted;
 use super::plan::{self, Existing, Item, Options, Plan, SUMMARY_MARKER};
-use super::{PostError, Posted, api_url, required};
 
 /// What a token needs to post, for the permission error.
 const PERMISSION_HINT: &str = "give GITHUB_TOKEN `pull-requests: write` (in GitHub Actions: `permissions: \

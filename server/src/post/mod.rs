@@ -7,17 +7,20 @@
 //! client (typed errors, rate limits waited out, retries with `backon`,
 //! pagination); `github.rs` and `gitlab.rs` speak each forge's API.
 
+mod ci_env;
+pub mod error;
 pub mod github;
 pub mod gitlab;
 pub mod http;
 pub mod lines;
 pub mod plan;
 
+pub use error::PostError;
+pub use plan::Posted;
+
 use conclave_review::ReviewReport;
 use conclave_shared::FindingGroup;
-use std::fmt;
 use std::path::Path;
-use std::time::Duration;
 
 /// Where to post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -35,73 +38,6 @@ pub enum Target {
     GitHub(github::Config),
     /// A GitLab merge request.
     GitLab(gitlab::Config),
-}
-
-/// Why posting failed.
-#[derive(Debug, thiserror::Error)]
-pub enum PostError {
-    /// The environment does not say where or how to post.
-    #[error("{0}")]
-    Config(String),
-    /// The token was refused.
-    #[error("{request} was refused (HTTP {status}: {message}): the token lacks permission; {hint}")]
-    Permission { request: String, status: u16, message: String, hint: &'static str },
-    /// The token was not accepted at all.
-    #[error(
-        "{request} was refused (HTTP 401: {message}): the token in {variable} is not valid (wrong or expired); give a valid one"
-    )]
-    Unauthorized { request: String, message: String, variable: &'static str },
-    /// Rate limited, and the retries are used up or the wait is too long.
-    #[error("{request} was rate limited{}", wait_text(*.wait))]
-    RateLimited { request: String, wait: Option<Duration> },
-    /// The forge failed.
-    #[error("{request} failed on the forge's side (HTTP {status}: {message})")]
-    Server { request: String, status: u16, message: String },
-    /// The forge refused the request for another reason.
-    #[error("{request} was refused (HTTP {status}: {message})")]
-    Status { request: String, status: u16, message: String },
-    /// No answer.
-    #[error("{request} got no answer: {message}")]
-    Transport { request: String, message: String },
-    /// An answer Conclave cannot read.
-    #[error("{request} answered something Conclave cannot read: {message}")]
-    Malformed { request: String, message: String },
-    /// A patch of the diff cannot be read.
-    #[error(transparent)]
-    Patch(#[from] lines::PatchError),
-}
-
-fn wait_text(wait: Option<Duration>) -> String {
-    match wait {
-        Some(wait) => format!(" (the forge asks to wait {}s)", wait.as_secs()),
-        None => String::new(),
-    }
-}
-
-/// What a posting wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Posted {
-    /// New comments on diff lines.
-    pub inline: usize,
-    /// New items outside the diff (in a review body or the summary note).
-    pub outside: usize,
-    /// Comments edited (changed text, items marked fixed or added to the summary).
-    pub edited: usize,
-    /// Items marked fixed.
-    pub fixed: usize,
-}
-
-impl fmt::Display for Posted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if *self == Posted::default() {
-            return f.write_str("nothing new to post");
-        }
-        write!(
-            f,
-            "{} new comment(s) on the diff, {} outside it, {} comment(s) edited ({} item(s) marked fixed)",
-            self.inline, self.outside, self.edited, self.fixed
-        )
-    }
 }
 
 impl Target {
@@ -156,32 +92,10 @@ async fn anchored_contradictions(report: &ReviewReport, repository: &Path) -> Ve
     let fallback = groups.clone();
     tokio::task::spawn_blocking(move || {
         for group in &mut groups {
-            conclave_review::pipeline::anchor_in_repository(&mut group.findings, &root);
+            conclave_review::repository_anchors::anchor_in_repository(&mut group.findings, &root);
         }
         groups
     })
     .await
     .unwrap_or(fallback)
-}
-
-/// A variable's value, or a note of what is missing.
-fn required(env: &dyn Fn(&str) -> Option<String>, name: &str, what: &str, problems: &mut Vec<String>) -> String {
-    match env(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
-        Some(value) => value,
-        None => {
-            problems.push(format!("{name} is not set ({what})"));
-            String::new()
-        }
-    }
-}
-
-/// A URL variable's value (a base URL of the forge's API), or a note of what is wrong.
-fn api_url(value: &str, name: &str, problems: &mut Vec<String>) -> Option<reqwest::Url> {
-    match reqwest::Url::parse(value) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") => Some(url),
-        _ => {
-            problems.push(format!("{name} `{value}` is not an http(s) URL; set it to the forge's API base URL"));
-            None
-        }
-    }
 }

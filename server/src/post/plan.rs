@@ -5,6 +5,7 @@
 use conclave_review::report::{fingerprint, listed};
 use conclave_shared::{Finding, FindingGroup, Stance};
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 use super::lines::Diff;
 
@@ -389,9 +390,35 @@ pub fn summary(title: &str, sections: &[String]) -> String {
     body
 }
 
-impl From<&Plan> for super::Posted {
-    fn from(plan: &Plan) -> super::Posted {
-        super::Posted {
+/// What a posting wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Posted {
+    /// New comments on diff lines.
+    pub inline: usize,
+    /// New items outside the diff (in a review body or the summary note).
+    pub outside: usize,
+    /// Comments edited (changed text, items marked fixed or added to the summary).
+    pub edited: usize,
+    /// Items marked fixed.
+    pub fixed: usize,
+}
+
+impl fmt::Display for Posted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Posted::default() {
+            return f.write_str("nothing new to post");
+        }
+        write!(
+            f,
+            "{} new comment(s) on the diff, {} outside it, {} comment(s) edited ({} item(s) marked fixed)",
+            self.inline, self.outside, self.edited, self.fixed
+        )
+    }
+}
+
+impl From<&Plan> for Posted {
+    fn from(plan: &Plan) -> Posted {
+        Posted {
             inline: plan.inline.len(),
             outside: plan.outside.len(),
             edited: plan.edits.len(),

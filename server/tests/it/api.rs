@@ -38,7 +38,7 @@ pub(crate) fn api_on(
     config: EngineConfig,
     store: Arc<dyn conclave_core::RunStore>,
 ) -> Api {
-    let mut providers = conclave_providers::builtin();
+    let mut providers = conclave_providers::builtin(conclave_server::SECRET_VARIABLES);
     providers.register(fake);
     api_from(token, providers, config, store)
 }
@@ -475,7 +475,8 @@ async fn the_local_probe_answers_its_dialect_at_once_without_loading_a_model() {
     // No model file anywhere: a probe that tried to generate could not even start.
     let models = tempfile::tempdir().expect("tempdir");
     let dir = models.path().display().to_string();
-    let providers = conclave_providers::builtin_with_env(&|name| (name == "CONCLAVE_MODEL_DIR").then(|| dir.clone()));
+    let providers =
+        conclave_providers::builtin_with_env(&|name| (name == "CONCLAVE_MODEL_DIR").then(|| dir.clone()), &[]);
     let api = api_from(None, providers, EngineConfig::default(), Arc::new(MemoryStore::new()));
     let (status, found, text) = api.send("POST", "/api/providers/local/probe", json!({})).await;
     assert_eq!(status, StatusCode::OK, "{text}");

@@ -336,10 +336,11 @@ fn no_change_is_a_clear_message_and_a_non_repository_is_exit_2() {
     assert!(String::from_utf8_lossy(&not_git.stderr).contains("is not a git repository"));
     let bad_base = run(&["review", &repo.display().to_string(), "--base", "no-such-branch"]);
     assert_eq!(bad_base.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad_base.stderr);
     assert!(
-        String::from_utf8_lossy(&bad_base.stderr).contains("no-such-branch"),
-        "{}",
-        String::from_utf8_lossy(&bad_base.stderr)
+        stderr.contains("`no-such-branch` is not a commit in this repository")
+            && stderr.contains("; give a branch, tag or commit as the base (--base)"),
+        "{stderr}"
     );
 }
 

@@ -34,6 +34,13 @@ async fn a_dismissed_finding_is_suppressed_with_its_reason_and_gates_nothing() {
     let out = dismiss(&["not-a-fingerprint", "--reason", "r", "--author", "a"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a finding fingerprint"));
+    let out = dismiss(&[&fingerprint, "--reason", " ", "--author", "a"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: a dismissal needs a reason: say why the finding does not apply (--reason)\n",
+        "the review crate says what is missing, the CLI which flag gives it"
+    );
 
     let (code, stderr, report) = review_with(&workdir, &repo, blocker.clone(), &["--fail-on", "blocker"]).await;
     assert_eq!(code, Some(0), "the dismissed blocker gates nothing: {stderr}");

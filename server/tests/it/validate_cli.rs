@@ -92,5 +92,10 @@ fn schema_lower_prints_the_lowered_schema_and_every_change() {
 
     let unknown = conclave(&["schema", "lower", "review.findings.v1", "--provider", "gemini"]);
     assert_eq!(unknown.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no schema lowering for provider `gemini`"));
+    assert_eq!(
+        String::from_utf8_lossy(&unknown.stderr),
+        "error: no schema lowering for provider `gemini`; use one of: anthropic, openai, ollama, claude-code, local \
+         (providers without native structured output get the prompt contract)\n",
+        "the providers with a lowering are listed from the providers' dialects"
+    );
 }

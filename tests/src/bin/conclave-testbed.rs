@@ -8,7 +8,7 @@ use conclave_doubles::FakeProvider;
 use std::sync::Arc;
 
 fn main() -> std::process::ExitCode {
-    let mut providers = conclave_providers::builtin();
+    let mut providers = conclave_providers::builtin(conclave_server::SECRET_VARIABLES);
     providers.register(Arc::new(FakeProvider::new("fake")));
     conclave_server::cli::main(providers)
 }

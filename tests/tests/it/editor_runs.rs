@@ -280,7 +280,7 @@ async fn review_through_api(e: &Editor, repo: &Path) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn comparing_two_review_runs_shows_added_removed_and_changed_findings() {
+async fn comparing_two_review_runs_shows_added_removed_and_changed_findings_wherever_their_lines_moved() {
     let e = Editor::start(Path::new(TESTBED)).await;
     let repo = review_repo(&e);
     let before = findings(
@@ -292,11 +292,15 @@ async fn comparing_two_review_runs_shows_added_removed_and_changed_findings() {
     );
     put(&e, &review(&before), true).await;
     let first = review_through_api(&e, &repo).await;
+    // Two lines above the code move the security finding from line 1 to line 3: its
+    // fingerprint names the code, so it is the same finding, changed, not a new one.
+    let code = std::fs::read_to_string(repo.join("upload.rs")).expect("read");
+    std::fs::write(repo.join("upload.rs"), format!("// Uploads.\n// Saves a file.\n{code}")).expect("write");
     let after = findings(
         0,
         &[
-            (1, "major", "security", "concern", "the path comes from the user"),
-            (3, "minor", "correctness", "concern", "the write is unchecked"),
+            (3, "major", "security", "concern", "the path comes from the user"),
+            (5, "minor", "correctness", "concern", "the write is unchecked"),
         ],
     );
     put(&e, &review(&after), false).await;
@@ -310,11 +314,11 @@ async fn comparing_two_review_runs_shows_added_removed_and_changed_findings() {
     e.wait_for(tid("run-compare")).await.click().await.expect("compare");
     wait_for_status(&e, Some(&second), "succeeded").await;
     let added = e.wait_for(tid("compare-added")).await;
-    assert_eq!(added.text().await.unwrap_or_default(), "+ upload.rs:3 [minor, correctness] the write is unchecked");
+    assert_eq!(added.text().await.unwrap_or_default(), "+ upload.rs:5 [minor, correctness] the write is unchecked");
     let removed = e.wait_for(tid("compare-removed")).await.text().await.unwrap_or_default();
     assert_eq!(removed, "− upload.rs:2 [nit, conventions] name the constant");
     let changed = e.wait_for(tid("compare-changed")).await.text().await.unwrap_or_default();
-    assert_eq!(changed, "~ upload.rs:1 [security] severity blocker → major");
+    assert_eq!(changed, "~ upload.rs:3 [security] severity blocker → major", "moved, not removed and added");
     let heading = e.wait_for(tid("comparison")).await.text().await.unwrap_or_default();
     assert!(heading.starts_with(&format!("Findings since run {}", &first[..13])), "{heading}");
     e.driver.clone().quit().await.ok();

@@ -146,4 +146,5 @@ async fn a_diff_over_the_cap_leaves_the_largest_files_out_and_says_so() {
     let (code, _, stderr) = review_json(&repo, &["--max-diff-bytes", "10"]).await;
     assert_eq!(code, Some(2), "nothing fits: the review refuses: {stderr}");
     assert!(stderr.contains("the change is too large to review"), "{stderr}");
+    assert!(stderr.contains("review a smaller change or raise the cap (--max-diff-bytes)"), "{stderr}");
 }

@@ -88,7 +88,7 @@ impl Paths {
                 .map(|(_, v)| v.clone())
                 .or_else(|| std::env::var(name).ok().filter(|_| name.starts_with("CONCLAVE_")))
         };
-        let mut providers = conclave_providers::builtin_with_env(&lookup);
+        let mut providers = conclave_providers::builtin_with_env(&lookup, conclave_server::SECRET_VARIABLES);
         providers.register(std::sync::Arc::new(conclave_doubles::FakeProvider::new("fake")));
         let workspace = Workspace::new(work.join("conclaves"), SchemaCatalog::for_workspace(&work), providers.clone());
         let store = open_store(&dir.path().join("api.db")).await.expect("store");
@@ -211,11 +211,9 @@ async fn the_cli_and_the_api_give_the_same_review_with_provider_and_with_fallbac
     // Fallback: the agent on Anthropic (no key) runs on the local model, on both paths.
     let (cli_notices, cli) = paths.review_by_cli(&["--conclave", "mixed"]).await;
     let (api_notices, api) = paths.review_by_api("mixed", json!({})).await;
-    assert_eq!(
-        cli_notices,
-        "note: a provider is not configured (anthropic: ANTHROPIC_API_KEY is not set); running security on the local model (smollm2-135m) instead; pass --no-fallback to fail instead"
-    );
-    assert_eq!(api_notices, cli_notices, "the API reports the same fallback");
+    let fallback = "note: a provider is not configured (anthropic: ANTHROPIC_API_KEY is not set); running security on the local model (smollm2-135m) instead";
+    assert_eq!(api_notices, fallback, "the API reports the fallback, and no command-line flag");
+    assert_eq!(cli_notices, format!("{fallback}; pass --no-fallback to fail instead"), "the CLI names its flag");
     for (i, format) in FORMATS.iter().enumerate() {
         assert_eq!(cli[i], api[i], "the {format} reports differ between the CLI and the API");
     }

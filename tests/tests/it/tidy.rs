@@ -1,8 +1,13 @@
 //! The code's own rules, checked on every test run: each crate depends only on what
 //! ARCHITECTURE.md says it may know (read from `cargo tree`), `conclave-shared`
 //! builds for the browser with serde and serde_json alone, the release binary has no
-//! test doubles, every source file opens with a `//!` header, and no function in the
-//! server or the editor runs past 80 lines.
+//! test doubles, every source file opens with a `//!` header, no function in the
+//! server or the editor runs past 80 lines, no crate's code holds knowledge that
+//! belongs to another crate (`imports.rs` and `words.rs` read the code for these), and
+//! no two files of a crate import each other, directly or in a circle.
+
+mod imports;
+mod words;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -64,7 +69,8 @@ const STORE_FORBIDDEN: &[&str] =
 const MAX_FUNCTION_LINES: usize = 80;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
 /// `cargo tree` for one package, normal dependencies only, one package name a line.
@@ -290,5 +296,264 @@ fn no_function_in_the_server_or_the_editor_runs_past_80_lines() {
         long.is_empty(),
         "functions over {MAX_FUNCTION_LINES} lines (split them along a real seam):\n{}",
         long.join("\n")
+    );
+}
+
+/// The workspace's crates, by directory: no two files of one may import each other.
+const CRATES: &[&str] = &[
+    "shared",
+    "server/core",
+    "server/schema",
+    "server/catalog",
+    "server/engine",
+    "server/providers",
+    "server/store",
+    "server/review",
+    "server",
+    "client",
+    "tests",
+    "tests/kit",
+];
+
+/// Vendor and forge names, in any case, inside identifiers and strings: the providers
+/// crate and the server know them.
+const VENDOR_WORDS: &[&str] = &["anthropic", "openai", "ollama", "claude", "llama", "github", "gitlab"];
+
+/// Code-review wording, in strings: the review crate writes what a model is told.
+const REVIEW_WORDS: &[&str] = &["review"];
+
+/// The enum of vendor lowering dialects, whose variants only a provider may choose.
+const VENDOR_DIALECTS: &str = "LowerTarget";
+
+/// What a crate's code must not hold.
+#[derive(Debug)]
+enum Forbidden {
+    /// Any of these words inside an identifier or a string, in any case.
+    Words(&'static [&'static str]),
+    /// Any of these words inside a string, in any case.
+    Wording(&'static [&'static str]),
+    /// A variant of this enum.
+    VariantOf(&'static str),
+    /// A long flag of the `conclave` command line (`--no-fallback`) in a string.
+    CliFlags,
+}
+
+/// Knowledge in the wrong crate: where it must not be (a crate's directory: the
+/// code of its library and binary), what, and where it belongs.
+struct Leak {
+    source: &'static str,
+    forbidden: Forbidden,
+    fix: &'static str,
+}
+
+/// Every rule of knowledge, in one place.
+const LEAKS: &[Leak] = &[
+    Leak {
+        source: "server/core",
+        forbidden: Forbidden::Words(VENDOR_WORDS),
+        fix: "conclave-core must not know vendors or forges: let conclave-providers (or the server) pass the names in",
+    },
+    Leak {
+        source: "server/engine",
+        forbidden: Forbidden::Words(VENDOR_WORDS),
+        fix: "the engine must not know vendors or forges: ask the provider (its capabilities or dialects)",
+    },
+    Leak {
+        source: "server/engine",
+        forbidden: Forbidden::VariantOf(VENDOR_DIALECTS),
+        fix: "the engine must not pick a vendor's dialect: take it from the provider's capabilities or dialects",
+    },
+    Leak {
+        source: "server/engine",
+        forbidden: Forbidden::Wording(REVIEW_WORDS),
+        fix: "the engine must not word code review for the model: let the OutputPolicy hook say it",
+    },
+    Leak {
+        source: "server/review",
+        forbidden: Forbidden::CliFlags,
+        fix: "conclave-review must not name command-line flags (an API user has none): return a typed error or data, and let the CLI name its flag and the API its field",
+    },
+];
+
+#[test]
+fn no_crate_holds_knowledge_that_belongs_to_another() {
+    let flags = cli_flags();
+    assert!(flags.contains("no-fallback") && flags.contains("base"), "the CLI's flags were not found: {flags:?}");
+    let mut found = Vec::new();
+    for leak in LEAKS {
+        let files = imports::production_files(&root().join(leak.source)).unwrap_or_else(|e| panic!("{e}"));
+        for file in files {
+            let words = words::code_words(&file).unwrap_or_else(|e| panic!("{e}"));
+            for (line, word) in words {
+                if let Some(what) = leak.forbidden.find(&word, &flags) {
+                    found.push(format!("{}:{line}: {what}; {}", relative(&file), leak.fix));
+                }
+            }
+        }
+    }
+    found.dedup();
+    assert!(found.is_empty(), "knowledge in the wrong crate (see ARCHITECTURE.md):\n{}", found.join("\n"));
+}
+
+impl Forbidden {
+    /// What in `word` is forbidden, said for the message.
+    fn find(&self, word: &words::Word, flags: &BTreeSet<String>) -> Option<String> {
+        use words::Word;
+        match (self, word) {
+            (Forbidden::Words(list), Word::Ident(text) | Word::Str(text)) => {
+                let lower = text.to_lowercase();
+                let hit = list.iter().find(|w| lower.contains(*w))?;
+                Some(format!("`{text}` names `{hit}`"))
+            }
+            (Forbidden::Wording(list), Word::Str(text)) => {
+                let lower = text.to_lowercase();
+                let hit = list.iter().find(|w| lower.contains(*w))?;
+                Some(format!("{text:?} is worded for `{hit}`"))
+            }
+            (Forbidden::VariantOf(name), Word::Path(path)) => {
+                let at = path.iter().position(|s| s == name)?;
+                let variant = path.get(at + 1)?;
+                Some(format!("`{name}::{variant}` picks a vendor's dialect"))
+            }
+            (Forbidden::CliFlags, Word::Str(text)) => {
+                let flag = flags_in(text).into_iter().find(|f| flags.contains(f))?;
+                Some(format!("`--{flag}` names a flag of the `conclave` command line"))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The long flags (`--name`) written in `text`, without their dashes.
+fn flags_in(text: &str) -> Vec<String> {
+    let mut flags = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + 2..];
+        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+        if before.is_none_or(|c| !c.is_ascii_alphanumeric() && c != '-')
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+        {
+            flags.push(name);
+        }
+    }
+    flags
+}
+
+/// The long flags of the `conclave` command line, read from its clap definitions
+/// (`#[arg(long)]` on a field, or `#[arg(long = "name")]`).
+fn cli_flags() -> BTreeSet<String> {
+    let mut files = Vec::new();
+    collect(&root().join("server/src/cli"), &mut files);
+    let mut flags = BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        let parsed = syn::parse_file(&text).unwrap_or_else(|e| panic!("{} does not parse: {e}", relative(&file)));
+        let mut fields = LongFlags(&mut flags);
+        fields.visit_file(&parsed);
+    }
+    flags
+}
+
+/// Collects the long flags of clap fields.
+struct LongFlags<'f>(&'f mut BTreeSet<String>);
+
+impl<'a> Visit<'a> for LongFlags<'_> {
+    fn visit_field(&mut self, field: &'a syn::Field) {
+        for attribute in field.attrs.iter().filter(|a| a.path().is_ident("arg")) {
+            let Ok(list) = attribute.meta.require_list() else { continue };
+            let Ok(args) =
+                list.parse_args_with(syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
+            else {
+                continue;
+            };
+            for arg in args.iter().filter(|a| a.path().is_ident("long")) {
+                let name = match arg {
+                    syn::Meta::NameValue(syn::MetaNameValue {
+                        value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(name), .. }),
+                        ..
+                    }) => name.value(),
+                    _ => field.ident.as_ref().map(|i| i.to_string().replace('_', "-")).unwrap_or_default(),
+                };
+                self.0.insert(name);
+            }
+        }
+        syn::visit::visit_field(self, field);
+    }
+}
+
+#[test]
+fn no_two_files_of_a_crate_import_each_other() {
+    let mut circles = Vec::new();
+    for dir in CRATES {
+        let edges = imports::crate_imports(&root().join(dir)).unwrap_or_else(|e| panic!("{e}"));
+        for cycle in imports::cycles(&edges) {
+            circles.push(describe_circle(&cycle, &edges));
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "files that import each other in a circle (each time, a helper lives in the wrong file: move what both use \
+         into a file beneath them, so that a file imports only what is beneath it):\n{}",
+        circles.join("\n")
+    );
+}
+
+/// `a.rs → b.rs → a.rs`, then what each file takes from the next.
+fn describe_circle(cycle: &[PathBuf], edges: &imports::Edges) -> String {
+    let short = |p: &Path| relative(p);
+    let mut line: Vec<String> = cycle.iter().map(|p| short(p)).collect();
+    line.push(short(&cycle[0]));
+    let mut out = format!("  {}", line.join(" → "));
+    for (i, from) in cycle.iter().enumerate() {
+        let to = &cycle[(i + 1) % cycle.len()];
+        let names: Vec<String> = edges
+            .get(&(from.clone(), to.clone()))
+            .map(|n| n.iter().map(|n| format!("`{n}`")).collect())
+            .unwrap_or_default();
+        out.push_str(&format!("\n      {} takes {} from {}", short(from), names.join(", "), short(to)));
+    }
+    out
+}
+
+#[test]
+fn the_import_check_resolves_paths_and_follows_re_exports_to_the_defining_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = [
+        ("src/lib.rs", "//! root\nmod a;\nmod b;\nmod c;\npub mod d;\nmod e;\npub use c::Shared;\n"),
+        ("src/a.rs", "//! a\nuse crate::Shared;\npub fn from_a() -> Shared { Shared }\n"),
+        ("src/b.rs", "//! b\nuse super::a::from_a;\npub fn from_b() { from_a(); crate::d::inner::deep(); }\n"),
+        ("src/c.rs", "//! c\npub struct Shared;\npub fn uses_b() { super::b::from_b() }\n"),
+        ("src/d.rs", "//! d\npub mod inner;\n"),
+        ("src/d/inner.rs", "//! inner\npub fn deep() { let _ = format!(\"{:?}\", crate::c::uses_b()); }\n"),
+        ("src/e.rs", "//! e\nuse super::c::*;\npub fn made() -> Shared { Shared }\n"),
+    ];
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    let edges = imports::crate_imports(dir.path()).expect("the crate reads");
+    let src = dir.path().join("src");
+    let name = |p: &Path| p.strip_prefix(&src).unwrap_or(p).display().to_string();
+    let found: Vec<(String, String, Vec<String>)> =
+        edges.iter().map(|((from, to), items)| (name(from), name(to), items.iter().cloned().collect())).collect();
+    let expected = [
+        ("a.rs", "c.rs", "Shared"),
+        ("b.rs", "a.rs", "from_a"),
+        ("b.rs", "d/inner.rs", "deep"),
+        ("c.rs", "b.rs", "from_b"),
+        ("d/inner.rs", "c.rs", "uses_b"),
+        ("e.rs", "c.rs", "Shared"),
+    ]
+    .map(|(from, to, item)| (from.to_string(), to.to_string(), vec![item.to_string()]));
+    assert_eq!(found, expected, "`pub use` and `mod` are no imports; re-exports, globs and macro paths are followed");
+    let circles: Vec<Vec<String>> =
+        imports::cycles(&edges).iter().map(|c| c.iter().map(|p| name(p)).collect()).collect();
+    assert_eq!(
+        circles,
+        [["a.rs", "c.rs", "b.rs"], ["b.rs", "d/inner.rs", "c.rs"]].map(|c| c.map(String::from).to_vec()),
+        "each file on a circle gives its shortest one"
     );
 }

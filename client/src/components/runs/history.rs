@@ -3,7 +3,7 @@
 //! panel shows the findings added, removed and changed since the earlier one, as
 //! `shared::compare` defines them, from the two runs' JSON reports.
 
-use conclave_shared::compare::{ChangedFinding, FindingsDiff, compare_findings, report_findings};
+use conclave_shared::compare::{ChangedFinding, FindingsDiff, diff_findings, report_findings};
 use conclave_shared::{Finding, RunSummary};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -104,7 +104,7 @@ fn compare_runs(editor: Editor, a: RunSummary, b: RunSummary) {
             return;
         }
         let result = match (findings_of(&earlier.id).await, findings_of(&later.id).await) {
-            (Ok(before), Ok(after)) => Ok(compare_findings(&before, &after)),
+            (Ok(before), Ok(after)) => Ok(diff_findings(&before, &after)),
             (Err(e), _) | (_, Err(e)) => Err(e),
         };
         editor.run.update(|r| {

@@ -16,9 +16,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::dialect::Dialect;
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason};
-use conclave_shared::LowerTarget;
 use generate::{LoadedModel, RunSettings};
 
 /// Default context size, in tokens (the default model's training context).
@@ -103,7 +103,7 @@ impl Provider for LocalProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(LowerTarget::Local), tools: false }
+        Capabilities { native_schema: Some(Dialect::Local.target()), tools: false }
     }
 
     fn default_model(&self) -> &str {

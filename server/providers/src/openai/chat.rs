@@ -7,7 +7,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-use super::parse_arguments;
+use super::tool_arguments::parse_arguments;
 use crate::cutoff::LengthStop;
 use crate::dialect::Dialect;
 use crate::http::{parse_data, sse_events};

@@ -198,7 +198,7 @@ fn is_request_error(body: &str) -> bool {
 mod tests {
     use super::*;
     use conclave_core::SchemaSpec;
-    use conclave_shared::OpenAiApi;
+    use conclave_shared::AgentConfig;
     use std::sync::Arc;
 
     fn request(dialect: Option<OutputDialect>, structured: bool) -> AgentRequest {
@@ -213,7 +213,7 @@ mod tests {
             output_schema: structured
                 .then(|| SchemaSpec { name: "out".into(), schema: Arc::new(serde_json::json!({"type": "object"})) }),
             max_tokens: 64,
-            api: OpenAiApi::Chat,
+            agent: Arc::new(AgentConfig::new("openai")),
             dialect,
             attempt: 1,
             max_turns: 1,

@@ -13,15 +13,16 @@
 mod chat;
 mod errors;
 mod responses;
+mod tool_arguments;
 
 use async_trait::async_trait;
 use conclave_shared::{DialectSetting, OpenAiApi};
 use serde_json::Value;
 
+use crate::dialect::{Dialect, OBJECT_SCHEMA_TARGET};
 use conclave_core::Secret;
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, EndpointDialects, Provider, ProviderError};
-use conclave_shared::LowerTarget;
 use errors::{Body, Call};
 
 const DEFAULT_BASE: &str = "https://api.openai.com/v1";
@@ -64,7 +65,7 @@ impl OpenAiProvider {
     /// (llama-cpp-python's) ignore `max_completion_tokens` and would otherwise write
     /// until the context is full; OpenAI's own reasoning models refuse it.
     pub fn request_body(&self, request: &AgentRequest) -> Value {
-        match request.api {
+        match api(request) {
             OpenAiApi::Chat => {
                 let mut body = chat::request_body(request);
                 if self.base_url != DEFAULT_BASE {
@@ -84,7 +85,7 @@ impl Provider for OpenAiProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(LowerTarget::OpenAi), tools: true }
+        Capabilities { native_schema: Some(Dialect::OpenAiChat.target()), tools: true }
     }
 
     fn default_model(&self) -> &str {
@@ -107,12 +108,16 @@ impl Provider for OpenAiProvider {
     }
 
     fn dialects(&self) -> Option<EndpointDialects> {
-        Some(EndpointDialects { endpoint: self.base_url.clone(), setting: self.dialect.clone().unwrap_or_default() })
+        Some(EndpointDialects {
+            endpoint: self.base_url.clone(),
+            setting: self.dialect.clone().unwrap_or_default(),
+            object_schema: OBJECT_SCHEMA_TARGET,
+        })
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         self.check_config()?;
-        let path = match request.api {
+        let path = match api(request) {
             OpenAiApi::Chat => "chat/completions",
             OpenAiApi::Responses => "responses",
         };
@@ -125,7 +130,7 @@ impl Provider for OpenAiProvider {
         let response = http.send().await.map_err(|e| call.unreachable(&e))?;
         let response = call.check(response).await?;
         let body = call.body(response).await?;
-        let result = match (request.api, body) {
+        let result = match (api(request), body) {
             (OpenAiApi::Chat, Body::Stream(response)) => chat::read_stream(response, request.max_tokens, stream).await,
             (OpenAiApi::Chat, Body::Json(value)) => chat::read_whole(&value, request.max_tokens, stream).await,
             (OpenAiApi::Responses, Body::Stream(response)) => responses::read_stream(response, stream).await,
@@ -137,11 +142,8 @@ impl Provider for OpenAiProvider {
     }
 }
 
-/// A JSON object parsed from a tool call's argument string.
-fn parse_arguments(name: &str, text: &str) -> Result<Value, ProviderError> {
-    if text.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
-    serde_json::from_str(text)
-        .map_err(|e| ProviderError::Malformed(format!("tool call `{name}` has arguments that are not JSON: {e}")))
+/// Which of OpenAI's APIs the agent calls (its `api` setting; Chat Completions by
+/// default).
+fn api(request: &AgentRequest) -> OpenAiApi {
+    request.agent.api.unwrap_or_default()
 }

@@ -4,7 +4,7 @@ use conclave_shared::Usage;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::parse_arguments;
+use super::tool_arguments::parse_arguments;
 use crate::dialect::Dialect;
 use crate::http::{parse_data, sse_events};
 use conclave_core::StreamSink;

@@ -2,11 +2,13 @@
 //! loopback socket the way each kind of server answers: what each dialect puts on
 //! the wire, `auto` stepping down the whole chain once per rejection and the store
 //! remembering where it ended, a rejected dialect never retried as a passing fault,
-//! and the errors for unknown models, proxy pages and servers that do not stream.
+//! and the errors for unknown models, proxy pages and servers that do not stream;
+//! and each built-in provider lowering a schema as its dialects say.
 
 use conclave_core::{ProviderRegistry, RetryPolicy, RunStore};
 use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions};
+use conclave_providers::dialect::{Dialect, native_target};
 use conclave_providers::openai::OpenAiProvider;
 use conclave_shared::{DialectSetting, EventKind, OutputDialect, RunStatus};
 use conclave_testkit::wire::{Vendor, status};
@@ -307,4 +309,21 @@ async fn a_server_that_does_not_stream_is_read_whole() {
     let ran = run(&server, &memory(), None, None).await;
     assert_eq!(ran.outcome.status, RunStatus::Succeeded, "{}", ran.error());
     assert_eq!(ran.outcome.outputs["reviewer"].to_input_value(), json!({"verdict": "approve", "line": 3}));
+}
+
+#[test]
+fn each_built_in_provider_lowers_as_its_dialects_say() {
+    let registry = conclave_providers::builtin_with_env(&|_| None, &[]);
+    for dialect in Dialect::ALL {
+        let Some(provider) = registry.get(dialect.provider()) else {
+            assert!(cfg!(not(feature = "local")) && dialect == Dialect::Local, "{} is not built in", dialect.name());
+            continue;
+        };
+        assert_eq!(provider.capabilities().native_schema, Some(dialect.target()), "{}", dialect.name());
+        assert_eq!(native_target(dialect.provider()), Some(dialect.target()), "{}", dialect.name());
+    }
+    for name in conclave_providers::BUILTIN_PROVIDERS {
+        assert!(Dialect::ALL.iter().any(|d| d.provider() == *name), "{name} has no dialect");
+    }
+    assert_eq!(native_target("fake"), None, "a name that is not built in has no lowering of its own");
 }

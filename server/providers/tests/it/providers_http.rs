@@ -7,8 +7,7 @@
 use async_trait::async_trait;
 use conclave_catalog::{CatalogContext, CheckedConclave, check_conclave};
 use conclave_core::{
-    BUILTIN_TOOLS, KNOWN_PROVIDERS, Provider, ProviderRegistry, RetryPolicy, RunStore, ToolCall, ToolOutcome,
-    ToolRunner, ToolSpec,
+    BUILTIN_TOOLS, Provider, ProviderRegistry, RetryPolicy, RunStore, ToolCall, ToolOutcome, ToolRunner, ToolSpec,
 };
 use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome};
@@ -120,7 +119,7 @@ pub(crate) fn conclave(vendor: Vendor, tools: bool) -> Conclave {
 pub(crate) fn checked(conclave: Conclave) -> CheckedConclave {
     let context = CatalogContext {
         schemas: SchemaCatalog::with_roots(vec![]),
-        providers: KNOWN_PROVIDERS.iter().map(|p| p.to_string()).collect(),
+        providers: conclave_providers::BUILTIN_PROVIDERS.iter().map(|p| p.to_string()).collect(),
         tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
     };
     check_conclave("single.conclave.json", conclave, &context).expect("checks")

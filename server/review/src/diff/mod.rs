@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use parse::ParseError;
+pub use parse::{ChangedFile, ParseError};
 use parse::{ParsedFile, parse_patch_with_raw, parse_single};
 
 /// The default cap on the diff text sent to providers.
@@ -24,7 +24,7 @@ pub enum ChangeError {
     #[error("{0} is not a git repository (or a directory inside one); give the repository to review")]
     NotARepository(String),
     /// The base is not a commit of the repository (or looks like an option).
-    #[error("`{base}` is not a commit in this repository{}; give a branch, tag or commit as --base", .reason)]
+    #[error("`{base}` is not a commit in this repository{}; give a branch, tag or commit as the base", .reason)]
     InvalidBase {
         /// The base as given.
         base: String,
@@ -44,7 +44,7 @@ pub enum ChangeError {
     Parse(#[from] ParseError),
     /// Even the smallest file's diff is over the cap.
     #[error(
-        "the change is too large to review: the smallest file's diff is {smallest} bytes and the cap is {max} bytes; review a smaller change or raise the cap (--max-diff-bytes)"
+        "the change is too large to review: the smallest file's diff is {smallest} bytes and the cap is {max} bytes; review a smaller change or raise the cap"
     )]
     TooLarge {
         /// The smallest file's diff, in bytes.
@@ -61,17 +61,6 @@ pub struct OmittedFile {
     pub path: String,
     /// The size of its part of the diff, in bytes.
     pub diff_bytes: usize,
-}
-
-/// One file of the change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChangedFile {
-    /// Path relative to the repository root (the new path for renames).
-    pub path: String,
-    /// `added`, `modified`, `deleted` or `renamed`.
-    pub status: String,
-    /// Ranges of added or changed lines in the new file, inclusive.
-    pub changed_lines: Vec<(u64, u64)>,
 }
 
 /// A change ready for review.

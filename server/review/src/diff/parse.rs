@@ -4,9 +4,19 @@
 //! each section's hunks are parsed by `diffy`, which counts hunk lines, so a body
 //! line that starts with `--- ` or `+++ ` stays a body line.
 
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-use super::ChangedFile;
+/// One file of the change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedFile {
+    /// Path relative to the repository root (the new path for renames).
+    pub path: String,
+    /// `added`, `modified`, `deleted` or `renamed`.
+    pub status: String,
+    /// Ranges of added or changed lines in the new file, inclusive.
+    pub changed_lines: Vec<(u64, u64)>,
+}
 
 /// One file of a parsed diff, with its text re-rendered with new-file line numbers.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,8 @@
 use conclave_shared::Usage;
 use serde_json::{Map, Value, json};
 
-use super::{ReviewReport, anchor_counts, stability_distribution, support_distribution};
+use super::repeats::{stability_distribution, support_distribution};
+use super::review_report::{ReviewReport, anchor_counts};
 
 pub(super) fn render(report: &ReviewReport) -> String {
     let mut total = Usage::default();

@@ -6,7 +6,8 @@ use conclave_shared::{Anchor, BaselineState, Finding, FindingGroup, Severity, St
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{ReviewReport, anchor_counts, listed, stability_distribution, support_distribution};
+use super::repeats::{stability_distribution, support_distribution};
+use super::review_report::{LoweringSummary, ReviewReport, anchor_counts, listed};
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
@@ -28,7 +29,7 @@ fn verdict(out: &mut String, r: &ReviewReport) {
     if !r.degraded.is_empty() {
         let _ = writeln!(
             out,
-            "> **Degraded review:** {}. It is less than it claims to be; gates fail on it unless `--allow-degraded`.\n",
+            "> **Degraded review:** {}. It is less than it claims to be; gates fail on it unless degraded reviews are allowed.\n",
             r.degraded.iter().map(|d| one_line(d)).collect::<Vec<_>>().join("; ")
         );
     }
@@ -160,7 +161,7 @@ fn support(out: &mut String, r: &ReviewReport) {
     let _ = write!(out, "Support (distinct reviewers, samples and models behind each finding): {}.", shares.join(", "));
     if r.min_support > 0 {
         let below = r.findings.iter().filter(|f| listed(f) && !r.supported(f)).count();
-        let _ = write!(out, " {below} finding(s) below --min-support {} fail no gate.", r.min_support);
+        let _ = write!(out, " {below} finding(s) below the minimum support of {} fail no gate.", r.min_support);
     }
     out.push_str("\n\n");
 }
@@ -182,7 +183,7 @@ fn stability(out: &mut String, r: &ReviewReport) {
     );
     if r.min_stability > 0.0 {
         let below = r.findings.iter().filter(|f| listed(f) && !r.stable(f)).count();
-        let _ = write!(out, " {below} finding(s) below --min-stability {:.2} fail no gate.", r.min_stability);
+        let _ = write!(out, " {below} finding(s) below the minimum stability of {:.2} fail no gate.", r.min_stability);
     }
     out.push_str("\n\n");
 }
@@ -339,9 +340,9 @@ fn lowerings(out: &mut String, r: &ReviewReport) {
     }
     let _ = writeln!(out, "## Schema lowering notes\n");
     // Agents lowered the same way share one entry.
-    let mut shared: Vec<(Vec<&str>, &super::LoweringSummary)> = Vec::new();
+    let mut shared: Vec<(Vec<&str>, &LoweringSummary)> = Vec::new();
     for l in &r.lowerings {
-        let same = |s: &&super::LoweringSummary| {
+        let same = |s: &&LoweringSummary| {
             s.target == l.target && s.native == l.native && s.dialect == l.dialect && s.notes == l.notes
         };
         match shared.iter_mut().find(|(_, s)| same(s)) {

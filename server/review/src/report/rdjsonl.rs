@@ -4,7 +4,7 @@
 use conclave_shared::{Severity, Stance};
 use serde_json::json;
 
-use super::{ReviewReport, fingerprint, lane};
+use super::review_report::{ReviewReport, fingerprint, lane};
 
 pub(super) fn render(report: &ReviewReport) -> String {
     let mut out = String::new();

@@ -4,24 +4,10 @@
 //! contradicted each other, and how many findings came back in every run.
 
 use conclave_shared::{NodeOutput, RunRecord, Stability};
-use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{ReviewReport, fingerprint, listed};
-
-/// An agent that ran as samples, from the `samples` object of its merged output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SampledAgent {
-    /// The agent.
-    pub node_id: String,
-    /// Samples started.
-    pub requested: u32,
-    /// Samples that gave a valid answer.
-    pub answered: u32,
-    /// Why the others gave none.
-    pub failed: Vec<String>,
-}
+use super::review_report::{RepeatSummary, ReviewReport, SampledAgent, fingerprint, listed};
 
 /// The sampled agents of a run, in conclave order.
 pub(super) fn sampled_agents(record: &RunRecord) -> Vec<SampledAgent> {
@@ -77,29 +63,6 @@ pub fn support_distribution(report: &ReviewReport) -> Vec<(u32, u64)> {
         *counts.entry(s).or_default() += 1;
     }
     counts.into_iter().rev().collect()
-}
-
-/// What N runs of the same review had in common (`--repeat N`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RepeatSummary {
-    /// Runs made.
-    pub runs: u32,
-    /// Runs that succeeded.
-    pub succeeded: u32,
-    /// Runs in which an agent's `counts` disagreed with its findings.
-    pub runs_with_count_mismatch: u32,
-    /// Runs in which reviewers contradicted each other.
-    pub runs_with_contradiction: u32,
-    /// `runs_with_count_mismatch / runs`.
-    pub count_mismatch_rate: f64,
-    /// `runs_with_contradiction / runs`.
-    pub contradiction_rate: f64,
-    /// Distinct listed findings (by fingerprint) of each run, in order.
-    pub findings_per_run: Vec<u64>,
-    /// Distinct findings (by fingerprint) over all runs.
-    pub distinct_findings: u64,
-    /// Of those, the ones every run raised.
-    pub in_every_run: u64,
 }
 
 impl RepeatSummary {

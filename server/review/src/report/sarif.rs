@@ -7,7 +7,7 @@ use conclave_shared::{Finding, Severity, Stance};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-use super::{ReviewReport, fingerprint, lane};
+use super::review_report::{ReviewReport, fingerprint, lane};
 
 /// A dismissed finding's SARIF suppression: external (the repository's dismissals
 /// file), accepted, with the reason as justification.

@@ -4,7 +4,8 @@
 use async_trait::async_trait;
 use conclave_catalog::check_text;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Provider, ProviderError, ProviderRegistry, StreamSink};
-use conclave_review::pipeline::{BUILTIN_REVIEW, fallback_to_local};
+use conclave_review::fallback::fallback_to_local;
+use conclave_review::pipeline::BUILTIN_REVIEW;
 use conclave_testkit::test_catalog;
 use std::sync::Arc;
 
@@ -53,10 +54,12 @@ fn registry(anthropic_key: bool) -> ProviderRegistry {
 #[test]
 fn agents_without_a_key_fall_back_to_the_local_model_with_one_line() {
     let mut conclave = check_text("builtin", BUILTIN_REVIEW, &test_catalog()).expect("the built-in conclave checks");
-    let line = fallback_to_local(&mut conclave, &registry(false)).expect("the agents moved");
+    let fallback = fallback_to_local(&mut conclave, &registry(false)).expect("the agents moved");
+    assert_eq!(fallback.agents, ["security", "correctness", "conventions", "writer"]);
     assert_eq!(
-        line,
-        "note: a provider is not configured (anthropic: ANTHROPIC_API_KEY is not set); running security, correctness, conventions, writer on the local model (smollm2-135m) instead; pass --no-fallback to fail instead"
+        fallback.to_string(),
+        "a provider is not configured (anthropic: ANTHROPIC_API_KEY is not set); running security, correctness, conventions, writer on the local model (smollm2-135m) instead",
+        "the line names no command-line flag: an API user has none"
     );
     let agents: Vec<_> = conclave.conclave().nodes.iter().filter_map(|n| n.agent.as_ref()).collect();
     assert!(agents.iter().all(|a| a.provider == "local" && a.model == "smollm2-135m"), "{agents:?}");

@@ -4,7 +4,7 @@
 //! the precision of support.
 
 use conclave_review::similarity::NEAR_DUPLICATE_THRESHOLD;
-use conclave_review::{compare_findings, read_findings};
+use conclave_review::{compare_siblings, read_findings};
 use conclave_shared::{Finding, FindingsCheck};
 use serde_json::{Value, json};
 
@@ -95,7 +95,7 @@ fn summary(check: &FindingsCheck) -> Vec<String> {
 
 #[test]
 fn severity_gaps_and_stances_at_one_place_are_classified() {
-    let check = compare_findings(&[
+    let check = compare_siblings(&[
         agent(
             "security",
             &[
@@ -131,7 +131,7 @@ fn severity_gaps_and_stances_at_one_place_are_classified() {
 
 #[test]
 fn one_agent_never_conflicts_with_itself() {
-    let check = compare_findings(&[
+    let check = compare_siblings(&[
         agent("security", &[("src/a.rs", 10, "blocker", "concern", "one"), ("src/a.rs", 10, "nit", "approval", "two")]),
         agent("correctness", &[("src/b.rs", 1, "minor", "concern", "elsewhere")]),
     ]);
@@ -140,7 +140,7 @@ fn one_agent_never_conflicts_with_itself() {
 
 #[test]
 fn paths_are_normalized_before_bucketing() {
-    let check = compare_findings(&[
+    let check = compare_siblings(&[
         agent("security", &[("./src/upload.rs", 42, "blocker", "concern", "traversal")]),
         agent("conventions", &[("b/src//upload.rs", 42, "nit", "approval", "fine")]),
         agent("correctness", &[("src\\upload.rs", 42, "blocker", "concern", "escape")]),
@@ -152,7 +152,7 @@ fn paths_are_normalized_before_bucketing() {
 fn near_duplicates_are_within_three_lines_and_similar() {
     let a = "User-controlled filename is joined to the upload root without normalisation, allowing path traversal";
     let b = "Path traversal: the filename from the user is joined onto the upload root with no normalisation";
-    let check = compare_findings(&[
+    let check = compare_siblings(&[
         agent("security", &[("src/a.rs", 10, "blocker", "concern", a), ("src/a.rs", 50, "major", "concern", a)]),
         agent("correctness", &[("src/a.rs", 13, "blocker", "concern", b), ("src/a.rs", 54, "major", "concern", b)]),
         agent("conventions", &[("src/a.rs", 11, "minor", "concern", "Missing doc comment on save")]),
@@ -169,7 +169,7 @@ fn near_duplicates_are_within_three_lines_and_similar() {
 fn near_duplicates_with_conflicting_severity_are_contradictions() {
     let a = "The HTTP client has no timeout, so a slow server hangs the request forever";
     let b = "No timeout is set on the HTTP client; requests to a slow server can hang indefinitely";
-    let check = compare_findings(&[
+    let check = compare_siblings(&[
         agent("security", &[("src/net.rs", 7, "blocker", "concern", a)]),
         agent("conventions", &[("src/net.rs", 9, "nit", "concern", b)]),
     ]);
@@ -185,7 +185,7 @@ fn near_duplicates_with_conflicting_severity_are_contradictions() {
 #[test]
 fn duplicates_merge_transitively_with_all_their_raisers() {
     let text = "Division by zero when the list of samples is empty";
-    let check = compare_findings(&[
+    let check = compare_siblings(&[
         agent("security", &[("m.rs", 5, "major", "concern", text)]),
         agent("correctness", &[("m.rs", 7, "major", "concern", "If samples is empty the average divides by zero")]),
         agent("conventions", &[("m.rs", 9, "major", "concern", "The average divides by zero if samples is empty")]),

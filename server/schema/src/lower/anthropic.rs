@@ -4,11 +4,12 @@
 
 use serde_json::Value;
 
-use super::{
-    COMMON_FORMATS, LowerTarget, Lowered, NoteKind, Notes, check_format, close_object, drop_keyword, has_external_refs,
-    has_recursive_refs, one_of_to_any_of, strip_metadata, unsupported,
+use super::rewrite::{
+    COMMON_FORMATS, Lowered, Notes, check_format, close_object, drop_keyword, has_external_refs, has_recursive_refs,
+    one_of_to_any_of, strip_metadata, unsupported,
 };
 use crate::walk::{is_object_schema, walk_mut};
+use conclave_shared::{LowerTarget, NoteKind};
 
 /// Keywords Anthropic does not accept.
 const UNSUPPORTED: &[&str] = &[

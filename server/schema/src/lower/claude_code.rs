@@ -6,8 +6,9 @@
 
 use serde_json::Value;
 
-use super::{LowerTarget, Lowered, Notes, drop_keyword, strip_metadata};
+use super::rewrite::{Lowered, Notes, drop_keyword, strip_metadata};
 use crate::walk::walk_mut;
+use conclave_shared::LowerTarget;
 
 /// Keywords draft-07 does not define.
 const NEWER_THAN_DRAFT_7: &[&str] = &[

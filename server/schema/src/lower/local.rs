@@ -4,8 +4,9 @@
 
 use serde_json::{Value, json};
 
-use super::{LowerTarget, Lowered, NoteKind, Notes, has_external_refs, unsupported};
+use super::rewrite::{Lowered, Notes, has_external_refs, unsupported};
 use crate::walk::walk_mut;
+use conclave_shared::{LowerTarget, NoteKind};
 
 /// Longest free string the local model may write.
 pub const STRING_BOUND: u64 = 200;

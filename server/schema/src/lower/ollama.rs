@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use super::{LowerTarget, Lowered, NoteKind, Notes, has_external_refs, unsupported};
+use super::rewrite::{Lowered, Notes, has_external_refs, unsupported};
 use crate::walk::walk_mut;
+use conclave_shared::{LowerTarget, NoteKind};
 
 /// Keywords llama.cpp's schema-to-grammar conversion ignores.
 const UNENFORCED: &[&str] = &[

@@ -5,11 +5,12 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    COMMON_FORMATS, LowerTarget, Lowered, NoteKind, Notes, check_format, close_object, drop_keyword, has_external_refs,
-    one_of_to_any_of, strip_metadata, unsupported,
+use super::rewrite::{
+    COMMON_FORMATS, Lowered, Notes, check_format, close_object, drop_keyword, has_external_refs, one_of_to_any_of,
+    strip_metadata, unsupported,
 };
 use crate::walk::{escape, is_object_schema, resolve_local, walk_mut};
+use conclave_shared::{LowerTarget, NoteKind};
 
 /// Keywords strict mode does not accept.
 const UNSUPPORTED: &[&str] = &[

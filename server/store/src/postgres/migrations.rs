@@ -4,7 +4,7 @@
 
 use deadpool_postgres::{Client, GenericClient};
 
-use super::{Target, describe};
+use super::connection::{Target, describe};
 use conclave_core::StoreError;
 
 /// The advisory lock every migrating process takes ("conclave" in ASCII).

@@ -9,34 +9,32 @@
 //! event causing the change, with the run's row locked, so a stored run always agrees
 //! with its event log whichever server wrote it.
 
+mod connection;
 mod listen;
 mod lookups;
 mod migrations;
 mod queue;
 mod rows;
+mod values;
 mod writer;
 
 #[cfg(test)]
 mod tests;
 
 use async_trait::async_trait;
-use conclave_core::{NewRun, ReviewOf, RunStore, StoreError, interrupted_event};
+use conclave_core::{NewRun, REDACTED, ReviewOf, RunStore, StoreError, interrupted_event, mask_url_credentials};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
-use std::fmt;
-use std::time::Duration;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
-use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 
+use connection::{CONNECT_TIMEOUT, Target, backend, describe_pool, pool_error};
 use rows::{SUMMARY_COLUMNS, fold_nodes, read_events, summary_from_row};
+use values::{from_db_int, from_json, to_db_int, to_json};
 use writer::Writer;
 
 /// The most connections one store opens.
 const POOL_SIZE: usize = 16;
-
-/// How long connecting may take before the server counts as unreachable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Runs in a PostgreSQL database.
 #[derive(Debug)]
@@ -57,7 +55,7 @@ impl PostgresStore {
         let mut config: tokio_postgres::Config = url.parse().map_err(|e| {
             StoreError::Backend(format!(
                 "the PostgreSQL URL {} is not valid: {e}; write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
-                redact_url(url)
+                mask_url_credentials(url, REDACTED)
             ))
         })?;
         if config.get_connect_timeout().is_none() {
@@ -283,108 +281,4 @@ impl RunStore for PostgresStore {
         tx.commit().await.map_err(backend)?;
         Ok(events.into_iter().map(|e| e.run_id).collect())
     }
-}
-
-/// Where a store connects, for messages: never the password.
-#[derive(Debug, Clone)]
-struct Target {
-    host: String,
-    database: String,
-    user: String,
-}
-
-impl Target {
-    fn of(config: &tokio_postgres::Config) -> Target {
-        let port = config.get_ports().first().copied().unwrap_or(5432);
-        let host = match config.get_hosts().first() {
-            Some(Host::Tcp(name)) => format!("{name}:{port}"),
-            Some(Host::Unix(dir)) => format!("the Unix socket in {} (port {port})", dir.display()),
-            None => format!("localhost:{port}"),
-        };
-        let user = config.get_user().map(str::to_string).unwrap_or_else(|| "(the system user)".into());
-        let database = config.get_dbname().map(str::to_string).unwrap_or_else(|| user.clone());
-        Target { host, database, user }
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PostgreSQL at {} (database `{}`, user `{}`)", self.host, self.database, self.user)
-    }
-}
-
-/// `url` with any password replaced by `***`, for messages.
-pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_string() };
-    let rest = &url[scheme_end..];
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let mut redacted = url[..scheme_end].to_string();
-    match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let userinfo = &rest[..at];
-            match userinfo.find(':') {
-                Some(colon) => redacted.push_str(&format!("{}:***{}", &userinfo[..colon], &rest[at..authority_end])),
-                None => redacted.push_str(&rest[..authority_end]),
-            }
-        }
-        None => redacted.push_str(&rest[..authority_end]),
-    }
-    let tail = &rest[authority_end..];
-    match tail.find("password=") {
-        Some(i) => {
-            let value_end = tail[i..].find('&').map(|j| i + j).unwrap_or(tail.len());
-            redacted.push_str(&format!("{}password=***{}", &tail[..i], &tail[value_end..]));
-        }
-        None => redacted.push_str(tail),
-    }
-    redacted
-}
-
-/// An error with its causes: tokio-postgres keeps the server's message in the source.
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-fn describe_pool(e: &PoolError) -> String {
-    match e {
-        PoolError::Backend(e) => describe(e),
-        PoolError::Timeout(_) => format!("no answer within {} seconds", CONNECT_TIMEOUT.as_secs()),
-        other => describe(other),
-    }
-}
-
-fn backend(e: tokio_postgres::Error) -> StoreError {
-    StoreError::Backend(format!("PostgreSQL: {}", describe(&e)))
-}
-
-fn pool_error(e: PoolError) -> StoreError {
-    StoreError::Backend(format!("cannot get a PostgreSQL connection: {}", describe_pool(&e)))
-}
-
-fn corrupt(run_id: &str, message: String) -> StoreError {
-    StoreError::Corrupt { run_id: run_id.to_string(), message }
-}
-
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Backend(e.to_string()))
-}
-
-fn from_json<T: serde::de::DeserializeOwned>(run_id: &str, text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| corrupt(run_id, e.to_string()))
-}
-
-/// PostgreSQL has no unsigned integers; times and sequence numbers fit in `BIGINT`.
-fn to_db_int(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-fn from_db_int(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or(0)
 }

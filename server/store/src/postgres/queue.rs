@@ -6,7 +6,9 @@ use async_trait::async_trait;
 use conclave_core::{Cancel, Job, Lease, NewRun, QueueStats, RunQueue, StoreError, dequeued_event};
 use serde_json::Value;
 
-use super::{PostgresStore, backend, corrupt, from_db_int, to_db_int, to_json, writer};
+use super::connection::{backend, corrupt};
+use super::values::{from_db_int, to_db_int, to_json};
+use super::{PostgresStore, writer};
 
 #[async_trait]
 impl RunQueue for PostgresStore {

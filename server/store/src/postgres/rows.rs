@@ -9,7 +9,8 @@ use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
-use super::{backend, from_db_int, from_json, to_db_int, to_json};
+use super::connection::backend;
+use super::values::{from_db_int, from_json, to_db_int, to_json};
 use crate::folds::{Folds, fold_events};
 
 /// The columns of a run row that [`summary_from_row`] reads.

@@ -21,8 +21,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
+use super::connection::{backend, pool_error};
 use super::rows::apply_effects;
-use super::{backend, from_json, pool_error, to_db_int, to_json};
+use super::values::{from_db_int, from_json, to_db_int, to_json};
 use crate::folds::Folds;
 
 /// The most events one transaction takes.
@@ -259,7 +260,7 @@ async fn lock_runs<C: GenericClient + Sync>(
         if let Some(conclave) = row.try_get::<_, Option<String>>(2).map_err(backend)? {
             fresh.push((id.clone(), conclave));
         }
-        locked.insert(id, super::from_db_int(row.try_get(1).map_err(backend)?));
+        locked.insert(id, from_db_int(row.try_get(1).map_err(backend)?));
     }
     Ok((locked, fresh))
 }

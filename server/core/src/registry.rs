@@ -1,0 +1,75 @@
+//! The providers available to a run, by name, and the names a conclave may use.
+//! `conclave-providers` builds the registry of the built-in vendors and says which
+//! names they have (those its build leaves out included); tests register fakes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::provider::{Provider, ProviderError};
+use crate::redact::{RedactingProvider, Redactor};
+
+/// The providers available to a run, by name.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderRegistry {
+    providers: BTreeMap<String, Arc<dyn Provider>>,
+    /// Names a conclave may use whether or not this build registered them, in the
+    /// order they are listed to users.
+    known: Vec<String>,
+}
+
+impl ProviderRegistry {
+    /// The same providers, each wrapped so its every output passes through `redactor`.
+    pub fn redacted(self, redactor: Arc<Redactor>) -> ProviderRegistry {
+        let providers = self
+            .providers
+            .into_iter()
+            .map(|(name, p)| {
+                let wrapped: Arc<dyn Provider> = Arc::new(RedactingProvider::new(p, redactor.clone()));
+                (name, wrapped)
+            })
+            .collect();
+        ProviderRegistry { providers, known: self.known }
+    }
+
+    /// Adds (or replaces) a provider.
+    pub fn register(&mut self, provider: Arc<dyn Provider>) {
+        self.providers.insert(provider.name().to_string(), provider);
+    }
+
+    /// Makes `names` known, listed first and in this order, even those no provider is
+    /// registered under (a provider this build leaves out is then reported as not
+    /// compiled in rather than unknown).
+    pub fn know(&mut self, names: &[&str]) {
+        for name in names {
+            if !self.known.iter().any(|k| k == name) {
+                self.known.push(name.to_string());
+            }
+        }
+    }
+
+    /// Looks a provider up.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Provider>> {
+        self.providers.get(name).cloned()
+    }
+
+    /// Names a conclave may use: the known names, then any other registered.
+    pub fn known_names(&self) -> Vec<String> {
+        let mut names = self.known.clone();
+        for name in self.providers.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    /// The default model of a registered provider.
+    pub fn default_model(&self, name: &str) -> Option<String> {
+        self.providers.get(name).map(|p| p.default_model().to_string())
+    }
+
+    /// Every registered provider with whether it is configured.
+    pub fn status(&self) -> Vec<(String, Result<(), ProviderError>)> {
+        self.providers.iter().map(|(name, p)| (name.clone(), p.check_config())).collect()
+    }
+}

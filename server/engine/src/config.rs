@@ -1,0 +1,83 @@
+//! What an engine is given ([`EngineConfig`], shared by all its runs) and what each
+//! run brings besides its conclave and input ([`RunOptions`], with the agents it
+//! samples: [`Samples`]).
+
+use conclave_core::{PriceTable, RetryPolicy, ToolRunner};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::fleet::FleetLimits;
+use crate::policy::OutputPolicy;
+use crate::reuse::Reuse;
+
+/// Engine-wide settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Nodes running at once across every run of the engine (a conclave may lower
+    /// it for its own runs, never raise it).
+    pub max_concurrency: usize,
+    /// Concurrent calls per provider across every run (a conclave may lower them).
+    pub provider_limits: HashMap<String, usize>,
+    /// Timeout for nodes that set none.
+    pub node_timeout: Option<Duration>,
+    /// How provider faults are retried.
+    pub retry: RetryPolicy,
+    /// Prices for the cost of each call.
+    pub prices: Arc<PriceTable>,
+    /// Whether prompts and answers go into the `chat` spans (off unless the operator
+    /// asks: they may hold code and secrets of the repository under review).
+    pub capture_message_content: bool,
+    /// Provider limits held across every process sharing the run store's database
+    /// (servers and workers), when there are any.
+    pub fleet: Option<FleetLimits>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            max_concurrency: 16,
+            provider_limits: HashMap::new(),
+            node_timeout: Some(Duration::from_secs(600)),
+            retry: RetryPolicy::default(),
+            prices: Arc::new(PriceTable::builtin()),
+            capture_message_content: false,
+            fleet: None,
+        }
+    }
+}
+
+/// What one run brings besides its conclave and input.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The tools agents may call, if this run offers any.
+    pub tools: Option<Arc<dyn ToolRunner>>,
+    /// How structured outputs are shaped and compared, if at all.
+    pub policy: Option<Arc<dyn OutputPolicy>>,
+    /// The directory agents work in (a review's repository), for providers that
+    /// run in one.
+    pub workdir: Option<std::path::PathBuf>,
+    /// Run from a node, reusing an earlier run's other outputs.
+    pub reuse: Option<Reuse>,
+    /// Run these agents several times each and merge their answers.
+    pub samples: Option<Samples>,
+}
+
+/// The most samples of one agent.
+pub const MAX_SAMPLES: u32 = 16;
+
+/// Which agents run several times, and how many times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Samples {
+    /// Runs of each agent (2 to [`MAX_SAMPLES`]; 1 runs it once).
+    pub count: u32,
+    /// The agents sampled; each must have a findings-shaped output.
+    pub nodes: Vec<String>,
+}
+
+impl Samples {
+    /// How many times `node_id` runs.
+    pub fn count_for(&self, node_id: &str) -> u32 {
+        if self.nodes.iter().any(|n| n == node_id) { self.count } else { 1 }
+    }
+}

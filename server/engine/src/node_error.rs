@@ -1,0 +1,54 @@
+//! Why a node failed, typed: the provider's error, a timeout, output still invalid
+//! after every attempt, or a bug; and the class of failure the run records.
+
+use conclave_core::ProviderError;
+
+use crate::policy_call::PolicyFailure;
+use conclave_shared::ErrorKind;
+use std::time::Duration;
+
+/// Why a node failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NodeError {
+    /// The provider failed.
+    #[error("{0}")]
+    Provider(#[from] ProviderError),
+    /// The node ran past its timeout.
+    #[error("timed out after {}; raise `timeout_secs` on the agent or `settings.node_timeout_secs`", humanize(*.0))]
+    Timeout(Duration),
+    /// Every attempt produced output that failed the schema.
+    #[error("output still invalid after {attempts} attempt(s): {}", .errors.join("; "))]
+    InvalidOutput {
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's validation errors.
+        errors: Vec<String>,
+        /// The last attempt's raw answer.
+        raw: String,
+    },
+    /// The run's output policy failed (a hook panicked): the answer was not checked,
+    /// so it is not passed on.
+    #[error("{0}")]
+    Policy(#[from] PolicyFailure),
+    /// A bug in Conclave (a task panicked).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl NodeError {
+    /// The class stored with the failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            NodeError::Provider(ProviderError::SchemaExhausted(_)) => ErrorKind::InvalidOutput,
+            NodeError::Provider(ProviderError::Config { .. }) => ErrorKind::Config,
+            NodeError::Provider(_) => ErrorKind::Provider,
+            NodeError::Timeout(_) => ErrorKind::Timeout,
+            NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
+            NodeError::Policy(_) | NodeError::Internal(_) => ErrorKind::Internal,
+        }
+    }
+}
+
+fn humanize(d: Duration) -> String {
+    if d.as_millis().is_multiple_of(1000) { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
+}

@@ -1,0 +1,40 @@
+//! Anchoring findings in the reviewed repository: the files `anchor.rs` checks quotes
+//! against are read through the same sandbox as the agents' tools (one walk of the
+//! repository, honouring `.gitignore`; files opened without following symlinks out).
+//! The report, the comparison of sibling reviewers, the check of an agent's quotes and
+//! the merge of samples all place findings this way.
+
+use conclave_shared::Finding;
+use std::io::Read;
+use std::path::Path;
+
+use crate::anchor::anchor_findings;
+use crate::tools::Sandbox;
+use crate::tools::sandbox::Opened;
+
+/// The largest file a finding's quote is checked against.
+const MAX_ANCHOR_FILE: u64 = 8 * 1024 * 1024;
+
+/// Checks `findings` against the files under `root` that the agents' tools may read
+/// (one walk of the repository, honouring `.gitignore`; files opened without
+/// following symlinks out), and fingerprints them. Files that cannot be read leave
+/// their findings unchecked.
+pub fn anchor_in_repository(findings: &mut [Finding], root: &Path) {
+    let sandbox = Sandbox::new(root, &[]).ok();
+    let visible = sandbox.as_ref().map(Sandbox::visible_files).unwrap_or_default();
+    anchor_findings(findings, |path| {
+        let sandbox = sandbox.as_ref().filter(|_| visible.contains(path))?;
+        read_text(sandbox, path)
+    });
+}
+
+/// A text file of the repository, or `None` (missing, too big, binary).
+fn read_text(sandbox: &Sandbox, path: &str) -> Option<String> {
+    let Opened::File(file) = sandbox.open_listed(path).ok()? else { return None };
+    let mut bytes = Vec::new();
+    file.take(MAX_ANCHOR_FILE + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > MAX_ANCHOR_FILE || bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
