@@ -14,10 +14,9 @@ CONCLAVE_SKIP_TEST_TOOLS=1 bash scripts/setup.sh
 step "build the editor"
 bash scripts/build-editor.sh
 step "build conclave"
-# Features are resolved for the whole workspace, as `cargo test --workspace` resolves
-# them, so that scripts/test.sh afterwards reuses every library built here. (No
-# workspace crate enables a test double in a normal build; tidy checks the binary.)
-cargo build --workspace --bin conclave
+# Built with the features the test build gives every crate (the root Cargo.toml sees
+# to it, and tidy checks it), so scripts/test.sh afterwards reuses every library.
+cargo build --bin conclave
 conclave="${CARGO_TARGET_DIR:-target}/debug/conclave"
 
 step "the editor built into conclave"

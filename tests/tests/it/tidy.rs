@@ -6,6 +6,7 @@
 //! belongs to another crate (`imports.rs` and `words.rs` read the code for these), and
 //! no two files of a crate import each other, directly or in a circle.
 
+mod features;
 mod imports;
 mod words;
 
