@@ -139,8 +139,18 @@ async fn a_killed_worker_s_run_is_resumed(dir: tempfile::TempDir) {
     let server = FakeServer::start_routed(routes(vec![slow, Vendor::Anthropic.answer("second done")])).await;
     let id = queue_run(dir.path(), &server, "the one run");
     let doomed = worker(dir.path(), &server, "2");
+    // The kill comes once the second agent is answering and the first agent's end is
+    // stored: the store holds a prefix of the run's events, and an end that was still
+    // on its way to the store when the process died is run again on resuming.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !server.requests().iter().any(|r| r.body.to_string().contains("You are the second agent.")) {
+    let first_stored = |shown: &Value| {
+        shown["events"].as_array().is_some_and(|events| {
+            events.iter().any(|e| e["type"] == "node_completed" && e["node_id"] == "first")
+        })
+    };
+    while !server.requests().iter().any(|r| r.body.to_string().contains("You are the second agent."))
+        || !first_stored(&tokio::task::block_in_place(|| show(dir.path(), &server, &id)))
+    {
         assert!(Instant::now() < deadline, "the first worker never reached the second agent");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
