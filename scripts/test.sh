@@ -14,9 +14,14 @@ tools_log=$(mktemp /tmp/conclave-test-tools.XXXXXX.log)
 bash scripts/fetch-test-tools.sh >"$tools_log" 2>&1 &
 tools=$!
 postgres_dir=
+fuzz=
 cleanup() {
   pkill -P "$tools" 2>/dev/null || true
   kill "$tools" 2>/dev/null || true
+  if [ -n "$fuzz" ]; then
+    pkill -P "$fuzz" 2>/dev/null || true
+    kill "$fuzz" 2>/dev/null || true
+  fi
   if [ -n "$postgres_dir" ]; then
     bash scripts/postgres.sh stop "$postgres_dir" || true
     rm -rf "$postgres_dir"
@@ -48,8 +53,22 @@ postgres_dir=$(mktemp -d /tmp/conclave-postgres.XXXXXX)
 chmod 755 "$postgres_dir"
 CONCLAVE_TEST_POSTGRES_URL=$(bash scripts/postgres.sh start "$postgres_dir")
 export CONCLAVE_TEST_POSTGRES_URL
-step "cargo test (unit, integration, end-to-end, browser, PostgreSQL)"
-cargo test --workspace
-step "schemathesis against the HTTP API (every check)"
-bash scripts/api-fuzz.sh
+step "cargo test (unit, integration, end-to-end, browser, PostgreSQL), with schemathesis beside it"
+# Schemathesis fuzzes a `conclave serve` of its own (every check, against the API's
+# OpenAPI document) while the test binaries run: both wait on processes and
+# browsers much of the time, so together they take little longer than the tests.
+fuzz_log=$(mktemp /tmp/conclave-api-fuzz.XXXXXX.log)
+bash scripts/api-fuzz.sh >"$fuzz_log" 2>&1 &
+fuzz=$!
+tests_status=0
+cargo test --workspace || tests_status=$?
+fuzz_status=0
+wait "$fuzz" || fuzz_status=$?
+step "schemathesis against the HTTP API (every check): its output"
+cat "$fuzz_log" >&2
+rm -f "$fuzz_log"
+if [ "$tests_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
+  echo "test.sh: cargo test exited $tests_status, schemathesis $fuzz_status" >&2
+  exit 1
+fi
 steps_summary

@@ -20,7 +20,7 @@ const REVIEWS: usize = 5;
 
 fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = LlamaServer::start(dir.path());
+    let server = LlamaServer::start(dir.path(), 2);
     let repo = small_change(dir.path());
     let conclave = small_review_conclave();
 

@@ -15,8 +15,16 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+/// Threads of the local model in these tests (see `engine`).
+const MODEL_THREADS: &str = "1";
+
 fn engine() -> (Engine, Arc<dyn RunStore>) {
-    let provider = LocalProvider::from_env(&|k| std::env::var(k).ok());
+    // One thread: the other tests run beside this one on two cores, and llama.cpp's
+    // threads would spin against them (a generation several times slower).
+    let provider = LocalProvider::from_env(&|k| match k {
+        "CONCLAVE_LOCAL_THREADS" => Some(MODEL_THREADS.to_string()),
+        _ => std::env::var(k).ok(),
+    });
     let model = provider.model_dir().join(conclave_providers::local::model::DEFAULT_MODEL_FILE);
     assert!(
         model.is_file(),
@@ -148,7 +156,8 @@ fn an_offline_review_falls_back_to_the_local_model_and_is_a_degraded_review() {
         .args(["--fail-on", "blocker"])
         .current_dir(dir.path())
         .env("CONCLAVE_DB", dir.path().join("runs.db"))
-        .env("CONCLAVE_CONFIG_DIR", dir.path().join("config"));
+        .env("CONCLAVE_CONFIG_DIR", dir.path().join("config"))
+        .env("CONCLAVE_LOCAL_THREADS", MODEL_THREADS);
     // Outside CI: in CI a missing key is refused rather than falling back.
     for key in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "CI"] {
         cmd.env_remove(key);

@@ -63,7 +63,7 @@ fn a_review_against_llama_cpp_python_steps_down_once_and_the_next_starts_from_th
     let _cores = crate::MODEL_CORES.blocking_lock();
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = small_change(dir.path());
-    let server = LlamaServer::start(dir.path());
+    let server = LlamaServer::start(dir.path(), 1);
 
     let mut db = dir.path().join("runs.db");
     let first = review(dir.path(), &db, &repo, &server).unwrap_or_else(|why| {

@@ -144,9 +144,9 @@ async fn a_killed_worker_s_run_is_resumed(dir: tempfile::TempDir) {
     // on its way to the store when the process died is run again on resuming.
     let deadline = Instant::now() + Duration::from_secs(60);
     let first_stored = |shown: &Value| {
-        shown["events"].as_array().is_some_and(|events| {
-            events.iter().any(|e| e["type"] == "node_completed" && e["node_id"] == "first")
-        })
+        shown["events"]
+            .as_array()
+            .is_some_and(|events| events.iter().any(|e| e["type"] == "node_completed" && e["node_id"] == "first"))
     };
     while !server.requests().iter().any(|r| r.body.to_string().contains("You are the second agent."))
         || !first_stored(&tokio::task::block_in_place(|| show(dir.path(), &server, &id)))

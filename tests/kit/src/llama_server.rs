@@ -25,8 +25,10 @@ pub struct LlamaServer {
 }
 
 impl LlamaServer {
-    /// Starts the server, logging into `dir`, and waits until it lists its model.
-    pub fn start(dir: &Path) -> LlamaServer {
+    /// Starts the server with `threads` CPU threads, logging into `dir`, and waits
+    /// until it lists its model. Tests that run beside others on two cores give it
+    /// one thread: two would spin against the other tests' work.
+    pub fn start(dir: &Path, threads: u32) -> LlamaServer {
         let python = cached_tool("llama-server-venv/bin/python", "scripts/fetch-llama-server.sh");
         let model = cached_tool("models/SmolLM2-135M-Instruct.Q4_1.gguf", "scripts/fetch-model.sh");
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
@@ -37,7 +39,7 @@ impl LlamaServer {
             .arg("--model")
             .arg(&model)
             // Room for a review's prompt; requests queue instead of interrupting each other.
-            .args(["--n_ctx", "8192", "--interrupt_requests", "False", "--n_threads", "2"])
+            .args(["--n_ctx", "8192", "--interrupt_requests", "False", "--n_threads", &threads.to_string()])
             .stdout(Stdio::from(file.try_clone().expect("log")))
             .stderr(Stdio::from(file))
             .spawn()

@@ -62,7 +62,13 @@ fn mixed_conclave() -> Value {
 
 /// The environment both paths see: OpenAI at the fake server, no Anthropic key.
 fn env_of(server: &FakeServer) -> Vec<(&'static str, String)> {
-    vec![("OPENAI_BASE_URL", format!("{}/v1", server.base)), ("OPENAI_API_KEY", KEY.to_string())]
+    vec![
+        ("OPENAI_BASE_URL", format!("{}/v1", server.base)),
+        ("OPENAI_API_KEY", KEY.to_string()),
+        // The local model beside the other tests on two cores: one thread, or llama.cpp's
+        // threads spin against each other and every test slows down.
+        ("CONCLAVE_LOCAL_THREADS", "1".to_string()),
+    ]
 }
 
 struct Paths {
