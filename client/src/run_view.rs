@@ -4,6 +4,7 @@
 //! the timeline drawn from the record's per-node times.
 
 use conclave_shared::compare::FindingsDiff;
+use conclave_shared::number::fixed;
 use conclave_shared::{
     Effect, EventKind, FindingGroup, NodeKind, NodeState, NodeSummary, RunEvent, RunRecord, effect_of,
 };
@@ -186,7 +187,7 @@ impl RunView {
 
 /// A cost in US dollars, to a precision that shows small costs.
 pub fn dollars(cost: f64) -> String {
-    if cost > 0.0 && cost < 0.0001 { "<$0.0001".to_string() } else { format!("${cost:.4}") }
+    if cost > 0.0 && cost < 0.0001 { "<$0.0001".to_string() } else { format!("${}", fixed(cost, 4)) }
 }
 
 /// The axis length for `elapsed` milliseconds: the first of a few round lengths

@@ -19,6 +19,7 @@ pub mod fields;
 pub mod graph;
 pub mod layout;
 pub mod lowering;
+pub mod number;
 pub mod outcome;
 pub mod review;
 pub mod run;

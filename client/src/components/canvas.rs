@@ -7,6 +7,7 @@
 //! memos, so an edit to one node re-renders only that node's card and edges.
 
 use conclave_shared::Edge;
+use conclave_shared::number::{fixed, px, shortest};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -24,7 +25,7 @@ pub fn Canvas() -> impl IntoView {
     provide_context(graph);
     let transform = move || {
         let v = editor.view.get();
-        format!("translate({}px, {}px) scale({})", v.x, v.y, v.zoom)
+        format!("translate({}, {}) scale({})", px(v.x), px(v.y), shortest(v.zoom))
     };
     let edges = Memo::new(move |_| editor.conclave.with(|c| c.as_ref().map(|c| c.edges.clone()).unwrap_or_default()));
     let canvas = NodeRef::<leptos::html::Div>::new();
@@ -51,7 +52,7 @@ pub fn Canvas() -> impl IntoView {
                 <For each=move || graph.ids.get() key=|id| id.clone() children=move |id| view! { <NodeCard id=id/> }/>
             </div>
             <Band/>
-            <div class="zoom-hint">{move || format!("{:.0}%", editor.view.get().zoom * 100.0)}</div>
+            <div class="zoom-hint">{move || format!("{}%", fixed(editor.view.get().zoom * 100.0, 0))}</div>
         </div>
         <Minimap/>
         <Ghost/>
@@ -91,7 +92,8 @@ fn scroll_to_pan(editor: Editor, canvas: &web_sys::Element) {
 
 fn curve((x1, y1): (f64, f64), (x2, y2): (f64, f64)) -> String {
     let bend = ((x2 - x1).abs() / 2.0).max(60.0);
-    format!("M {x1} {y1} C {} {y1}, {} {y2}, {x2} {y2}", x1 + bend, x2 - bend)
+    let [x1, y1, c1, c2, x2, y2] = [x1, y1, x1 + bend, x2 - bend, x2, y2].map(shortest);
+    format!("M {x1} {y1} C {c1} {y1}, {c2} {y2}, {x2} {y2}")
 }
 
 #[component]
@@ -146,8 +148,8 @@ fn Band() -> impl IntoView {
         };
         view! {
             <div class="band" data-testid="selection-band"
-                style:left=format!("{}px", a.0.min(b.0)) style:top=format!("{}px", a.1.min(b.1))
-                style:width=format!("{}px", (a.0 - b.0).abs()) style:height=format!("{}px", (a.1 - b.1).abs())></div>
+                style:left=px(a.0.min(b.0)) style:top=px(a.1.min(b.1))
+                style:width=px((a.0 - b.0).abs()) style:height=px((a.1 - b.1).abs())></div>
         }
         .into_any()
     }
@@ -160,7 +162,7 @@ fn Ghost() -> impl IntoView {
     move || match editor.drag.get() {
         Some(Drag::Palette { item, x, y }) => {
             let label = item.strip_prefix("tool:").unwrap_or(&item).replace(['-', '_'], " ");
-            view! { <div class="ghost" style:left=format!("{}px", x + 8.0) style:top=format!("{}px", y + 8.0)>{label}</div> }.into_any()
+            view! { <div class="ghost" style:left=px(x + 8.0) style:top=px(y + 8.0)>{label}</div> }.into_any()
         }
         _ => ().into_any(),
     }

@@ -2,6 +2,7 @@
 //! when the conclave has many nodes, or does not fit a canvas tall enough to spare
 //! the room. Pressing or dragging in it pans the canvas to centre that point.
 
+use conclave_shared::number::shortest;
 use leptos::prelude::*;
 
 use crate::edit::canvas::CanvasGraph;
@@ -40,7 +41,7 @@ pub fn Minimap() -> impl IntoView {
         let (right, bottom) = (left + (w - 2.0 * MARGIN) * v.zoom, top + (h - 2.0 * MARGIN) * v.zoom);
         left < 0.0 || top < 0.0 || right > cw || bottom > ch
     });
-    let view_box = move || bounds.get().map(|(x, y, w, h)| format!("{x} {y} {w} {h}")).unwrap_or_default();
+    let view_box = move || bounds.get().map(|(x, y, w, h)| [x, y, w, h].map(shortest).join(" ")).unwrap_or_default();
     let viewport = Memo::new(move |_| {
         let v = editor.view.get();
         let (cw, ch) = graph.size.get().unwrap_or((0.0, 0.0));
@@ -58,7 +59,8 @@ pub fn Minimap() -> impl IntoView {
                 <title>"Overview: click or drag to move the view"</title>
                 <For each=move || graph.ids.get() key=|id| id.clone() children=move |id| view! { <MiniCard id=id/> }/>
                 <rect class="minimap-viewport" data-testid="minimap-viewport"
-                    x=move || viewport.get().0 y=move || viewport.get().1 width=move || viewport.get().2 height=move || viewport.get().3></rect>
+                    x=move || shortest(viewport.get().0) y=move || shortest(viewport.get().1)
+                    width=move || shortest(viewport.get().2) height=move || shortest(viewport.get().3)></rect>
             </svg>
         })
     }
@@ -72,6 +74,6 @@ fn MiniCard(id: String) -> impl IntoView {
     view! {
         <rect data-node-id=id class=move || format!("mini-node kind-{}", card.get().map_or("agent", |c| c.1))
             x=move || card.get().map_or(0, |c| c.0.x) y=move || card.get().map_or(0, |c| c.0.y)
-            width=NODE_WIDTH height=CARD_HEIGHT rx="8"></rect>
+            width=shortest(NODE_WIDTH) height=shortest(CARD_HEIGHT) rx="8"></rect>
     }
 }

@@ -10,6 +10,7 @@
 //! `field_row.rs` and `builder.rs` (the components) show them.
 
 use conclave_shared::fields::{Shelf, free_field_name, name_problem, parse_bound, parse_count, same_json};
+use conclave_shared::number::shortest;
 use conclave_shared::{Field, FieldType, FieldsDoc, fields_to_schema, schema_to_fields};
 use leptos::prelude::*;
 use serde_json::{Map, Value};
@@ -37,14 +38,15 @@ pub enum Input {
 impl Input {
     /// What the input shows for `f` when nothing is typed into it.
     pub fn shown(self, f: &Field) -> String {
-        fn text(v: Option<impl ToString>) -> String {
+        fn text(v: Option<u64>) -> String {
             v.map(|v| v.to_string()).unwrap_or_default()
         }
+        let bound = |v: Option<f64>| v.map(shortest).unwrap_or_default();
         match self {
             Input::Name => f.name.clone(),
             Input::Description => f.description.clone(),
-            Input::Min => text(f.minimum),
-            Input::Max => text(f.maximum),
+            Input::Min => bound(f.minimum),
+            Input::Max => bound(f.maximum),
             Input::MinLength => text(f.min_length),
             Input::MaxLength => text(f.max_length),
             Input::MinItems => text(f.min_items),

@@ -22,6 +22,8 @@ pub use retype::Shelf;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::number::fixed;
+
 /// What a field holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -213,7 +215,8 @@ pub fn parse_bound(text: &str, field_type: FieldType) -> Result<Option<f64>, Str
         return Err(format!("`{text}` is not a whole number: an integer field's bounds must be whole numbers"));
     }
     if field_type == FieldType::Integer && value.abs() > MAX_EXACT_INTEGER {
-        return Err(format!("`{text}` is too large for a bound (at most {MAX_EXACT_INTEGER:.0} either way)"));
+        let most = fixed(MAX_EXACT_INTEGER, 0);
+        return Err(format!("`{text}` is too large for a bound (at most {most} either way)"));
     }
     Ok(Some(value))
 }

@@ -4,6 +4,7 @@
 //! everything downstream of it, reusing the watched run's other outputs.
 
 use conclave_shared::api::StartRun;
+use conclave_shared::number::fixed;
 use conclave_shared::{NodeOutput, NodeState, NodeSummary};
 use leptos::prelude::*;
 
@@ -93,7 +94,7 @@ fn facts(node: &NodeSummary) -> String {
         parts.push(format!("{} attempt{}", node.attempts, if node.attempts == 1 { "" } else { "s" }));
     }
     if let (Some(start), Some(end), None) = (node.started_ms, node.finished_ms, &node.reused_from) {
-        parts.push(format!("{:.1} s", end.saturating_sub(start) as f64 / 1000.0));
+        parts.push(format!("{} s", fixed(end.saturating_sub(start) as f64 / 1000.0, 1)));
     }
     if let Some(usage) = &node.usage {
         parts.push(format!("{} tokens in, {} out", usage.input_tokens, usage.output_tokens));

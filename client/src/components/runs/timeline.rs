@@ -4,6 +4,7 @@
 //! says its attempts, tokens and cost. A finished run's timeline comes from its
 //! record alone.
 
+use conclave_shared::number::fixed;
 use leptos::prelude::*;
 use std::time::Duration;
 
@@ -48,7 +49,7 @@ pub fn Timeline() -> impl IntoView {
                                     <span class="timeline-track">
                                         <span class=format!("timeline-bar state-{state}") class:reused=bar.reused class:label-inside=inside
                                             data-testid="timeline-bar" data-node-id=bar.node_id.clone() data-state=state
-                                            style:left=format!("{:.3}%", bar.left) style:width=format!("{:.3}%", bar.width)>
+                                            style:left=format!("{}%", fixed(bar.left, 3)) style:width=format!("{}%", fixed(bar.width, 3))>
                                             <span class="timeline-label">{bar.detail.clone()}</span>
                                         </span>
                                     </span>
