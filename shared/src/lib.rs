@@ -7,8 +7,9 @@
 //! `fields` the field builder's model of output schemas, `lowering` schema dialects
 //! and the notes on adapting schemas to them, `review` findings and the checks across
 //! reviewers, `compare` the findings of two runs side by side, `layout` the editor's
-//! auto-layout. Nothing here does I/O, and the crate builds for `wasm32-unknown-unknown`
-//! with only serde and serde_json.
+//! auto-layout, `number` how the editor writes numbers. Nothing here does I/O, and the
+//! crate builds for `wasm32-unknown-unknown` with only serde, serde_json and zmij
+//! (serde_json's own float formatter).
 
 pub mod api;
 pub mod compare;
