@@ -51,7 +51,13 @@ fn inline(schema: Value) -> Value {
 /// The agent's saved `output_schema` after pressing Save.
 async fn save_and_read(e: &Editor) -> Value {
     e.find(tid("save")).await.expect("save").click().await.expect("click");
-    wait_until("the save", || async { e.status().await.starts_with("Saved") }).await;
+    // The status may still say "Saved" from an earlier save; this one has ended once
+    // the unsaved-changes mark is gone too.
+    wait_until("the save", || async {
+        e.status().await.starts_with("Saved")
+            && e.driver.find_all(By::Css(".dirty.visible")).await.is_ok_and(|marks| marks.is_empty())
+    })
+    .await;
     let saved = e.api("/api/conclaves/builder").await;
     saved["nodes"][1]["agent"].clone()
 }
