@@ -67,8 +67,8 @@ wait "$fuzz" || fuzz_status=$?
 step "schemathesis against the HTTP API (every check): its output"
 cat "$fuzz_log" >&2
 rm -f "$fuzz_log"
+steps_summary
 if [ "$tests_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
   echo "test.sh: cargo test exited $tests_status, schemathesis $fuzz_status" >&2
   exit 1
 fi
-steps_summary
