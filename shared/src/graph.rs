@@ -1,8 +1,13 @@
 //! The graph rules of a conclave, in one place: which edges may exist, cycles (with
-//! the shortest path that closes each one), and what the triggers reach. Validation
+//! the shortest path that closes each one), and what the triggers reach, on petgraph. Validation
 //! on the server and the editor's drag-to-connect both apply these.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+
+use petgraph::Direction;
+use petgraph::algo::{dijkstra, kosaraju_scc};
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::{Dfs, EdgeRef, NodeFiltered};
 
 use crate::conclave::{Conclave, NodeKind};
 
@@ -73,10 +78,10 @@ pub fn edge_problem(conclave: &Conclave, from: &str, to: &str) -> Option<EdgeRul
 }
 
 /// A directed graph over node indices `0..n`, each edge labelled with its index in
-/// the conclave's edge list.
+/// the conclave's edge list (a petgraph graph underneath).
 #[derive(Debug, Clone, Default)]
 pub struct Graph {
-    successors: Vec<Vec<(usize, usize)>>,
+    inner: DiGraph<(), usize>,
 }
 
 /// A cycle: the node path from its start back to it, and the edge that closes it.
@@ -91,32 +96,37 @@ pub struct Cycle {
 impl Graph {
     /// A graph of `n` nodes and no edges.
     pub fn new(n: usize) -> Graph {
-        Graph { successors: vec![Vec::new(); n] }
+        let mut inner = DiGraph::with_capacity(n, n);
+        for _ in 0..n {
+            inner.add_node(());
+        }
+        Graph { inner }
     }
 
     /// Adds the edge `from -> to`, labelled `edge`.
     pub fn add_edge(&mut self, from: usize, to: usize, edge: usize) {
-        self.successors[from].push((to, edge));
+        self.inner.add_edge(NodeIndex::new(from), NodeIndex::new(to), edge);
     }
 
     /// Which nodes can be reached from `starts` (the starts included).
     pub fn reachable(&self, starts: impl IntoIterator<Item = usize>) -> Vec<bool> {
-        let mut seen = vec![false; self.successors.len()];
-        let mut stack: Vec<usize> = starts.into_iter().collect();
-        while let Some(n) = stack.pop() {
-            if !std::mem::replace(&mut seen[n], true) {
-                stack.extend(self.successors[n].iter().map(|&(t, _)| t));
-            }
+        let mut search = Dfs::empty(&self.inner);
+        for start in starts {
+            search.move_to(NodeIndex::new(start));
+            while search.next(&self.inner).is_some() {}
         }
-        seen
+        (0..self.inner.node_count()).map(|n| search.discovered.contains(n)).collect()
     }
 
     /// One cycle per strongly connected component that has one: the shortest cycle
-    /// through the component's lowest-numbered node, following edges in edge order.
-    /// Cycles come in the order of their start nodes.
+    /// through the component's lowest-numbered node (of two equally short, the one
+    /// whose edges come first in the file). Cycles come in the order of their start
+    /// nodes.
     pub fn cycles(&self) -> Vec<Cycle> {
-        let mut components = self.strongly_connected();
-        components.retain(|c| c.len() > 1 || self.successors[c[0]].iter().any(|&(t, _)| t == c[0]));
+        // Kosaraju's search is iterative, so deep graphs cannot overflow the stack.
+        let mut components: Vec<Vec<usize>> =
+            kosaraju_scc(&self.inner).into_iter().map(|c| c.into_iter().map(NodeIndex::index).collect()).collect();
+        components.retain(|c| c.len() > 1 || self.inner.contains_edge(NodeIndex::new(c[0]), NodeIndex::new(c[0])));
         for c in &mut components {
             c.sort_unstable();
         }
@@ -124,81 +134,35 @@ impl Graph {
         components.iter().map(|c| self.shortest_cycle(c)).collect()
     }
 
-    /// Tarjan's algorithm, iteratively, so deep graphs cannot overflow the stack.
-    fn strongly_connected(&self) -> Vec<Vec<usize>> {
-        let n = self.successors.len();
-        let (mut index, mut low) = (vec![usize::MAX; n], vec![0; n]);
-        let (mut on_stack, mut stack, mut components) = (vec![false; n], Vec::new(), Vec::new());
-        let mut next = 0;
-        for root in 0..n {
-            if index[root] != usize::MAX {
-                continue;
-            }
-            // Each frame: a node and how many of its successors have been looked at.
-            let mut frames = vec![(root, 0usize)];
-            (index[root], low[root], next) = (next, next, next + 1);
-            stack.push(root);
-            on_stack[root] = true;
-            while let Some(&mut (v, ref mut i)) = frames.last_mut() {
-                if let Some(&(w, _)) = self.successors[v].get(*i) {
-                    *i += 1;
-                    if index[w] == usize::MAX {
-                        (index[w], low[w], next) = (next, next, next + 1);
-                        stack.push(w);
-                        on_stack[w] = true;
-                        frames.push((w, 0));
-                    } else if on_stack[w] {
-                        low[v] = low[v].min(index[w]);
-                    }
-                    continue;
-                }
-                frames.pop();
-                if let Some(&(parent, _)) = frames.last() {
-                    low[parent] = low[parent].min(low[v]);
-                }
-                if low[v] == index[v] {
-                    let mut component = Vec::new();
-                    while let Some(w) = stack.pop() {
-                        on_stack[w] = false;
-                        component.push(w);
-                        if w == v {
-                            break;
-                        }
-                    }
-                    components.push(component);
-                }
-            }
-        }
-        components
-    }
-
-    /// Breadth-first search from the component's first node back to itself.
+    /// The shortest way from the component's first node back to itself: the distance
+    /// of every member from it (breadth first, inside the component), then the
+    /// nearest member with an edge back, then the way to it, step by step backwards.
     fn shortest_cycle(&self, component: &[usize]) -> Cycle {
-        let start = component[0];
-        let mut parent: HashMap<usize, usize> = HashMap::new();
-        let mut queue = VecDeque::from([start]);
-        while let Some(n) = queue.pop_front() {
-            let mut edges = self.successors[n].clone();
-            edges.sort_by_key(|&(_, e)| e);
-            for (next, edge) in edges {
-                if next == start {
-                    let mut path = vec![n];
-                    let mut cur = n;
-                    while cur != start {
-                        cur = parent[&cur];
-                        path.push(cur);
-                    }
-                    path.reverse();
-                    path.push(start);
-                    return Cycle { path, closing_edge: edge };
-                }
-                if component.binary_search(&next).is_ok() && !parent.contains_key(&next) {
-                    parent.insert(next, n);
-                    queue.push_back(next);
-                }
-            }
+        let start = NodeIndex::new(component[0]);
+        let inside = |n: NodeIndex| component.binary_search(&n.index()).is_ok();
+        let members = NodeFiltered::from_fn(&self.inner, inside);
+        let distance = dijkstra(&members, start, None, |_| 1usize);
+        // The edge `from -> to` of the lowest index whose source is `at` steps away.
+        let first_edge_into = |to: NodeIndex, at: usize| {
+            self.inner
+                .edges_directed(to, Direction::Incoming)
+                .filter(|e| inside(e.source()) && distance.get(&e.source()) == Some(&at))
+                .min_by_key(|e| *e.weight())
+        };
+        let closing = (0..component.len()).find_map(|at| first_edge_into(start, at));
+        let Some(closing) = closing else {
+            return Cycle { path: vec![start.index(), start.index()], closing_edge: 0 };
+        };
+        let mut path = vec![start.index()];
+        let mut at = closing.source();
+        while at != start {
+            path.push(at.index());
+            let steps = distance[&at];
+            at = first_edge_into(at, steps - 1).map_or(start, |e| e.source());
         }
-        Cycle { path: vec![start, start], closing_edge: 0 }
+        path.push(start.index());
+        path.reverse();
+        Cycle { path, closing_edge: *closing.weight() }
     }
 }
 

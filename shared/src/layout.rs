@@ -6,10 +6,14 @@
 //! virtual nodes in the layers they cross, and a few barycenter sweeps order each
 //! layer to reduce crossings (the ordering with the fewest crossings wins). Cards are
 //! then stacked in each column with even gaps, each column centred on the tallest.
-//! The result depends only on the input: no hashing order, no randomness.
+//! The result depends only on the input: no hashing order, no randomness. The graph
+//! work (parts, components, topological order) is petgraph's.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashMap};
+
+use petgraph::algo::kosaraju_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::unionfind::UnionFind;
 
 use crate::conclave::{Conclave, Node, Position};
 
@@ -71,26 +75,21 @@ pub fn layered(conclave: &Conclave, spacing: Spacing, height: impl Fn(&Node) -> 
 /// The weakly connected parts of a graph of `n` nodes, each a sorted list of node
 /// indices, in the order of their lowest node.
 fn parts(n: usize, edges: &[(usize, usize)]) -> Vec<Vec<usize>> {
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(parent: &mut [usize], mut v: usize) -> usize {
-        while parent[v] != v {
-            parent[v] = parent[parent[v]];
-            v = parent[v];
-        }
-        v
-    }
+    let mut sets = UnionFind::<usize>::new(n);
     for &(a, b) in edges {
-        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-        // The lower index becomes the root, so a part is named by its lowest node.
-        let (low, high) = if ra < rb { (ra, rb) } else { (rb, ra) };
-        parent[high] = low;
+        sets.union(a, b);
     }
-    let mut by_root: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for v in 0..n {
-        let r = root(&mut parent, v);
-        by_root.entry(r).or_default().push(v);
+    // Nodes come in order, so a part is first met at its lowest node.
+    let mut part_of_label: HashMap<usize, usize> = HashMap::new();
+    let mut parts: Vec<Vec<usize>> = Vec::new();
+    for (v, label) in sets.into_labeling().into_iter().enumerate() {
+        let part = *part_of_label.entry(label).or_insert_with(|| {
+            parts.push(Vec::new());
+            parts.len() - 1
+        });
+        parts[part].push(v);
     }
-    by_root.into_values().collect()
+    parts
 }
 
 /// One connected part, with virtual nodes on long edges: vertices `0..real.len()` are
@@ -236,40 +235,35 @@ fn sort_by_barycenter(layer: &mut [usize], across: &[Vec<usize>], pos: &[usize])
 }
 
 /// Each node's layer: the length of the longest path from a source to it. Nodes are
-/// taken in topological order (lowest index first among the ready ones); when a cycle
-/// leaves no node ready, the lowest remaining node is taken as if it were, so its
-/// edges from the cycle point backwards.
+/// taken in a topological order of the graph's strongly connected components (the
+/// nodes of one component by index), so in a graph without cycles every edge points
+/// forward; inside a cycle, an edge from a higher index to a lower one points
+/// backwards and is left out, so a broken conclave still gets layers.
 fn longest_path_layers(out_edges: &[Vec<usize>]) -> Vec<usize> {
     let n = out_edges.len();
-    let mut indegree = vec![0usize; n];
-    for targets in out_edges {
+    let mut graph = DiGraph::<(), ()>::with_capacity(n, n);
+    for _ in 0..n {
+        graph.add_node(());
+    }
+    for (a, targets) in out_edges.iter().enumerate() {
         for &b in targets {
-            indegree[b] += 1;
+            graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), ());
         }
     }
-    let mut ready: BinaryHeap<Reverse<usize>> = (0..n).filter(|&v| indegree[v] == 0).map(Reverse).collect();
-    let (mut done, mut layer) = (vec![false; n], vec![0usize; n]);
-    let mut next_stuck = 0;
-    // A node enters `ready` once, when its last edge from an unplaced node is counted,
-    // and a stuck node is taken only when `ready` is empty: each node is taken once.
-    for _ in 0..n {
-        let v = match ready.pop() {
-            Some(Reverse(v)) => v,
-            None => {
-                while done[next_stuck] {
-                    next_stuck += 1;
-                }
-                next_stuck
-            }
-        };
-        done[v] = true;
+    // Kosaraju gives the components in reverse topological order.
+    let mut rank = vec![0usize; n];
+    for (r, component) in kosaraju_scc(&graph).iter().rev().enumerate() {
+        for v in component {
+            rank[v.index()] = r;
+        }
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_unstable_by_key(|&v| (rank[v], v));
+    let mut layer = vec![0usize; n];
+    for &v in &order {
         for &w in &out_edges[v] {
-            if !done[w] {
+            if (rank[w], w) > (rank[v], v) {
                 layer[w] = layer[w].max(layer[v] + 1);
-                indegree[w] -= 1;
-                if indegree[w] == 0 {
-                    ready.push(Reverse(w));
-                }
             }
         }
     }

@@ -8,8 +8,8 @@
 //! and the notes on adapting schemas to them, `review` findings and the checks across
 //! reviewers, `compare` the findings of two runs side by side, `layout` the editor's
 //! auto-layout, `number` how the editor writes numbers. Nothing here does I/O, and the
-//! crate builds for `wasm32-unknown-unknown` with only serde, serde_json and zmij
-//! (serde_json's own float formatter).
+//! crate builds for `wasm32-unknown-unknown` with only serde, serde_json, petgraph (the
+//! graph algorithms) and zmij (serde_json's own float formatter).
 
 pub mod api;
 pub mod compare;

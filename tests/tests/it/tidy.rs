@@ -1,6 +1,6 @@
 //! The code's own rules, checked on every test run: each crate depends only on what
 //! ARCHITECTURE.md says it may know (read from `cargo tree`), `conclave-shared`
-//! builds for the browser with serde and serde_json alone (and zmij, serde_json's own), the release binary has no
+//! builds for the browser with serde, serde_json and petgraph alone (and zmij, serde_json's own), the release binary has no
 //! test doubles, every source file opens with a `//!` header, no function in the
 //! server or the editor runs past 80 lines, no crate's code holds knowledge that
 //! belongs to another crate (`imports.rs` and `words.rs` read the code for these), and
@@ -117,8 +117,10 @@ fn only_the_store_uses_a_database_client_directly() {
 #[test]
 fn shared_builds_for_the_browser_with_serde_alone() {
     let direct = tree("conclave-shared", &["--depth", "1", "--target", "wasm32-unknown-unknown"]);
-    // zmij is serde_json's own float formatter, so it adds nothing to the bundle.
-    let expected: BTreeSet<String> = ["conclave-shared", "serde", "serde_json", "zmij"].map(String::from).into();
+    // zmij is serde_json's own float formatter, so it adds nothing to the bundle;
+    // petgraph holds the graph algorithms.
+    let expected: BTreeSet<String> =
+        ["conclave-shared", "petgraph", "serde", "serde_json", "zmij"].map(String::from).into();
     assert_eq!(direct, expected, "conclave-shared's direct dependencies for wasm32");
 }
 
