@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/steps.sh
+source scripts/lib/launcher.sh
 
 step "set-up: system packages, Rust components, the model"
 CONCLAVE_SKIP_TEST_TOOLS=1 bash scripts/setup.sh
