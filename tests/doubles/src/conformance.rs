@@ -366,6 +366,23 @@ async fn finish(store: &Arc<dyn RunStore>, id: &str, seq: u64, status: RunStatus
     store.append_event(&event(id, seq, end)).await.expect("append");
 }
 
+/// Stores 1,000 finished reviews of `main` over three repositories (run `i` of
+/// `/srv/a`, `/srv/b` or `/srv/c` by `i % 3`, created at `i`, failed when `i % 10`
+/// is 7). The newest succeeded review of `/srv/b` ([`review_of_b`]) is run 994: run
+/// 997 failed. The stores' own tests look at how they answer it.
+pub async fn thousand_reviews(store: Arc<dyn RunStore>) {
+    for i in 0..1000u64 {
+        let repo = ["/srv/a", "/srv/b", "/srv/c"][(i % 3) as usize];
+        let status = if i % 10 == 7 { RunStatus::Failed } else { RunStatus::Succeeded };
+        stored_review(&store, &format!("run-{i:04}"), i, review_input(repo, Some("main")), status).await;
+    }
+}
+
+/// The reviews of `main` (or `origin/main`) of `/srv/b`.
+pub fn review_of_b() -> ReviewOf {
+    review_of("/srv/b", &["main", "origin/main"])
+}
+
 fn review_of(repository: &str, branches: &[&str]) -> ReviewOf {
     ReviewOf { repository: repository.into(), branches: branches.iter().map(|b| b.to_string()).collect() }
 }

@@ -7,7 +7,7 @@
 
 use super::migrations::MIGRATIONS;
 use super::*;
-use conclave_doubles::conformance::{run_all, sample_conclave};
+use conclave_doubles::conformance::{review_of_b, run_all, sample_conclave, thousand_reviews};
 use conclave_shared::{EventKind, NodeState, RunStatus};
 use serde_json::json;
 use std::sync::Arc;
@@ -312,18 +312,23 @@ async fn insert_version_5_run(client: &tokio_postgres::Client, record: &RunRecor
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration() {
-    let url = fresh_database().await;
-    let client = admin_client(&url).await;
+/// Brings a fresh database to schema version `version`, as an earlier Conclave left it.
+async fn migrate_to(client: &tokio_postgres::Client, version: usize) {
     client
         .batch_execute("CREATE TABLE conclave_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
         .await
         .expect("migrations table");
-    for (i, sql) in MIGRATIONS[..5].iter().enumerate() {
+    for (i, sql) in MIGRATIONS[..version].iter().enumerate() {
         client.batch_execute(sql).await.expect("an earlier migration");
         client.execute("INSERT INTO conclave_migrations (version) VALUES ($1)", &[&(i as i32 + 1)]).await.expect("v");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration() {
+    let url = fresh_database().await;
+    let client = admin_client(&url).await;
+    migrate_to(&client, 5).await;
     let record = crate::ended_run::ended_run("old");
     insert_version_5_run(&client, &record).await;
 
@@ -335,32 +340,13 @@ async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration
     assert!(tables.is_empty(), "the node rows are gone once moved");
 }
 
-/// Stores 1,000 finished reviews of `main` over three repositories (run `i` of
-/// `/srv/a`, `/srv/b` or `/srv/c` by `i % 3`, created at `i`, failed when `i % 10`
-/// is 7). The newest succeeded review of `/srv/b` is run 994: run 997 failed.
-async fn thousand_reviews(store: &PostgresStore) {
-    use conclave_doubles::conformance::review_input;
-    for i in 0..1000u64 {
-        let (id, repo) = (format!("run-{i:04}"), ["/srv/a", "/srv/b", "/srv/c"][(i % 3) as usize]);
-        let run = NewRun { input: review_input(repo, Some("main")), created_ms: i, ..new_run(&id) };
-        store.create_run(&run).await.expect("create_run");
-        let status = if i % 10 == 7 { RunStatus::Failed } else { RunStatus::Succeeded };
-        let end = EventKind::RunFinished { status, failed_node: None, error: None };
-        store.append_event(&event(&id, 1, end)).await.expect("append");
-    }
-}
-
-fn review_of_b() -> ReviewOf {
-    ReviewOf { repository: "/srv/b".into(), branches: vec!["main".into(), "origin/main".into()] }
-}
-
 /// Finding the latest review among 1,000 runs is one query, and its expressions are
 /// the `runs_reviews` index's: with sequential scans off, the plan is that index.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_latest_review_is_one_query_on_its_index() {
     let url = fresh_database().await;
-    let store = PostgresStore::connect(&url).await.expect("connect");
-    thousand_reviews(&store).await;
+    let store = Arc::new(PostgresStore::connect(&url).await.expect("connect"));
+    thousand_reviews(store.clone()).await;
     let found = store.latest_review(&review_of_b()).await.expect("latest_review");
     assert_eq!(found.as_deref(), Some("run-0994"), "the newest succeeded review of /srv/b among 1,000 runs");
     let client = admin_client(&url).await;
@@ -379,14 +365,7 @@ async fn the_latest_review_is_one_query_on_its_index() {
 async fn reviews_stored_before_the_index_are_found_after_the_migration() {
     let url = fresh_database().await;
     let client = admin_client(&url).await;
-    client
-        .batch_execute("CREATE TABLE conclave_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ)")
-        .await
-        .expect("migrations table");
-    for (i, sql) in MIGRATIONS[..6].iter().enumerate() {
-        client.batch_execute(sql).await.expect("an earlier migration");
-        client.execute("INSERT INTO conclave_migrations (version) VALUES ($1)", &[&(i as i32 + 1)]).await.expect("v");
-    }
+    migrate_to(&client, 6).await;
     let conclave = serde_json::to_string(&sample_conclave()).expect("json");
     for (id, status, created) in [("old", "succeeded", 1i64), ("newer", "succeeded", 2), ("failed", "failed", 3)] {
         let input = conclave_doubles::conformance::review_input("/srv/b", Some("main")).to_string();

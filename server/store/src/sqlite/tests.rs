@@ -3,7 +3,7 @@
 //! runtime, durability on return, several stores on one file).
 
 use super::*;
-use conclave_doubles::conformance::{run_all, sample_conclave};
+use conclave_doubles::conformance::{review_of_b, run_all, sample_conclave, thousand_reviews};
 use conclave_shared::{EventKind, NodeState};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -309,26 +309,6 @@ async fn runs_that_ended_with_a_row_per_node_keep_every_node_after_the_migration
     assert_eq!(run.nodes, record.nodes, "every node as the row it had");
 }
 
-/// Stores 1,000 finished reviews of `main` over three repositories (run `i` of
-/// `/srv/a`, `/srv/b` or `/srv/c` by `i % 3`, created at `i`, failed when `i % 10`
-/// is 7). The newest succeeded review of `/srv/b` is run 994: run 997 failed.
-async fn thousand_reviews(store: &SqliteStore) {
-    use conclave_doubles::conformance::review_input;
-    use conclave_shared::RunStatus;
-    for i in 0..1000u64 {
-        let (id, repo) = (format!("run-{i:04}"), ["/srv/a", "/srv/b", "/srv/c"][(i % 3) as usize]);
-        let run = NewRun { input: review_input(repo, Some("main")), created_ms: i, ..new_run(&id) };
-        store.create_run(&run).await.expect("create_run");
-        let status = if i % 10 == 7 { RunStatus::Failed } else { RunStatus::Succeeded };
-        let end = EventKind::RunFinished { status, failed_node: None, error: None };
-        store.append_event(&RunEvent { run_id: id, seq: 1, at_ms: i, kind: end }).await.expect("append");
-    }
-}
-
-fn review_of_b() -> ReviewOf {
-    ReviewOf { repository: "/srv/b".into(), branches: vec!["main".into(), "origin/main".into()] }
-}
-
 /// Finding the latest review among 1,000 runs is one statement, and SQLite answers it
 /// from the `runs_reviews` index without scanning the runs.
 #[tokio::test]
@@ -336,8 +316,8 @@ async fn the_latest_review_is_one_statement_on_its_index() {
     use rusqlite::trace::{TraceEvent, TraceEventCodes};
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("runs.db");
-    let store = SqliteStore::open(&path).expect("open");
-    thousand_reviews(&store).await;
+    let store = Arc::new(SqliteStore::open(&path).expect("open"));
+    thousand_reviews(store.clone()).await;
     let mut conn = schema::open_reader(&path).expect("a read connection");
     let statements = Arc::new(Mutex::new(Vec::new()));
     let traced = Arc::clone(&statements);
