@@ -91,13 +91,16 @@ fn review_shaped() -> Conclave {
         label: id.into(),
         position: Position::default(),
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("pausing")),
+        route: None,
+        command: None,
     };
     let lanes = ["security", "correctness", "conventions"];
     let mut nodes = vec![node("change", NodeKind::Trigger)];
     nodes.extend(lanes.iter().map(|l| node(l, NodeKind::Agent)));
     nodes.push(node("writer", NodeKind::Agent));
-    let mut edges: Vec<Edge> = lanes.iter().map(|l| Edge { from: "change".into(), to: (*l).into() }).collect();
-    edges.extend(lanes.iter().map(|l| Edge { from: (*l).into(), to: "writer".into() }));
+    let mut edges: Vec<Edge> =
+        lanes.iter().map(|l| Edge { from: "change".into(), to: (*l).into(), case: None }).collect();
+    edges.extend(lanes.iter().map(|l| Edge { from: (*l).into(), to: "writer".into(), case: None }));
     Conclave {
         version: 1,
         id: "review-shaped".into(),

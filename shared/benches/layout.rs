@@ -41,9 +41,14 @@ fn layered_graph(n: usize, seed: u64) -> Conclave {
                 label: String::new(),
                 position: Position::default(),
                 agent: None,
+                route: None,
+                command: None,
             })
             .collect(),
-        edges: edges.iter().map(|&(a, b)| Edge { from: format!("node-{a}"), to: format!("node-{b}") }).collect(),
+        edges: edges
+            .iter()
+            .map(|&(a, b)| Edge { from: format!("node-{a}"), to: format!("node-{b}"), case: None })
+            .collect(),
     }
 }
 

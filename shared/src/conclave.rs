@@ -1,4 +1,5 @@
-//! The conclave file format: a graph of trigger, agent and output nodes.
+//! The conclave file format: a graph of trigger, agent, route, command and output
+//! nodes.
 //!
 //! Files are `conclaves/<id>.conclave.json`. Field order in these structs is the
 //! key order on disk, and JSON objects inside (schemas) keep their insertion order,
@@ -104,6 +105,22 @@ pub struct Node {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(with = "AgentConfig"))]
     pub agent: Option<AgentConfig>,
+    /// Route configuration; present exactly when `kind` is `route`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "RouteConfig"))]
+    pub route: Option<RouteConfig>,
+    /// Command configuration; present exactly when `kind` is `command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "CommandConfig"))]
+    pub command: Option<CommandConfig>,
+}
+
+impl Node {
+    /// A node of `kind` at the origin, labelled with its id, with no configuration.
+    pub fn new(id: impl Into<String>, kind: NodeKind) -> Node {
+        let id = id.into();
+        Node { label: id.clone(), id, kind, position: Position::default(), agent: None, route: None, command: None }
+    }
 }
 
 /// The kinds of node.
@@ -118,11 +135,17 @@ pub enum NodeKind {
     Agent,
     /// Collects its upstream outputs as the run's result.
     Output,
+    /// Takes one of its outgoing branches, chosen by a predicate on its input; the
+    /// others are skipped.
+    Route,
+    /// Runs a program (no shell) and passes on what it printed, parsed.
+    Command,
 }
 
 impl NodeKind {
     /// All kinds, in palette order.
-    pub const ALL: [NodeKind; 3] = [NodeKind::Trigger, NodeKind::Agent, NodeKind::Output];
+    pub const ALL: [NodeKind; 5] =
+        [NodeKind::Trigger, NodeKind::Agent, NodeKind::Route, NodeKind::Command, NodeKind::Output];
 
     /// The name used in files.
     pub fn as_str(self) -> &'static str {
@@ -130,7 +153,14 @@ impl NodeKind {
             NodeKind::Trigger => "trigger",
             NodeKind::Agent => "agent",
             NodeKind::Output => "output",
+            NodeKind::Route => "route",
+            NodeKind::Command => "command",
         }
+    }
+
+    /// The kind named `name` in files.
+    pub fn parse(name: &str) -> Option<NodeKind> {
+        NodeKind::ALL.into_iter().find(|k| k.as_str() == name)
     }
 }
 
@@ -156,12 +186,154 @@ pub struct Edge {
     pub from: String,
     /// Downstream node id.
     pub to: String,
+    /// For an edge out of a route: the case that takes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
 }
 
 impl Edge {
+    /// A plain edge `from -> to`.
+    pub fn new(from: impl Into<String>, to: impl Into<String>) -> Edge {
+        Edge { from: from.into(), to: to.into(), case: None }
+    }
+
     /// The identifier used in diagnostics: `from -> to`.
     pub fn label(&self) -> String {
         format!("{} -> {}", self.from, self.to)
+    }
+}
+
+pub use crate::route::{Predicate, PredicateOp, RouteCase, RouteConfig};
+
+/// How a command node runs its program and reads what it printed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CommandConfig {
+    /// The program and its arguments, passed as they are: no shell reads them.
+    #[cfg_attr(feature = "json-schema", schemars(length(min = 1)))]
+    pub argv: Vec<String>,
+    /// Where it runs: the repository under review (`repository`, the default; the
+    /// workspace when the run has no repository) or the workspace (`workspace`).
+    #[serde(default, skip_serializing_if = "CommandDir::is_default")]
+    pub cwd: CommandDir,
+    /// Seconds before the program and every process it started are killed
+    /// (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    pub timeout_secs: Option<u64>,
+    /// Bytes kept of stdout, and of stderr; the rest is cut (default 1 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    pub max_output_bytes: Option<u64>,
+    /// Exit codes that count as success (default `[0]`). Linters that exit non-zero
+    /// when they find something list that code too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ok_exit_codes: Vec<i32>,
+    /// How stdout becomes the node's output: `text` (the default), `json` (checked
+    /// against the output schema, like an agent's answer) or `sarif` (SARIF 2.1.0
+    /// results become findings).
+    #[serde(default, skip_serializing_if = "CommandParse::is_default")]
+    pub parse: CommandParse,
+    /// Inline JSON Schema that `json` output must satisfy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "Option<BTreeMap<String, Value>>"))]
+    pub output_schema: Option<Value>,
+    /// Dotted reference to a schema file that `json` output must satisfy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(regex(pattern = r"^[a-z0-9_-]+(\.[a-z0-9_-]+)+$")))]
+    pub output_schema_ref: Option<String>,
+}
+
+/// Default seconds before a command is killed.
+pub const DEFAULT_COMMAND_TIMEOUT_SECS: u64 = 60;
+
+/// Default bytes kept of a command's stdout, and of its stderr.
+pub const DEFAULT_COMMAND_OUTPUT_BYTES: u64 = 1 << 20;
+
+impl CommandConfig {
+    /// A command running `argv` with every setting at its default.
+    pub fn new(argv: Vec<String>) -> CommandConfig {
+        CommandConfig {
+            argv,
+            cwd: CommandDir::default(),
+            timeout_secs: None,
+            max_output_bytes: None,
+            ok_exit_codes: Vec::new(),
+            parse: CommandParse::default(),
+            output_schema: None,
+            output_schema_ref: None,
+        }
+    }
+
+    /// Seconds before the command is killed.
+    pub fn timeout(&self) -> u64 {
+        self.timeout_secs.unwrap_or(DEFAULT_COMMAND_TIMEOUT_SECS)
+    }
+
+    /// Bytes kept of each stream.
+    pub fn output_cap(&self) -> u64 {
+        self.max_output_bytes.unwrap_or(DEFAULT_COMMAND_OUTPUT_BYTES)
+    }
+
+    /// Whether `code` counts as success.
+    pub fn exit_ok(&self, code: i32) -> bool {
+        if self.ok_exit_codes.is_empty() { code == 0 } else { self.ok_exit_codes.contains(&code) }
+    }
+
+    /// The program: the first word of `argv`.
+    pub fn program(&self) -> &str {
+        self.argv.first().map_or("", String::as_str)
+    }
+}
+
+/// Where a command runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CommandDir {
+    /// The repository under review (the workspace when the run has none).
+    #[default]
+    Repository,
+    /// The workspace the conclave belongs to.
+    Workspace,
+}
+
+impl CommandDir {
+    fn is_default(&self) -> bool {
+        *self == CommandDir::default()
+    }
+}
+
+/// How a command's stdout becomes its output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CommandParse {
+    /// The text as printed.
+    #[default]
+    Text,
+    /// One JSON document, checked against the node's output schema when it has one.
+    Json,
+    /// A SARIF 2.1.0 log whose results become findings.
+    Sarif,
+}
+
+impl CommandParse {
+    fn is_default(&self) -> bool {
+        *self == CommandParse::default()
+    }
+
+    /// The name used in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandParse::Text => "text",
+            CommandParse::Json => "json",
+            CommandParse::Sarif => "sarif",
+        }
     }
 }
 
@@ -320,6 +492,17 @@ impl Conclave {
         self.nodes.iter().find(|n| n.id == id)
     }
 
+    /// The programs its command nodes run, each once, in node order.
+    pub fn programs(&self) -> Vec<&str> {
+        let mut programs: Vec<&str> = Vec::new();
+        for program in self.nodes.iter().filter_map(|n| Some(n.command.as_ref()?.program())) {
+            if !programs.contains(&program) {
+                programs.push(program);
+            }
+        }
+        programs
+    }
+
     /// Ids of the nodes with an edge into `id`, in edge order.
     pub fn upstream_of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.edges.iter().filter(move |e| e.to == id).map(|e| e.from.as_str())
@@ -351,6 +534,8 @@ mod tests {
                     label: "Input".into(),
                     position: Position { x: 0, y: 0 },
                     agent: None,
+                    route: None,
+                    command: None,
                 },
                 Node {
                     id: "a".into(),
@@ -358,9 +543,11 @@ mod tests {
                     label: "A".into(),
                     position: Position { x: 200, y: -40 },
                     agent: Some(agent),
+                    route: None,
+                    command: None,
                 },
             ],
-            edges: vec![Edge { from: "in".into(), to: "a".into() }],
+            edges: vec![Edge { from: "in".into(), to: "a".into(), case: None }],
         }
     }
 

@@ -167,6 +167,29 @@ pub enum EventKind {
         /// Each severity whose count is wrong.
         mismatches: Vec<CountMismatch>,
     },
+    /// A command node's program ended: how, and what it printed (each stream up to
+    /// the node's cap; what was cut is counted).
+    CommandExited {
+        /// The node.
+        node_id: String,
+        /// The program and its arguments, as run.
+        argv: Vec<String>,
+        /// Its exit code; absent when a signal ended it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// What it printed to stdout, up to the cap.
+        stdout: String,
+        /// What it printed to stderr, up to the cap.
+        stderr: String,
+        /// Bytes of stdout beyond the cap, dropped.
+        #[serde(default)]
+        stdout_cut_bytes: u64,
+        /// Bytes of stderr beyond the cap, dropped.
+        #[serde(default)]
+        stderr_cut_bytes: u64,
+        /// How long it ran.
+        duration_ms: u64,
+    },
     /// A node finished with its output.
     NodeCompleted {
         /// The node.
@@ -187,12 +210,18 @@ pub enum EventKind {
         /// What went wrong and what to do.
         message: String,
     },
-    /// A node did not run because an upstream node failed or was skipped.
+    /// A node did not run: an upstream node failed or was skipped, or (with
+    /// `route`) no input reached it because a route took another branch. A node
+    /// skipped by a route is not a failure.
     NodeSkipped {
         /// The node.
         node_id: String,
         /// The upstream node that caused the skip.
         because_of: String,
+        /// True when the skip is a route's choice: every input of the node is on a
+        /// branch a route did not take.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        route: bool,
     },
     /// The run ended.
     RunFinished {
@@ -209,7 +238,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event type's wire name (the SSE event name), in the order of the enum.
-    pub const TYPE_NAMES: [&'static str; 17] = [
+    pub const TYPE_NAMES: [&'static str; 18] = [
         "run_started",
         "run_resumed",
         "node_started",
@@ -223,6 +252,7 @@ impl EventKind {
         "findings_checked",
         "contradiction_detected",
         "count_mismatch",
+        "command_exited",
         "node_completed",
         "node_failed",
         "node_skipped",
@@ -245,6 +275,7 @@ impl EventKind {
             EventKind::FindingsChecked { .. } => "findings_checked",
             EventKind::ContradictionDetected { .. } => "contradiction_detected",
             EventKind::CountMismatch { .. } => "count_mismatch",
+            EventKind::CommandExited { .. } => "command_exited",
             EventKind::NodeCompleted { .. } => "node_completed",
             EventKind::NodeFailed { .. } => "node_failed",
             EventKind::NodeSkipped { .. } => "node_skipped",
@@ -265,6 +296,7 @@ impl EventKind {
             | EventKind::FindingsChecked { node_id, .. }
             | EventKind::ContradictionDetected { node_id, .. }
             | EventKind::CountMismatch { node_id, .. }
+            | EventKind::CommandExited { node_id, .. }
             | EventKind::AttemptFailed { node_id, .. }
             | EventKind::NodeCompleted { node_id, .. }
             | EventKind::NodeFailed { node_id, .. }
@@ -330,7 +362,7 @@ mod tests {
             run_id: "r1".into(),
             seq: 3,
             at_ms: 10,
-            kind: EventKind::NodeSkipped { node_id: "d".into(), because_of: "b".into() },
+            kind: EventKind::NodeSkipped { node_id: "d".into(), because_of: "b".into(), route: false },
         };
         let v = serde_json::to_value(&ev).expect("serializes");
         assert_eq!(
@@ -355,7 +387,7 @@ mod tests {
         for (kind, name) in kinds.iter().zip(EventKind::TYPE_NAMES) {
             assert_eq!(kind.type_name(), name);
         }
-        assert_eq!(EventKind::TYPE_NAMES.len(), 17);
+        assert_eq!(EventKind::TYPE_NAMES.len(), 18);
     }
 
     #[test]

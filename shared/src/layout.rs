@@ -304,6 +304,8 @@ mod tests {
             label: String::new(),
             position: Position::default(),
             agent: None,
+            route: None,
+            command: None,
         };
         Conclave {
             version: 1,
@@ -312,7 +314,10 @@ mod tests {
             description: String::new(),
             settings: Default::default(),
             nodes: (0..n).map(node).collect(),
-            edges: edges.iter().map(|&(a, b)| Edge { from: format!("n{a}"), to: format!("n{b}") }).collect(),
+            edges: edges
+                .iter()
+                .map(|&(a, b)| Edge { from: format!("n{a}"), to: format!("n{b}"), case: None })
+                .collect(),
         }
     }
 
@@ -401,7 +406,7 @@ mod tests {
     #[test]
     fn cycles_and_stray_edges_do_not_stop_the_layout() {
         let mut c = conclave(4, &[(0, 1), (1, 2), (2, 1), (3, 3)]);
-        c.edges.push(Edge { from: "n0".into(), to: "gone".into() });
+        c.edges.push(Edge { from: "n0".into(), to: "gone".into(), case: None });
         let at = layout(&c);
         assert_eq!(at.len(), 4);
         assert!(at["n0"].x < at["n1"].x && at["n1"].x < at["n2"].x, "{at:?}");

@@ -1,7 +1,7 @@
 //! Wire types and pure logic shared by the Conclave server and the browser editor.
 //!
 //! Layout: `conclave` is the conclave file format, `graph` its graph rules, `events`
-//! the typed run events, `run` the run records with how an event changes one,
+//! the typed run events, `route` route nodes and their predicates, `run` the run records with how an event changes one,
 //! `outcome` a run's status and the class of a failure (which both name),
 //! `diagnostic` the problems validation reports, `api` the HTTP API's bodies,
 //! `fields` the field builder's model of output schemas, `lowering` schema dialects
@@ -23,10 +23,12 @@ pub mod lowering;
 pub mod number;
 pub mod outcome;
 pub mod review;
+pub mod route;
 pub mod run;
 
 pub use conclave::{
-    AgentConfig, Compatibility, Conclave, Edge, Node, NodeKind, OpenAiApi, OutputMode, Position, Settings,
+    AgentConfig, CommandConfig, CommandDir, CommandParse, Compatibility, Conclave, Edge, Node, NodeKind, OpenAiApi,
+    OutputMode, Position, Settings,
 };
 pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
@@ -37,4 +39,5 @@ pub use review::{
     Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingIdentity, FindingsCheck, Severity,
     Stability, Stance,
 };
+pub use route::{Predicate, PredicateOp, RouteCase, RouteConfig};
 pub use run::{Effect, NodeChange, NodeState, NodeSummary, RunRecord, RunSummary, effect_of};

@@ -73,6 +73,9 @@ pub enum ErrorKind {
     InvalidOutput,
     /// The run store failed.
     Store,
+    /// A command node's program could not start, or exited with a code that is not
+    /// success.
+    Command,
     /// Anything else inside Conclave.
     Internal,
 }
@@ -86,6 +89,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::InvalidOutput => "invalid_output",
             ErrorKind::Store => "store",
+            ErrorKind::Command => "command",
             ErrorKind::Internal => "internal",
         }
     }

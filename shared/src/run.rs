@@ -21,7 +21,8 @@ pub enum NodeState {
     Succeeded,
     /// Failed.
     Failed,
-    /// Not run because something upstream failed.
+    /// Not run: something upstream failed, or a route took another branch
+    /// (`NodeSummary::routed_out`).
     Skipped,
     /// Stopped unfinished because the run was cancelled.
     Cancelled,
@@ -109,6 +110,9 @@ pub struct NodeSummary {
     /// The earlier run whose output it reused instead of running.
     #[serde(default)]
     pub reused_from: Option<String>,
+    /// Skipped because a route took another branch: "skipped (route)", not a failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub routed_out: bool,
 }
 
 impl NodeSummary {
@@ -125,6 +129,7 @@ impl NodeSummary {
             started_ms: None,
             finished_ms: None,
             reused_from: None,
+            routed_out: false,
         }
     }
 
@@ -156,9 +161,10 @@ impl NodeSummary {
                 self.error = Some(error);
                 self.finished_ms = Some(at_ms);
             }
-            NodeChange::Skipped { error } => {
+            NodeChange::Skipped { error, route } => {
                 self.state = NodeState::Skipped;
                 self.error = Some(error);
+                self.routed_out = route;
             }
             NodeChange::Reused { output, input, from_run } => {
                 *self = NodeSummary {
@@ -256,10 +262,13 @@ pub enum NodeChange {
         /// Error class and message.
         error: String,
     },
-    /// It did not run because something upstream did not succeed.
+    /// It did not run because something upstream did not succeed, or (`route`)
+    /// because a route took another branch.
     Skipped {
         /// Which upstream node.
         error: String,
+        /// Whether a route's choice skipped it.
+        route: bool,
     },
     /// Its output was taken from an earlier run: succeeded at once, costing nothing.
     Reused {
@@ -290,9 +299,14 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         EventKind::NodeFailed { node_id, error_kind, message } => {
             node(node_id, NodeChange::Failed { error: format!("{error_kind}: {message}") })
         }
-        EventKind::NodeSkipped { node_id, because_of } => {
-            node(node_id, NodeChange::Skipped { error: format!("skipped because `{because_of}` did not succeed") })
-        }
+        EventKind::NodeSkipped { node_id, because_of, route: false } => node(
+            node_id,
+            NodeChange::Skipped { error: format!("skipped because `{because_of}` did not succeed"), route: false },
+        ),
+        EventKind::NodeSkipped { node_id, because_of, route: true } => node(
+            node_id,
+            NodeChange::Skipped { error: format!("skipped (route): `{because_of}` took another branch"), route: true },
+        ),
         EventKind::RunFinished { status, failed_node, error } => Effect::RunEnd {
             status: *status,
             failed_node: failed_node.clone(),
@@ -308,7 +322,8 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         | EventKind::ProviderRetry { .. }
         | EventKind::FindingsChecked { .. }
         | EventKind::ContradictionDetected { .. }
-        | EventKind::CountMismatch { .. } => Effect::None,
+        | EventKind::CountMismatch { .. }
+        | EventKind::CommandExited { .. } => Effect::None,
     }
 }
 
@@ -368,8 +383,15 @@ mod tests {
     use serde_json::json;
 
     fn record() -> RunRecord {
-        let node =
-            |id: &str, kind| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent: None };
+        let node = |id: &str, kind| Node {
+            id: id.into(),
+            kind,
+            label: id.into(),
+            position: Position::default(),
+            agent: None,
+            route: None,
+            command: None,
+        };
         let conclave = Conclave {
             version: 1,
             id: "c".into(),
@@ -377,7 +399,10 @@ mod tests {
             description: String::new(),
             settings: Settings::default(),
             nodes: vec![node("in", NodeKind::Trigger), node("a", NodeKind::Output), node("b", NodeKind::Output)],
-            edges: vec![Edge { from: "in".into(), to: "a".into() }, Edge { from: "in".into(), to: "b".into() }],
+            edges: vec![
+                Edge { from: "in".into(), to: "a".into(), case: None },
+                Edge { from: "in".into(), to: "b".into(), case: None },
+            ],
         };
         RunRecord::new("r2".into(), conclave, json!("hi"), 100)
     }

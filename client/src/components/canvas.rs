@@ -100,7 +100,7 @@ fn curve((x1, y1): (f64, f64), (x2, y2): (f64, f64)) -> String {
 fn EdgePath(edge: Edge) -> impl IntoView {
     let editor = expect_context::<Editor>();
     let graph = expect_context::<CanvasGraph>();
-    let Edge { from, to } = edge;
+    let Edge { from, to, .. } = edge;
     let d = {
         let (from, to) = (from.clone(), to.clone());
         Memo::new(move |_| match (graph.port(editor, &from, true), graph.port(editor, &to, false)) {

@@ -79,7 +79,7 @@ fn paste_into(conclave: &mut Conclave, clip: &Clip) -> Vec<String> {
     }
     for edge in &clip.edges {
         if let (Some(from), Some(to)) = (renamed.get(&edge.from), renamed.get(&edge.to)) {
-            conclave.edges.push(Edge { from: from.clone(), to: to.clone() });
+            conclave.edges.push(Edge { from: from.clone(), to: to.clone(), case: edge.case.clone() });
         }
     }
     clip.nodes.iter().filter_map(|n| renamed.get(&n.id).cloned()).collect()

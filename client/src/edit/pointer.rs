@@ -210,7 +210,7 @@ fn finish_edge(editor: Editor, from: &str, x: f64, y: f64) {
     match edge_problem(&conclave, from, &to) {
         Some(rule) => editor.say(format!("Edge refused: {}", rule.message(from, &to)), true),
         None => {
-            editor.edit(|c| c.edges.push(Edge { from: from.to_string(), to: to.clone() }));
+            editor.edit(|c| c.edges.push(Edge { from: from.to_string(), to: to.clone(), case: None }));
             editor.say(format!("Connected {from} -> {to}"), false);
         }
     }
@@ -252,6 +252,8 @@ fn add_node(editor: Editor, kind: NodeKind, x: f64, y: f64) {
             NodeKind::Trigger => "input",
             NodeKind::Agent => "agent",
             NodeKind::Output => "output",
+            NodeKind::Route => "route",
+            NodeKind::Command => "command",
         };
         new_id = fresh_id(c, base);
         let agent = (kind == NodeKind::Agent).then(|| {
@@ -261,7 +263,7 @@ fn add_node(editor: Editor, kind: NodeKind, x: f64, y: f64) {
             a
         });
         let position = Position { x: (cx - NODE_WIDTH / 2.0).round() as i32, y: (cy - 20.0).round() as i32 };
-        c.nodes.push(Node { id: new_id.clone(), kind, label: new_id.clone(), position, agent });
+        c.nodes.push(Node { position, agent, ..Node::new(new_id.clone(), kind) });
     });
     editor.selection.set(Selection::Node(new_id));
 }

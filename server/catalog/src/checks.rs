@@ -6,14 +6,17 @@
 //! broken node does not hide problems elsewhere in the file. The graph rules
 //! themselves are `conclave_shared::graph`, which the editor applies too.
 
-use conclave_schema::{SchemaCatalog, check_schema, findings_field};
+use conclave_schema::SchemaCatalog;
 use conclave_shared::graph::{EdgeRule, Graph, kind_rule};
 use conclave_shared::{Diagnostic, NodeKind, Subject};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::format::format_validator;
+use super::kinds;
+use super::output_schema::{AgentOutput, check_output_schema};
 use super::pointer;
+use super::views::{EdgeView, NodeView, did_you_mean};
 
 /// What a file is checked against: schema search roots, known providers and tools.
 #[derive(Debug, Clone)]
@@ -24,17 +27,9 @@ pub struct CatalogContext {
     pub providers: Vec<String>,
     /// Built-in tool ids an agent may list.
     pub tools: Vec<String>,
-}
-
-/// An agent's output schema, resolved once while checking.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentOutput {
-    /// The schema (inline, or the document its reference names).
-    pub schema: Value,
-    /// The reference it came from, if any.
-    pub reference: Option<String>,
-    /// The root property holding findings, when the output is findings-shaped.
-    pub findings_field: Option<String>,
+    /// The programs command nodes may run: `None` for any (files on disk are the
+    /// user's own), else only these (a server's `--allow-commands`).
+    pub programs: Option<Vec<String>>,
 }
 
 /// What checking one conclave found: every diagnostic, and the output schemas that
@@ -65,23 +60,6 @@ pub fn malformed(file: &str, err: &serde_json::Error) -> Diagnostic {
     d
 }
 
-/// A node as far as it could be read.
-struct NodeView<'a> {
-    index: usize,
-    id: Option<&'a str>,
-    kind: Option<NodeKind>,
-    value: &'a Value,
-}
-
-impl NodeView<'_> {
-    fn subject(&self) -> Subject {
-        Subject::Node(self.id.unwrap_or("?").to_string())
-    }
-    fn path(&self) -> String {
-        format!("/nodes/{}", self.index)
-    }
-}
-
 /// Checks one conclave document; `file` labels the diagnostics.
 pub fn check_conclave_value(file: &str, value: &Value, ctx: &CatalogContext) -> Checked {
     let mut out = Vec::new();
@@ -108,12 +86,19 @@ pub fn check_conclave_value(file: &str, value: &Value, ctx: &CatalogContext) -> 
     check_triggers(&nodes, &ids, &edges, &mut out);
     let mut outputs = BTreeMap::new();
     for node in &nodes {
-        if let Some(output) = check_agent(node, ctx, &mut out)
+        check_configs(node, &mut out);
+        let output = match node.kind {
+            Some(NodeKind::Agent) => check_agent(node, ctx, &mut out),
+            Some(NodeKind::Command) => kinds::check_command(node, ctx, &mut out),
+            _ => None,
+        };
+        if let Some(output) = output
             && let Some(id) = node.id.filter(|id| ids.get(id) == Some(&node.index))
         {
             outputs.insert(id.to_string(), output);
         }
     }
+    kinds::check_routes(&nodes, &ids, &edges, &outputs, &mut out);
     note_contradiction_checks(&nodes, &edges, &outputs, &mut out);
     for d in &mut out {
         d.file = file.to_string();
@@ -171,7 +156,7 @@ fn check_format(value: &Value, nodes: &[NodeView], out: &mut Vec<Diagnostic>) {
                 path,
                 format!("unknown node kind `{}`", err.instance().as_str().unwrap_or("?")),
             )
-            .with_help("use one of: trigger, agent, output"),
+            .with_help(format!("use one of: {}", NodeKind::ALL.map(NodeKind::as_str).join(", "))),
             _ => Diagnostic::error("format", subject, path, err.to_string())
                 .with_help("see docs/conclave-file.schema.json for the file format"),
         };
@@ -232,13 +217,6 @@ fn check_node_ids<'a>(nodes: &[NodeView<'a>], out: &mut Vec<Diagnostic>) -> Hash
     ids
 }
 
-/// A readable edge: its index and endpoints (both known to exist).
-struct EdgeView<'a> {
-    index: usize,
-    from: &'a str,
-    to: &'a str,
-}
-
 fn check_edges<'a>(
     value: &'a Value,
     ids: &HashMap<&str, usize>,
@@ -274,7 +252,7 @@ fn check_edges<'a>(
         if !ok {
             continue;
         }
-        if !seen.insert((from, to)) {
+        if !seen.insert((from, to, edge.get("case").and_then(Value::as_str))) {
             out.push(
                 Diagnostic::warning(
                     "duplicate-edge",
@@ -308,7 +286,7 @@ fn check_edges<'a>(
             ),
             _ => {}
         }
-        edges.push(EdgeView { index, from, to });
+        edges.push(EdgeView { index, from, to, case: edge.get("case").and_then(Value::as_str) });
     }
     edges
 }
@@ -379,37 +357,63 @@ fn check_triggers(nodes: &[NodeView], ids: &HashMap<&str, usize>, edges: &[EdgeV
     }
 }
 
+/// The configuration object each kind carries, under its kind's name.
+/// Each kind's configuration key, the codes of its absence and of its presence on
+/// another kind, and how to add it.
+const CONFIGS: [(NodeKind, &str, [&str; 2], &str); 3] = [
+    (
+        NodeKind::Agent,
+        "agent",
+        ["missing-agent", "unexpected-agent"],
+        r#"add "agent": {"provider": "...", "model": "..."}"#,
+    ),
+    (
+        NodeKind::Route,
+        "route",
+        ["missing-route", "unexpected-route"],
+        r#"add "route": {"cases": [{"name": "...", "when": {"pointer": "/...", "op": "exists"}}]}"#,
+    ),
+    (
+        NodeKind::Command,
+        "command",
+        ["missing-command", "unexpected-command"],
+        r#"add "command": {"argv": ["program", "argument"]}"#,
+    ),
+];
+
+/// Each kind's configuration is present on nodes of that kind, and on no other.
+fn check_configs(node: &NodeView, out: &mut Vec<Diagnostic>) {
+    let Some(kind) = node.kind else { return };
+    for (owner, key, [missing, unexpected], add) in CONFIGS {
+        let present = node.value.get(key).is_some_and(Value::is_object);
+        if kind == owner && !present {
+            out.push(
+                Diagnostic::error(
+                    missing,
+                    node.subject(),
+                    node.path(),
+                    format!("{key} node has no `{key}` configuration"),
+                )
+                .with_help(add),
+            );
+        } else if kind != owner && node.value.get(key).is_some() {
+            out.push(
+                Diagnostic::error(
+                    unexpected,
+                    node.subject(),
+                    pointer(&node.path(), key),
+                    format!("a {} node cannot have an `{key}` configuration", kind.as_str()),
+                )
+                .with_help(format!("remove `{key}`, or change the node's kind to \"{key}\"")),
+            );
+        }
+    }
+}
+
 /// Checks an agent's configuration; returns its output schema when it has a usable one.
 fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>) -> Option<AgentOutput> {
     let agent = node.value.get("agent").filter(|a| a.is_object());
     let base = pointer(&node.path(), "agent");
-    match (node.kind, agent) {
-        (Some(NodeKind::Agent), None) => {
-            out.push(
-                Diagnostic::error(
-                    "missing-agent",
-                    node.subject(),
-                    node.path(),
-                    "agent node has no `agent` configuration",
-                )
-                .with_help("add \"agent\": {\"provider\": \"...\", \"model\": \"...\"}"),
-            );
-            return None;
-        }
-        (Some(kind @ (NodeKind::Trigger | NodeKind::Output)), Some(_)) => {
-            out.push(
-                Diagnostic::error(
-                    "unexpected-agent",
-                    node.subject(),
-                    base,
-                    format!("a {} node cannot have an `agent` configuration", kind.as_str()),
-                )
-                .with_help("remove `agent`, or change the node's kind to \"agent\""),
-            );
-            return None;
-        }
-        _ => {}
-    }
     let agent = agent?;
     if let Some(provider) = agent.get("provider").and_then(Value::as_str)
         && !ctx.providers.iter().any(|p| p == provider)
@@ -447,7 +451,7 @@ fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>)
         }
     }
     check_dialect(node, agent, &base, out);
-    check_agent_schema(node, agent, &base, ctx, out)
+    check_output_schema(node, agent, &base, &ctx.schemas, out)
 }
 
 /// Warns about a structured-output `dialect` on an agent whose provider has none.
@@ -466,89 +470,6 @@ fn check_dialect(node: &NodeView, agent: &Value, base: &str, out: &mut Vec<Diagn
             .with_help("remove `dialect`, or switch the agent to the `openai` provider"),
         );
     }
-}
-
-/// Checks an agent's output schema, resolving its reference once; the schema when it
-/// is usable.
-fn check_agent_schema(
-    node: &NodeView,
-    agent: &Value,
-    base: &str,
-    ctx: &CatalogContext,
-    out: &mut Vec<Diagnostic>,
-) -> Option<AgentOutput> {
-    let inline = agent.get("output_schema");
-    let reference = agent.get("output_schema_ref").and_then(Value::as_str);
-    if inline.is_some() && reference.is_some() {
-        out.push(
-            Diagnostic::error(
-                "schema-conflict",
-                node.subject(),
-                base,
-                "both `output_schema` and `output_schema_ref` are set",
-            )
-            .with_help("keep one: remove `output_schema_ref` to use the inline schema, or remove `output_schema`"),
-        );
-    }
-    let errors_before = out.len();
-    let mut resolved = None;
-    if let Some(schema) = inline {
-        let at = pointer(base, "output_schema");
-        resolved = Some(AgentOutput { schema: schema.clone(), reference: None, findings_field: None });
-        for problem in check_schema(schema) {
-            out.push(
-                Diagnostic::error(
-                    "invalid-schema",
-                    node.subject(),
-                    format!("{at}{}", problem.pointer),
-                    format!("output_schema is not a valid JSON Schema: {}", problem.message),
-                )
-                .with_help("fix the schema, or rebuild it with the field builder"),
-            );
-        }
-    }
-    if let Some(reference) = reference {
-        let at = pointer(base, "output_schema_ref");
-        match ctx.schemas.resolve(reference) {
-            Err(err) => out.push(
-                Diagnostic::error("unresolved-schema-ref", node.subject(), at, err.to_string())
-                    .with_help("create the schema file, or fix the reference"),
-            ),
-            Ok(found) => {
-                for problem in check_schema(&found.schema) {
-                    out.push(Diagnostic::error(
-                        "invalid-schema",
-                        node.subject(),
-                        at.clone(),
-                        format!(
-                            "schema `{reference}` ({}) is not a valid JSON Schema at {}: {}",
-                            found.source,
-                            if problem.pointer.is_empty() { "/" } else { &problem.pointer },
-                            problem.message
-                        ),
-                    ));
-                }
-                resolved = Some(AgentOutput {
-                    schema: found.schema,
-                    reference: Some(reference.to_string()),
-                    findings_field: None,
-                });
-            }
-        }
-    }
-    if out.len() > errors_before || node.kind != Some(NodeKind::Agent) {
-        return None;
-    }
-    resolved.map(|output| AgentOutput { findings_field: findings_field(&output.schema), ..output })
-}
-
-/// The closest known name, if one is close enough to be a likely typo.
-pub fn did_you_mean<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .map(|k| (strsim::jaro_winkler(name, k), k))
-        .filter(|(score, _)| *score >= 0.85)
-        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-        .map(|(_, k)| k)
 }
 
 /// serde_json appends " at line X column Y"; the diagnostic carries those separately.

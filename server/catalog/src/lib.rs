@@ -7,17 +7,22 @@
 
 pub mod checks;
 pub mod format;
+mod kinds;
 pub mod load;
+mod output_schema;
+mod views;
 
 use conclave_schema::check_schema;
 use std::path::{Path, PathBuf};
 
-pub use checks::{AgentOutput, CatalogContext, Checked, check_conclave_text, check_conclave_value, did_you_mean};
+pub use checks::{CatalogContext, Checked, check_conclave_text, check_conclave_value};
 pub use conclave_shared::diagnostic::pointer;
 pub use conclave_shared::{Diagnostic, Level, Subject};
 pub use load::{
     CheckedConclave, LoadError, check_conclave, check_text, is_valid_id, list_ids, load_by_id, load_conclave,
 };
+pub use output_schema::AgentOutput;
+pub use views::did_you_mean;
 
 /// The diagnostics for every file looked at, in the order looked at.
 #[derive(Debug, Default)]

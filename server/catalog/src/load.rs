@@ -7,8 +7,9 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::checks::{AgentOutput, CatalogContext, check_conclave_value, malformed};
+use crate::checks::{CatalogContext, check_conclave_value, malformed};
 use crate::display;
+use crate::output_schema::AgentOutput;
 
 /// A conclave that passed every check, with what checking resolved.
 #[derive(Debug, Clone)]

@@ -47,6 +47,8 @@ fn layered(nodes: usize, width: usize) -> Conclave {
         label: String::new(),
         position: Position::default(),
         agent: None,
+        route: None,
+        command: None,
     }];
     let mut edges = Vec::new();
     let mut previous = vec![0usize];
@@ -58,10 +60,12 @@ fn layered(nodes: usize, width: usize) -> Conclave {
             label: String::new(),
             position: Position::default(),
             agent: Some(AgentConfig::new("instant")),
+            route: None,
+            command: None,
         });
         for k in 0..previous.len().min(3) {
             let from = previous[(i + k) % previous.len()];
-            edges.push(Edge { from: format!("n{from}"), to: format!("n{i}") });
+            edges.push(Edge { from: format!("n{from}"), to: format!("n{i}"), case: None });
         }
         layer.push(i);
         if layer.len() == width {

@@ -61,6 +61,34 @@ pub struct RunOptions {
     pub reuse: Option<Reuse>,
     /// Run these agents several times each and merge their answers.
     pub samples: Option<Samples>,
+    /// Whether command nodes may run, and which programs; without it a conclave
+    /// with a command node is refused.
+    pub commands: Option<Arc<Commands>>,
+}
+
+/// The programs a run's command nodes may start, and the workspace they may run in.
+/// Commands do anything their user can, so a run allows them only for a conclave
+/// that is the user's own file on disk (any program), or for the programs a server
+/// was told to allow.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Commands {
+    /// The programs allowed; `None` allows any.
+    pub programs: Option<Vec<String>>,
+    /// The workspace, where `cwd: workspace` runs and where commands run when the
+    /// run has no repository.
+    pub workspace: Option<std::path::PathBuf>,
+}
+
+impl Commands {
+    /// Any program, in `workspace`.
+    pub fn any(workspace: Option<std::path::PathBuf>) -> Commands {
+        Commands { programs: None, workspace }
+    }
+
+    /// Whether `program` may start.
+    pub fn allows(&self, program: &str) -> bool {
+        self.programs.as_ref().is_none_or(|list| list.iter().any(|p| p == program))
+    }
 }
 
 /// The most samples of one agent.

@@ -19,6 +19,7 @@
 
 pub mod agent;
 pub mod bus;
+pub mod command;
 pub mod config;
 pub mod dialects;
 pub mod fleet;
@@ -31,6 +32,7 @@ pub mod policy;
 pub mod policy_call;
 pub mod probe;
 pub mod reuse;
+pub mod route;
 pub mod samples;
 pub mod scheduler;
 pub mod start_error;
@@ -46,7 +48,7 @@ use tracing::Instrument;
 
 pub use agent::AgentContext;
 pub use bus::{BusSink, EventBus};
-pub use config::{EngineConfig, MAX_SAMPLES, RunOptions, Samples};
+pub use config::{Commands, EngineConfig, MAX_SAMPLES, RunOptions, Samples};
 pub use fleet::FleetLimits;
 pub use input::{AgentInput, ComparisonHeadings};
 pub use limits::Limits;

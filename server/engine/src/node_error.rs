@@ -30,6 +30,18 @@ pub enum NodeError {
     /// so it is not passed on.
     #[error("{0}")]
     Policy(#[from] PolicyFailure),
+    /// A command node's program could not start or did not succeed.
+    #[error("{0}")]
+    Command(String),
+    /// A command node's program ran past its timeout and was killed with every
+    /// process it started.
+    #[error("`{program}` ran past its timeout of {} and was killed with every process it started; raise the node's `timeout_secs`", humanize(*.limit))]
+    CommandTimeout {
+        /// The program.
+        program: String,
+        /// The timeout.
+        limit: Duration,
+    },
     /// A bug in Conclave (a task panicked).
     #[error("internal error: {0}")]
     Internal(String),
@@ -42,7 +54,8 @@ impl NodeError {
             NodeError::Provider(ProviderError::SchemaExhausted(_)) => ErrorKind::InvalidOutput,
             NodeError::Provider(ProviderError::Config { .. }) => ErrorKind::Config,
             NodeError::Provider(_) => ErrorKind::Provider,
-            NodeError::Timeout(_) => ErrorKind::Timeout,
+            NodeError::Timeout(_) | NodeError::CommandTimeout { .. } => ErrorKind::Timeout,
+            NodeError::Command(_) => ErrorKind::Command,
             NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
             NodeError::Policy(_) | NodeError::Internal(_) => ErrorKind::Internal,
         }

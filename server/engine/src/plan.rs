@@ -8,11 +8,15 @@ use conclave_catalog::CheckedConclave;
 use conclave_core::{Provider, ProviderRegistry, SchemaSpec, ToolRunner, ToolSpec};
 use conclave_schema::contract::render_contract;
 use conclave_schema::{ContractSpec, OutputContract, output_contract};
-use conclave_shared::{AgentConfig, Compatibility, Conclave, DialectSetting, Node, NodeKind, OutputMode};
+use conclave_shared::{
+    AgentConfig, CommandConfig, CommandParse, Compatibility, Conclave, DialectSetting, Node, NodeKind, OutputMode,
+    RouteConfig,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::command::CommandPlan;
 use crate::config::{MAX_SAMPLES, RunOptions, Samples};
 use crate::start_error::StartError;
 
@@ -75,6 +79,10 @@ pub struct PlanNode {
     pub kind: NodeKind,
     /// For agents, how to run them.
     pub agent: Option<Arc<AgentPlan>>,
+    /// For routes, their cases.
+    pub route: Option<Arc<RouteConfig>>,
+    /// For commands, how to run them.
+    pub command: Option<Arc<CommandPlan>>,
 }
 
 /// An acyclic, fully resolved conclave.
@@ -86,6 +94,19 @@ pub struct Plan {
     pub successors: Vec<Vec<usize>>,
     /// Upstream nodes of each node, in edge order.
     pub predecessors: Vec<Vec<usize>>,
+    /// The cases that take each edge out of a route, by (route, successor).
+    pub cases: HashMap<(usize, usize), Vec<String>>,
+}
+
+impl Plan {
+    /// Whether the edge `from -> to` is on a taken branch when `from` took `case`:
+    /// always for an edge out of anything but a route.
+    pub fn takes(&self, from: usize, to: usize, case: Option<&str>) -> bool {
+        match self.cases.get(&(from, to)) {
+            Some(cases) => case.is_some_and(|case| cases.iter().any(|c| c == case)),
+            None => self.nodes[from].route.is_none(),
+        }
+    }
 }
 
 /// Builds the plan of a checked conclave for one run.
@@ -96,7 +117,7 @@ pub fn build_plan(
     options: &RunOptions,
 ) -> Result<Plan, StartError> {
     let conclave = checked.conclave();
-    let (successors, predecessors) = adjacency(conclave);
+    let (successors, predecessors, cases) = adjacency(conclave);
     let nodes = conclave
         .nodes
         .iter()
@@ -107,13 +128,18 @@ pub fn build_plan(
                 }
                 _ => None,
             };
-            Ok(PlanNode { id: node.id.clone(), label: node.label.clone(), kind: node.kind, agent })
+            let command = match (node.kind, &node.command) {
+                (NodeKind::Command, Some(config)) => Some(Arc::new(plan_command(checked, node, config, options)?)),
+                _ => None,
+            };
+            let route = node.route.clone().filter(|_| node.kind == NodeKind::Route).map(Arc::new);
+            Ok(PlanNode { id: node.id.clone(), label: node.label.clone(), kind: node.kind, agent, route, command })
         })
         .collect::<Result<Vec<_>, StartError>>()?;
     if let Some(samples) = &options.samples {
         check_samples(samples, &nodes, options.policy.is_some())?;
     }
-    Ok(Plan { nodes, successors, predecessors })
+    Ok(Plan { nodes, successors, predecessors, cases })
 }
 
 /// Refuses a count out of range, and nodes that are not findings-shaped agents of
@@ -139,20 +165,27 @@ fn check_samples(samples: &Samples, nodes: &[PlanNode], has_policy: bool) -> Res
     Ok(())
 }
 
-/// Successors and predecessors of each node, by index; repeated edges count once.
-fn adjacency(conclave: &Conclave) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+/// The adjacency of a plan: successors and predecessors of each node, by index
+/// (repeated edges count once), and the cases on each edge out of a route.
+type Adjacency = (Vec<Vec<usize>>, Vec<Vec<usize>>, HashMap<(usize, usize), Vec<String>>);
+
+fn adjacency(conclave: &Conclave) -> Adjacency {
     let index: HashMap<&str, usize> = conclave.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
     let mut successors = vec![Vec::new(); conclave.nodes.len()];
     let mut predecessors = vec![Vec::new(); conclave.nodes.len()];
+    let mut cases: HashMap<(usize, usize), Vec<String>> = HashMap::new();
     for edge in &conclave.edges {
         // A checked conclave has no dangling edges.
         let (Some(&from), Some(&to)) = (index.get(edge.from.as_str()), index.get(edge.to.as_str())) else { continue };
+        if let Some(case) = &edge.case {
+            cases.entry((from, to)).or_default().push(case.clone());
+        }
         if !successors[from].contains(&to) {
             successors[from].push(to);
             predecessors[to].push(from);
         }
     }
-    (successors, predecessors)
+    (successors, predecessors, cases)
 }
 
 fn plan_agent(
@@ -241,6 +274,39 @@ fn contract_for(
         shaping_notes,
     };
     output_contract(schema, spec).map_err(|error| StartError::Contract { node_id: node.id.clone(), error })
+}
+
+/// A command node's plan: refused unless the run allows commands and the node's
+/// program, with the validator of its output schema for `json` output.
+fn plan_command(
+    checked: &CheckedConclave,
+    node: &Node,
+    config: &CommandConfig,
+    options: &RunOptions,
+) -> Result<CommandPlan, StartError> {
+    let refuse = |reason: String| StartError::Command { node_id: node.id.clone(), reason };
+    let Some(allowed) = &options.commands else {
+        return Err(refuse(
+            "this run does not allow commands: they run only from conclave files on disk, or programs the server was told to allow".into(),
+        ));
+    };
+    if !allowed.allows(config.program()) {
+        return Err(refuse(format!("`{}` is not among the programs this run may start", config.program())));
+    }
+    let validator = match (config.parse, checked.output(&node.id)) {
+        (CommandParse::Json, Some(output)) => Some(Arc::new(
+            jsonschema::validator_for(&output.schema)
+                .map_err(|e| refuse(format!("its output schema does not compile: {e}")))?,
+        )),
+        _ => None,
+    };
+    let workdir = match config.cwd {
+        conclave_shared::CommandDir::Repository => options.workdir.clone().or_else(|| allowed.workspace.clone()),
+        conclave_shared::CommandDir::Workspace => allowed.workspace.clone().or_else(|| options.workdir.clone()),
+    };
+    let workdir =
+        workdir.ok_or_else(|| refuse("the run has neither a repository nor a workspace to run it in".into()))?;
+    Ok(CommandPlan { config: config.clone(), validator, workdir })
 }
 
 /// The tool specs offered to an agent.

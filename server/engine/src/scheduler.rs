@@ -17,6 +17,7 @@ use tracing::{Instrument, Span};
 
 use crate::agent::{AgentContext, run_agent};
 use crate::bus::EventBus;
+use crate::command;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
 use crate::node_error::NodeError;
@@ -25,6 +26,7 @@ use crate::plan::{AgentPlan, Plan};
 use crate::policy::SiblingOutput;
 use crate::policy_call::{self, PolicyFailure};
 use crate::reuse::{Reused, ReusedNode};
+use crate::route;
 use crate::samples::run_sampled;
 
 /// How a run ended.
@@ -84,7 +86,10 @@ struct Run {
     bus: Arc<EventBus>,
     input: Value,
     limits: RunLimits,
+    /// Inputs of each node not yet resolved (succeeded, failed, or cut off by a route).
     waiting: Vec<usize>,
+    /// Inputs of each node that succeeded on a branch that was taken.
+    live: Vec<usize>,
     state: Vec<NodeState>,
     outputs: Vec<Option<NodeOutput>>,
     ready: Vec<usize>,
@@ -106,6 +111,7 @@ pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
     };
     let mut run = Run {
         waiting: plan.predecessors.iter().map(Vec::len).collect(),
+        live: vec![0; n],
         state: vec![NodeState::Queued; n],
         outputs: vec![None; n],
         ready: (0..n).rev().filter(|&i| plan.predecessors[i].is_empty()).collect(),
@@ -178,17 +184,21 @@ impl Run {
     }
 
     /// Takes up a run where its stored nodes left it: succeeded nodes keep their
-    /// outputs, failed ones stay failed (their descendants skipped), the rest run.
+    /// outputs, failed ones stay failed (their descendants skipped), nodes a route
+    /// cut off stay skipped, the rest run.
     async fn restore(&mut self, resumed: Resumed) {
         let mut kept = Vec::new();
         let mut failed = Vec::new();
+        let mut routed_out = Vec::new();
+        // Every stored state first, so that releasing inputs below finds them.
         for i in 0..self.plan.nodes.len() {
             let id = self.plan.nodes[i].id.clone();
             let Some(stored) = resumed.nodes.iter().find(|n| n.node_id == id) else { continue };
             match (stored.state, &stored.output) {
                 (NodeState::Succeeded, Some(output)) => {
-                    self.succeeded(i, output.clone());
-                    kept.push(id);
+                    self.state[i] = NodeState::Succeeded;
+                    self.outputs[i] = Some(output.clone());
+                    kept.push(i);
                 }
                 (NodeState::Failed, _) => {
                     self.state[i] = NodeState::Failed;
@@ -197,11 +207,23 @@ impl Run {
                     self.first_failure.get_or_insert((i, kind, message));
                     failed.push(i);
                 }
-                (NodeState::Skipped, _) => self.state[i] = NodeState::Skipped,
+                (NodeState::Skipped, _) => {
+                    self.state[i] = NodeState::Skipped;
+                    if stored.routed_out {
+                        routed_out.push(i);
+                    }
+                }
                 _ => {}
             }
         }
-        self.bus.emit(EventKind::RunResumed { kept }).await;
+        let kept_ids = kept.iter().map(|&i| self.plan.nodes[i].id.clone()).collect();
+        self.bus.emit(EventKind::RunResumed { kept: kept_ids }).await;
+        for i in kept {
+            self.release_from(i).await;
+        }
+        for i in routed_out {
+            self.release(i, |_| false).await;
+        }
         for i in failed {
             self.skip_descendants(i).await;
         }
@@ -229,6 +251,17 @@ impl Run {
                 let collected = Value::Object(self.upstream_outputs(i, true).into_iter().collect());
                 self.finish(i, Ok((NodeOutput::Json(collected), Usage::default())), 0).await;
             }
+            NodeKind::Route => {
+                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone(), input: None }).await;
+                let document = Value::Object(self.upstream_outputs(i, true).into_iter().collect());
+                let inputs = self.upstream_outputs(i, false).into_iter().collect();
+                let output = match &node.route {
+                    Some(config) => Ok((NodeOutput::Json(route::output(config, &document, inputs)), Usage::default())),
+                    None => Err(NodeError::Internal("route node without a plan".into())),
+                };
+                self.finish(i, output, 0).await;
+            }
+            NodeKind::Command => self.start_command(i).await,
             NodeKind::Agent => self.start_agent(i).await,
         }
     }
@@ -266,6 +299,26 @@ impl Run {
             (i, result, duration_ms)
         };
         let handle = self.tasks.spawn(work.instrument(span));
+        self.task_nodes.insert(handle.id(), i);
+        self.state[i] = NodeState::Running;
+    }
+
+    /// Spawns command node `i`, which runs under one slot of the run's limits.
+    async fn start_command(&mut self, i: usize) {
+        let plan = self.plan.clone();
+        let node = &plan.nodes[i];
+        let Some(command) = node.command.clone() else {
+            return self.finish(i, Err(NodeError::Internal("command node without a plan".into())), 0).await;
+        };
+        let (bus, limits, node_id) = (self.bus.clone(), self.limits.clone(), node.id.clone());
+        let work = async move {
+            let _permit = limits.acquire(None).await;
+            bus.emit(EventKind::NodeStarted { node_id: node_id.clone(), input: None }).await;
+            let started = Instant::now();
+            let result = command::run(&command, &node_id, &bus).await;
+            (i, result, started.elapsed().as_millis() as u64)
+        };
+        let handle = self.tasks.spawn(work);
         self.task_nodes.insert(handle.id(), i);
         self.state[i] = NodeState::Running;
     }
@@ -338,7 +391,7 @@ impl Run {
             input: reused.input,
         };
         self.bus.emit(event).await;
-        self.succeeded(i, reused.output);
+        self.succeeded(i, reused.output).await;
     }
 
     /// Asks the run's policy to check an agent's structured output (a Writer's
@@ -357,15 +410,49 @@ impl Run {
         Ok(())
     }
 
-    /// Keeps node `i`'s output and releases the successors it was the last input of.
-    fn succeeded(&mut self, i: usize, output: NodeOutput) {
+    /// Keeps node `i`'s output and releases its successors: all of them, or for a
+    /// route, those on the branch of the case it took.
+    async fn succeeded(&mut self, i: usize, output: NodeOutput) {
         self.state[i] = NodeState::Succeeded;
         self.outputs[i] = Some(output);
-        for &s in &self.plan.successors[i] {
-            self.waiting[s] -= 1;
-            if self.waiting[s] == 0 && self.state[s] == NodeState::Queued {
-                self.ready.push(s);
+        self.release_from(i).await;
+    }
+
+    /// Releases the successors of `i`, which succeeded: all of them, or for a route,
+    /// those on the branch of the case it took.
+    async fn release_from(&mut self, i: usize) {
+        let plan = self.plan.clone();
+        match (&plan.nodes[i].route, &self.outputs[i]) {
+            (Some(_), Some(output)) => {
+                let case = route::taken_case(output);
+                self.release(i, |s| plan.takes(i, s, case.as_deref())).await
             }
+            _ => self.release(i, |_| true).await,
+        }
+    }
+
+    /// Resolves one input of each successor of `i`: live where `live(successor)`
+    /// holds, cut off elsewhere. A successor whose inputs are all resolved runs when
+    /// one of them is live, and is skipped by the route otherwise, which cuts off its
+    /// own successors in turn; so a join waits only for branches that can still run.
+    async fn release(&mut self, i: usize, live: impl Fn(usize) -> bool) {
+        let plan = self.plan.clone();
+        let mut resolved: Vec<(usize, usize, bool)> =
+            plan.successors[i].iter().rev().map(|&s| (s, i, live(s))).collect();
+        while let Some((s, from, live)) = resolved.pop() {
+            self.waiting[s] -= 1;
+            self.live[s] += usize::from(live);
+            if self.waiting[s] > 0 || self.state[s] != NodeState::Queued {
+                continue;
+            }
+            if self.live[s] > 0 {
+                self.ready.push(s);
+                continue;
+            }
+            self.state[s] = NodeState::Skipped;
+            let because_of = plan.nodes[from].id.clone();
+            self.bus.emit(EventKind::NodeSkipped { node_id: plan.nodes[s].id.clone(), because_of, route: true }).await;
+            resolved.extend(plan.successors[s].iter().rev().map(|&t| (t, s, false)));
         }
     }
 
@@ -383,7 +470,7 @@ impl Run {
         match result {
             Ok((output, usage)) => {
                 self.bus.emit(EventKind::NodeCompleted { node_id, output: output.clone(), usage, duration_ms }).await;
-                self.succeeded(i, output);
+                self.succeeded(i, output).await;
             }
             Err(err) => {
                 self.state[i] = NodeState::Failed;
@@ -410,6 +497,7 @@ impl Run {
                 .emit(EventKind::NodeSkipped {
                     node_id: plan.nodes[d].id.clone(),
                     because_of: plan.nodes[cause].id.clone(),
+                    route: false,
                 })
                 .await;
             stack.extend(plan.successors[d].iter().rev().map(|&s| (s, d)));

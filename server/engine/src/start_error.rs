@@ -96,6 +96,14 @@ pub enum StartError {
         /// What differs.
         what: &'static str,
     },
+    /// A command node may not run here.
+    #[error("command node `{node_id}` cannot run: {reason}")]
+    Command {
+        /// The command node.
+        node_id: String,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// The run's output policy failed while shaping an agent's schema (it panicked).
     #[error("{0}")]
     Policy(#[from] PolicyFailure),
@@ -135,7 +143,8 @@ impl StartError {
             | StartError::UnknownTool { node_id, .. }
             | StartError::UnknownFromNode { node_id, .. }
             | StartError::ReuseNotSucceeded { node_id, .. }
-            | StartError::ReuseChanged { node_id, .. } => Some(node_id),
+            | StartError::ReuseChanged { node_id, .. }
+            | StartError::Command { node_id, .. } => Some(node_id),
             StartError::ReuseOtherConclave { .. }
             | StartError::Samples { .. }
             | StartError::CannotResume { .. }

@@ -12,7 +12,7 @@
 
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderRegistry, ReviewOf, RunStore, StoreError};
-use conclave_engine::{Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
+use conclave_engine::{Commands, Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
 use conclave_shared::NodeKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -231,6 +231,9 @@ pub fn run_options(review: &PreparedReview, reuse: Option<Reuse>) -> RunOptions 
         workdir: Some(review.change.root.clone()),
         reuse,
         samples: review.samples.clone(),
+        // The conclave is a file of the workspace or the catalog, or one the server
+        // checked against its allowed programs when it was saved or posted.
+        commands: Some(Arc::new(Commands::any(None))),
     }
 }
 

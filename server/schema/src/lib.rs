@@ -1,7 +1,8 @@
 //! JSON Schema handling for agent outputs: resolving dotted references, checking that
 //! an author's schema is itself valid, recognising findings-shaped output, normalizing
 //! and lowering a schema per provider, the output contract each agent is held to, and
-//! the prompt contract for providers without native structured output.
+//! the prompt contract for providers without native structured output, and SARIF
+//! logs read as findings (`sarif.rs`, for command nodes that run an analyzer).
 //!
 //! **Invariant:** nothing here calls a provider or touches the network; remote `$ref`s
 //! are never fetched.
@@ -12,6 +13,7 @@ pub mod lower;
 pub mod normalize;
 pub mod output;
 pub mod refs;
+pub mod sarif;
 pub mod shape;
 pub mod walk;
 

@@ -82,9 +82,17 @@ impl Progress {
             EventKind::NodeFailed { node_id, error_kind, message } => {
                 Some((node_id, format!("failed ({error_kind}): {message}"), true))
             }
-            EventKind::NodeSkipped { node_id, because_of } => {
+            EventKind::NodeSkipped { node_id, because_of, route: false } => {
                 Some((node_id, format!("skipped (upstream `{because_of}` did not succeed)"), true))
             }
+            EventKind::NodeSkipped { node_id, because_of, route: true } => {
+                Some((node_id, format!("skipped (route): `{because_of}` took another branch"), true))
+            }
+            EventKind::CommandExited { node_id, exit_code, .. } => Some((
+                node_id,
+                exit_code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exited with {c}")),
+                false,
+            )),
             EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
                 Some((node_id, format!("attempt {attempt} failed validation: {}", errors.join("; ")), false))
             }

@@ -218,7 +218,28 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
             }
             EventKind::NodeCompleted { node_id, duration_ms, .. } => format!("{node_id} in {duration_ms} ms"),
             EventKind::NodeFailed { node_id, error_kind, message } => format!("{node_id}: {error_kind}: {message}"),
-            EventKind::NodeSkipped { node_id, because_of } => format!("{node_id} (because of {because_of})"),
+            EventKind::NodeSkipped { node_id, because_of, route: false } => {
+                format!("{node_id} (because of {because_of})")
+            }
+            EventKind::NodeSkipped { node_id, because_of, route: true } => {
+                format!("{node_id} (route): `{because_of}` took another branch")
+            }
+            EventKind::CommandExited {
+                node_id,
+                argv,
+                exit_code,
+                stdout_cut_bytes,
+                stderr_cut_bytes,
+                duration_ms,
+                ..
+            } => {
+                let ended = exit_code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+                let cut = match stdout_cut_bytes + stderr_cut_bytes {
+                    0 => String::new(),
+                    n => format!(", {n} bytes of output cut"),
+                };
+                format!("{node_id}: `{}` {ended} in {duration_ms} ms{cut}", argv.join(" "))
+            }
             EventKind::RunFinished { status, error, .. } => match error {
                 Some(error) => format!("{}: {error}", status.as_str()),
                 None => status.as_str().to_string(),

@@ -8,7 +8,7 @@ use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome};
 use conclave_providers::local::LocalProvider;
 use conclave_schema::SchemaCatalog;
-use conclave_shared::{AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, Position, RunStatus, Settings};
+use conclave_shared::{AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, RunStatus, Settings};
 use conclave_testkit::{checked, git};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -45,8 +45,7 @@ fn one_agent(system: &str, schema: Option<Value>, schema_ref: Option<&str>, max_
     agent.output_schema = schema;
     agent.output_schema_ref = schema_ref.map(str::to_string);
     agent.max_tokens = Some(max_tokens);
-    let node =
-        |id: &str, kind, agent| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent };
+    let node = |id: &str, kind, agent| Node { agent, ..Node::new(id, kind) };
     Conclave {
         version: 1,
         id: "local".into(),
@@ -54,7 +53,7 @@ fn one_agent(system: &str, schema: Option<Value>, schema_ref: Option<&str>, max_
         description: String::new(),
         settings: Settings::default(),
         nodes: vec![node("input", NodeKind::Trigger, None), node("reviewer", NodeKind::Agent, Some(agent))],
-        edges: vec![Edge { from: "input".into(), to: "reviewer".into() }],
+        edges: vec![Edge { from: "input".into(), to: "reviewer".into(), case: None }],
     }
 }
 

@@ -2,7 +2,7 @@
 //! exhausted structured-output attempts and missing keys, and proof that keys never
 //! reach stored runs, errors or log lines.
 
-use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, OpenAiApi, Position, Settings};
+use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, OpenAiApi, Settings};
 use conclave_testkit::FakeServer;
 use conclave_testkit::wire::{Vendor, status};
 use serde_json::json;
@@ -23,8 +23,7 @@ fn write_conclave(dir: &Path, vendor: Vendor) {
     if vendor == Vendor::OpenAiResponses {
         agent.api = Some(OpenAiApi::Responses);
     }
-    let node =
-        |id: &str, kind, agent| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent };
+    let node = |id: &str, kind, agent| Node { agent, ..Node::new(id, kind) };
     let conclave = Conclave {
         version: 1,
         id: "single".into(),
@@ -32,7 +31,7 @@ fn write_conclave(dir: &Path, vendor: Vendor) {
         description: String::new(),
         settings: Settings::default(),
         nodes: vec![node("input", NodeKind::Trigger, None), node("reviewer", NodeKind::Agent, Some(agent))],
-        edges: vec![Edge { from: "input".into(), to: "reviewer".into() }],
+        edges: vec![Edge { from: "input".into(), to: "reviewer".into(), case: None }],
     };
     std::fs::create_dir_all(dir.join("conclaves")).expect("mkdir");
     std::fs::write(dir.join("conclaves/single.conclave.json"), conclave.to_file_text()).expect("write");

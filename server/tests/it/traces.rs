@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::post;
-use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, Settings};
+use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Settings};
 use conclave_testkit::wire::{Vendor, status};
 use conclave_testkit::{FakeServer, Reply};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -83,13 +83,7 @@ fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut agent = AgentConfig::new("openai");
     agent.model = "test-model".into();
-    let node = |id: &str, label: &str, kind, agent| Node {
-        id: id.into(),
-        kind,
-        label: label.into(),
-        position: Position::default(),
-        agent,
-    };
+    let node = |id: &str, label: &str, kind, agent| Node { label: label.into(), agent, ..Node::new(id, kind) };
     let conclave = Conclave {
         version: 1,
         id: "traced".into(),
@@ -100,7 +94,7 @@ fn workspace() -> tempfile::TempDir {
             node("input", "Input", NodeKind::Trigger, None),
             node("reviewer", "Reviewer", NodeKind::Agent, Some(agent)),
         ],
-        edges: vec![Edge { from: "input".into(), to: "reviewer".into() }],
+        edges: vec![Edge { from: "input".into(), to: "reviewer".into(), case: None }],
     };
     std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     std::fs::write(dir.path().join("conclaves/traced.conclave.json"), conclave.to_file_text()).expect("write");

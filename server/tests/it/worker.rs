@@ -21,6 +21,8 @@ fn conclave() -> Conclave {
         label: id.into(),
         position: Position::default(),
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
+        route: None,
+        command: None,
     };
     Conclave {
         version: 1,
@@ -29,7 +31,10 @@ fn conclave() -> Conclave {
         description: String::new(),
         settings: Settings::default(),
         nodes: vec![node("in", NodeKind::Trigger), node("a", NodeKind::Agent), node("out", NodeKind::Output)],
-        edges: vec![Edge { from: "in".into(), to: "a".into() }, Edge { from: "a".into(), to: "out".into() }],
+        edges: vec![
+            Edge { from: "in".into(), to: "a".into(), case: None },
+            Edge { from: "a".into(), to: "out".into(), case: None },
+        ],
     }
 }
 

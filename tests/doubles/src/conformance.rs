@@ -40,6 +40,8 @@ pub fn sample_conclave() -> Conclave {
         label: id.to_uppercase(),
         position: Position::default(),
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
+        route: None,
+        command: None,
     };
     Conclave {
         version: 1,
@@ -48,7 +50,10 @@ pub fn sample_conclave() -> Conclave {
         description: String::new(),
         settings: Settings::default(),
         nodes: vec![node("in", NodeKind::Trigger), node("a", NodeKind::Agent), node("b", NodeKind::Agent)],
-        edges: vec![Edge { from: "in".into(), to: "a".into() }, Edge { from: "in".into(), to: "b".into() }],
+        edges: vec![
+            Edge { from: "in".into(), to: "a".into(), case: None },
+            Edge { from: "in".into(), to: "b".into(), case: None },
+        ],
     }
 }
 
@@ -134,7 +139,7 @@ async fn node_events_update_node_state(store: Arc<dyn RunStore>) {
             duration_ms: 4,
         },
         EventKind::NodeFailed { node_id: "a".into(), error_kind: ErrorKind::Timeout, message: "took too long".into() },
-        EventKind::NodeSkipped { node_id: "b".into(), because_of: "a".into() },
+        EventKind::NodeSkipped { node_id: "b".into(), because_of: "a".into(), route: false },
     ];
     for (i, kind) in seq.into_iter().enumerate() {
         store.append_event(&event("r1", i as u64 + 1, kind)).await.expect("append");

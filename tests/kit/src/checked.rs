@@ -17,6 +17,7 @@ pub fn test_catalog() -> CatalogContext {
         schemas: SchemaCatalog::with_roots(vec![]),
         providers: TEST_PROVIDERS.iter().map(|p| p.to_string()).collect(),
         tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
+        programs: None,
     }
 }
 

@@ -77,9 +77,11 @@ fn random_conclave(rng: &mut fastrand::Rng) -> Conclave {
             label: word(rng),
             position: Position { x: rng.i32(-2000..2000), y: rng.i32(-2000..2000) },
             agent,
+            route: None,
+            command: None,
         });
     }
-    let edges = (1..n).map(|i| Edge { from: nodes[rng.usize(0..i)].id.clone(), to: nodes[i].id.clone() }).collect();
+    let edges = (1..n).map(|i| Edge::new(nodes[rng.usize(0..i)].id.clone(), nodes[i].id.clone())).collect();
     let mut settings = Settings::default();
     if rng.bool() {
         settings.max_concurrency = Some(rng.u32(1..64));

@@ -33,6 +33,8 @@ pub(crate) fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
                 label: id.into(),
                 position: Position::default(),
                 agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
+                route: None,
+                command: None,
             }
         })
         .collect();
@@ -40,7 +42,7 @@ pub(crate) fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
         .iter()
         .map(|e| {
             let (from, to) = e.split_once('>').expect("from>to");
-            Edge { from: from.into(), to: to.into() }
+            Edge { from: from.into(), to: to.into(), case: None }
         })
         .collect();
     Conclave {
@@ -139,7 +141,7 @@ async fn a_failing_node_skips_exactly_its_descendants() {
     let skipped: Vec<(String, String)> = events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::NodeSkipped { node_id, because_of } => Some((node_id.clone(), because_of.clone())),
+            EventKind::NodeSkipped { node_id, because_of, .. } => Some((node_id.clone(), because_of.clone())),
             _ => None,
         })
         .collect();

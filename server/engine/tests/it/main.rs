@@ -1,6 +1,7 @@
 //! The engine's integration tests: one binary, a module per concern.
 
 mod engine;
+mod kinds;
 mod policy;
 mod policy_failures;
 mod probe;

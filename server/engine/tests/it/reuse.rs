@@ -22,6 +22,8 @@ fn diamond(id: &str) -> Conclave {
         label: id.into(),
         position: Position::default(),
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
+        route: None,
+        command: None,
     };
     let edges = [("t", "a"), ("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "out")];
     Conclave {
@@ -38,7 +40,7 @@ fn diamond(id: &str) -> Conclave {
             node("d", NodeKind::Agent),
             node("out", NodeKind::Output),
         ],
-        edges: edges.iter().map(|(f, t)| Edge { from: (*f).into(), to: (*t).into() }).collect(),
+        edges: edges.iter().map(|(f, t)| Edge { from: (*f).into(), to: (*t).into(), case: None }).collect(),
     }
 }
 
@@ -190,7 +192,7 @@ async fn every_earlier_run_that_cannot_be_reused_is_refused_with_what_to_do() {
         )
     );
     let mut rewired = diamond("fan");
-    rewired.edges.push(Edge { from: "t".into(), to: "c".into() });
+    rewired.edges.push(Edge { from: "t".into(), to: "c".into(), case: None });
     assert_eq!(
         refusal(&engine, rewired, "b", &first).await,
         format!(
@@ -204,8 +206,10 @@ async fn every_earlier_run_that_cannot_be_reused_is_refused_with_what_to_do() {
         label: "e".into(),
         position: Position::default(),
         agent: Some(AgentConfig::new("fake")),
+        route: None,
+        command: None,
     });
-    grown.edges.push(Edge { from: "a".into(), to: "e".into() });
+    grown.edges.push(Edge { from: "a".into(), to: "e".into(), case: None });
     assert_eq!(
         refusal(&engine, grown, "b", &first).await,
         format!(

@@ -16,7 +16,7 @@ use conclave_providers::ollama::OllamaProvider;
 use conclave_providers::openai::OpenAiProvider;
 use conclave_schema::SchemaCatalog;
 use conclave_shared::{
-    AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, OpenAiApi, Position, RunEvent, RunStatus, Settings,
+    AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, OpenAiApi, RunEvent, RunStatus, Settings,
 };
 use conclave_testkit::wire::{Vendor, status};
 use conclave_testkit::{FakeServer, Recorded, Reply};
@@ -95,8 +95,7 @@ pub(crate) fn conclave(vendor: Vendor, tools: bool) -> Conclave {
     if tools {
         agent.tools = vec!["read_file".into()];
     }
-    let node =
-        |id: &str, kind, agent| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent };
+    let node = |id: &str, kind, agent| Node { agent, ..Node::new(id, kind) };
     Conclave {
         version: 1,
         id: "single".into(),
@@ -109,8 +108,8 @@ pub(crate) fn conclave(vendor: Vendor, tools: bool) -> Conclave {
             node("out", NodeKind::Output, None),
         ],
         edges: vec![
-            Edge { from: "input".into(), to: "reviewer".into() },
-            Edge { from: "reviewer".into(), to: "out".into() },
+            Edge { from: "input".into(), to: "reviewer".into(), case: None },
+            Edge { from: "reviewer".into(), to: "out".into(), case: None },
         ],
     }
 }
@@ -121,6 +120,7 @@ pub(crate) fn checked(conclave: Conclave) -> CheckedConclave {
         schemas: SchemaCatalog::with_roots(vec![]),
         providers: conclave_providers::BUILTIN_PROVIDERS.iter().map(|p| p.to_string()).collect(),
         tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
+        programs: None,
     };
     check_conclave("single.conclave.json", conclave, &context).expect("checks")
 }

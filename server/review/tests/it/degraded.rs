@@ -8,8 +8,8 @@ use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;
 use conclave_review::report::build_report;
 use conclave_shared::{
-    AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, OutputDialect, Position, RunEvent, RunRecord, RunStatus,
-    RunSummary, Settings,
+    AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary,
+    Settings,
 };
 use conclave_testkit::checked;
 use serde_json::json;
@@ -75,7 +75,7 @@ impl RunStore for FlakyStore {
 
 fn node(id: &str, kind: NodeKind) -> Node {
     let agent = (kind == NodeKind::Agent).then(|| AgentConfig::new("fake"));
-    Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent }
+    Node { agent, ..Node::new(id, kind) }
 }
 
 #[tokio::test]
@@ -98,8 +98,8 @@ async fn a_store_error_makes_the_review_degraded() {
             node("report", NodeKind::Output),
         ],
         edges: vec![
-            Edge { from: "change".into(), to: "reviewer".into() },
-            Edge { from: "reviewer".into(), to: "report".into() },
+            Edge { from: "change".into(), to: "reviewer".into(), case: None },
+            Edge { from: "reviewer".into(), to: "report".into(), case: None },
         ],
     };
     let handle = engine.start(checked(conclave), json!({}), RunOptions::default()).await.expect("starts");

@@ -5,7 +5,7 @@ use conclave_core::{Message, ProviderRegistry, ToolCall, ToolOutcome, ToolRunner
 use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::tools::RepoTools;
-use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, RunStatus, Settings};
+use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, RunStatus, Settings};
 use conclave_testkit::checked;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -144,8 +144,7 @@ async fn a_refused_tool_call_is_shown_to_the_model_and_the_run_goes_on() {
     let options = RunOptions { tools: Some(Arc::new(f.tools.clone())), ..RunOptions::default() };
     let mut agent = AgentConfig::new("fake");
     agent.tools = vec!["read_file".into()];
-    let node =
-        |id: &str, kind, agent| Node { id: id.into(), kind, label: id.into(), position: Position::default(), agent };
+    let node = |id: &str, kind, agent| Node { agent, ..Node::new(id, kind) };
     let conclave = Conclave {
         version: 1,
         id: "t".into(),
@@ -153,7 +152,7 @@ async fn a_refused_tool_call_is_shown_to_the_model_and_the_run_goes_on() {
         description: String::new(),
         settings: Settings::default(),
         nodes: vec![node("input", NodeKind::Trigger, None), node("reviewer", NodeKind::Agent, Some(agent))],
-        edges: vec![Edge { from: "input".into(), to: "reviewer".into() }],
+        edges: vec![Edge { from: "input".into(), to: "reviewer".into(), case: None }],
     };
     let outcome = engine.start(checked(conclave), json!("diff"), options).await.expect("starts").wait().await;
     assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);

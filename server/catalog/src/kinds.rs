@@ -1,0 +1,285 @@
+//! The checks of route and command nodes: a route's cases, predicates and the
+//! edges that carry its cases; a command's program (against the allowed programs,
+//! when a server limits them) and its output schema.
+
+use conclave_shared::route::pointer_head;
+use conclave_shared::{Diagnostic, NodeKind, PredicateOp, Subject};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::checks::CatalogContext;
+use super::output_schema::{AgentOutput, check_output_schema};
+use super::pointer;
+use super::views::{EdgeView, NodeView, did_you_mean};
+
+/// Checks a command's configuration; returns its output schema when `json` output
+/// has a usable one.
+pub(crate) fn check_command(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>) -> Option<AgentOutput> {
+    let command = node.value.get("command").filter(|c| c.is_object())?;
+    let base = pointer(&node.path(), "command");
+    let program = command.get("argv").and_then(|a| a.get(0)).and_then(Value::as_str);
+    match program {
+        Some(program) if program.trim().is_empty() => out.push(
+            Diagnostic::error(
+                "empty-program",
+                node.subject(),
+                format!("{base}/argv/0"),
+                "the command's program is empty",
+            )
+            .with_help("put the program first in `argv`, such as [\"git\", \"diff\", \"--check\"]"),
+        ),
+        Some(program) if ctx.programs.as_ref().is_some_and(|list| !list.iter().any(|p| p == program)) => {
+            let allowed = ctx.programs.as_deref().unwrap_or_default();
+            out.push(
+                Diagnostic::error(
+                    "command-not-allowed",
+                    node.subject(),
+                    format!("{base}/argv/0"),
+                    format!("`{program}` is not among the programs this server may run"),
+                )
+                .with_help(if allowed.is_empty() {
+                    "this server runs no commands: start it with `conclave serve --allow-commands PROGRAM`, or run the conclave from its file with `conclave run`".to_string()
+                } else {
+                    format!("allowed programs: {}; a server allows more with `--allow-commands`", allowed.join(", "))
+                }),
+            );
+        }
+        _ => {}
+    }
+    let parse = command.get("parse").and_then(Value::as_str).unwrap_or("text");
+    let has_schema = command.get("output_schema").is_some() || command.get("output_schema_ref").is_some();
+    if has_schema && parse != "json" {
+        out.push(
+            Diagnostic::warning(
+                "schema-unused",
+                node.subject(),
+                pointer(&base, "parse"),
+                format!("the command's output is read as `{parse}`, so its output schema is never checked"),
+            )
+            .with_help("set \"parse\": \"json\", or remove the schema"),
+        );
+        return None;
+    }
+    check_output_schema(node, command, &base, &ctx.schemas, out)
+}
+
+/// Checks every route: unique case names, predicates that read an upstream node's
+/// output at a path it can have, operands that suit their operator, an edge for
+/// every case; and every edge's `case`: present on the edges out of a route, naming
+/// one of its cases, and absent elsewhere.
+pub(crate) fn check_routes(
+    nodes: &[NodeView],
+    ids: &HashMap<&str, usize>,
+    edges: &[EdgeView],
+    outputs: &BTreeMap<String, AgentOutput>,
+    out: &mut Vec<Diagnostic>,
+) {
+    for node in nodes.iter().filter(|n| n.kind == Some(NodeKind::Route)) {
+        let Some(route) = node.value.get("route").filter(|r| r.is_object()) else { continue };
+        let Some(id) = node.id else { continue };
+        let base = pointer(&node.path(), "route");
+        let upstream: Vec<&str> = edges.iter().filter(|e| e.to == id).map(|e| e.from).collect();
+        let mut names: Vec<(&str, String)> = Vec::new();
+        for (i, case) in route.get("cases").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let at = format!("{base}/cases/{i}");
+            if let Some(name) = case.get("name").and_then(Value::as_str) {
+                names.push((name, at.clone()));
+            }
+            if let Some(when) = case.get("when").filter(|w| w.is_object()) {
+                check_predicate(node, when, &format!("{at}/when"), &upstream, nodes, ids, outputs, out);
+            }
+        }
+        if let Some(name) = route.get("otherwise").and_then(Value::as_str) {
+            names.push((name, pointer(&base, "otherwise")));
+        }
+        let mut seen = HashSet::new();
+        for (name, at) in &names {
+            if !seen.insert(*name) {
+                out.push(
+                    Diagnostic::error(
+                        "duplicate-case",
+                        node.subject(),
+                        at.clone(),
+                        format!("case `{name}` is named twice"),
+                    )
+                    .with_help("give every case of a route its own name"),
+                );
+            } else if !edges.iter().any(|e| e.from == id && e.case == Some(*name)) {
+                out.push(
+                    Diagnostic::error(
+                        "route-case-without-edge",
+                        node.subject(),
+                        at.clone(),
+                        format!("no edge leaves route `{id}` for case `{name}`, so taking it would run nothing"),
+                    )
+                    .with_help(format!("connect `{id}` to the node case `{name}` should run, with \"case\": \"{name}\" on the edge, or remove the case")),
+                );
+            }
+        }
+        for edge in edges.iter().filter(|e| e.from == id) {
+            let label = format!("{} -> {}", edge.from, edge.to);
+            let known = names.iter().map(|(n, _)| *n);
+            match edge.case {
+                None => out.push(
+                    Diagnostic::error(
+                        "edge-without-case",
+                        Subject::Edge(label.clone()),
+                        format!("/edges/{}", edge.index),
+                        format!("edge `{label}` leaves route `{id}` without a `case`, so no case ever takes it"),
+                    )
+                    .with_help(format!(
+                        "add \"case\" with one of: {}",
+                        names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                    )),
+                ),
+                Some(case) if !names.iter().any(|(n, _)| *n == case) => {
+                    let help = match did_you_mean(case, known) {
+                        Some(near) => format!("did you mean `{near}`?"),
+                        None => format!(
+                            "route `{id}` has the cases: {}",
+                            names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                        ),
+                    };
+                    out.push(
+                        Diagnostic::error(
+                            "unknown-case",
+                            Subject::Edge(label.clone()),
+                            format!("/edges/{}/case", edge.index),
+                            format!("edge `{label}` names case `{case}`, which route `{id}` does not have"),
+                        )
+                        .with_help(help),
+                    );
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    for edge in edges.iter().filter(|e| e.case.is_some()) {
+        let from_route = ids.get(edge.from).is_some_and(|&i| nodes[i].kind == Some(NodeKind::Route));
+        if !from_route {
+            let label = format!("{} -> {}", edge.from, edge.to);
+            out.push(
+                Diagnostic::error(
+                    "case-on-plain-edge",
+                    Subject::Edge(label.clone()),
+                    format!("/edges/{}/case", edge.index),
+                    format!("edge `{label}` has a `case`, but `{}` is not a route", edge.from),
+                )
+                .with_help("remove `case`: only edges out of a route node carry one"),
+            );
+        }
+    }
+}
+
+/// Checks one predicate: its pointer reads an upstream node (and a property that
+/// node's output schema has), and its `value` suits its operator.
+#[allow(clippy::too_many_arguments)]
+fn check_predicate(
+    node: &NodeView,
+    when: &Value,
+    at: &str,
+    upstream: &[&str],
+    nodes: &[NodeView],
+    ids: &HashMap<&str, usize>,
+    outputs: &BTreeMap<String, AgentOutput>,
+    out: &mut Vec<Diagnostic>,
+) {
+    if let Some(path) = when.get("pointer").and_then(Value::as_str) {
+        let at = pointer(at, "pointer");
+        match pointer_head(path) {
+            None => out.push(
+                Diagnostic::error(
+                    "unknown-predicate-path",
+                    node.subject(),
+                    at,
+                    format!("pointer `{path}` does not start with `/` and the id of an upstream node"),
+                )
+                .with_help(format!("start it with one of: {}", slash_list(upstream))),
+            ),
+            Some(head) if !upstream.contains(&head.as_str()) => {
+                let help = match did_you_mean(&head, upstream.iter().copied()) {
+                    Some(near) => format!("did you mean `/{near}`?"),
+                    None if upstream.is_empty() => "connect the node it should read to the route first".to_string(),
+                    None => format!("the route's upstream nodes are: {}", slash_list(upstream)),
+                };
+                out.push(
+                    Diagnostic::error(
+                        "unknown-predicate-path",
+                        node.subject(),
+                        at,
+                        format!("pointer `{path}` reads `{head}`, which is not upstream of this route"),
+                    )
+                    .with_help(help),
+                );
+            }
+            Some(head) => {
+                let kind = ids.get(head.as_str()).and_then(|&i| nodes[i].kind);
+                if let Some(schema) = outputs.get(&head).map(|o| &o.schema)
+                    && kind != Some(NodeKind::Trigger)
+                    && let Some((missing, known)) = missing_property(schema, path)
+                {
+                    let help = match did_you_mean(&missing, known.iter().map(String::as_str)) {
+                        Some(near) => format!("did you mean `{near}`? `{head}` outputs: {}", known.join(", ")),
+                        None => format!("`{head}`'s output schema has: {}", known.join(", ")),
+                    };
+                    out.push(
+                        Diagnostic::error(
+                            "unknown-predicate-path",
+                            node.subject(),
+                            at,
+                            format!("pointer `{path}` reads `{missing}`, which `{head}`'s output schema does not have"),
+                        )
+                        .with_help(help),
+                    );
+                }
+            }
+        }
+    }
+    let Some(op) = when.get("op").and_then(|o| serde_json::from_value::<PredicateOp>(o.clone()).ok()) else { return };
+    let value = when.get("value");
+    let problem = match (op.operand(), value) {
+        (None, Some(_)) => Some(format!("`{}` takes no `value`", op.as_str())),
+        (Some(operand), None) => Some(format!("`{}` needs a `value`: {}", op.as_str(), operand.describe())),
+        (Some(operand), Some(v)) if !operand.accepts(v) => {
+            Some(format!("`{}` compares with {}, not {v}", op.as_str(), operand.describe()))
+        }
+        _ => None,
+    };
+    if let Some(problem) = problem {
+        out.push(
+            Diagnostic::error("predicate-value", node.subject(), pointer(at, "value"), problem)
+                .with_help("equals takes any value, one_of an array, gt/gte/lt/lte a number, exists and missing none"),
+        );
+    }
+}
+
+/// `/a, /b` for messages.
+fn slash_list(ids: &[&str]) -> String {
+    ids.iter().map(|id| format!("/{id}")).collect::<Vec<_>>().join(", ")
+}
+
+/// The first property along `path` (after its head) that an object there does not
+/// declare, with those it does; `None` when the path may exist: the schema does not
+/// list the object's properties, or lets it have others (`additionalProperties` or
+/// `patternProperties` given and not `false`).
+fn missing_property(schema: &Value, path: &str) -> Option<(String, Vec<String>)> {
+    let mut here = schema;
+    for raw in path.split('/').skip(2) {
+        let segment = raw.replace("~1", "/").replace("~0", "~");
+        if let Some(properties) = here.get("properties").and_then(Value::as_object) {
+            match properties.get(&segment) {
+                Some(next) => here = next,
+                None => {
+                    let open = here.get("patternProperties").is_some()
+                        || here.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false));
+                    return (!open).then(|| (segment, properties.keys().cloned().collect()));
+                }
+            }
+        } else if let Some(items) = here.get("items").filter(|_| segment.parse::<usize>().is_ok()) {
+            here = items;
+        } else {
+            return None;
+        }
+    }
+    None
+}

@@ -1,0 +1,304 @@
+//! Route and command nodes on every store (memory, SQLite, PostgreSQL): a route
+//! that skips a branch while the join after it still runs, a route taken up again
+//! after its worker died, and a command whose output joins the agents' (text, JSON
+//! checked against its schema, SARIF as findings), fails on its exit code, or is
+//! refused when the run does not allow it.
+
+use conclave_core::RunStore;
+use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
+use conclave_engine::{Commands, Engine, EngineConfig, RunOptions, RunOutcome, StartError};
+use conclave_shared::{
+    CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState,
+    Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent, RunStatus,
+};
+use conclave_store::{PostgresStore, SqliteStore};
+use conclave_testkit::checked;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::engine::{engine_with, graph};
+
+/// The stores every test here runs on; PostgreSQL at `CONCLAVE_TEST_POSTGRES_URL`
+/// (set by `scripts/test.sh`), without which these tests fail rather than skip it.
+async fn stores(dir: &Path) -> Vec<(&'static str, Arc<dyn RunStore>)> {
+    let url = std::env::var("CONCLAVE_TEST_POSTGRES_URL").unwrap_or_else(|_| {
+        panic!("CONCLAVE_TEST_POSTGRES_URL is not set: run `bash scripts/test.sh`, or start a server with `bash scripts/postgres.sh start DIR` and export the URL it prints")
+    });
+    let postgres = PostgresStore::connect(&url).await.expect("connect to the test PostgreSQL server");
+    let sqlite = SqliteStore::open(&dir.join("runs.db")).expect("open SQLite");
+    vec![("memory", Arc::new(MemoryStore::new())), ("sqlite", Arc::new(sqlite)), ("postgres", Arc::new(postgres))]
+}
+
+fn case(name: &str, pointer: &str, op: PredicateOp, value: Option<Value>) -> RouteCase {
+    RouteCase { name: name.into(), when: Predicate { pointer: pointer.into(), op, value } }
+}
+
+fn routed(from: &str, to: &str, case: &str) -> Edge {
+    Edge { case: Some(case.into()), ..Edge::new(from, to) }
+}
+
+/// `in → classify → lanes`, where `lanes` sends `security` or `docs`; both join in
+/// `writer`; `docs → docs_check` hangs off the docs branch.
+fn lanes() -> Conclave {
+    let mut conclave = graph(
+        &["in:t", "classify:a", "security:a", "docs:a", "docs_check:a", "writer:a", "out:o"],
+        &["in>classify", "security>writer", "docs>writer", "docs>docs_check", "writer>out"],
+    );
+    let mut route = Node::new("lanes", NodeKind::Route);
+    route.route = Some(RouteConfig {
+        cases: vec![case("security", "/classify/touches_auth", PredicateOp::Equals, Some(json!(true)))],
+        otherwise: Some("docs".into()),
+    });
+    conclave.nodes.insert(2, route);
+    conclave.edges.push(Edge::new("classify", "lanes"));
+    conclave.edges.push(routed("lanes", "security", "security"));
+    conclave.edges.push(routed("lanes", "docs", "docs"));
+    conclave
+}
+
+async fn run(engine: &Engine, conclave: Conclave, options: RunOptions) -> (RunOutcome, Vec<RunEvent>) {
+    let handle = engine.start(checked(conclave), json!({"text": "the change"}), options).await.expect("run starts");
+    let outcome = handle.wait().await;
+    let events = engine.store().events(&outcome.run_id, 0).await.expect("events");
+    (outcome, events)
+}
+
+#[tokio::test]
+async fn a_route_skips_the_branch_it_did_not_take_and_the_join_still_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, store) in stores(dir.path()).await {
+        let fake = Arc::new(FakeProvider::new("fake"));
+        fake.script("classify", [FakeStep::json(json!({"touches_auth": true}))]);
+        fake.script("security", [FakeStep::json(json!({"finding": "token logged"}))]);
+        let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+        let (outcome, events) = run(&engine, lanes(), RunOptions::default()).await;
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{name}: {:?}", outcome.error);
+        assert_eq!(
+            outcome.outputs["lanes"],
+            NodeOutput::Json(json!({"case": "security", "inputs": {"classify": {"touches_auth": true}}})),
+            "{name}: the route says which case it took and passes its inputs on"
+        );
+        let skipped: Vec<(String, String, bool)> = events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::NodeSkipped { node_id, because_of, route } => {
+                    Some((node_id.clone(), because_of.clone(), *route))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            skipped,
+            [("docs".to_string(), "lanes".to_string(), true), ("docs_check".to_string(), "docs".to_string(), true)],
+            "{name}: the branch not taken, and what hangs off it, are skipped by the route"
+        );
+        assert!(fake.calls_for("docs").is_empty() && fake.calls_for("docs_check").is_empty(), "{name}");
+        let writer = fake.calls_for("writer");
+        assert_eq!(writer.len(), 1, "{name}: the join runs once, on the branch that was taken");
+        assert_eq!(writer[0].input["upstream"], json!({"security": {"finding": "token logged"}}), "{name}");
+
+        let record = store.get_run(&outcome.run_id).await.expect("get").expect("stored");
+        let node = |id: &str| record.nodes.iter().find(|n| n.node_id == id).expect("node").clone();
+        assert_eq!((node("docs").state, node("docs").routed_out), (NodeState::Skipped, true), "{name}");
+        assert_eq!(
+            node("docs").error.as_deref(),
+            Some("skipped (route): `lanes` took another branch"),
+            "{name}: the record says why"
+        );
+        assert_eq!(node("writer").state, NodeState::Succeeded, "{name}");
+        assert_eq!(record.summary.status, RunStatus::Succeeded, "{name}: a route's skip is not a failure");
+    }
+}
+
+#[tokio::test]
+async fn a_route_that_matches_nothing_skips_every_branch_and_the_run_still_succeeds() {
+    let mut conclave = lanes();
+    conclave.nodes.iter_mut().find(|n| n.id == "lanes").and_then(|n| n.route.as_mut()).expect("route").otherwise = None;
+    conclave.edges.retain(|e| e.case.as_deref() != Some("docs"));
+    conclave.edges.push(Edge::new("in", "docs"));
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("classify", [FakeStep::json(json!({"touches_auth": false}))]);
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let (outcome, _) = run(&engine, conclave, RunOptions::default()).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    assert_eq!(
+        outcome.outputs["lanes"],
+        NodeOutput::Json(json!({"case": null, "inputs": {"classify": {"touches_auth": false}}}))
+    );
+    assert!(fake.calls_for("security").is_empty());
+    // `docs` hangs off the trigger now, so the writer joins it alone.
+    assert_eq!(fake.calls_for("writer")[0].input["upstream"], json!({"docs": {"node": "docs", "upstream": []}}));
+}
+
+#[tokio::test]
+async fn a_resumed_run_keeps_the_route_s_choice() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, store) in stores(dir.path()).await {
+        // A first run goes as far as the route; its process then "dies": the run is
+        // marked running again and the nodes after the route are forgotten.
+        let fake = Arc::new(FakeProvider::new("fake"));
+        fake.script("classify", [FakeStep::json(json!({"touches_auth": false}))]);
+        let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+        let (first, events) = run(&engine, lanes(), RunOptions::default()).await;
+        assert_eq!(first.status, RunStatus::Succeeded, "{name}");
+        let cut = events
+            .iter()
+            .position(|e| matches!(&e.kind, EventKind::NodeSkipped { node_id, .. } if node_id == "security"))
+            .expect("security skipped")
+            + 1;
+        let copy = copy_run(store.as_ref(), &first.run_id, &events[..cut]).await;
+
+        let again = Arc::new(FakeProvider::new("fake"));
+        let engine = engine_with(again.clone(), store.clone(), EngineConfig::default());
+        let handle = engine.resume(checked(lanes()), &copy, RunOptions::default()).await.expect("resumes");
+        let outcome = handle.wait().await;
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{name}: {:?}", outcome.error);
+        assert!(again.calls_for("classify").is_empty() && again.calls_for("security").is_empty(), "{name}");
+        assert_eq!(again.calls_for("docs").len(), 1, "{name}: the branch the route took runs");
+        let record = store.get_run(&copy).await.expect("get").expect("stored");
+        let security = record.nodes.iter().find(|n| n.node_id == "security").expect("security");
+        assert!(security.routed_out, "{name}: the stored skip stays a route's skip");
+    }
+}
+
+/// Stores a new running run of `lanes()` holding `events` (renumbered for it); its id.
+async fn copy_run(store: &dyn RunStore, from: &str, events: &[RunEvent]) -> String {
+    let record = store.get_run(from).await.expect("get").expect("stored");
+    let id = format!("{from}-resumed");
+    let new_run = conclave_core::NewRun {
+        id: id.clone(),
+        conclave: record.conclave,
+        input: record.input,
+        created_ms: record.summary.created_ms,
+        owner: "a-worker-that-died".into(),
+    };
+    store.create_run(&new_run).await.expect("create");
+    let copied: Vec<RunEvent> = events.iter().map(|e| RunEvent { run_id: id.clone(), ..e.clone() }).collect();
+    store.append_events(&copied).await.expect("append");
+    id
+}
+
+fn command(id: &str, argv: &[&str], parse: CommandParse) -> Node {
+    let mut config = CommandConfig::new(argv.iter().map(|a| a.to_string()).collect());
+    config.parse = parse;
+    Node { command: Some(config), ..Node::new(id, NodeKind::Command) }
+}
+
+/// `in → lint (command) → writer ← review (agent) ← in`.
+fn with_command(node: Node) -> Conclave {
+    let mut conclave = graph(&["in:t", "review:a", "writer:a", "out:o"], &["in>review", "review>writer", "writer>out"]);
+    conclave.edges.push(Edge::new("in", &node.id));
+    conclave.edges.push(Edge::new(&node.id, "writer"));
+    conclave.nodes.insert(1, node);
+    conclave
+}
+
+fn allowing(workdir: &Path) -> RunOptions {
+    RunOptions {
+        workdir: Some(workdir.to_path_buf()),
+        commands: Some(Arc::new(Commands::any(None))),
+        ..RunOptions::default()
+    }
+}
+
+#[tokio::test]
+async fn a_command_s_output_joins_the_agents_and_its_exit_is_recorded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sarif = json!({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "lint"}}, "results": [
+        {"ruleId": "no-eval", "level": "error", "message": {"text": "eval of input"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": "src/app.js"}, "region": {"startLine": 12}}}]}
+    ]}]});
+    std::fs::write(dir.path().join("lint.sarif"), sarif.to_string()).expect("write");
+    for (name, store) in stores(dir.path()).await {
+        let fake = Arc::new(FakeProvider::new("fake"));
+        let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+        let (outcome, events) = run(
+            &engine,
+            with_command(command("lint", &["cat", "lint.sarif"], CommandParse::Sarif)),
+            allowing(dir.path()),
+        )
+        .await;
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{name}: {:?}", outcome.error);
+        let findings = json!({"findings": [{"severity": "blocker", "file": "src/app.js", "line": 12,
+            "description": "[no-eval] eval of input", "raisedBy": "lint"}],
+            "counts": {"blocker": 1, "major": 0, "minor": 0, "nit": 0}});
+        assert_eq!(outcome.outputs["lint"], NodeOutput::Json(findings.clone()), "{name}");
+        let writer = fake.calls_for("writer");
+        assert_eq!(writer[0].input["upstream"]["lint"], findings, "{name}: the findings join the agents'");
+        let exited = events
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::CommandExited { node_id, exit_code, stdout, argv, .. } if node_id == "lint" => {
+                    Some((*exit_code, stdout.clone(), argv.clone()))
+                }
+                _ => None,
+            })
+            .expect("command_exited recorded");
+        assert_eq!(exited, (Some(0), sarif.to_string(), vec!["cat".to_string(), "lint.sarif".to_string()]), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn json_output_is_checked_against_the_command_s_schema() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
+    let mut good = command("probe", &["echo", r#"{"ok": true}"#], CommandParse::Json);
+    good.command.as_mut().expect("command").output_schema = Some(schema.clone());
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let (outcome, _) = run(&engine, with_command(good), allowing(dir.path())).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    assert_eq!(outcome.outputs["probe"], NodeOutput::Json(json!({"ok": true})));
+
+    let mut bad = command("probe", &["echo", r#"{"ok": "yes"}"#], CommandParse::Json);
+    bad.command.as_mut().expect("command").output_schema = Some(schema);
+    let (outcome, _) = run(&engine, with_command(bad), allowing(dir.path())).await;
+    assert_eq!((outcome.status, outcome.error_kind), (RunStatus::Failed, Some(ErrorKind::InvalidOutput)));
+    assert!(outcome.error.as_deref().unwrap_or("").contains("/ok"), "the failure names the path: {:?}", outcome.error);
+}
+
+#[tokio::test]
+async fn a_failing_exit_code_fails_the_node_unless_it_is_listed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let exits_2 = || {
+        command("check", &["sh", "-c", "echo 'a.rs:3: trailing whitespace'; echo bad >&2; exit 2"], CommandParse::Text)
+    };
+    let (outcome, events) = run(&engine, with_command(exits_2()), allowing(dir.path())).await;
+    assert_eq!((outcome.status, outcome.error_kind), (RunStatus::Failed, Some(ErrorKind::Command)));
+    assert_eq!(outcome.failed_node.as_deref(), Some("check"));
+    let error = outcome.error.unwrap_or_default();
+    assert!(error.contains("exited with code 2: bad") && error.contains("ok_exit_codes"), "{error}");
+    let stderr = events.iter().find_map(|e| match &e.kind {
+        EventKind::CommandExited { stderr, exit_code: Some(2), .. } => Some(stderr.clone()),
+        _ => None,
+    });
+    assert_eq!(stderr.as_deref(), Some("bad\n"), "the exit and stderr are recorded before the node fails");
+
+    let mut listed = exits_2();
+    listed.command.as_mut().expect("command").ok_exit_codes = vec![0, 2];
+    let (outcome, _) = run(&engine, with_command(listed), allowing(dir.path())).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    assert_eq!(outcome.outputs["check"], NodeOutput::Text("a.rs:3: trailing whitespace\n".into()));
+}
+
+#[tokio::test]
+async fn a_run_that_does_not_allow_commands_or_the_program_is_refused_before_it_starts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
+    let engine = engine_with(fake, store.clone(), EngineConfig::default());
+    let conclave = || checked(with_command(command("lint", &["echo", "hi"], CommandParse::Text)));
+    let refused = engine.start(conclave(), json!({}), RunOptions::default()).await.expect_err("refused");
+    assert!(matches!(&refused, StartError::Command { node_id, .. } if node_id == "lint"), "{refused}");
+    assert!(refused.to_string().contains("does not allow commands"), "{refused}");
+    let only_git = RunOptions {
+        commands: Some(Arc::new(Commands { programs: Some(vec!["git".into()]), workspace: Some(dir.path().into()) })),
+        ..RunOptions::default()
+    };
+    let refused = engine.start(conclave(), json!({}), only_git).await.expect_err("refused");
+    assert!(refused.to_string().contains("`echo` is not among the programs"), "{refused}");
+    assert!(store.list_runs(10).await.expect("list").is_empty(), "nothing was recorded");
+}
