@@ -48,7 +48,12 @@ fn state_with(providers: ProviderRegistry) -> AppState {
     let dir = std::env::temp_dir().join("conclave-api-bench");
     let workspace = Workspace::new(dir.join("conclaves"), SchemaCatalog::with_roots(vec![]), providers);
     let engine = Engine::new(ProviderRegistry::default(), Arc::new(MemoryStore::new()), EngineConfig::default());
-    let security = Security { token: Some(Secret::new(TOKEN)), allowed_hosts: Vec::new(), repo_roots: vec![dir] };
+    let security = Security {
+        token: Some(Secret::new(TOKEN)),
+        allowed_hosts: Vec::new(),
+        repo_roots: vec![dir],
+        allowed_programs: Vec::new(),
+    };
     AppState::new(workspace, engine, security, EditorSource::embedded())
 }
 
@@ -88,8 +93,12 @@ fn catalog_state(dir: &std::path::Path) -> AppState {
         conclave_providers::builtin(conclave_server::SECRET_VARIABLES),
     );
     let engine = Engine::new(ProviderRegistry::default(), Arc::new(MemoryStore::new()), EngineConfig::default());
-    let security =
-        Security { token: Some(Secret::new(TOKEN)), allowed_hosts: Vec::new(), repo_roots: vec![dir.to_path_buf()] };
+    let security = Security {
+        token: Some(Secret::new(TOKEN)),
+        allowed_hosts: Vec::new(),
+        repo_roots: vec![dir.to_path_buf()],
+        allowed_programs: Vec::new(),
+    };
     AppState::new(workspace, engine, security, EditorSource::embedded())
 }
 

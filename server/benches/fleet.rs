@@ -228,7 +228,12 @@ async fn fan_out(url: &str) -> (Arc<dyn RunQueue>, String) {
         ProviderRegistry::default(),
     );
     let engine = Engine::new(ProviderRegistry::default(), server_side.clone(), EngineConfig::default());
-    let security = Security { token: Some(Secret::new(TOKEN)), allowed_hosts: Vec::new(), repo_roots: Vec::new() };
+    let security = Security {
+        token: Some(Secret::new(TOKEN)),
+        allowed_hosts: Vec::new(),
+        repo_roots: Vec::new(),
+        allowed_programs: Vec::new(),
+    };
     let state = AppState::new(workspace, engine, security, EditorSource::embedded()).with_queue(server_side);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));

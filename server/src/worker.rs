@@ -13,7 +13,7 @@
 
 use conclave_catalog::{CatalogContext, CheckedConclave, check_text};
 use conclave_core::{Job, Lease, NewRun, RunQueue, RunStore, StoreError, now_ms, owner_token};
-use conclave_engine::{Engine, EventBus, RunHandle, RunOptions};
+use conclave_engine::{Commands, Engine, EventBus, RunHandle, RunOptions};
 use conclave_review::ReviewPolicy;
 use conclave_review::diff::Change;
 use conclave_review::pipeline;
@@ -266,7 +266,15 @@ fn prepare_job(
     let conclave: CheckedConclave = check_text(&format!("<run {run_id}>"), &text, context)
         .map_err(|e| format!("the run's conclave does not check here: {e}"))?;
     let (options, fell_back) = match spec {
-        JobSpec::Run => (RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), ..RunOptions::default() }, None),
+        // Queued from a file of the workspace, or one the API let through its allowed programs.
+        JobSpec::Run => (
+            RunOptions {
+                policy: Some(Arc::new(ReviewPolicy::default())),
+                commands: Some(Arc::new(Commands::any(Some(".".into())))),
+                ..RunOptions::default()
+            },
+            None,
+        ),
         JobSpec::Review { allow_paths, samples, fell_back } => {
             let change = Change::from_run_input(&record.input)
                 .ok_or_else(|| "the run's input is not a review's change".to_string())?;

@@ -5,7 +5,7 @@
 
 use conclave_catalog::CatalogContext;
 use conclave_core::{BUILTIN_TOOLS, PriceTable, ProviderRegistry, RunQueue, StoreError, now_ms, owner_alive};
-use conclave_engine::{EngineConfig, FleetLimits};
+use conclave_engine::{Commands, EngineConfig, FleetLimits};
 use conclave_review::Catalog;
 use conclave_schema::SchemaCatalog;
 use conclave_shared::LowerTarget;
@@ -54,6 +54,13 @@ impl Workspace {
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(conclave_review::diff::DEFAULT_MAX_DIFF_BYTES);
         Workspace { catalog_dir, schemas, providers, allow_paths, max_diff_bytes, context }
+    }
+
+    /// What the command nodes of the workspace's own conclave files may run: any
+    /// program (the files are the user's own), in the workspace's directory.
+    pub fn commands(&self) -> Arc<Commands> {
+        let root = self.catalog_dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        Arc::new(Commands::any(Some(root.to_path_buf())))
     }
 
     /// What conclaves are checked against.

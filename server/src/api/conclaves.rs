@@ -22,6 +22,7 @@ use super::checking::validation;
 use super::conclave_files::FileError;
 use super::error::parse_json;
 use super::extract::ApiPath;
+use super::guard::Security;
 use super::precondition::IfMatch;
 use super::{ApiError, AppState, body_bytes};
 use crate::workspace::Workspace;
@@ -40,10 +41,21 @@ fn check_id(id: &str) -> Result<(), ApiError> {
 
 /// Checks and parses a conclave body; 400 for bad JSON, 422 with every diagnostic for
 /// an invalid conclave.
-fn accept(workspace: &Workspace, bytes: &[u8]) -> Result<Conclave, ApiError> {
+fn accept(workspace: &Workspace, security: &Security, bytes: &[u8]) -> Result<Conclave, ApiError> {
     let value: Value = parse_json(bytes)?;
     let id = value.get("id").and_then(Value::as_str).unwrap_or("conclave").to_string();
     check_id(&id)?;
+    let refused = security.refused_programs(&value);
+    if !refused.is_empty() {
+        let list = refused.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+        return Err(ApiError::Forbidden(format!(
+            "the conclave's command nodes run {list}, which this server was not told to allow: a command does anything \
+             its user can, so a conclave saved through the API may run only the programs `conclave serve \
+             --allow-commands PROGRAM...` lists; nothing was written. Restart the server with --allow-commands {}, or \
+             put the file in conclaves/ yourself",
+            refused.join(" ")
+        )));
+    }
     let text = serde_json::to_string(&value).unwrap_or_default();
     let result = validation(workspace.catalog_context(), &format!("{id}.conclave.json"), &text);
     if result.errors > 0 {
@@ -131,15 +143,16 @@ pub async fn get_one(
     responses(
         (status = 201, body = Conclave, headers(("ETag" = String, description = "The new file's entity tag"))),
         (status = 400, description = "Bad JSON"), (status = 409, description = "The id is taken"),
+        (status = 403, description = "A command node runs a program the server was not told to allow (`--allow-commands`)"),
         (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
 pub async fn create(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, HeaderMap, Json<Conclave>), ApiError> {
     let bytes = body_bytes(body)?;
-    let (files, workspace) = (state.files.clone(), state.workspace.clone());
+    let (files, workspace, security) = (state.files.clone(), state.workspace.clone(), state.security.clone());
     blocking(move || {
-        let conclave = accept(&workspace, &bytes)?;
+        let conclave = accept(&workspace, &security, &bytes)?;
         let etag = files.create(&conclave.id, &conclave.to_file_text()).map_err(|e| file_refused(&conclave.id, e))?;
         Ok((StatusCode::CREATED, with_etag(&etag), Json(conclave)))
     })
@@ -156,6 +169,7 @@ pub async fn create(
     responses(
         (status = 200, body = Conclave, headers(("ETag" = String, description = "The updated file's entity tag"))),
         (status = 400, description = "Bad JSON"),
+        (status = 403, description = "A command node runs a program the server was not told to allow (`--allow-commands`)"),
         (status = 404, description = "No such conclave"),
         (status = 412, description = "The file changed on disk since the ETag in `If-Match` was read (reload it), or `If-Match` is not `*` or a list of entity tags"),
         (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
@@ -168,12 +182,12 @@ pub async fn update(
     check_id(&id).map_err(|_| missing(&id))?;
     let expected = IfMatch::of(&headers);
     let bytes = body_bytes(body)?;
-    let (files, workspace) = (state.files.clone(), state.workspace.clone());
+    let (files, workspace, security) = (state.files.clone(), state.workspace.clone(), state.security.clone());
     blocking(move || {
         if !files.path(&id).is_file() {
             return Err(missing(&id));
         }
-        let conclave = accept(&workspace, &bytes)?;
+        let conclave = accept(&workspace, &security, &bytes)?;
         if conclave.id != id {
             return Err(ApiError::Invalid {
                 message: format!("the body's id `{}` differs from `{id}` in the URL", conclave.id),
@@ -220,9 +234,10 @@ pub async fn validate(
         return Err(ApiError::BadRequest { message: "send a conclave document: a JSON object".into(), path: None });
     }
     let id = value.get("id").and_then(Value::as_str).unwrap_or("conclave").to_string();
-    let workspace = state.workspace.clone();
-    let checked = blocking(move || {
-        validation(workspace.catalog_context(), &format!("{id}.conclave.json"), &String::from_utf8_lossy(&bytes))
-    });
+    // As a save would be: command nodes may run only the programs this server allows.
+    let mut context = state.workspace.catalog_context().clone();
+    context.programs = Some(state.security.allowed_programs.clone());
+    let checked =
+        blocking(move || validation(&context, &format!("{id}.conclave.json"), &String::from_utf8_lossy(&bytes)));
     Ok(Json(checked.await?))
 }

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use conclave_core::Secret;
 use futures::TryFutureExt;
 use futures::future::{Either, MapOk, Ready, ready};
+use serde_json::Value;
 use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,6 +39,9 @@ pub struct Security {
     pub allowed_hosts: Vec<String>,
     /// Directories whose repositories may be reviewed.
     pub repo_roots: Vec<PathBuf>,
+    /// The programs a conclave saved through the API may run in its command nodes
+    /// (`--allow-commands`); none unless listed.
+    pub allowed_programs: Vec<String>,
 }
 
 impl Security {
@@ -45,6 +49,22 @@ impl Security {
     pub fn allows_repository(&self, repository: &Path) -> bool {
         let Ok(repository) = repository.canonicalize() else { return false };
         self.repo_roots.iter().filter_map(|r| r.canonicalize().ok()).any(|root| repository.starts_with(root))
+    }
+
+    /// The programs `conclave` runs that this server may not take through the API:
+    /// a command node's program, read from the document as sent.
+    pub fn refused_programs(&self, conclave: &Value) -> Vec<String> {
+        let mut refused: Vec<String> = Vec::new();
+        let nodes = conclave.get("nodes").and_then(Value::as_array).into_iter().flatten();
+        for node in
+            nodes.filter(|n| n.get("command").is_some() || n.get("kind").and_then(Value::as_str) == Some("command"))
+        {
+            let program = node.pointer("/command/argv/0").and_then(Value::as_str).unwrap_or_default().to_string();
+            if !self.allowed_programs.contains(&program) && !refused.contains(&program) {
+                refused.push(program);
+            }
+        }
+        refused
     }
 
     fn allows_host(&self, host: &str) -> bool {

@@ -159,7 +159,14 @@ async fn start_plain(
     let (id, dir, context) =
         (conclave_id.to_string(), workspace.catalog_dir.clone(), workspace.catalog_context().clone());
     let conclave = blocking(move || load_by_id(&id, &dir, &context)).await?.map_err(|e| load_error(conclave_id, e))?;
-    let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), reuse, ..RunOptions::default() };
+    // A catalog file on disk runs its commands; saving one through the API is what
+    // `--allow-commands` guards.
+    let options = RunOptions {
+        policy: Some(Arc::new(ReviewPolicy::default())),
+        reuse,
+        commands: Some(workspace.commands()),
+        ..RunOptions::default()
+    };
     launch(state, conclave, input, options, JobSpec::Run).await
 }
 

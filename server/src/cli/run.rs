@@ -94,7 +94,12 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
     let conclave = checked.conclave().clone();
     // Plain runs compare findings-shaped siblings and check counts too; only reviews
     // narrow findings to a change.
-    let options = RunOptions { policy: Some(Arc::new(ReviewPolicy::default())), reuse, ..RunOptions::default() };
+    let options = RunOptions {
+        policy: Some(Arc::new(ReviewPolicy::default())),
+        reuse,
+        commands: Some(workspace.commands()),
+        ..RunOptions::default()
+    };
     match follow(&conclave, engine.start(checked, input, options).await).await {
         Ok(outcome) => conclude(&outcome),
         Err(code) => code,

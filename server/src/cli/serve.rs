@@ -48,6 +48,12 @@ pub struct ServeArgs {
     /// repository `conclave serve` is started in).
     #[arg(long = "repo-root", value_name = "DIR")]
     pub repo_roots: Vec<PathBuf>,
+    /// Programs that conclaves saved through the API may run in command nodes (a
+    /// command does anything its user can). Without it, saving a conclave with a
+    /// command node through the API is refused with 403; conclave files on disk run
+    /// their commands whatever this says.
+    #[arg(long = "allow-commands", value_name = "PROGRAM", num_args = 1..)]
+    pub allow_commands: Vec<String>,
     /// Most connections open at once. Kept below the open-file limit (raised to its
     /// hard limit at start) less the files the store and the runs need: 64, and 2 per
     /// node of --max-concurrency. At the cap, the connection idle longest is closed
@@ -173,7 +179,7 @@ fn security(args: &ServeArgs) -> Result<Security, String> {
             return Err(format!("--repo-root {} is not a directory", root.display()));
         }
     }
-    Ok(Security { token, allowed_hosts, repo_roots })
+    Ok(Security { token, allowed_hosts, repo_roots, allowed_programs: args.allow_commands.clone() })
 }
 
 /// 32 random bytes from the operating system, as hex.

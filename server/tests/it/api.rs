@@ -58,6 +58,7 @@ fn api_from(
         token: token.map(Secret::new),
         allowed_hosts: Vec::new(),
         repo_roots: vec![std::env::temp_dir().canonicalize().expect("temp dir")],
+        allowed_programs: Vec::new(),
     };
     let state = AppState::new(workspace, engine, security, EditorSource::embedded());
     Api { state, dir }

@@ -370,3 +370,174 @@ fn absurd_numbers_are_refused_not_panicked_on() {
         assert!(stderr.contains(says) && !stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// A conclave `trigger → cmd (command) → out` running `argv`, with `settings`
+/// merged into the command's configuration.
+fn command_conclave(argv: &[&str], settings: serde_json::Value) -> serde_json::Value {
+    let mut command = serde_json::json!({"argv": argv});
+    if let (Some(command), Some(settings)) = (command.as_object_mut(), settings.as_object()) {
+        command.extend(settings.clone());
+    }
+    serde_json::json!({
+        "version": 1, "id": "cmd", "name": "Command",
+        "nodes": [
+            {"id": "t", "kind": "trigger"},
+            {"id": "cmd", "kind": "command", "command": command},
+            {"id": "out", "kind": "output"}
+        ],
+        "edges": [{"from": "t", "to": "cmd"}, {"from": "cmd", "to": "out"}]
+    })
+}
+
+/// Runs `conclave` from its file with `conclave run` in `dir`, with `env` set; the
+/// exit code, stdout and stderr.
+fn run_file(dir: &std::path::Path, conclave: &serde_json::Value, env: &[(&str, &str)]) -> (i32, String, String) {
+    let file = dir.join("cmd.conclave.json");
+    std::fs::write(&file, conclave.to_string()).expect("write");
+    let out = Command::new(BIN)
+        .args(["run", file.to_str().expect("utf-8"), "--input", "x"])
+        .current_dir(dir)
+        .env("CONCLAVE_DB", dir.join("runs.db"))
+        .envs(env.iter().copied())
+        .output()
+        .expect("conclave run");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn a_command_s_arguments_reach_it_literally_with_no_shell() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hostile = [
+        "$(touch subst)",
+        "`touch backtick`",
+        "; touch semicolon",
+        "a && touch and",
+        "| touch pipe",
+        "> redirect",
+        "*",
+    ];
+    let mut argv = vec!["printf", "%s\\n"];
+    argv.extend(hostile);
+    let (code, stdout, stderr) = run_file(dir.path(), &command_conclave(&argv, serde_json::json!({})), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let result: serde_json::Value = serde_json::from_str(&stdout).expect("the result is JSON");
+    assert_eq!(result["cmd"], format!("{}\n", hostile.join("\n")), "each argument arrives as it was written");
+    for planted in ["subst", "backtick", "semicolon", "and", "pipe", "redirect"] {
+        assert!(!dir.path().join(planted).exists(), "a shell ran `{planted}`");
+    }
+}
+
+#[test]
+fn no_provider_key_or_token_reaches_a_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let secrets = [
+        ("ANTHROPIC_API_KEY", "sk-ant-planted-1111"),
+        ("OPENAI_API_KEY", "sk-openai-planted-2222"),
+        ("CONCLAVE_TOKEN", "conclave-planted-3333"),
+        ("GITHUB_TOKEN", "ghp_planted4444"),
+        ("GITLAB_TOKEN", "glpat-planted-5555"),
+        ("OPENAI_BASE_URL", "http://user:planted-6666@example.invalid/v1"),
+    ];
+    let (code, stdout, stderr) = run_file(dir.path(), &command_conclave(&["env"], serde_json::json!({})), &secrets);
+    assert_eq!(code, 0, "{stderr}");
+    let result: serde_json::Value = serde_json::from_str(&stdout).expect("the result is JSON");
+    let environment = result["cmd"].as_str().expect("text");
+    assert!(environment.contains("PATH="), "the command still finds programs: {environment}");
+    for (name, value) in secrets {
+        assert!(
+            !environment.contains(name) && !environment.contains(value),
+            "{name} reached the command:\n{environment}"
+        );
+    }
+}
+
+#[test]
+fn output_beyond_the_cap_is_cut_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conclave =
+        command_conclave(&["head", "-c", "3000000", "/dev/zero"], serde_json::json!({"max_output_bytes": 1000}));
+    let (code, stdout, stderr) = run_file(dir.path(), &conclave, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let result: serde_json::Value = serde_json::from_str(&stdout).expect("the result is JSON");
+    assert_eq!(result["cmd"].as_str().map(str::len), Some(1000), "exactly the cap is kept");
+    let shown = Command::new(BIN)
+        .args(["runs", "list", "--json"])
+        .current_dir(dir.path())
+        .env("CONCLAVE_DB", dir.path().join("runs.db"))
+        .output()
+        .expect("runs list");
+    let runs: serde_json::Value = serde_json::from_slice(&shown.stdout).expect("runs as JSON");
+    let id = runs[0]["id"].as_str().expect("a run").to_string();
+    let events = Command::new(BIN)
+        .args(["runs", "show", &id])
+        .current_dir(dir.path())
+        .env("CONCLAVE_DB", dir.path().join("runs.db"))
+        .output()
+        .expect("runs show");
+    let events = String::from_utf8_lossy(&events.stdout);
+    assert!(events.contains("exit 0") && events.contains("2999000 bytes of output cut"), "{events}");
+}
+
+/// Whether process `pid` still runs (a zombie has stopped).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+}
+
+#[test]
+fn a_command_that_never_ends_is_killed_at_its_timeout_with_every_process_it_started() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = "sleep 300 & echo $! > background.pid; sleep 300";
+    let conclave = command_conclave(&["sh", "-c", script], serde_json::json!({"timeout_secs": 1}));
+    let started = Instant::now();
+    let (code, _, stderr) = run_file(dir.path(), &conclave, &[]);
+    assert_ne!(code, 0, "a timed-out node fails the run: {stderr}");
+    assert!(stderr.contains("ran past its timeout of 1s and was killed"), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(120), "the run waited for the command's 300 s");
+    let pid: u32 = std::fs::read_to_string(dir.path().join("background.pid"))
+        .expect("the script started its background process")
+        .trim()
+        .parse()
+        .expect("a pid");
+    // SIGKILL is delivered at once; the process table may take a moment to show it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(pid), "the command's background process {pid} outlived the timeout");
+}
+
+#[test]
+fn a_command_node_saved_through_the_api_needs_allow_commands() {
+    let conclave = command_conclave(&["git", "diff", "--check"], serde_json::json!({}));
+    let s = serve(&[]);
+    let host = format!("127.0.0.1:{}", s.port);
+    let bearer = format!("Bearer {}", s.token);
+    let headers = [("Host", host.as_str()), ("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+    let (status, text) = raw(s.port, &request("POST", "/api/conclaves", &headers, &conclave.to_string()));
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("`git`") && text.contains("--allow-commands"), "{text}");
+    assert!(!s.dir.path().join("conclaves/cmd.conclave.json").exists(), "the refused conclave was written");
+    // An update of an existing file is refused the same way, and leaves it as it was.
+    std::fs::write(s.dir.path().join("conclaves/cmd.conclave.json"), CONCLAVE.replace("planted", "cmd"))
+        .expect("write");
+    let (status, text) = raw(s.port, &request("PUT", "/api/conclaves/cmd", &headers, &conclave.to_string()));
+    assert_eq!(status, 403, "{text}");
+    let kept = std::fs::read_to_string(s.dir.path().join("conclaves/cmd.conclave.json")).expect("read");
+    assert_eq!(kept, CONCLAVE.replace("planted", "cmd"), "the file changed");
+    drop(s);
+
+    let s = serve(&["--allow-commands", "git", "eslint"]);
+    let host = format!("127.0.0.1:{}", s.port);
+    let bearer = format!("Bearer {}", s.token);
+    let headers = [("Host", host.as_str()), ("Authorization", bearer.as_str()), ("Content-Type", "application/json")];
+    let (status, text) = raw(s.port, &request("POST", "/api/conclaves", &headers, &conclave.to_string()));
+    assert_eq!(status, 201, "an allowed program is saved: {text}");
+    let other = command_conclave(&["curl", "http://example.invalid"], serde_json::json!({}))
+        .to_string()
+        .replace("\"cmd\",\"name\"", "\"cmd2\",\"name\"");
+    let (status, text) = raw(s.port, &request("POST", "/api/conclaves", &headers, &other));
+    assert_eq!(status, 403, "only the listed programs: {text}");
+    assert!(text.contains("`curl`"), "{text}");
+}

@@ -103,6 +103,7 @@ impl Paths {
             token: Some(Secret::new("t0ken")),
             allowed_hosts: Vec::new(),
             repo_roots: vec![dir.path().to_path_buf()],
+            allowed_programs: Vec::new(),
         };
         let state = AppState::new(workspace, engine, security, EditorSource::embedded());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
