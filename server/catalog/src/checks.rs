@@ -402,12 +402,22 @@ fn check_configs(node: &NodeView, out: &mut Vec<Diagnostic>) {
                     unexpected,
                     node.subject(),
                     pointer(&node.path(), key),
-                    format!("a {} node cannot have an `{key}` configuration", kind.as_str()),
+                    format!(
+                        "{} {} node cannot have {} `{key}` configuration",
+                        article(kind.as_str()),
+                        kind.as_str(),
+                        article(key)
+                    ),
                 )
                 .with_help(format!("remove `{key}`, or change the node's kind to \"{key}\"")),
             );
         }
     }
+}
+
+/// The indefinite article before `word`.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
 }
 
 /// Checks an agent's configuration; returns its output schema when it has a usable one.

@@ -112,7 +112,7 @@ pub(crate) fn check_routes(
                         at.clone(),
                         format!("no edge leaves route `{id}` for case `{name}`, so taking it would run nothing"),
                     )
-                    .with_help(format!("connect `{id}` to the node case `{name}` should run, with \"case\": \"{name}\" on the edge, or remove the case")),
+                    .with_help(format!("connect `{id}` to the node that case `{name}` should run, with \"case\": \"{name}\" on the edge, or remove the case")),
                 );
             }
         }

@@ -99,3 +99,48 @@ fn schema_lower_prints_the_lowered_schema_and_every_change() {
         "the providers with a lowering are listed from the providers' dialects"
     );
 }
+
+#[test]
+fn route_and_command_errors_name_the_file_the_node_and_the_json_path() {
+    let out = conclave(&[
+        "validate",
+        "--json",
+        "tests/fixtures/broken/route-problems.conclave.json",
+        "tests/fixtures/broken/command-problems.conclave.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let found: Vec<(String, String, String, String)> = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("each line is JSON"))
+        .map(|d| {
+            let file = d["file"].as_str().unwrap_or_default().rsplit('/').next().unwrap_or_default().to_string();
+            let subject = d["subject"]["id"].as_str();
+            (
+                file,
+                subject.unwrap_or_default().to_string(),
+                d["path"].as_str().unwrap_or_default().to_string(),
+                d["code"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let route = "route-problems.conclave.json";
+    let command = "command-problems.conclave.json";
+    for expected in [
+        (route, "lanes", "/nodes/2/route/cases/0/when/pointer", "unknown-predicate-path"),
+        (route, "lanes", "/nodes/2/route/cases/1/when/pointer", "unknown-predicate-path"),
+        (route, "lanes", "/nodes/2/route/cases/2/when/value", "predicate-value"),
+        (route, "lanes", "/nodes/2/route/otherwise", "route-case-without-edge"),
+        (route, "lanes -> security", "/edges/2/case", "unknown-case"),
+        (route, "lanes -> docs", "/edges/3", "edge-without-case"),
+        (route, "in -> classify", "/edges/0/case", "case-on-plain-edge"),
+        (command, "blank", "/nodes/2/command/argv/0", "empty-program"),
+        (command, "bare", "/nodes/3", "missing-command"),
+        (command, "probe", "/nodes/4/command/output_schema/properties/n/minimum", "invalid-schema"),
+        (command, "writer", "/nodes/5/command", "unexpected-command"),
+        (command, "lint", "/nodes/1/command/parse", "schema-unused"),
+    ] {
+        let expected = (expected.0.to_string(), expected.1.to_string(), expected.2.to_string(), expected.3.to_string());
+        assert!(found.contains(&expected), "missing {expected:?} in {found:#?}");
+    }
+}

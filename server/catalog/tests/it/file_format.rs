@@ -2,7 +2,10 @@
 //! round-trip byte for byte.
 
 use conclave_catalog::format::{format_schema, format_schema_text};
-use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, Settings};
+use conclave_shared::{
+    AgentConfig, CommandConfig, CommandDir, CommandParse, Conclave, Edge, Node, NodeKind, Position, Predicate,
+    PredicateOp, RouteCase, RouteConfig, Settings,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -53,7 +56,8 @@ fn random_conclave(rng: &mut fastrand::Rng) -> Conclave {
     let n = rng.usize(1..12);
     let mut nodes = Vec::new();
     for i in 0..n {
-        let kind = if i == 0 { NodeKind::Trigger } else { [NodeKind::Agent, NodeKind::Output][rng.usize(0..2)] };
+        let kinds = [NodeKind::Agent, NodeKind::Output, NodeKind::Route, NodeKind::Command];
+        let kind = if i == 0 { NodeKind::Trigger } else { kinds[rng.usize(0..kinds.len())] };
         let agent = (kind == NodeKind::Agent).then(|| {
             let mut a = AgentConfig::new(["openai", "anthropic", "ollama", "local"][rng.usize(0..4)]);
             a.model = word(rng);
@@ -77,17 +81,51 @@ fn random_conclave(rng: &mut fastrand::Rng) -> Conclave {
             label: word(rng),
             position: Position { x: rng.i32(-2000..2000), y: rng.i32(-2000..2000) },
             agent,
-            route: None,
-            command: None,
+            route: (kind == NodeKind::Route).then(|| random_route(rng)),
+            command: (kind == NodeKind::Command).then(|| random_command(rng)),
         });
     }
-    let edges = (1..n).map(|i| Edge::new(nodes[rng.usize(0..i)].id.clone(), nodes[i].id.clone())).collect();
+    let edges = (1..n)
+        .map(|i| {
+            let from = &nodes[rng.usize(0..i)];
+            let case = from.route.as_ref().map(|r| r.case_names().next().unwrap_or("none").to_string());
+            Edge { case, ..Edge::new(from.id.clone(), nodes[i].id.clone()) }
+        })
+        .collect();
     let mut settings = Settings::default();
     if rng.bool() {
         settings.max_concurrency = Some(rng.u32(1..64));
         settings.provider_limits.insert("openai".into(), rng.u32(1..8));
     }
     Conclave { version: 1, id: word(rng), name: word(rng), description: word(rng), settings, nodes, edges }
+}
+
+fn random_route(rng: &mut fastrand::Rng) -> RouteConfig {
+    let cases = (0..rng.usize(1..4))
+        .map(|i| {
+            let op = PredicateOp::ALL[rng.usize(0..PredicateOp::ALL.len())];
+            let value = op.operand().map(|_| match op {
+                PredicateOp::OneOf => json!(["a", 2, null]),
+                PredicateOp::Equals => json!({"nested": [true]}),
+                _ => json!(rng.i32(-100..100)),
+            });
+            RouteCase { name: format!("case-{i}"), when: Predicate { pointer: format!("/up/field{i}"), op, value } }
+        })
+        .collect();
+    RouteConfig { cases, otherwise: rng.bool().then(|| "otherwise".to_string()) }
+}
+
+fn random_command(rng: &mut fastrand::Rng) -> CommandConfig {
+    let mut c = CommandConfig::new(vec!["git".into(), "diff".into(), format!("--{}", rng.u32(0..9))]);
+    c.cwd = [CommandDir::Repository, CommandDir::Workspace][rng.usize(0..2)];
+    c.timeout_secs = rng.bool().then(|| rng.u64(1..600));
+    c.max_output_bytes = rng.bool().then(|| rng.u64(1..1 << 30));
+    c.ok_exit_codes = if rng.bool() { vec![0, 1] } else { Vec::new() };
+    c.parse = [CommandParse::Text, CommandParse::Json, CommandParse::Sarif][rng.usize(0..3)];
+    if c.parse == CommandParse::Json && rng.bool() {
+        c.output_schema = Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}));
+    }
+    c
 }
 
 #[test]
