@@ -244,6 +244,42 @@ pub struct CommandConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(regex(pattern = r"^[a-z0-9_-]+(\.[a-z0-9_-]+)+$")))]
     pub output_schema_ref: Option<String>,
+    /// Keep the output for later runs whose command, run input and upstream outputs
+    /// are the same: `true`, or `{"ttl_secs": N}` to keep it N seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheSetting>,
+}
+
+/// Whether a node's output is kept for later runs with the same inputs, and for how
+/// long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum CacheSetting {
+    /// `true` keeps it until it is replaced; `false` is the same as leaving it out.
+    On(bool),
+    /// Keep it this long.
+    For {
+        /// Seconds an output stays usable after it was stored.
+        #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+        ttl_secs: u64,
+    },
+}
+
+impl CacheSetting {
+    /// Whether outputs are cached at all.
+    pub fn enabled(self) -> bool {
+        !matches!(self, CacheSetting::On(false))
+    }
+
+    /// How long a cached output stays usable, in seconds; `None` for ever.
+    pub fn ttl_secs(self) -> Option<u64> {
+        match self {
+            CacheSetting::For { ttl_secs } => Some(ttl_secs),
+            CacheSetting::On(_) => None,
+        }
+    }
 }
 
 /// Default seconds before a command is killed.
@@ -264,6 +300,7 @@ impl CommandConfig {
             parse: CommandParse::default(),
             output_schema: None,
             output_schema_ref: None,
+            cache: None,
         }
     }
 
@@ -394,6 +431,12 @@ pub struct AgentConfig {
     /// `prompt` fix one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<DialectSetting>,
+    /// Keep the answer for later runs that would send the same request (the same
+    /// settings, schema, provider, model and input): `true`, or `{"ttl_secs": N}`.
+    /// A later run reuses it as `cached`, at no cost; `--no-cache` turns this off
+    /// for a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheSetting>,
 }
 
 /// How an agent's output schema reaches the model.
@@ -454,6 +497,7 @@ impl AgentConfig {
             compatibility: None,
             api: None,
             dialect: None,
+            cache: None,
         }
     }
 

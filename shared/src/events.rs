@@ -67,6 +67,21 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         input: Option<String>,
     },
+    /// A node was not run: its output is taken from the cache, where an earlier run
+    /// stored it under the hash of everything that determines it (the node's
+    /// settings, its schema, provider and model, and its input). It ends succeeded
+    /// with that output, with no tokens and no cost.
+    NodeCached {
+        /// The node.
+        node_id: String,
+        /// The run that stored the output.
+        from_run: String,
+        /// The output.
+        output: NodeOutput,
+        /// What the node would have received (the same as when it was stored).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<String>,
+    },
     /// A piece of streamed model text.
     TextDelta {
         /// The node.
@@ -238,11 +253,12 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event type's wire name (the SSE event name), in the order of the enum.
-    pub const TYPE_NAMES: [&'static str; 18] = [
+    pub const TYPE_NAMES: [&'static str; 19] = [
         "run_started",
         "run_resumed",
         "node_started",
         "node_reused",
+        "node_cached",
         "text_delta",
         "tool_call",
         "schema_lowered",
@@ -266,6 +282,7 @@ impl EventKind {
             EventKind::RunResumed { .. } => "run_resumed",
             EventKind::NodeStarted { .. } => "node_started",
             EventKind::NodeReused { .. } => "node_reused",
+            EventKind::NodeCached { .. } => "node_cached",
             EventKind::TextDelta { .. } => "text_delta",
             EventKind::ToolCall { .. } => "tool_call",
             EventKind::SchemaLowered { .. } => "schema_lowered",
@@ -288,6 +305,7 @@ impl EventKind {
         match self {
             EventKind::NodeStarted { node_id, .. }
             | EventKind::NodeReused { node_id, .. }
+            | EventKind::NodeCached { node_id, .. }
             | EventKind::TextDelta { node_id, .. }
             | EventKind::ToolCall { node_id, .. }
             | EventKind::SchemaLowered { node_id, .. }
@@ -387,7 +405,7 @@ mod tests {
         for (kind, name) in kinds.iter().zip(EventKind::TYPE_NAMES) {
             assert_eq!(kind.type_name(), name);
         }
-        assert_eq!(EventKind::TYPE_NAMES.len(), 18);
+        assert_eq!(EventKind::TYPE_NAMES.len(), 19);
     }
 
     #[test]

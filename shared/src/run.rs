@@ -110,6 +110,9 @@ pub struct NodeSummary {
     /// The earlier run whose output it reused instead of running.
     #[serde(default)]
     pub reused_from: Option<String>,
+    /// The run whose cached output it took instead of running ("cached").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_from: Option<String>,
     /// Skipped because a route took another branch: "skipped (route)", not a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub routed_out: bool,
@@ -129,6 +132,7 @@ impl NodeSummary {
             started_ms: None,
             finished_ms: None,
             reused_from: None,
+            cached_from: None,
             routed_out: false,
         }
     }
@@ -165,6 +169,18 @@ impl NodeSummary {
                 self.state = NodeState::Skipped;
                 self.error = Some(error);
                 self.routed_out = route;
+            }
+            NodeChange::Cached { output, input, from_run } => {
+                *self = NodeSummary {
+                    state: NodeState::Succeeded,
+                    output: Some(output),
+                    input,
+                    usage: Some(Usage::default()),
+                    started_ms: Some(at_ms),
+                    finished_ms: Some(at_ms),
+                    cached_from: Some(from_run),
+                    ..NodeSummary::queued(&self.node_id)
+                };
             }
             NodeChange::Reused { output, input, from_run } => {
                 *self = NodeSummary {
@@ -270,6 +286,15 @@ pub enum NodeChange {
         /// Whether a route's choice skipped it.
         route: bool,
     },
+    /// Its output was taken from the cache: succeeded at once, costing nothing.
+    Cached {
+        /// The cached output.
+        output: NodeOutput,
+        /// The input it would have received.
+        input: Option<String>,
+        /// The run that stored it.
+        from_run: String,
+    },
     /// Its output was taken from an earlier run: succeeded at once, costing nothing.
     Reused {
         /// The earlier output.
@@ -289,6 +314,10 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         EventKind::NodeReused { node_id, from_run, output, input } => node(
             node_id,
             NodeChange::Reused { output: output.clone(), input: input.clone(), from_run: from_run.clone() },
+        ),
+        EventKind::NodeCached { node_id, from_run, output, input } => node(
+            node_id,
+            NodeChange::Cached { output: output.clone(), input: input.clone(), from_run: from_run.clone() },
         ),
         EventKind::AttemptFailed { node_id, attempt, usage, .. } => {
             node(node_id, NodeChange::AttemptFailed { attempt: *attempt, usage: usage.clone() })

@@ -32,7 +32,7 @@ pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use sink::{DiscardSink, StreamSink};
 pub use store::{
-    NewRun, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunStore, StoreError, dequeued_event,
+    CachedOutput, NewRun, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunStore, StoreError, dequeued_event,
     interrupted_event,
 };
 pub use tools::{ToolOutcome, ToolRunner};

@@ -7,7 +7,7 @@
 //! How an event changes a run is `conclave_shared::effect_of`, the same for every backend.
 
 use async_trait::async_trait;
-use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
+use conclave_shared::{Conclave, NodeOutput, OutputDialect, RunEvent, RunRecord, RunSummary};
 use serde_json::Value;
 use std::fmt;
 
@@ -140,6 +140,13 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         dialect: OutputDialect,
     ) -> Result<(), StoreError>;
 
+    /// The output cached under `key` (a hash of everything that determined it) that
+    /// has not expired at `now_ms`, or `None`.
+    async fn cached_output(&self, key: &str, now_ms: u64) -> Result<Option<CachedOutput>, StoreError>;
+
+    /// Keeps `entry` under `key`, replacing what was there.
+    async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError>;
+
     /// Notices, pushed by the database, of runs whose events any process sharing the
     /// store has just committed (a run id per notice), so that a server streams another
     /// process's run without polling: PostgreSQL's LISTEN/NOTIFY. `None` when the store
@@ -155,6 +162,21 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         owner_alive: &(dyn for<'s> Fn(&'s str) -> bool + Sync),
         now_ms: u64,
     ) -> Result<Vec<String>, StoreError>;
+}
+
+/// A node's output kept for later runs with the same inputs (a cached node).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedOutput {
+    /// The output.
+    pub output: NodeOutput,
+    /// The run that produced it.
+    pub run_id: String,
+    /// The node that produced it.
+    pub node_id: String,
+    /// When it was stored, in Unix milliseconds.
+    pub stored_ms: u64,
+    /// When it stops being usable; `None` for never.
+    pub expires_ms: Option<u64>,
 }
 
 impl fmt::Display for NewRun {

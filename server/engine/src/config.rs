@@ -61,6 +61,9 @@ pub struct RunOptions {
     pub reuse: Option<Reuse>,
     /// Run these agents several times each and merge their answers.
     pub samples: Option<Samples>,
+    /// Ignore the cache for this run (`--no-cache`): cached nodes run, and what they
+    /// answer is not stored.
+    pub no_cache: bool,
     /// Whether command nodes may run, and which programs; without it a conclave
     /// with a command node is refused.
     pub commands: Option<Arc<Commands>>,

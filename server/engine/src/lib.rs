@@ -19,6 +19,7 @@
 
 pub mod agent;
 pub mod bus;
+pub mod cache;
 pub mod command;
 pub mod config;
 pub mod dialects;
@@ -269,6 +270,7 @@ impl Engine {
     /// Spawns the scheduler of a recorded run.
     fn launch(&self, bus: Arc<EventBus>, launch: Launch<'_>) -> RunHandle {
         let Launch { plan, conclave, input, options, reused, resumed } = launch;
+        let no_cache = options.no_cache;
         let events = bus.subscribe();
         let cancel = CancellationToken::new();
         let limits = self.limits.for_run(&conclave.settings);
@@ -287,7 +289,8 @@ impl Engine {
         let span = observe::workflow_span(&conclave.id, &run_id);
         let metrics = observe::RunMetrics::start(&conclave.id);
         let conclave_id = conclave.id.clone();
-        let start = scheduler::Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics };
+        let cache = (!no_cache).then(|| self.store.clone());
+        let start = scheduler::Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache };
         let task = tokio::spawn(scheduler::drive(start, cancel.clone()).instrument(span));
         RunHandle { run_id, bus, cancel, events: Some(events), task }
     }

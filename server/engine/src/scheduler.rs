@@ -4,10 +4,11 @@
 //! node, the nodes it does not re-run take their earlier output when their turn
 //! comes (`node_reused`), so events keep the graph's order.
 
+use conclave_core::{RunStore, now_ms};
 use conclave_shared::{
-    ErrorKind, EventKind, FindingsCheck, NodeKind, NodeOutput, NodeState, NodeSummary, RunStatus, Usage,
+    CacheSetting, ErrorKind, EventKind, FindingsCheck, NodeKind, NodeOutput, NodeState, NodeSummary, RunStatus, Usage,
 };
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,6 +18,7 @@ use tracing::{Instrument, Span};
 
 use crate::agent::{AgentContext, run_agent};
 use crate::bus::EventBus;
+use crate::cache;
 use crate::command;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
@@ -69,6 +71,9 @@ pub struct Start {
     pub(crate) metrics: RunMetrics,
     /// What the nodes of a run taken up again had done.
     pub resumed: Option<Resumed>,
+    /// Where cached nodes look up and keep their outputs; `None` when the run
+    /// ignores the cache.
+    pub cache: Option<Arc<dyn RunStore>>,
 }
 
 /// A run taken up again after the process running it stopped.
@@ -99,11 +104,14 @@ struct Run {
     /// The earlier run outputs are taken from, and what each reused node takes.
     reused: (String, Vec<Option<ReusedNode>>),
     metrics: RunMetrics,
+    cache: Option<Arc<dyn RunStore>>,
+    /// For each cached node that is running: the key its output will be kept under.
+    cache_keys: Vec<Option<(String, CacheSetting)>>,
 }
 
 /// Drives the run to its end and emits `run_finished`.
 pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
-    let Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics } = start;
+    let Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache } = start;
     let n = plan.nodes.len();
     let reused = match reused {
         Some(Reused { from_run, mut nodes }) => (from_run, plan.nodes.iter().map(|p| nodes.remove(&p.id)).collect()),
@@ -125,6 +133,8 @@ pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
         first_failure: None,
         reused,
         metrics,
+        cache,
+        cache_keys: vec![None; n],
     };
     match resumed {
         Some(resumed) => run.restore(resumed).await,
@@ -285,6 +295,14 @@ impl Run {
             comparison,
             headings: self.agents.policy.as_ref().map(|p| p.comparison_headings()).unwrap_or_default(),
         };
+        if let Some(setting) = agent.config.cache.filter(|c| c.enabled() && agent.samples == 1) {
+            let message = input.render();
+            let key = cache::agent_key(&agent, &message);
+            if self.take_cached(i, &key, Some(message)).await {
+                return;
+            }
+            self.cache_keys[i] = Some((key, setting));
+        }
         let span = observe::agent_span(&node.id, &node.label, &agent.config.provider, &agent.config.model);
         let (agents, limits, node_id) = (self.agents.clone(), self.limits.clone(), node.id.clone());
         let work = async move {
@@ -310,6 +328,14 @@ impl Run {
         let Some(command) = node.command.clone() else {
             return self.finish(i, Err(NodeError::Internal("command node without a plan".into())), 0).await;
         };
+        if let Some(setting) = command.config.cache.filter(|c| c.enabled()) {
+            let input = json!({"input": self.input, "upstream": Map::from_iter(self.upstream_outputs(i, false))});
+            let key = cache::command_key(&command, &input);
+            if self.take_cached(i, &key, None).await {
+                return;
+            }
+            self.cache_keys[i] = Some((key, setting));
+        }
         let (bus, limits, node_id) = (self.bus.clone(), self.limits.clone(), node.id.clone());
         let work = async move {
             let _permit = limits.acquire(None).await;
@@ -321,6 +347,40 @@ impl Run {
         let handle = self.tasks.spawn(work);
         self.task_nodes.insert(handle.id(), i);
         self.state[i] = NodeState::Running;
+    }
+
+    /// Takes node `i`'s output from the cache when an unexpired one is kept under
+    /// `key`: checked as a fresh output would be, then `node_cached`. False when
+    /// there is none (or the run ignores the cache, or the lookup failed: the node
+    /// then runs).
+    async fn take_cached(&mut self, i: usize, key: &str, input: Option<String>) -> bool {
+        let Some(store) = &self.cache else { return false };
+        let hit = match store.cached_output(key, now_ms()).await {
+            Ok(hit) => hit,
+            Err(_) => {
+                observe::store_failed("cached_output");
+                None
+            }
+        };
+        let Some(hit) = hit else { return false };
+        if let Err(failure) = self.check_output(i, &hit.output).await {
+            self.finish(i, Err(failure.into()), 0).await;
+            return true;
+        }
+        let node_id = self.plan.nodes[i].id.clone();
+        let event = EventKind::NodeCached { node_id, from_run: hit.run_id, output: hit.output.clone(), input };
+        self.bus.emit(event).await;
+        self.succeeded(i, hit.output).await;
+        true
+    }
+
+    /// Keeps node `i`'s fresh output in the cache, when it is a cached node.
+    async fn keep_cached(&mut self, i: usize, output: &NodeOutput) {
+        let (Some(store), Some((key, setting))) = (&self.cache, self.cache_keys[i].take()) else { return };
+        let entry = cache::entry(setting, output, self.bus.run_id(), &self.plan.nodes[i].id);
+        if store.cache_output(&key, &entry).await.is_err() {
+            observe::store_failed("cache_output");
+        }
     }
 
     /// Asks the run's policy to compare the outputs of `i`'s findings-shaped upstream
@@ -470,6 +530,7 @@ impl Run {
         match result {
             Ok((output, usage)) => {
                 self.bus.emit(EventKind::NodeCompleted { node_id, output: output.clone(), usage, duration_ms }).await;
+                self.keep_cached(i, &output).await;
                 self.succeeded(i, output).await;
             }
             Err(err) => {

@@ -62,6 +62,8 @@ pub struct ReviewRequest {
     pub max_diff_bytes: usize,
     /// Runs of each reviewer, merged by fingerprint (1: once).
     pub samples: u32,
+    /// Ignore the cache: cached nodes run again and their answers are not stored.
+    pub no_cache: bool,
 }
 
 /// Which conclave reviews a change.
@@ -102,6 +104,8 @@ pub struct PreparedReview {
     pub policy: Arc<ReviewPolicy>,
     /// The reviewers run several times, when the request asked for samples.
     pub samples: Option<Samples>,
+    /// Whether the run ignores the cache.
+    pub no_cache: bool,
 }
 
 /// Why a review could not be prepared or finished.
@@ -195,6 +199,7 @@ pub fn prepare_change(
     let mut review = prepare_recorded(change, conclave, &request.allow_paths, request.samples)?;
     review.notices = fallback.iter().map(|f| format!("note: {f}")).collect();
     review.fallback = fallback;
+    review.no_cache = request.no_cache;
     Ok(review)
 }
 
@@ -219,7 +224,16 @@ pub fn prepare_recorded(
     .in_repository(change.root.clone());
     let samples = (samples > 1).then(|| Samples { count: samples, nodes: sampled_agents(&conclave) });
     let (tools, policy) = (Arc::new(tools), Arc::new(policy));
-    Ok(PreparedReview { change, conclave, fallback: None, notices: Vec::new(), tools, policy, samples })
+    Ok(PreparedReview {
+        change,
+        conclave,
+        fallback: None,
+        notices: Vec::new(),
+        tools,
+        policy,
+        samples,
+        no_cache: false,
+    })
 }
 
 /// The engine options of a prepared review, from a node of an earlier run when
@@ -231,6 +245,7 @@ pub fn run_options(review: &PreparedReview, reuse: Option<Reuse>) -> RunOptions 
         workdir: Some(review.change.root.clone()),
         reuse,
         samples: review.samples.clone(),
+        no_cache: review.no_cache,
         // The conclave is a file of the workspace or the catalog, or one the server
         // checked against its allowed programs when it was saved or posted.
         commands: Some(Arc::new(Commands::any(None))),

@@ -206,6 +206,7 @@ async fn start_review(
         allow_paths: workspace.allow_paths.clone(),
         max_diff_bytes: workspace.max_diff_bytes,
         samples: 1,
+        no_cache: false,
     };
     let prepared = match what {
         Review::Target(target) => {

@@ -76,6 +76,9 @@ impl Progress {
             EventKind::NodeReused { node_id, from_run, .. } => {
                 Some((node_id, format!("reused from run {from_run}"), true))
             }
+            EventKind::NodeCached { node_id, from_run, .. } => {
+                Some((node_id, format!("cached (stored by run {from_run})"), true))
+            }
             EventKind::NodeCompleted { node_id, duration_ms, .. } => {
                 Some((node_id, format!("succeeded in {duration_ms} ms"), true))
             }

@@ -55,6 +55,9 @@ pub struct ReviewArgs {
     /// findings by fingerprint; each finding's stability is how many of the K raised it.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub samples: u32,
+    /// Run cached nodes again, and keep nothing they answer: the cache is ignored.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Count in gates only sampled findings at least this stable: a rate such as 0.5,
     /// or a fraction such as 2/3.
     #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0")]
@@ -155,6 +158,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         allow_paths: workspace.allow_paths.iter().chain(&args.allow_paths).cloned().collect(),
         max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
         samples: args.samples,
+        no_cache: args.no_cache,
     };
     let review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
         Ok(review) => review,

@@ -53,6 +53,9 @@ pub struct RunArgs {
     /// `conclave serve`) to run, print its id and return at once.
     #[arg(long, conflicts_with_all = ["from", "reuse"])]
     pub queue: bool,
+    /// Run cached nodes again, and keep nothing they answer: the cache is ignored.
+    #[arg(long, conflicts_with = "queue")]
+    pub no_cache: bool,
 }
 
 /// Runs the conclave (or queues it); returns the exit code.
@@ -98,6 +101,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
         policy: Some(Arc::new(ReviewPolicy::default())),
         reuse,
         commands: Some(workspace.commands()),
+        no_cache: args.no_cache,
         ..RunOptions::default()
     };
     match follow(&conclave, engine.start(checked, input, options).await).await {
@@ -157,6 +161,7 @@ async fn rerun_review(
         allow_paths: workspace.allow_paths.clone(),
         max_diff_bytes: workspace.max_diff_bytes,
         samples: 1,
+        no_cache: args.no_cache,
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());

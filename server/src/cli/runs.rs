@@ -180,6 +180,7 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
             }
             EventKind::NodeStarted { node_id, .. } => node_id.clone(),
             EventKind::NodeReused { node_id, from_run, .. } => format!("{node_id} from run {from_run}"),
+            EventKind::NodeCached { node_id, from_run, .. } => format!("{node_id} cached, stored by run {from_run}"),
             EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
             EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. } => {
                 format!(

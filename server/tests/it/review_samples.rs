@@ -215,3 +215,49 @@ async fn the_panel_gives_support_two_to_what_both_models_raised() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "the blocker one model raised does not gate at support 2: {stderr}");
 }
+
+/// The built-in review conclave without tools and with every agent cached.
+fn cached_conclave(workdir: &Path) -> PathBuf {
+    let path = sampled_conclave(workdir);
+    let mut conclave: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+    for node in conclave["nodes"].as_array_mut().expect("nodes") {
+        if let Some(agent) = node.get_mut("agent").and_then(Value::as_object_mut) {
+            agent.insert("cache".into(), json!(true));
+        }
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&conclave).expect("json")).expect("write");
+    path
+}
+
+#[tokio::test]
+async fn a_second_review_of_the_same_change_takes_every_cached_answer_and_says_so() {
+    let (_dir, repo, workdir) = fixture_workspace();
+    let conclave = cached_conclave(&workdir);
+    let server = FakeServer::start_routed(routes(vec![answer(vec![x()])])).await;
+    let report = |name: &str| workdir.join(name);
+    let args = |name: &str, extra: &[&str]| {
+        let mut args: Vec<String> = vec![repo.display().to_string(), "--base".into(), "main".into()];
+        args.extend(["--conclave".into(), conclave.display().to_string(), "--format".into(), "json".into()]);
+        args.extend(["--output-file".into(), report(name).display().to_string()]);
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    };
+    let first = review(&workdir, &server, args("first.json", &[])).await;
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let calls = server.requests().len();
+    assert_eq!(calls, 4, "three reviewers and the Writer");
+
+    let second = review(&workdir, &server, args("second.json", &[])).await;
+    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+    assert_eq!(server.requests().len(), calls, "every answer came from the cache");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(report("second.json")).expect("report")).expect("json");
+    let cached: Vec<&str> =
+        json["review"]["cached"].as_array().expect("cached").iter().filter_map(|c| c["node_id"].as_str()).collect();
+    assert_eq!(cached.len(), 4, "the report names each cached agent: {}", json["review"]["cached"]);
+    assert_eq!(json["usage"]["input_tokens"], 0, "cached answers cost nothing");
+    assert_eq!(json["review"]["findings"].as_array().map(Vec::len), Some(3), "the same findings as the first review");
+
+    review(&workdir, &server, args("third.json", &["--no-cache"])).await;
+    assert!(server.requests().len() > calls, "--no-cache calls the providers again");
+}

@@ -10,7 +10,7 @@ use conclave_shared::{
 use serde_json::json;
 use std::sync::Arc;
 
-use conclave_core::{NewRun, ReviewOf, RunStore, StoreError};
+use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
 
 /// Runs every check against fresh stores from `make`.
 pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
@@ -26,6 +26,7 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     duplicate_run_ids_are_refused(make()).await;
     reports_are_stored_and_replaced(make()).await;
     endpoint_dialects_are_remembered_per_provider_and_endpoint(make()).await;
+    cached_outputs_are_kept_replaced_and_expire(make()).await;
     run_summaries_are_read_without_the_run(make()).await;
     events_are_read_in_pages(make()).await;
     the_latest_review_is_the_newest_succeeded_one_of_the_branch(make()).await;
@@ -309,6 +310,25 @@ async fn endpoint_dialects_are_remembered_per_provider_and_endpoint(store: Arc<d
     store.remember_endpoint_dialect("openai", local, OutputDialect::JsonObject).await.expect("replace");
     assert_eq!(store.endpoint_dialect("openai", local).await.expect("read"), Some(OutputDialect::JsonObject));
     assert_eq!(store.endpoint_dialect("openai", other).await.expect("read"), Some(OutputDialect::Prompt));
+}
+
+async fn cached_outputs_are_kept_replaced_and_expire(store: Arc<dyn RunStore>) {
+    let entry = |run: &str, text: &str, expires_ms| CachedOutput {
+        output: NodeOutput::Json(serde_json::json!({"text": text, "n": [1, 2.5]})),
+        run_id: run.into(),
+        node_id: "lint".into(),
+        stored_ms: 100,
+        expires_ms,
+    };
+    assert_eq!(store.cached_output("k1", 0).await.expect("read"), None, "nothing is cached at first");
+    store.cache_output("k1", &entry("r1", "first", None)).await.expect("store");
+    store.cache_output("k2", &entry("r1", "brief", Some(500))).await.expect("store");
+    assert_eq!(store.cached_output("k1", 10_000).await.expect("read"), Some(entry("r1", "first", None)));
+    assert_eq!(store.cached_output("k2", 499).await.expect("read"), Some(entry("r1", "brief", Some(500))));
+    assert_eq!(store.cached_output("k2", 500).await.expect("read"), None, "an entry is gone at its expiry");
+    store.cache_output("k1", &entry("r2", "second", Some(900))).await.expect("replace");
+    assert_eq!(store.cached_output("k1", 800).await.expect("read"), Some(entry("r2", "second", Some(900))));
+    assert_eq!(store.cached_output("k3", 0).await.expect("read"), None, "an unknown key has nothing");
 }
 
 async fn run_summaries_are_read_without_the_run(store: Arc<dyn RunStore>) {

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use conclave_core::{
-    Cancel, Job, Lease, NewRun, QueueStats, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunQueue, RunStore,
-    StoreError, dequeued_event, interrupted_event,
+    CachedOutput, Cancel, Job, Lease, NewRun, QueueStats, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf,
+    RunQueue, RunStore, StoreError, dequeued_event, interrupted_event,
 };
 
 #[derive(Debug)]
@@ -44,6 +44,8 @@ pub struct MemoryStore {
     pauses: Mutex<HashMap<String, u64>>,
     /// The dialect each provider's server was found to take.
     dialects: Mutex<HashMap<(String, String), OutputDialect>>,
+    /// Cached node outputs by key.
+    cache: Mutex<HashMap<String, CachedOutput>>,
 }
 
 impl MemoryStore {
@@ -162,6 +164,17 @@ impl RunStore for MemoryStore {
     ) -> Result<(), StoreError> {
         let mut dialects = self.dialects.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         dialects.insert((provider.to_string(), endpoint.to_string()), dialect);
+        Ok(())
+    }
+
+    async fn cached_output(&self, key: &str, now_ms: u64) -> Result<Option<CachedOutput>, StoreError> {
+        let cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(cache.get(key).filter(|e| e.expires_ms.is_none_or(|end| end > now_ms)).cloned())
+    }
+
+    async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
+        let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.insert(key.to_string(), entry.clone());
         Ok(())
     }
 

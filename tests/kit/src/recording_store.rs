@@ -3,7 +3,7 @@
 //! the whole log) for an event stream.
 
 use async_trait::async_trait;
-use conclave_core::{NewRun, ReviewOf, RunStore, StoreError};
+use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::sync::{Arc, Mutex};
 
@@ -94,6 +94,12 @@ impl RunStore for RecordingStore {
     }
     fn commit_notices(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
         self.inner.commit_notices()
+    }
+    async fn cached_output(&self, key: &str, now_ms: u64) -> Result<Option<CachedOutput>, StoreError> {
+        self.inner.cached_output(key, now_ms).await
+    }
+    async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
+        self.inner.cache_output(key, entry).await
     }
     async fn mark_interrupted(
         &self,

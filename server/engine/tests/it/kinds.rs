@@ -8,8 +8,8 @@ use conclave_core::RunStore;
 use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Commands, Engine, EngineConfig, RunOptions, RunOutcome, StartError};
 use conclave_shared::{
-    CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState,
-    Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent, RunStatus,
+    CacheSetting, CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput,
+    NodeState, Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent, RunStatus, Usage,
 };
 use conclave_store::{PostgresStore, SqliteStore};
 use conclave_testkit::checked;
@@ -301,4 +301,87 @@ async fn a_run_that_does_not_allow_commands_or_the_program_is_refused_before_it_
     let refused = engine.start(conclave(), json!({}), only_git).await.expect_err("refused");
     assert!(refused.to_string().contains("`echo` is not among the programs"), "{refused}");
     assert!(store.list_runs(10).await.expect("list").is_empty(), "nothing was recorded");
+}
+
+/// `in → review (cached agent) → out`, the agent saying `prompt`.
+fn cached_review(prompt: &str) -> Conclave {
+    let mut conclave = graph(&["in:t", "review:a", "out:o"], &["in>review", "review>out"]);
+    let agent = conclave.nodes[1].agent.as_mut().expect("agent");
+    agent.system_prompt = prompt.into();
+    agent.cache = Some(CacheSetting::On(true));
+    conclave
+}
+
+#[tokio::test]
+async fn a_cache_hit_makes_no_provider_call_and_a_changed_prompt_misses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, store) in stores(dir.path()).await {
+        let fake = Arc::new(FakeProvider::new("fake"));
+        // Each store is a fresh cache only for SQLite and memory: a unique prompt keeps
+        // PostgreSQL's entries of earlier test runs out of the way.
+        let prompt = format!("Review the change ({name}, {}).", uuid_like());
+        fake.script(
+            "review",
+            [FakeStep::json(json!({"verdict": "first"})), FakeStep::json(json!({"verdict": "second"}))],
+        );
+        let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+        let (first, _) = run(&engine, cached_review(&prompt), RunOptions::default()).await;
+        assert_eq!(first.status, RunStatus::Succeeded, "{name}: {:?}", first.error);
+        assert_eq!(fake.calls_for("review").len(), 1, "{name}");
+
+        let (second, events) = run(&engine, cached_review(&prompt), RunOptions::default()).await;
+        assert_eq!(second.status, RunStatus::Succeeded, "{name}: {:?}", second.error);
+        assert_eq!(fake.calls_for("review").len(), 1, "{name}: a hit makes no provider call");
+        assert_eq!(second.outputs["review"], NodeOutput::Json(json!({"verdict": "first"})), "{name}");
+        let cached = events.iter().find_map(|e| match &e.kind {
+            EventKind::NodeCached { node_id, from_run, .. } if node_id == "review" => Some(from_run.clone()),
+            _ => None,
+        });
+        assert_eq!(cached.as_deref(), Some(first.run_id.as_str()), "{name}: the hit names the run that stored it");
+        let record = store.get_run(&second.run_id).await.expect("get").expect("stored");
+        let review = record.nodes.iter().find(|n| n.node_id == "review").expect("review");
+        assert_eq!(review.cached_from.as_deref(), Some(first.run_id.as_str()), "{name}");
+        assert_eq!(review.usage, Some(Usage::default()), "{name}: a hit costs no tokens and nothing");
+
+        let (third, _) = run(&engine, cached_review(&format!("{prompt} Be brief.")), RunOptions::default()).await;
+        assert_eq!(fake.calls_for("review").len(), 2, "{name}: a changed prompt is a miss");
+        assert_eq!(third.outputs["review"], NodeOutput::Json(json!({"verdict": "second"})), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn no_cache_runs_a_cached_node_and_keeps_nothing() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("review", [FakeStep::json(json!({"verdict": "kept"})), FakeStep::json(json!({"verdict": "fresh"}))]);
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let prompt = "Review the change.";
+    run(&engine, cached_review(prompt), RunOptions::default()).await;
+    let (fresh, events) =
+        run(&engine, cached_review(prompt), RunOptions { no_cache: true, ..RunOptions::default() }).await;
+    assert_eq!(fake.calls_for("review").len(), 2, "--no-cache runs the node");
+    assert_eq!(fresh.outputs["review"], NodeOutput::Json(json!({"verdict": "fresh"})));
+    assert!(!events.iter().any(|e| matches!(e.kind, EventKind::NodeCached { .. })));
+    let (later, _) = run(&engine, cached_review(prompt), RunOptions::default()).await;
+    assert_eq!(later.outputs["review"], NodeOutput::Json(json!({"verdict": "kept"})), "the fresh answer was not kept");
+    assert_eq!(fake.calls_for("review").len(), 2);
+}
+
+#[tokio::test]
+async fn a_cached_command_runs_once_for_the_same_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut node = command("count", &["sh", "-c", "echo ran >> runs.txt; echo counted"], CommandParse::Text);
+    node.command.as_mut().expect("command").cache = Some(CacheSetting::For { ttl_secs: 3600 });
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let engine = engine_with(fake, Arc::new(MemoryStore::new()), EngineConfig::default());
+    for _ in 0..2 {
+        let (outcome, _) = run(&engine, with_command(node.clone()), allowing(dir.path())).await;
+        assert_eq!(outcome.outputs["count"], NodeOutput::Text("counted\n".into()), "{:?}", outcome.error);
+    }
+    let runs = std::fs::read_to_string(dir.path().join("runs.txt")).expect("ran");
+    assert_eq!(runs.lines().count(), 1, "the second run took the cached output");
+}
+
+/// A value no earlier run of the tests used.
+fn uuid_like() -> String {
+    format!("{}-{}", std::process::id(), conclave_core::now_ms())
 }

@@ -379,10 +379,14 @@ fn usage(out: &mut String, r: &ReviewReport) {
         if let Some(c) = a.usage.cost_usd {
             cost = Some(cost.unwrap_or(0.0) + c);
         }
+        let agent = match &a.cached_from {
+            Some(run) => format!("{} (cached, from run {run})", a.node_id),
+            None => a.node_id.clone(),
+        };
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} | {} |",
-            a.node_id,
+            agent,
             a.provider,
             cell(&a.model),
             a.usage.input_tokens,

@@ -263,12 +263,13 @@ fn usage_of(record: &RunRecord) -> Vec<AgentUsage> {
         .iter()
         .filter_map(|n| {
             let agent = n.agent.as_ref()?;
-            let usage = record.nodes.iter().find(|s| s.node_id == n.id)?.usage.clone()?;
+            let summary = record.nodes.iter().find(|s| s.node_id == n.id)?;
             Some(AgentUsage {
                 node_id: n.id.clone(),
                 provider: agent.provider.clone(),
                 model: agent.model.clone(),
-                usage,
+                usage: summary.usage.clone()?,
+                cached_from: summary.cached_from.clone(),
             })
         })
         .collect()

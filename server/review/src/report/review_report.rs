@@ -39,6 +39,8 @@ pub struct AgentUsage {
     pub model: String,
     /// Tokens and cost.
     pub usage: Usage,
+    /// The run whose cached answer it took (at no cost), if it took one.
+    pub cached_from: Option<String>,
 }
 
 /// Everything a report shows.

@@ -2,7 +2,7 @@
 //! its first lines, with the store's message, even when every agent answered.
 
 use async_trait::async_trait;
-use conclave_core::{NewRun, ProviderRegistry, ReviewOf, RunStore, StoreError};
+use conclave_core::{CachedOutput, NewRun, ProviderRegistry, ReviewOf, RunStore, StoreError};
 use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;
@@ -63,6 +63,12 @@ impl RunStore for FlakyStore {
         dialect: OutputDialect,
     ) -> Result<(), StoreError> {
         self.inner.remember_endpoint_dialect(provider, endpoint, dialect).await
+    }
+    async fn cached_output(&self, key: &str, now_ms: u64) -> Result<Option<CachedOutput>, StoreError> {
+        self.inner.cached_output(key, now_ms).await
+    }
+    async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
+        self.inner.cache_output(key, entry).await
     }
     async fn mark_interrupted(
         &self,

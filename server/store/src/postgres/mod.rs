@@ -22,7 +22,9 @@ mod writer;
 mod tests;
 
 use async_trait::async_trait;
-use conclave_core::{NewRun, REDACTED, ReviewOf, RunStore, StoreError, interrupted_event, mask_url_credentials};
+use conclave_core::{
+    CachedOutput, NewRun, REDACTED, ReviewOf, RunStore, StoreError, interrupted_event, mask_url_credentials,
+};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
@@ -244,6 +246,48 @@ impl RunStore for PostgresStore {
                 "INSERT INTO endpoint_dialects (provider, endpoint, dialect, updated_ms) VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (provider, endpoint) DO UPDATE SET dialect = excluded.dialect, updated_ms = excluded.updated_ms",
                 &[&provider, &endpoint, &dialect.as_str(), &now],
+            )
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn cached_output(&self, key: &str, now_ms: u64) -> Result<Option<CachedOutput>, StoreError> {
+        let client = self.client().await?;
+        let now = now_ms as i64;
+        let row = client
+            .query_opt(
+                "SELECT output_json, run_id, node_id, stored_ms, expires_ms FROM node_cache \
+                 WHERE key = $1 AND (expires_ms IS NULL OR expires_ms > $2)",
+                &[&key, &now],
+            )
+            .await
+            .map_err(backend)?;
+        let Some(row) = row else { return Ok(None) };
+        let output: String = row.try_get(0).map_err(backend)?;
+        let output = serde_json::from_str(&output).map_err(|e| StoreError::Backend(format!("a cached output: {e}")))?;
+        let (stored, expires): (i64, Option<i64>) =
+            (row.try_get(3).map_err(backend)?, row.try_get(4).map_err(backend)?);
+        Ok(Some(CachedOutput {
+            output,
+            run_id: row.try_get(1).map_err(backend)?,
+            node_id: row.try_get(2).map_err(backend)?,
+            stored_ms: stored as u64,
+            expires_ms: expires.map(|e| e as u64),
+        }))
+    }
+
+    async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let output = serde_json::to_string(&entry.output).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let (stored, expires) = (entry.stored_ms as i64, entry.expires_ms.map(|e| e as i64));
+        client
+            .execute(
+                "INSERT INTO node_cache (key, output_json, run_id, node_id, stored_ms, expires_ms) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO UPDATE SET output_json = excluded.output_json, \
+                 run_id = excluded.run_id, node_id = excluded.node_id, stored_ms = excluded.stored_ms, \
+                 expires_ms = excluded.expires_ms",
+                &[&key, &output, &entry.run_id, &entry.node_id, &stored, &expires],
             )
             .await
             .map_err(backend)?;

@@ -23,7 +23,7 @@ mod writer;
 mod tests;
 
 use async_trait::async_trait;
-use conclave_core::{NewRun, ReviewOf, RunStore, StoreError};
+use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -153,6 +153,16 @@ impl RunStore for SqliteStore {
     ) -> Result<(), StoreError> {
         let (provider, endpoint, now) = (provider.to_string(), endpoint.to_string(), conclave_core::now_ms());
         self.writer.submit(move |conn| write::remember_endpoint_dialect(conn, &provider, &endpoint, dialect, now)).await
+    }
+
+    async fn cached_output(&self, key: &str, now_ms: u64) -> Result<Option<CachedOutput>, StoreError> {
+        let key = key.to_string();
+        self.readers.run(move |conn| read::cached_output(conn, &key, now_ms)).await
+    }
+
+    async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
+        let (key, entry) = (key.to_string(), entry.clone());
+        self.writer.submit(move |conn| write::cache_output(conn, &key, &entry)).await
     }
 
     /// Which runs' owners are dead is asked here, on the caller's side (the check is

@@ -2,7 +2,7 @@
 //! with a read-only connection of its own, so reads go on beside the writer thread
 //! (WAL) and never wait for its batches.
 
-use conclave_core::{ReviewOf, StoreError};
+use conclave_core::{CachedOutput, ReviewOf, StoreError};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::PathBuf;
@@ -167,4 +167,27 @@ pub(super) fn endpoint_dialect(
         .and_then(|mut s| s.query_row(params![provider, endpoint], |r| r.get(0)).optional())
         .map_err(backend)?;
     Ok(name.as_deref().and_then(OutputDialect::parse))
+}
+
+/// The cached output under `key` that has not expired at `now_ms`.
+pub(super) fn cached_output(conn: &Connection, key: &str, now_ms: u64) -> Result<Option<CachedOutput>, StoreError> {
+    let row: Option<(String, String, String, i64, Option<i64>)> = conn
+        .prepare_cached(
+            "SELECT output_json, run_id, node_id, stored_ms, expires_ms FROM node_cache \
+             WHERE key = ?1 AND (expires_ms IS NULL OR expires_ms > ?2)",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![key, now_ms as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+                .optional()
+        })
+        .map_err(backend)?;
+    let Some((output, run_id, node_id, stored_ms, expires_ms)) = row else { return Ok(None) };
+    let output = serde_json::from_str(&output).map_err(|e| StoreError::Backend(format!("a cached output: {e}")))?;
+    Ok(Some(CachedOutput {
+        output,
+        run_id,
+        node_id,
+        stored_ms: stored_ms as u64,
+        expires_ms: expires_ms.map(|e| e as u64),
+    }))
 }

@@ -129,6 +129,17 @@ CREATE INDEX runs_reviews ON runs (
     id DESC
 ) WHERE status = 'succeeded';
 "#,
+    // Cached node outputs, by the hash of everything that determined them.
+    r#"
+CREATE TABLE node_cache (
+    key         TEXT PRIMARY KEY,
+    output_json TEXT NOT NULL,
+    run_id      TEXT NOT NULL,
+    node_id     TEXT NOT NULL,
+    stored_ms   INTEGER NOT NULL,
+    expires_ms  INTEGER
+);
+"#,
 ];
 
 /// Prepared statements kept per connection; more than the store has.

@@ -3,7 +3,7 @@
 //! `effect_of` in the same write, so a stored run always agrees with its event log:
 //! while it runs its nodes are that log, and its end stores them as they ended.
 
-use conclave_core::{StoreError, interrupted_event};
+use conclave_core::{CachedOutput, StoreError, interrupted_event};
 use conclave_shared::{Conclave, Effect, NodeSummary, OutputDialect, RunEvent, effect_of};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -202,6 +202,28 @@ pub(super) fn remember_endpoint_dialect(
          ON CONFLICT (provider, endpoint) DO UPDATE SET dialect = excluded.dialect, updated_ms = excluded.updated_ms",
     )
     .and_then(|mut s| s.execute(params![provider, endpoint, dialect.as_str(), now_ms as i64]))
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// Keeps `entry` under `key`, replacing what was there.
+pub(super) fn cache_output(conn: &Connection, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
+    let output = serde_json::to_string(&entry.output).map_err(|e| StoreError::Backend(e.to_string()))?;
+    conn.prepare_cached(
+        "INSERT INTO node_cache (key, output_json, run_id, node_id, stored_ms, expires_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+         ON CONFLICT (key) DO UPDATE SET output_json = excluded.output_json, run_id = excluded.run_id, \
+         node_id = excluded.node_id, stored_ms = excluded.stored_ms, expires_ms = excluded.expires_ms",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            key,
+            output,
+            entry.run_id,
+            entry.node_id,
+            entry.stored_ms as i64,
+            entry.expires_ms.map(|e| e as i64)
+        ])
+    })
     .map_err(backend)?;
     Ok(())
 }
