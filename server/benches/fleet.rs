@@ -93,6 +93,7 @@ fn review_shaped() -> Conclave {
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("pausing")),
         route: None,
         command: None,
+        repeat: None,
     };
     let lanes = ["security", "correctness", "conventions"];
     let mut nodes = vec![node("change", NodeKind::Trigger)];

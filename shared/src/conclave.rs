@@ -113,13 +113,26 @@ pub struct Node {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(with = "CommandConfig"))]
     pub command: Option<CommandConfig>,
+    /// Loop configuration; present exactly when `kind` is `loop`.
+    #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "LoopConfig"))]
+    pub repeat: Option<LoopConfig>,
 }
 
 impl Node {
     /// A node of `kind` at the origin, labelled with its id, with no configuration.
     pub fn new(id: impl Into<String>, kind: NodeKind) -> Node {
         let id = id.into();
-        Node { label: id.clone(), id, kind, position: Position::default(), agent: None, route: None, command: None }
+        Node {
+            label: id.clone(),
+            id,
+            kind,
+            position: Position::default(),
+            agent: None,
+            route: None,
+            command: None,
+            repeat: None,
+        }
     }
 }
 
@@ -140,12 +153,15 @@ pub enum NodeKind {
     Route,
     /// Runs a program (no shell) and passes on what it printed, parsed.
     Command,
+    /// Runs its body (other nodes of the file) again and again until a predicate on
+    /// the body's outputs holds or `max_iterations` is reached.
+    Loop,
 }
 
 impl NodeKind {
     /// All kinds, in palette order.
-    pub const ALL: [NodeKind; 5] =
-        [NodeKind::Trigger, NodeKind::Agent, NodeKind::Route, NodeKind::Command, NodeKind::Output];
+    pub const ALL: [NodeKind; 6] =
+        [NodeKind::Trigger, NodeKind::Agent, NodeKind::Route, NodeKind::Command, NodeKind::Loop, NodeKind::Output];
 
     /// The name used in files.
     pub fn as_str(self) -> &'static str {
@@ -155,6 +171,7 @@ impl NodeKind {
             NodeKind::Output => "output",
             NodeKind::Route => "route",
             NodeKind::Command => "command",
+            NodeKind::Loop => "loop",
         }
     }
 
@@ -204,6 +221,36 @@ impl Edge {
 }
 
 pub use crate::route::{Predicate, PredicateOp, RouteCase, RouteConfig};
+
+/// The most iterations a loop may have.
+pub const MAX_LOOP_ITERATIONS: u32 = 100;
+
+/// A loop: the nodes of its body, when it stops, and how many times it may run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LoopConfig {
+    /// The ids of the nodes that run in each iteration (agents, commands, routes);
+    /// the edges among them are the body's graph. Nothing outside the loop connects
+    /// to them: the body's first nodes receive the loop's inputs, and the loop passes
+    /// the last iteration on.
+    pub body: Vec<String>,
+    /// The loop ends after an iteration whose outputs (each body node's under its id)
+    /// make this hold.
+    pub until: Predicate,
+    /// The most iterations, from 1 to 100. Reaching it is the outcome `exhausted`,
+    /// which the next node reads; it is not a failure.
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1, max = 100)))]
+    pub max_iterations: u32,
+}
+
+impl Conclave {
+    /// The loop whose body holds node `id`, if any.
+    pub fn loop_of(&self, id: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.repeat.as_ref().is_some_and(|l| l.body.iter().any(|b| b == id)))
+    }
+}
 
 /// How a command node runs its program and reads what it printed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -580,6 +627,7 @@ mod tests {
                     agent: None,
                     route: None,
                     command: None,
+                    repeat: None,
                 },
                 Node {
                     id: "a".into(),
@@ -589,6 +637,7 @@ mod tests {
                     agent: Some(agent),
                     route: None,
                     command: None,
+                    repeat: None,
                 },
             ],
             edges: vec![Edge { from: "in".into(), to: "a".into(), case: None }],

@@ -113,6 +113,10 @@ pub struct NodeSummary {
     /// The run whose cached output it took instead of running ("cached").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_from: Option<String>,
+    /// For a node of a loop's body: the iteration this entry is (an entry
+    /// `loop/<iteration>/<node>`), or the one the body's own node last ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u32>,
     /// Skipped because a route took another branch: "skipped (route)", not a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub routed_out: bool,
@@ -133,6 +137,7 @@ impl NodeSummary {
             finished_ms: None,
             reused_from: None,
             cached_from: None,
+            iteration: None,
             routed_out: false,
         }
     }
@@ -356,6 +361,15 @@ pub fn effect_of(event: &RunEvent) -> Effect {
     }
 }
 
+/// The iteration and the node's own id of a node of a loop's body as events name
+/// it, `loop/<iteration>/<node>` (the last two levels, in nested loops); `None` for
+/// any other id.
+pub fn iteration_of(node_id: &str) -> Option<(u32, &str)> {
+    let (scope, node) = node_id.rsplit_once('/')?;
+    let (_, iteration) = scope.rsplit_once('/')?;
+    Some((iteration.parse().ok()?, node))
+}
+
 impl RunRecord {
     /// A new run: `running`, every node `queued`.
     pub fn new(id: String, conclave: Conclave, input: Value, created_ms: u64) -> RunRecord {
@@ -374,21 +388,48 @@ impl RunRecord {
 
     /// Applies one event to the record.
     pub fn apply(&mut self, event: &RunEvent) {
-        self.apply_located(event, |nodes, id| nodes.iter().position(|n| n.node_id == id));
+        self.apply_located(event, None);
     }
 
     /// Applies one event, finding nodes by `positions` (node id to index in `nodes`),
-    /// for callers that keep such an index.
-    pub fn apply_indexed(&mut self, event: &RunEvent, positions: &HashMap<String, usize>) {
-        self.apply_located(event, |_, id| positions.get(id).copied());
+    /// for callers that keep such an index; an entry the event adds (an iteration of
+    /// a loop's body) is added to it.
+    pub fn apply_indexed(&mut self, event: &RunEvent, positions: &mut HashMap<String, usize>) {
+        self.apply_located(event, Some(positions));
     }
 
-    fn apply_located(&mut self, event: &RunEvent, locate: impl Fn(&[NodeSummary], &str) -> Option<usize>) {
+    fn apply_located(&mut self, event: &RunEvent, mut positions: Option<&mut HashMap<String, usize>>) {
+        let locate = |nodes: &[NodeSummary], positions: &Option<&mut HashMap<String, usize>>, id: &str| match positions
+        {
+            Some(positions) => positions.get(id).copied(),
+            None => nodes.iter().position(|n| n.node_id == id),
+        };
         match effect_of(event) {
             Effect::None => {}
             Effect::Node { node_id, change } => {
-                if let Some(node) = locate(&self.nodes, &node_id).and_then(|i| self.nodes.get_mut(i)) {
+                let iteration = iteration_of(&node_id);
+                let at = match (locate(&self.nodes, &positions, &node_id), iteration) {
+                    (Some(i), _) => Some(i),
+                    // Each iteration of a loop's body adds its nodes' entries.
+                    (None, Some((n, _))) => {
+                        self.nodes.push(NodeSummary { iteration: Some(n), ..NodeSummary::queued(&node_id) });
+                        if let Some(positions) = positions.as_deref_mut() {
+                            positions.insert(node_id.clone(), self.nodes.len() - 1);
+                        }
+                        Some(self.nodes.len() - 1)
+                    }
+                    (None, None) => None,
+                };
+                // The body's own node shows the iteration it last ran in.
+                if let Some((n, base)) = iteration
+                    && let Some(template) = locate(&self.nodes, &positions, base).and_then(|i| self.nodes.get_mut(i))
+                {
+                    template.apply(change.clone(), event.at_ms);
+                    template.iteration = Some(n);
+                }
+                if let Some(node) = at.and_then(|i| self.nodes.get_mut(i)) {
                     node.apply(change, event.at_ms);
+                    node.iteration = iteration.map(|(n, _)| n);
                 }
             }
             Effect::RunEnd { status, failed_node, error, unfinished } => {
@@ -420,6 +461,7 @@ mod tests {
             agent: None,
             route: None,
             command: None,
+            repeat: None,
         };
         let conclave = Conclave {
             version: 1,

@@ -6,31 +6,17 @@
 //! broken node does not hide problems elsewhere in the file. The graph rules
 //! themselves are `conclave_shared::graph`, which the editor applies too.
 
-use conclave_schema::SchemaCatalog;
 use conclave_shared::graph::{EdgeRule, Graph, kind_rule};
-use conclave_shared::{Diagnostic, NodeKind, Subject};
+use conclave_shared::{Diagnostic, MAX_LOOP_ITERATIONS, NodeKind, Subject};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+pub use super::context::CatalogContext;
 use super::format::format_validator;
 use super::kinds;
 use super::output_schema::{AgentOutput, check_output_schema};
 use super::pointer;
-use super::views::{EdgeView, NodeView, did_you_mean};
-
-/// What a file is checked against: schema search roots, known providers and tools.
-#[derive(Debug, Clone)]
-pub struct CatalogContext {
-    /// Where `output_schema_ref`s resolve.
-    pub schemas: SchemaCatalog,
-    /// Provider names an agent may use.
-    pub providers: Vec<String>,
-    /// Built-in tool ids an agent may list.
-    pub tools: Vec<String>,
-    /// The programs command nodes may run: `None` for any (files on disk are the
-    /// user's own), else only these (a server's `--allow-commands`).
-    pub programs: Option<Vec<String>>,
-}
+use super::views::{EdgeView, NodeView, article, did_you_mean};
 
 /// What checking one conclave found: every diagnostic, and the output schemas that
 /// resolved and are valid, by agent node id.
@@ -99,6 +85,7 @@ pub fn check_conclave_value(file: &str, value: &Value, ctx: &CatalogContext) -> 
         }
     }
     kinds::check_routes(&nodes, &ids, &edges, &outputs, &mut out);
+    kinds::check_loops(&nodes, &ids, &edges, &outputs, &mut out);
     note_contradiction_checks(&nodes, &edges, &outputs, &mut out);
     for d in &mut out {
         d.file = file.to_string();
@@ -150,6 +137,20 @@ fn check_format(value: &Value, nodes: &[NodeView], out: &mut Vec<Diagnostic>) {
             _ => Subject::File,
         };
         let diagnostic = match segments.as_slice() {
+            ["nodes", _, "loop"] if err.to_string().contains("\"max_iterations\"") => Diagnostic::error(
+                "loop-without-max",
+                subject,
+                format!("{path}/max_iterations"),
+                "the loop has no `max_iterations`, so nothing would stop it",
+            )
+            .with_help(format!("add \"max_iterations\": a number from 1 to {MAX_LOOP_ITERATIONS}")),
+            ["nodes", _, "loop", "max_iterations"] => Diagnostic::error(
+                "loop-max-iterations",
+                subject,
+                path,
+                format!("`max_iterations` is {}; a loop runs from 1 to {MAX_LOOP_ITERATIONS} times", err.instance()),
+            )
+            .with_help(format!("give a number from 1 to {MAX_LOOP_ITERATIONS}")),
             ["nodes", _, "kind"] => Diagnostic::error(
                 "unknown-kind",
                 subject,
@@ -338,7 +339,15 @@ fn check_triggers(nodes: &[NodeView], ids: &HashMap<&str, usize>, edges: &[EdgeV
         );
         return;
     }
-    let reached = graph_of(nodes, ids, edges).reachable(triggers);
+    let mut graph = graph_of(nodes, ids, edges);
+    // A loop reaches its body's nodes, which no edge enters from outside.
+    for node in nodes.iter().filter(|n| n.kind == Some(NodeKind::Loop)) {
+        let body = node.value.pointer("/loop/body").and_then(Value::as_array).into_iter().flatten();
+        for member in body.filter_map(Value::as_str).filter_map(|id| ids.get(id)) {
+            graph.add_edge(node.index, *member, usize::MAX);
+        }
+    }
+    let reached = graph.reachable(triggers);
     for node in nodes {
         if let Some(id) = node.id
             && ids.get(id) == Some(&node.index)
@@ -360,7 +369,7 @@ fn check_triggers(nodes: &[NodeView], ids: &HashMap<&str, usize>, edges: &[EdgeV
 /// The configuration object each kind carries, under its kind's name.
 /// Each kind's configuration key, the codes of its absence and of its presence on
 /// another kind, and how to add it.
-const CONFIGS: [(NodeKind, &str, [&str; 2], &str); 3] = [
+const CONFIGS: [(NodeKind, &str, [&str; 2], &str); 4] = [
     (
         NodeKind::Agent,
         "agent",
@@ -378,6 +387,12 @@ const CONFIGS: [(NodeKind, &str, [&str; 2], &str); 3] = [
         "command",
         ["missing-command", "unexpected-command"],
         r#"add "command": {"argv": ["program", "argument"]}"#,
+    ),
+    (
+        NodeKind::Loop,
+        "loop",
+        ["missing-loop", "unexpected-loop"],
+        r#"add "loop": {"body": ["..."], "until": {"pointer": "/...", "op": "exists"}, "max_iterations": 3}"#,
     ),
 ];
 
@@ -413,11 +428,6 @@ fn check_configs(node: &NodeView, out: &mut Vec<Diagnostic>) {
             );
         }
     }
-}
-
-/// The indefinite article before `word`.
-fn article(word: &str) -> &'static str {
-    if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
 }
 
 /// Checks an agent's configuration; returns its output schema when it has a usable one.

@@ -7,10 +7,10 @@ use conclave_shared::{Diagnostic, NodeKind, PredicateOp, Subject};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::checks::CatalogContext;
+use super::context::CatalogContext;
 use super::output_schema::{AgentOutput, check_output_schema};
 use super::pointer;
-use super::views::{EdgeView, NodeView, did_you_mean};
+use super::views::{EdgeView, NodeView, article, did_you_mean};
 
 /// Checks a command's configuration; returns its output schema when `json` output
 /// has a usable one.
@@ -86,7 +86,8 @@ pub(crate) fn check_routes(
                 names.push((name, at.clone()));
             }
             if let Some(when) = case.get("when").filter(|w| w.is_object()) {
-                check_predicate(node, when, &format!("{at}/when"), &upstream, nodes, ids, outputs, out);
+                let readable = Readable { ids: &upstream, of: "upstream of this route" };
+                check_predicate(node, when, &format!("{at}/when"), &readable, nodes, ids, outputs, out);
             }
         }
         if let Some(name) = route.get("otherwise").and_then(Value::as_str) {
@@ -116,43 +117,7 @@ pub(crate) fn check_routes(
                 );
             }
         }
-        for edge in edges.iter().filter(|e| e.from == id) {
-            let label = format!("{} -> {}", edge.from, edge.to);
-            let known = names.iter().map(|(n, _)| *n);
-            match edge.case {
-                None => out.push(
-                    Diagnostic::error(
-                        "edge-without-case",
-                        Subject::Edge(label.clone()),
-                        format!("/edges/{}", edge.index),
-                        format!("edge `{label}` leaves route `{id}` without a `case`, so no case ever takes it"),
-                    )
-                    .with_help(format!(
-                        "add \"case\" with one of: {}",
-                        names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                    )),
-                ),
-                Some(case) if !names.iter().any(|(n, _)| *n == case) => {
-                    let help = match did_you_mean(case, known) {
-                        Some(near) => format!("did you mean `{near}`?"),
-                        None => format!(
-                            "route `{id}` has the cases: {}",
-                            names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                        ),
-                    };
-                    out.push(
-                        Diagnostic::error(
-                            "unknown-case",
-                            Subject::Edge(label.clone()),
-                            format!("/edges/{}/case", edge.index),
-                            format!("edge `{label}` names case `{case}`, which route `{id}` does not have"),
-                        )
-                        .with_help(help),
-                    );
-                }
-                Some(_) => {}
-            }
-        }
+        check_route_edges(id, &names, edges, out);
     }
     for edge in edges.iter().filter(|e| e.case.is_some()) {
         let from_route = ids.get(edge.from).is_some_and(|&i| nodes[i].kind == Some(NodeKind::Route));
@@ -171,6 +136,48 @@ pub(crate) fn check_routes(
     }
 }
 
+/// Checks the edges out of route `id`, whose cases are `names`: each carries one of
+/// them.
+fn check_route_edges(id: &str, names: &[(&str, String)], edges: &[EdgeView], out: &mut Vec<Diagnostic>) {
+    for edge in edges.iter().filter(|e| e.from == id) {
+        let label = format!("{} -> {}", edge.from, edge.to);
+        let known = names.iter().map(|(n, _)| *n);
+        match edge.case {
+            None => out.push(
+                Diagnostic::error(
+                    "edge-without-case",
+                    Subject::Edge(label.clone()),
+                    format!("/edges/{}", edge.index),
+                    format!("edge `{label}` leaves route `{id}` without a `case`, so no case ever takes it"),
+                )
+                .with_help(format!(
+                    "add \"case\" with one of: {}",
+                    names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                )),
+            ),
+            Some(case) if !names.iter().any(|(n, _)| *n == case) => {
+                let help = match did_you_mean(case, known) {
+                    Some(near) => format!("did you mean `{near}`?"),
+                    None => format!(
+                        "route `{id}` has the cases: {}",
+                        names.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                out.push(
+                    Diagnostic::error(
+                        "unknown-case",
+                        Subject::Edge(label.clone()),
+                        format!("/edges/{}/case", edge.index),
+                        format!("edge `{label}` names case `{case}`, which route `{id}` does not have"),
+                    )
+                    .with_help(help),
+                );
+            }
+            Some(_) => {}
+        }
+    }
+}
+
 /// Checks one predicate: its pointer reads an upstream node (and a property that
 /// node's output schema has), and its `value` suits its operator.
 #[allow(clippy::too_many_arguments)]
@@ -178,12 +185,13 @@ fn check_predicate(
     node: &NodeView,
     when: &Value,
     at: &str,
-    upstream: &[&str],
+    readable: &Readable,
     nodes: &[NodeView],
     ids: &HashMap<&str, usize>,
     outputs: &BTreeMap<String, AgentOutput>,
     out: &mut Vec<Diagnostic>,
 ) {
+    let upstream = readable.ids;
     if let Some(path) = when.get("pointer").and_then(Value::as_str) {
         let at = pointer(at, "pointer");
         match pointer_head(path) {
@@ -199,15 +207,15 @@ fn check_predicate(
             Some(head) if !upstream.contains(&head.as_str()) => {
                 let help = match did_you_mean(&head, upstream.iter().copied()) {
                     Some(near) => format!("did you mean `/{near}`?"),
-                    None if upstream.is_empty() => "connect the node it should read to the route first".to_string(),
-                    None => format!("the route's upstream nodes are: {}", slash_list(upstream)),
+                    None if upstream.is_empty() => format!("no node is {} yet", readable.of),
+                    None => format!("the nodes {} are: {}", readable.of, slash_list(upstream)),
                 };
                 out.push(
                     Diagnostic::error(
                         "unknown-predicate-path",
                         node.subject(),
                         at,
-                        format!("pointer `{path}` reads `{head}`, which is not upstream of this route"),
+                        format!("pointer `{path}` reads `{head}`, which is not {}", readable.of),
                     )
                     .with_help(help),
                 );
@@ -249,6 +257,124 @@ fn check_predicate(
         out.push(
             Diagnostic::error("predicate-value", node.subject(), pointer(at, "value"), problem)
                 .with_help("equals takes any value, one_of an array, gt/gte/lt/lte a number, exists and missing none"),
+        );
+    }
+}
+
+/// The nodes a predicate may read, and how messages say where they are.
+struct Readable<'a> {
+    ids: &'a [&'a str],
+    of: &'a str,
+}
+
+/// The kinds a loop's body may hold.
+const BODY_KINDS: [NodeKind; 3] = [NodeKind::Agent, NodeKind::Command, NodeKind::Route];
+
+/// Checks every loop: its body names nodes that exist, of a kind a body may hold, in
+/// no other loop's body; no edge crosses into or out of a body; and its predicate
+/// reads a body node's output at a path it can have.
+pub(crate) fn check_loops(
+    nodes: &[NodeView],
+    ids: &HashMap<&str, usize>,
+    edges: &[EdgeView],
+    outputs: &BTreeMap<String, AgentOutput>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let mut owner: HashMap<&str, &str> = HashMap::new();
+    for node in nodes.iter().filter(|n| n.kind == Some(NodeKind::Loop)) {
+        let Some(config) = node.value.get("loop").filter(|r| r.is_object()) else { continue };
+        let Some(id) = node.id else { continue };
+        let base = pointer(&node.path(), "loop");
+        let mut body: Vec<&str> = Vec::new();
+        for (i, member) in config.get("body").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let Some(member) = member.as_str() else { continue };
+            let at = format!("{base}/body/{i}");
+            let problem = member_problem(member, id, ids, nodes, &mut owner);
+            match problem {
+                Some((code, message, help)) => {
+                    out.push(Diagnostic::error(code, node.subject(), at, message).with_help(help))
+                }
+                None => body.push(member),
+            }
+        }
+        if let Some(until) = config.get("until").filter(|u| u.is_object()) {
+            let readable = Readable { ids: &body, of: "in the loop's body" };
+            check_predicate(node, until, &pointer(&base, "until"), &readable, nodes, ids, outputs, out);
+        }
+    }
+    check_loop_edges(&owner, edges, out);
+}
+
+/// What is wrong with `member` in the body of loop `id`, if anything, as a code, a
+/// message and a hint; `owner` records the loop of each body node.
+fn member_problem<'a>(
+    member: &'a str,
+    id: &'a str,
+    ids: &HashMap<&str, usize>,
+    nodes: &[NodeView],
+    owner: &mut HashMap<&'a str, &'a str>,
+) -> Option<(&'static str, String, String)> {
+    match ids.get(member).map(|&i| nodes[i].kind) {
+        None => Some((
+            "missing-node",
+            format!("the loop's body names `{member}`, which is not a node of this conclave"),
+            did_you_mean(member, ids.keys().copied()).map_or_else(
+                || "add the node, or remove it from the body".to_string(),
+                |n| format!("did you mean `{n}`?"),
+            ),
+        )),
+        _ if member == id => Some((
+            "loop-in-own-body",
+            "a loop cannot be part of its own body".to_string(),
+            "remove it from `body`".into(),
+        )),
+        Some(Some(kind)) if !BODY_KINDS.contains(&kind) => Some((
+            "loop-body-kind",
+            format!(
+                "`{member}` is {} {} node; a loop's body holds agents, commands and routes",
+                article(kind.as_str()),
+                kind.as_str()
+            ),
+            "remove it from `body`".into(),
+        )),
+        _ => match owner.get(member) {
+            Some(other) if *other != id => Some((
+                "loop-body-shared",
+                format!("`{member}` is in the body of loop `{other}` already"),
+                "a node belongs to one loop's body: copy it for the other loop".into(),
+            )),
+            _ => {
+                owner.insert(member, id);
+                None
+            }
+        },
+    }
+}
+
+/// Checks that no edge crosses into or out of a loop's body; `owner` is the loop of
+/// each body node.
+fn check_loop_edges(owner: &HashMap<&str, &str>, edges: &[EdgeView], out: &mut Vec<Diagnostic>) {
+    for edge in edges {
+        let (from, to) = (owner.get(edge.from), owner.get(edge.to));
+        if from == to {
+            continue;
+        }
+        let label = format!("{} -> {}", edge.from, edge.to);
+        let (end, body_of) = match (from, to) {
+            (_, Some(loop_id)) => ("to", *loop_id),
+            (Some(loop_id), _) => ("from", *loop_id),
+            (None, None) => continue,
+        };
+        out.push(
+            Diagnostic::error(
+                "edge-crosses-loop",
+                Subject::Edge(label.clone()),
+                format!("/edges/{}/{end}", edge.index),
+                format!("edge `{label}` crosses the edge of loop `{body_of}`'s body"),
+            )
+            .with_help(format!(
+                "connect to and from `{body_of}` instead: its body's first nodes receive the loop's inputs, and the loop passes the last iteration on"
+            )),
         );
     }
 }

@@ -6,6 +6,7 @@
 //! from the files, the schema search roots and the list of known providers and tools.
 
 pub mod checks;
+mod context;
 pub mod format;
 mod kinds;
 pub mod load;

@@ -38,3 +38,8 @@ pub fn did_you_mean<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Opt
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
         .map(|(_, k)| k)
 }
+
+/// The indefinite article before `word`.
+pub(crate) fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
+}

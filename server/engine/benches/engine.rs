@@ -49,6 +49,7 @@ fn layered(nodes: usize, width: usize) -> Conclave {
         agent: None,
         route: None,
         command: None,
+        repeat: None,
     }];
     let mut edges = Vec::new();
     let mut previous = vec![0usize];
@@ -62,6 +63,7 @@ fn layered(nodes: usize, width: usize) -> Conclave {
             agent: Some(AgentConfig::new("instant")),
             route: None,
             command: None,
+            repeat: None,
         });
         for k in 0..previous.len().min(3) {
             let from = previous[(i + k) % previous.len()];

@@ -32,6 +32,7 @@ pub mod plan;
 pub mod policy;
 pub mod policy_call;
 pub mod probe;
+pub mod repeat;
 pub mod reuse;
 pub mod route;
 pub mod samples;

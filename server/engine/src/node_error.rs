@@ -42,6 +42,16 @@ pub enum NodeError {
         /// The timeout.
         limit: Duration,
     },
+    /// A node of a loop's body failed, and with it the loop.
+    #[error("`{node_id}` failed: {message}")]
+    Body {
+        /// The body's node, as its events name it (`loop/<iteration>/<node>`).
+        node_id: String,
+        /// Its error class.
+        kind: ErrorKind,
+        /// Its error.
+        message: String,
+    },
     /// A bug in Conclave (a task panicked).
     #[error("internal error: {0}")]
     Internal(String),
@@ -56,6 +66,7 @@ impl NodeError {
             NodeError::Provider(_) => ErrorKind::Provider,
             NodeError::Timeout(_) | NodeError::CommandTimeout { .. } => ErrorKind::Timeout,
             NodeError::Command(_) => ErrorKind::Command,
+            NodeError::Body { kind, .. } => *kind,
             NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
             NodeError::Policy(_) | NodeError::Internal(_) => ErrorKind::Internal,
         }

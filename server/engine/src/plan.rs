@@ -9,10 +9,10 @@ use conclave_core::{Provider, ProviderRegistry, SchemaSpec, ToolRunner, ToolSpec
 use conclave_schema::contract::render_contract;
 use conclave_schema::{ContractSpec, OutputContract, output_contract};
 use conclave_shared::{
-    AgentConfig, CommandConfig, CommandParse, Compatibility, Conclave, DialectSetting, Node, NodeKind, OutputMode,
-    RouteConfig,
+    AgentConfig, CommandConfig, CommandParse, Compatibility, DialectSetting, Edge, LoopConfig, Node, NodeKind,
+    OutputMode, RouteConfig,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -83,6 +83,17 @@ pub struct PlanNode {
     pub route: Option<Arc<RouteConfig>>,
     /// For commands, how to run them.
     pub command: Option<Arc<CommandPlan>>,
+    /// For loops, their body and when they stop.
+    pub repeat: Option<Arc<LoopPlan>>,
+}
+
+/// A loop ready to run: its configuration and the plan of its body.
+#[derive(Debug)]
+pub struct LoopPlan {
+    /// When it stops, and how many times it may run.
+    pub config: LoopConfig,
+    /// The body's nodes and edges, planned like a conclave of their own.
+    pub body: Arc<Plan>,
 }
 
 /// An acyclic, fully resolved conclave.
@@ -99,6 +110,18 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Every node of the plan and of its loops' bodies, the loops before their bodies.
+    pub fn all_nodes(&self) -> Vec<&PlanNode> {
+        let mut all = Vec::new();
+        for node in &self.nodes {
+            all.push(node);
+            if let Some(repeat) = &node.repeat {
+                all.extend(repeat.body.all_nodes());
+            }
+        }
+        all
+    }
+
     /// Whether the edge `from -> to` is on a taken branch when `from` took `case`:
     /// always for an edge out of anything but a route.
     pub fn takes(&self, from: usize, to: usize, case: Option<&str>) -> bool {
@@ -109,7 +132,8 @@ impl Plan {
     }
 }
 
-/// Builds the plan of a checked conclave for one run.
+/// Builds the plan of a checked conclave for one run: the nodes outside every loop's
+/// body, each loop holding the plan of its body.
 pub fn build_plan(
     checked: &CheckedConclave,
     providers: &ProviderRegistry,
@@ -117,29 +141,59 @@ pub fn build_plan(
     options: &RunOptions,
 ) -> Result<Plan, StartError> {
     let conclave = checked.conclave();
-    let (successors, predecessors, cases) = adjacency(conclave);
-    let nodes = conclave
+    let in_bodies: HashSet<&str> = conclave
         .nodes
         .iter()
-        .map(|node| {
-            let agent = match (node.kind, &node.agent) {
-                (NodeKind::Agent, Some(config)) => {
-                    Some(Arc::new(plan_agent(checked, node, config, providers, default_timeout, options)?))
-                }
-                _ => None,
-            };
-            let command = match (node.kind, &node.command) {
-                (NodeKind::Command, Some(config)) => Some(Arc::new(plan_command(checked, node, config, options)?)),
-                _ => None,
-            };
-            let route = node.route.clone().filter(|_| node.kind == NodeKind::Route).map(Arc::new);
-            Ok(PlanNode { id: node.id.clone(), label: node.label.clone(), kind: node.kind, agent, route, command })
-        })
-        .collect::<Result<Vec<_>, StartError>>()?;
+        .filter_map(|n| n.repeat.as_ref())
+        .flat_map(|l| l.body.iter().map(String::as_str))
+        .collect();
+    let outside: Vec<&Node> = conclave.nodes.iter().filter(|n| !in_bodies.contains(n.id.as_str())).collect();
+    let planner = Planner { checked, providers, default_timeout, options };
+    let plan = planner.graph(&outside)?;
     if let Some(samples) = &options.samples {
-        check_samples(samples, &nodes, options.policy.is_some())?;
+        check_samples(samples, &plan.nodes, options.policy.is_some())?;
     }
-    Ok(Plan { nodes, successors, predecessors, cases })
+    Ok(plan)
+}
+
+/// What planning one graph (the conclave's, or a loop's body) needs.
+struct Planner<'a> {
+    checked: &'a CheckedConclave,
+    providers: &'a ProviderRegistry,
+    default_timeout: Option<Duration>,
+    options: &'a RunOptions,
+}
+
+impl Planner<'_> {
+    /// The plan of `nodes` and the edges among them.
+    fn graph(&self, nodes: &[&Node]) -> Result<Plan, StartError> {
+        let (successors, predecessors, cases) = adjacency(nodes, &self.checked.conclave().edges);
+        let planned = nodes.iter().map(|node| self.node(node)).collect::<Result<Vec<_>, StartError>>()?;
+        Ok(Plan { nodes: planned, successors, predecessors, cases })
+    }
+
+    fn node(&self, node: &Node) -> Result<PlanNode, StartError> {
+        let (checked, options) = (self.checked, self.options);
+        let agent = match (node.kind, &node.agent) {
+            (NodeKind::Agent, Some(config)) => {
+                Some(Arc::new(plan_agent(checked, node, config, self.providers, self.default_timeout, options)?))
+            }
+            _ => None,
+        };
+        let command = match (node.kind, &node.command) {
+            (NodeKind::Command, Some(config)) => Some(Arc::new(plan_command(checked, node, config, options)?)),
+            _ => None,
+        };
+        let repeat = match (node.kind, &node.repeat) {
+            (NodeKind::Loop, Some(config)) => {
+                let body: Vec<&Node> = config.body.iter().filter_map(|id| checked.conclave().node(id)).collect();
+                Some(Arc::new(LoopPlan { config: config.clone(), body: Arc::new(self.graph(&body)?) }))
+            }
+            _ => None,
+        };
+        let route = node.route.clone().filter(|_| node.kind == NodeKind::Route).map(Arc::new);
+        Ok(PlanNode { id: node.id.clone(), label: node.label.clone(), kind: node.kind, agent, route, command, repeat })
+    }
 }
 
 /// Refuses a count out of range, and nodes that are not findings-shaped agents of
@@ -169,13 +223,14 @@ fn check_samples(samples: &Samples, nodes: &[PlanNode], has_policy: bool) -> Res
 /// (repeated edges count once), and the cases on each edge out of a route.
 type Adjacency = (Vec<Vec<usize>>, Vec<Vec<usize>>, HashMap<(usize, usize), Vec<String>>);
 
-fn adjacency(conclave: &Conclave) -> Adjacency {
-    let index: HashMap<&str, usize> = conclave.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
-    let mut successors = vec![Vec::new(); conclave.nodes.len()];
-    let mut predecessors = vec![Vec::new(); conclave.nodes.len()];
+fn adjacency(nodes: &[&Node], edges: &[Edge]) -> Adjacency {
+    let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+    let mut successors = vec![Vec::new(); nodes.len()];
+    let mut predecessors = vec![Vec::new(); nodes.len()];
     let mut cases: HashMap<(usize, usize), Vec<String>> = HashMap::new();
-    for edge in &conclave.edges {
-        // A checked conclave has no dangling edges.
+    for edge in edges {
+        // A checked conclave has no dangling edges; an edge leaving these nodes is
+        // another graph's.
         let (Some(&from), Some(&to)) = (index.get(edge.from.as_str()), index.get(edge.to.as_str())) else { continue };
         if let Some(case) = &edge.case {
             cases.entry((from, to)).or_default().push(case.clone());

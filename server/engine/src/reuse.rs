@@ -9,7 +9,7 @@
 //! input, which is the earlier one unless the caller gives another.
 
 use conclave_shared::graph::Graph;
-use conclave_shared::{Conclave, NodeKind, NodeOutput, NodeState, RunRecord};
+use conclave_shared::{Conclave, Node, NodeKind, NodeOutput, NodeState, RunRecord};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -71,9 +71,16 @@ pub fn resolve(conclave: &Conclave, reuse: &Reuse) -> Result<Reused, StartError>
     let Some(from) = conclave.nodes.iter().position(|n| n.id == reuse.from_node) else {
         return Err(StartError::UnknownFromNode { node_id: reuse.from_node.clone(), conclave: conclave.id.clone() });
     };
+    if let Some(owner) = conclave.loop_of(&reuse.from_node) {
+        return Err(StartError::FromLoopBody { node_id: reuse.from_node.clone(), loop_id: owner.id.clone() });
+    }
     let rerun = rerun_set(conclave, from);
     let mut nodes = HashMap::new();
-    for (node, _) in conclave.nodes.iter().zip(&rerun).filter(|(n, rerun)| !**rerun && n.kind != NodeKind::Trigger) {
+    // A loop's body runs with its loop, whose output is what is reused.
+    let outside = |n: &&Node| conclave.loop_of(&n.id).is_none();
+    let kept =
+        conclave.nodes.iter().zip(&rerun).filter(|(n, rerun)| !**rerun && n.kind != NodeKind::Trigger && outside(n));
+    for (node, _) in kept {
         if let Some(what) = difference(conclave, &earlier.conclave, &node.id) {
             return Err(StartError::ReuseChanged { node_id: node.id.clone(), run_id: run_id.clone(), what });
         }
@@ -98,6 +105,8 @@ fn difference(now: &Conclave, then: &Conclave, id: &str) -> Option<&'static str>
         Some("its kind is different")
     } else if a.agent != b.agent {
         Some("its agent settings are different")
+    } else if (&a.route, &a.command, &a.repeat) != (&b.route, &b.command, &b.repeat) {
+        Some("its settings are different")
     } else if upstream(now, id) != upstream(then, id) {
         Some("its upstream nodes are different")
     } else {

@@ -10,6 +10,8 @@ use conclave_shared::{
 };
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::task::JoinSet;
@@ -27,6 +29,7 @@ use crate::observe::{self, RunMetrics};
 use crate::plan::{AgentPlan, Plan};
 use crate::policy::SiblingOutput;
 use crate::policy_call::{self, PolicyFailure};
+use crate::repeat;
 use crate::reuse::{Reused, ReusedNode};
 use crate::route;
 use crate::samples::run_sampled;
@@ -103,8 +106,12 @@ struct Run {
     first_failure: Option<(usize, ErrorKind, String)>,
     /// The earlier run outputs are taken from, and what each reused node takes.
     reused: (String, Vec<Option<ReusedNode>>),
-    metrics: RunMetrics,
     cache: Option<Arc<dyn RunStore>>,
+    /// What events put before each node's id (`loop/2/` in a loop's second iteration).
+    scope: String,
+    /// What the nodes without an upstream node receive besides the run input (a loop
+    /// body's first nodes: the loop's inputs and its iteration).
+    outer: Vec<(String, Value)>,
     /// For each cached node that is running: the key its output will be kept under.
     cache_keys: Vec<Option<(String, CacheSetting)>>,
 }
@@ -112,68 +119,95 @@ struct Run {
 /// Drives the run to its end and emits `run_finished`.
 pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
     let Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache } = start;
-    let n = plan.nodes.len();
-    let reused = match reused {
-        Some(Reused { from_run, mut nodes }) => (from_run, plan.nodes.iter().map(|p| nodes.remove(&p.id)).collect()),
-        None => (String::new(), vec![None; n]),
-    };
-    let mut run = Run {
-        waiting: plan.predecessors.iter().map(Vec::len).collect(),
-        live: vec![0; n],
-        state: vec![NodeState::Queued; n],
-        outputs: vec![None; n],
-        ready: (0..n).rev().filter(|&i| plan.predecessors[i].is_empty()).collect(),
-        plan,
-        bus: agents.bus.clone(),
-        agents,
-        input,
-        limits,
-        tasks: JoinSet::new(),
-        task_nodes: HashMap::new(),
-        first_failure: None,
-        reused,
-        metrics,
-        cache,
-        cache_keys: vec![None; n],
-    };
+    let mut run = Run::new(plan, agents, input, limits, cache, String::new(), Vec::new());
+    if let Some(Reused { from_run, mut nodes }) = reused {
+        run.reused = (from_run, run.plan.nodes.iter().map(|p| nodes.remove(&p.id)).collect());
+    }
     match resumed {
         Some(resumed) => run.restore(resumed).await,
         None => run.announce(conclave_id).await,
     }
-    let mut cancelled = false;
-    loop {
-        while let Some(i) = run.ready.pop() {
-            run.start(i).await;
-        }
-        if run.tasks.is_empty() {
-            break;
-        }
-        tokio::select! {
-            biased;
-            _ = cancel.cancelled() => {
-                cancelled = true;
-                run.tasks.abort_all();
-                while run.tasks.join_next().await.is_some() {}
-                break;
-            }
-            Some(joined) = run.tasks.join_next_with_id() => match joined {
-                Ok((_, (i, result, duration_ms))) => run.finish(i, result, duration_ms).await,
-                Err(err) => {
-                    let Some(&i) = run.task_nodes.get(&err.id()) else { continue };
-                    run.finish(i, Err(NodeError::Internal(format!("the node's task stopped unexpectedly: {err}"))), 0).await;
-                }
-            },
-        }
+    let cancelled = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => true,
+        () = run.run_nodes() => false,
+    };
+    if cancelled {
+        // Dropping the nodes' tasks (a loop's, with its body's) stops them.
+        run.tasks.abort_all();
+        while run.tasks.join_next().await.is_some() {}
     }
-    run.end(cancelled).await
+    run.end(cancelled, metrics).await
 }
 
 impl Run {
+    /// A run of `plan` whose events name its nodes under `scope` (a loop's body in
+    /// one iteration: `loop/2/`), the nodes without an upstream node in `plan`
+    /// receiving `outer` as well.
+    fn new(
+        plan: Arc<Plan>,
+        agents: AgentContext,
+        input: Value,
+        limits: RunLimits,
+        cache: Option<Arc<dyn RunStore>>,
+        scope: String,
+        outer: Vec<(String, Value)>,
+    ) -> Run {
+        let n = plan.nodes.len();
+        Run {
+            waiting: plan.predecessors.iter().map(Vec::len).collect(),
+            live: vec![0; n],
+            state: vec![NodeState::Queued; n],
+            outputs: vec![None; n],
+            ready: (0..n).rev().filter(|&i| plan.predecessors[i].is_empty()).collect(),
+            plan,
+            bus: agents.bus.clone(),
+            agents,
+            input,
+            limits,
+            tasks: JoinSet::new(),
+            task_nodes: HashMap::new(),
+            first_failure: None,
+            reused: (String::new(), vec![None; n]),
+            cache,
+            cache_keys: vec![None; n],
+            scope,
+            outer,
+        }
+    }
+
+    /// The id events give node `i`: its id under the run's scope.
+    fn scoped(&self, i: usize) -> String {
+        format!("{}{}", self.scope, self.plan.nodes[i].id)
+    }
+
+    /// Starts every node as its inputs come ready and takes each result, until no
+    /// node is left to start or running. Boxed: a loop's task runs its body with it,
+    /// so its future holds itself.
+    fn run_nodes(&mut self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            loop {
+                while let Some(i) = self.ready.pop() {
+                    self.start(i).await;
+                }
+                let Some(joined) = self.tasks.join_next_with_id().await else { break };
+                match joined {
+                    Ok((_, (i, result, duration_ms))) => self.finish(i, result, duration_ms).await,
+                    Err(err) => {
+                        let Some(&i) = self.task_nodes.get(&err.id()) else { continue };
+                        let stopped = NodeError::Internal(format!("the node's task stopped unexpectedly: {err}"));
+                        self.finish(i, Err(stopped), 0).await;
+                    }
+                }
+            }
+        })
+    }
+
     /// Emits the start of a new run: `run_started`, then each agent's lowering.
     async fn announce(&self, conclave_id: String) {
-        let node_count = self.plan.nodes.len();
-        self.bus.emit(EventKind::RunStarted { conclave_id, node_count }).await;
-        for node in &self.plan.nodes {
+        let nodes = self.plan.all_nodes();
+        self.bus.emit(EventKind::RunStarted { conclave_id, node_count: nodes.len() }).await;
+        for node in nodes {
             let Some(agent) = node.agent.as_ref() else { continue };
             if let Some(contract) = agent.contract.as_ref() {
                 let dialect = match &agent.dialects {
@@ -250,11 +284,11 @@ impl Run {
         }
         match node.kind {
             NodeKind::Trigger => {
-                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone(), input: None }).await;
+                self.bus.emit(EventKind::NodeStarted { node_id: self.scoped(i), input: None }).await;
                 self.finish(i, Ok((NodeOutput::Json(self.input.clone()), Usage::default())), 0).await;
             }
             NodeKind::Output => {
-                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone(), input: None }).await;
+                self.bus.emit(EventKind::NodeStarted { node_id: self.scoped(i), input: None }).await;
                 if let Err(failure) = self.check_findings(i).await {
                     return self.finish(i, Err(failure.into()), 0).await;
                 }
@@ -262,7 +296,7 @@ impl Run {
                 self.finish(i, Ok((NodeOutput::Json(collected), Usage::default())), 0).await;
             }
             NodeKind::Route => {
-                self.bus.emit(EventKind::NodeStarted { node_id: node.id.clone(), input: None }).await;
+                self.bus.emit(EventKind::NodeStarted { node_id: self.scoped(i), input: None }).await;
                 let document = Value::Object(self.upstream_outputs(i, true).into_iter().collect());
                 let inputs = self.upstream_outputs(i, false).into_iter().collect();
                 let output = match &node.route {
@@ -272,6 +306,7 @@ impl Run {
                 self.finish(i, output, 0).await;
             }
             NodeKind::Command => self.start_command(i).await,
+            NodeKind::Loop => self.start_loop(i).await,
             NodeKind::Agent => self.start_agent(i).await,
         }
     }
@@ -304,7 +339,7 @@ impl Run {
             self.cache_keys[i] = Some((key, setting));
         }
         let span = observe::agent_span(&node.id, &node.label, &agent.config.provider, &agent.config.model);
-        let (agents, limits, node_id) = (self.agents.clone(), self.limits.clone(), node.id.clone());
+        let (agents, limits, node_id) = (self.agents.clone(), self.limits.clone(), self.scoped(i));
         let work = async move {
             let (result, duration_ms) = if agent.samples > 1 {
                 let started = Instant::now();
@@ -317,6 +352,58 @@ impl Run {
             (i, result, duration_ms)
         };
         let handle = self.tasks.spawn(work.instrument(span));
+        self.task_nodes.insert(handle.id(), i);
+        self.state[i] = NodeState::Running;
+    }
+
+    /// Spawns loop node `i`: its body runs once per iteration in the loop's task,
+    /// which the run's cancellation drops with the body's own tasks.
+    async fn start_loop(&mut self, i: usize) {
+        let Some(repeat) = self.plan.nodes[i].repeat.clone() else {
+            return self.finish(i, Err(NodeError::Internal("loop node without a plan".into())), 0).await;
+        };
+        self.bus.emit(EventKind::NodeStarted { node_id: self.scoped(i), input: None }).await;
+        let mut inputs = self.upstream_outputs(i, false);
+        let (loop_id, scope) = (self.plan.nodes[i].id.clone(), self.scope.clone());
+        let (agents, input, limits, cache) =
+            (self.agents.clone(), self.input.clone(), self.limits.clone(), self.cache.clone());
+        let work = Box::pin(async move {
+            let started = Instant::now();
+            let mut previous = Value::Null;
+            let mut iteration = 1;
+            inputs.push((loop_id.clone(), Value::Null));
+            let result = loop {
+                inputs.last_mut().expect("the loop's own entry").1 = repeat::iteration_input(iteration, &previous);
+                let body_scope = repeat::iteration_scope(&scope, &loop_id, iteration);
+                let mut body = Run::new(
+                    repeat.body.clone(),
+                    agents.clone(),
+                    input.clone(),
+                    limits.clone(),
+                    cache.clone(),
+                    body_scope,
+                    inputs.clone(),
+                );
+                body.run_nodes().await;
+                if let Some((failed, kind, message)) = body.first_failure.clone() {
+                    break Err(NodeError::Body { node_id: body.scoped(failed), kind, message });
+                }
+                let outputs: Map<String, Value> = body
+                    .plan
+                    .nodes
+                    .iter()
+                    .zip(&body.outputs)
+                    .filter_map(|(n, o)| Some((n.id.clone(), o.as_ref()?.to_input_value())))
+                    .collect();
+                if let Some(output) = repeat::after_iteration(&repeat.config, iteration, &outputs) {
+                    break Ok((output, Usage::default()));
+                }
+                previous = Value::Object(outputs);
+                iteration += 1;
+            };
+            (i, result, started.elapsed().as_millis() as u64)
+        });
+        let handle = self.tasks.spawn(work);
         self.task_nodes.insert(handle.id(), i);
         self.state[i] = NodeState::Running;
     }
@@ -336,7 +423,7 @@ impl Run {
             }
             self.cache_keys[i] = Some((key, setting));
         }
-        let (bus, limits, node_id) = (self.bus.clone(), self.limits.clone(), node.id.clone());
+        let (bus, limits, node_id) = (self.bus.clone(), self.limits.clone(), self.scoped(i));
         let work = async move {
             let _permit = limits.acquire(None).await;
             bus.emit(EventKind::NodeStarted { node_id: node_id.clone(), input: None }).await;
@@ -367,7 +454,7 @@ impl Run {
             self.finish(i, Err(failure.into()), 0).await;
             return true;
         }
-        let node_id = self.plan.nodes[i].id.clone();
+        let node_id = self.scoped(i);
         let event = EventKind::NodeCached { node_id, from_run: hit.run_id, output: hit.output.clone(), input };
         self.bus.emit(event).await;
         self.succeeded(i, hit.output).await;
@@ -377,7 +464,7 @@ impl Run {
     /// Keeps node `i`'s fresh output in the cache, when it is a cached node.
     async fn keep_cached(&mut self, i: usize, output: &NodeOutput) {
         let (Some(store), Some((key, setting))) = (&self.cache, self.cache_keys[i].take()) else { return };
-        let entry = cache::entry(setting, output, self.bus.run_id(), &self.plan.nodes[i].id);
+        let entry = cache::entry(setting, output, self.bus.run_id(), &self.scoped(i));
         if store.cache_output(&key, &entry).await.is_err() {
             observe::store_failed("cache_output");
         }
@@ -410,7 +497,7 @@ impl Run {
         })
         .await?;
         let Some(check) = check else { return Ok(None) };
-        let node_id = self.plan.nodes[i].id.clone();
+        let node_id = self.scoped(i);
         self.bus.emit(EventKind::FindingsChecked { node_id: node_id.clone(), check: check.clone() }).await;
         for contradiction in &check.contradictions {
             self.bus
@@ -424,8 +511,12 @@ impl Run {
     }
 
     /// The outputs of `i`'s upstream nodes, by node id, in edge order, with or
-    /// without triggers.
+    /// without triggers; for a node of a loop's body without an upstream node in the
+    /// body, what the loop passes it.
     fn upstream_outputs(&self, i: usize, with_triggers: bool) -> Vec<(String, Value)> {
+        if self.plan.predecessors[i].is_empty() && !self.outer.is_empty() {
+            return self.outer.clone();
+        }
         self.plan.predecessors[i]
             .iter()
             .filter(|&&p| with_triggers || self.plan.nodes[p].kind != NodeKind::Trigger)
@@ -463,7 +554,7 @@ impl Run {
         {
             let mismatches = policy_call::in_place("check_output", || policy.check_output(value))?;
             if !mismatches.is_empty() {
-                let node_id = self.plan.nodes[i].id.clone();
+                let node_id = self.scoped(i);
                 self.bus.emit(EventKind::CountMismatch { node_id, mismatches }).await;
             }
         }
@@ -510,15 +601,15 @@ impl Run {
                 continue;
             }
             self.state[s] = NodeState::Skipped;
-            let because_of = plan.nodes[from].id.clone();
-            self.bus.emit(EventKind::NodeSkipped { node_id: plan.nodes[s].id.clone(), because_of, route: true }).await;
+            let because_of = self.scoped(from);
+            self.bus.emit(EventKind::NodeSkipped { node_id: self.scoped(s), because_of, route: true }).await;
             resolved.extend(plan.successors[s].iter().rev().map(|&t| (t, s, false)));
         }
     }
 
     /// Records a node's result and releases or skips its successors.
     async fn finish(&mut self, i: usize, result: Result<(NodeOutput, Usage), NodeError>, duration_ms: u64) {
-        let node_id = self.plan.nodes[i].id.clone();
+        let node_id = self.scoped(i);
         // An output the policy failed to check is not passed on.
         let result = match result {
             Ok((output, usage)) => match self.check_output(i, &output).await {
@@ -555,17 +646,13 @@ impl Run {
             }
             self.state[d] = NodeState::Skipped;
             self.bus
-                .emit(EventKind::NodeSkipped {
-                    node_id: plan.nodes[d].id.clone(),
-                    because_of: plan.nodes[cause].id.clone(),
-                    route: false,
-                })
+                .emit(EventKind::NodeSkipped { node_id: self.scoped(d), because_of: self.scoped(cause), route: false })
                 .await;
             stack.extend(plan.successors[d].iter().rev().map(|&s| (s, d)));
         }
     }
 
-    async fn end(self, cancelled: bool) -> RunOutcome {
+    async fn end(self, cancelled: bool, metrics: RunMetrics) -> RunOutcome {
         let (mut status, mut failed_node, mut error_kind, mut error) = match (&self.first_failure, cancelled) {
             (_, true) => (RunStatus::Cancelled, None, None, Some("cancelled by request".to_string())),
             (Some((i, kind, message)), false) => {
@@ -586,7 +673,7 @@ impl Run {
                 Some(format!("the run store reported an error: {store_error}")),
             );
         }
-        self.metrics.finished(status);
+        metrics.finished(status);
         self.bus.emit(EventKind::RunFinished { status, failed_node: failed_node.clone(), error: error.clone() }).await;
         // The run ends only once its whole history is durable.
         self.bus.flush().await;

@@ -71,6 +71,14 @@ pub enum StartError {
         /// The conclave.
         conclave: String,
     },
+    /// The node to run from is in a loop's body, which runs only with its loop.
+    #[error("`{node_id}` is in the body of loop `{loop_id}`, which runs only as a whole; run from `{loop_id}` instead")]
+    FromLoopBody {
+        /// The node named.
+        node_id: String,
+        /// Its loop.
+        loop_id: String,
+    },
     /// A node whose output would be reused did not succeed in the earlier run.
     #[error(
         "node `{node_id}` did not succeed in run `{run_id}` (it ended `{}` there), so it has no output to reuse; run from `{node_id}` instead",
@@ -142,6 +150,7 @@ impl StartError {
             | StartError::NoTools { node_id, .. }
             | StartError::UnknownTool { node_id, .. }
             | StartError::UnknownFromNode { node_id, .. }
+            | StartError::FromLoopBody { node_id, .. }
             | StartError::ReuseNotSucceeded { node_id, .. }
             | StartError::ReuseChanged { node_id, .. }
             | StartError::Command { node_id, .. } => Some(node_id),

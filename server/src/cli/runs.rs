@@ -173,84 +173,83 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
             continue;
         }
         flush(&mut open_text, &mut lines);
-        let detail = match &e.kind {
-            EventKind::RunStarted { conclave_id, node_count } => format!("{conclave_id}, {node_count} nodes"),
-            EventKind::RunResumed { kept } => {
-                format!("kept {}", if kept.is_empty() { "nothing".into() } else { kept.join(", ") })
-            }
-            EventKind::NodeStarted { node_id, .. } => node_id.clone(),
-            EventKind::NodeReused { node_id, from_run, .. } => format!("{node_id} from run {from_run}"),
-            EventKind::NodeCached { node_id, from_run, .. } => format!("{node_id} cached, stored by run {from_run}"),
-            EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
-            EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. } => {
-                format!(
-                    "{node_id}: {} via {target}{}, {} note(s)",
-                    if *native { "native" } else { "prompt contract" },
-                    dialect.map(|d| format!(" ({d})")).unwrap_or_default(),
-                    notes.len()
-                )
-            }
-            EventKind::DialectDowngraded { node_id, endpoint, from, to, .. } => {
-                format!("{node_id}: {endpoint} rejected {from}; now {to}")
-            }
-            EventKind::FindingsChecked { node_id, check } => format!(
-                "{node_id}: compared {}: {} contradiction(s), {} disagreement(s), {} agreement(s), {} duplicate(s)",
-                check.agents.join(", "),
-                check.contradictions.len(),
-                check.disagreements.len(),
-                check.agreements.len(),
-                check.duplicates.len()
-            ),
-            EventKind::ContradictionDetected { node_id, contradiction } => {
-                format!("{node_id}: {}:{}: {}", contradiction.file, contradiction.line, contradiction.summary)
-            }
-            EventKind::CountMismatch { node_id, mismatches } => {
-                let list: Vec<String> = mismatches
-                    .iter()
-                    .map(|m| format!("{} claimed {} listed {}", m.severity.as_str(), m.claimed, m.actual))
-                    .collect();
-                format!("{node_id}: {}", list.join(", "))
-            }
-            EventKind::ProviderRetry { node_id, retry, error, delay_ms } => {
-                format!("{node_id}: retry {retry} in {delay_ms} ms after: {error}")
-            }
-            EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
-                format!("{node_id}: attempt {attempt}: {}", errors.join("; "))
-            }
-            EventKind::NodeCompleted { node_id, duration_ms, .. } => format!("{node_id} in {duration_ms} ms"),
-            EventKind::NodeFailed { node_id, error_kind, message } => format!("{node_id}: {error_kind}: {message}"),
-            EventKind::NodeSkipped { node_id, because_of, route: false } => {
-                format!("{node_id} (because of {because_of})")
-            }
-            EventKind::NodeSkipped { node_id, because_of, route: true } => {
-                format!("{node_id} (route): `{because_of}` took another branch")
-            }
-            EventKind::CommandExited {
-                node_id,
-                argv,
-                exit_code,
-                stdout_cut_bytes,
-                stderr_cut_bytes,
-                duration_ms,
-                ..
-            } => {
-                let ended = exit_code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
-                let cut = match stdout_cut_bytes + stderr_cut_bytes {
-                    0 => String::new(),
-                    n => format!(", {n} bytes of output cut"),
-                };
-                format!("{node_id}: `{}` {ended} in {duration_ms} ms{cut}", argv.join(" "))
-            }
-            EventKind::RunFinished { status, error, .. } => match error {
-                Some(error) => format!("{}: {error}", status.as_str()),
-                None => status.as_str().to_string(),
-            },
-            EventKind::TextDelta { .. } => String::new(),
-        };
+        let detail = detail(&e.kind);
         lines.push(format!("#{:<4} {:<16} {detail}", e.seq, e.kind.type_name()));
     }
     flush(&mut open_text, &mut lines);
     lines
+}
+
+/// What an event's line says after its sequence number and type.
+fn detail(kind: &EventKind) -> String {
+    match kind {
+        EventKind::RunStarted { conclave_id, node_count } => format!("{conclave_id}, {node_count} nodes"),
+        EventKind::RunResumed { kept } => {
+            format!("kept {}", if kept.is_empty() { "nothing".into() } else { kept.join(", ") })
+        }
+        EventKind::NodeStarted { node_id, .. } => node_id.clone(),
+        EventKind::NodeReused { node_id, from_run, .. } => format!("{node_id} from run {from_run}"),
+        EventKind::NodeCached { node_id, from_run, .. } => format!("{node_id} cached, stored by run {from_run}"),
+        EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
+        EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. } => {
+            format!(
+                "{node_id}: {} via {target}{}, {} note(s)",
+                if *native { "native" } else { "prompt contract" },
+                dialect.map(|d| format!(" ({d})")).unwrap_or_default(),
+                notes.len()
+            )
+        }
+        EventKind::DialectDowngraded { node_id, endpoint, from, to, .. } => {
+            format!("{node_id}: {endpoint} rejected {from}; now {to}")
+        }
+        EventKind::FindingsChecked { node_id, check } => format!(
+            "{node_id}: compared {}: {} contradiction(s), {} disagreement(s), {} agreement(s), {} duplicate(s)",
+            check.agents.join(", "),
+            check.contradictions.len(),
+            check.disagreements.len(),
+            check.agreements.len(),
+            check.duplicates.len()
+        ),
+        EventKind::ContradictionDetected { node_id, contradiction } => {
+            format!("{node_id}: {}:{}: {}", contradiction.file, contradiction.line, contradiction.summary)
+        }
+        EventKind::CountMismatch { node_id, mismatches } => {
+            let list: Vec<String> = mismatches
+                .iter()
+                .map(|m| format!("{} claimed {} listed {}", m.severity.as_str(), m.claimed, m.actual))
+                .collect();
+            format!("{node_id}: {}", list.join(", "))
+        }
+        EventKind::ProviderRetry { node_id, retry, error, delay_ms } => {
+            format!("{node_id}: retry {retry} in {delay_ms} ms after: {error}")
+        }
+        EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
+            format!("{node_id}: attempt {attempt}: {}", errors.join("; "))
+        }
+        EventKind::NodeCompleted { node_id, duration_ms, .. } => format!("{node_id} in {duration_ms} ms"),
+        EventKind::NodeFailed { node_id, error_kind, message } => format!("{node_id}: {error_kind}: {message}"),
+        EventKind::NodeSkipped { node_id, because_of, route: false } => {
+            format!("{node_id} (because of {because_of})")
+        }
+        EventKind::NodeSkipped { node_id, because_of, route: true } => {
+            format!("{node_id} (route): `{because_of}` took another branch")
+        }
+        EventKind::CommandExited {
+            node_id, argv, exit_code, stdout_cut_bytes, stderr_cut_bytes, duration_ms, ..
+        } => {
+            let ended = exit_code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+            let cut = match stdout_cut_bytes + stderr_cut_bytes {
+                0 => String::new(),
+                n => format!(", {n} bytes of output cut"),
+            };
+            format!("{node_id}: `{}` {ended} in {duration_ms} ms{cut}", argv.join(" "))
+        }
+        EventKind::RunFinished { status, error, .. } => match error {
+            Some(error) => format!("{}: {error}", status.as_str()),
+            None => status.as_str().to_string(),
+        },
+        EventKind::TextDelta { .. } => String::new(),
+    }
 }
 
 /// The full id of the run `id` names: the id itself, or a unique prefix of one.

@@ -45,7 +45,7 @@ impl Fold {
     }
 
     fn apply(&mut self, event: &RunEvent) {
-        self.record.apply_indexed(event, &self.positions);
+        self.record.apply_indexed(event, &mut self.positions);
         self.last_seq = event.seq;
         self.touched = Instant::now();
     }

@@ -101,12 +101,13 @@ fn schema_lower_prints_the_lowered_schema_and_every_change() {
 }
 
 #[test]
-fn route_and_command_errors_name_the_file_the_node_and_the_json_path() {
+fn route_command_and_loop_errors_name_the_file_the_node_and_the_json_path() {
     let out = conclave(&[
         "validate",
         "--json",
         "tests/fixtures/broken/route-problems.conclave.json",
         "tests/fixtures/broken/command-problems.conclave.json",
+        "tests/fixtures/broken/loop-problems.conclave.json",
     ]);
     assert_eq!(out.status.code(), Some(2));
     let found: Vec<(String, String, String, String)> = String::from_utf8(out.stdout)
@@ -126,6 +127,7 @@ fn route_and_command_errors_name_the_file_the_node_and_the_json_path() {
         .collect();
     let route = "route-problems.conclave.json";
     let command = "command-problems.conclave.json";
+    let repeat = "loop-problems.conclave.json";
     for expected in [
         (route, "lanes", "/nodes/2/route/cases/0/when/pointer", "unknown-predicate-path"),
         (route, "lanes", "/nodes/2/route/cases/1/when/pointer", "unknown-predicate-path"),
@@ -139,6 +141,13 @@ fn route_and_command_errors_name_the_file_the_node_and_the_json_path() {
         (command, "probe", "/nodes/4/command/output_schema/properties/n/minimum", "invalid-schema"),
         (command, "writer", "/nodes/5/command", "unexpected-command"),
         (command, "lint", "/nodes/1/command/parse", "schema-unused"),
+        (repeat, "verify", "/nodes/2/loop/max_iterations", "loop-without-max"),
+        (repeat, "again", "/nodes/3/loop/max_iterations", "loop-max-iterations"),
+        (repeat, "verify", "/nodes/2/loop/body/1", "missing-node"),
+        (repeat, "verify", "/nodes/2/loop/body/2", "loop-body-kind"),
+        (repeat, "verify", "/nodes/2/loop/until/pointer", "unknown-predicate-path"),
+        (repeat, "again", "/nodes/3/loop/body/0", "loop-body-shared"),
+        (repeat, "in -> check", "/edges/1/to", "edge-crosses-loop"),
     ] {
         let expected = (expected.0.to_string(), expected.1.to_string(), expected.2.to_string(), expected.3.to_string());
         assert!(found.contains(&expected), "missing {expected:?} in {found:#?}");

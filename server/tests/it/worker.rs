@@ -23,6 +23,7 @@ fn conclave() -> Conclave {
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
         route: None,
         command: None,
+        repeat: None,
     };
     Conclave {
         version: 1,

@@ -64,7 +64,7 @@ fn push_event(run: &mut StoredRun, event: &RunEvent) -> Result<(), StoreError> {
     if event.seq <= last {
         return Err(StoreError::OutOfOrder { run_id: event.run_id.clone(), seq: event.seq, last });
     }
-    run.record.apply_indexed(event, &run.node_index);
+    run.record.apply_indexed(event, &mut run.node_index);
     run.events.push(event.clone());
     Ok(())
 }

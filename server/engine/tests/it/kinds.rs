@@ -8,8 +8,8 @@ use conclave_core::RunStore;
 use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Commands, Engine, EngineConfig, RunOptions, RunOutcome, StartError};
 use conclave_shared::{
-    CacheSetting, CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput,
-    NodeState, Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent, RunStatus, Usage,
+    CacheSetting, CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind, LoopConfig, Node, NodeKind,
+    NodeOutput, NodeState, Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent, RunStatus, Usage,
 };
 use conclave_store::{PostgresStore, SqliteStore};
 use conclave_testkit::checked;
@@ -384,4 +384,98 @@ async fn a_cached_command_runs_once_for_the_same_input() {
 /// A value no earlier run of the tests used.
 fn uuid_like() -> String {
     format!("{}-{}", std::process::id(), conclave_core::now_ms())
+}
+
+/// `in → draft → verify (loop: check → fix) → writer → out`: the loop stops when
+/// `check` confirms, after at most `max` iterations.
+fn verify_loop(max: u32) -> Conclave {
+    let mut conclave =
+        graph(&["in:t", "draft:a", "check:a", "fix:a", "writer:a", "out:o"], &["in>draft", "check>fix", "writer>out"]);
+    let mut node = Node::new("verify", NodeKind::Loop);
+    node.repeat = Some(LoopConfig {
+        body: vec!["check".into(), "fix".into()],
+        until: Predicate { pointer: "/check/confirmed".into(), op: PredicateOp::Equals, value: Some(json!(true)) },
+        max_iterations: max,
+    });
+    conclave.nodes.push(node);
+    conclave.edges.push(Edge::new("draft", "verify"));
+    conclave.edges.push(Edge::new("verify", "writer"));
+    conclave
+}
+
+#[tokio::test]
+async fn a_loop_ends_when_its_predicate_holds_and_records_each_iteration() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, store) in stores(dir.path()).await {
+        let fake = Arc::new(FakeProvider::new("fake"));
+        fake.script("draft", [FakeStep::json(json!({"findings": 2}))]);
+        fake.script("verify/1/check", [FakeStep::json(json!({"confirmed": false}))]);
+        fake.script("verify/2/check", [FakeStep::json(json!({"confirmed": true}))]);
+        let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+        let (outcome, _) = run(&engine, verify_loop(5), RunOptions::default()).await;
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{name}: {:?}", outcome.error);
+        let NodeOutput::Json(verify) = &outcome.outputs["verify"] else { panic!("{name}: the loop's output is JSON") };
+        assert_eq!((&verify["outcome"], &verify["iterations"]), (&json!("done"), &json!(2)), "{name}: {verify}");
+        assert_eq!(verify["last"]["check"], json!({"confirmed": true}), "{name}");
+        assert!(fake.calls_for("verify/3/check").is_empty(), "{name}: no iteration after the predicate held");
+
+        let first = &fake.calls_for("verify/1/check")[0].input["upstream"];
+        assert_eq!(first["draft"], json!({"findings": 2}), "{name}: the body's first node gets the loop's inputs");
+        assert_eq!(first["verify"], json!({"iteration": 1, "previous": null}), "{name}");
+        let second = &fake.calls_for("verify/2/check")[0].input["upstream"];
+        assert_eq!(
+            second["verify"]["previous"]["check"],
+            json!({"confirmed": false}),
+            "{name}: the body sees the previous iteration's outputs"
+        );
+        let fix = &fake.calls_for("verify/2/fix")[0].input["upstream"];
+        assert_eq!(fix["check"], json!({"confirmed": true}), "{name}: inside the body, outputs flow by its edges");
+        let writer = &fake.calls_for("writer")[0].input["upstream"];
+        assert_eq!(writer["verify"]["outcome"], "done", "{name}: the next node reads how the loop ended");
+
+        let record = store.get_run(&outcome.run_id).await.expect("get").expect("stored");
+        let entry = |id: &str| record.nodes.iter().find(|n| n.node_id == id).cloned();
+        for (id, iteration) in [("verify/1/check", 1), ("verify/1/fix", 1), ("verify/2/check", 2), ("verify/2/fix", 2)]
+        {
+            let node = entry(id).unwrap_or_else(|| panic!("{name}: no entry for {id}"));
+            assert_eq!((node.state, node.iteration), (NodeState::Succeeded, Some(iteration)), "{name}: {id}");
+        }
+        let check = entry("check").expect("the body's own node");
+        assert_eq!(
+            (check.state, check.iteration),
+            (NodeState::Succeeded, Some(2)),
+            "{name}: it shows its last iteration"
+        );
+        assert_eq!(record.summary.status, RunStatus::Succeeded, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_loop_that_exhausts_its_iterations_says_so_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, store) in stores(dir.path()).await {
+        let fake = Arc::new(FakeProvider::new("fake"));
+        for n in 1..=2 {
+            fake.script(&format!("verify/{n}/check"), [FakeStep::json(json!({"confirmed": false}))]);
+        }
+        let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+        let (outcome, _) = run(&engine, verify_loop(2), RunOptions::default()).await;
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{name}: exhausting a loop is not a failure");
+        let NodeOutput::Json(verify) = &outcome.outputs["verify"] else { panic!("{name}: JSON") };
+        assert_eq!((&verify["outcome"], &verify["iterations"]), (&json!("exhausted"), &json!(2)), "{name}");
+        assert!(fake.calls_for("verify/3/check").is_empty(), "{name}: max_iterations is a hard stop");
+        assert_eq!(fake.calls_for("writer")[0].input["upstream"]["verify"]["outcome"], "exhausted", "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_body_node_fails_the_loop_and_skips_what_follows() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("verify/1/check", [FakeStep::fail(conclave_core::ProviderError::Auth("key refused".into()))]);
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let (outcome, events) = run(&engine, verify_loop(3), RunOptions::default()).await;
+    assert_eq!((outcome.status, outcome.failed_node.as_deref()), (RunStatus::Failed, Some("verify")));
+    assert!(outcome.error.unwrap_or_default().contains("`verify/1/check` failed"), "the failure names the body's node");
+    assert!(fake.calls_for("verify/1/fix").is_empty() && fake.calls_for("writer").is_empty());
+    assert!(events.iter().any(|e| matches!(&e.kind, EventKind::NodeSkipped { node_id, .. } if node_id == "writer")));
 }
