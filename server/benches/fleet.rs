@@ -93,6 +93,7 @@ fn review_shaped() -> Conclave {
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("pausing")),
         route: None,
         command: None,
+        approval: None,
         repeat: None,
     };
     let lanes = ["security", "correctness", "conventions"];

@@ -256,7 +256,7 @@ impl Worker {
 
 /// A claimed run's conclave, checked here, and its engine options (a review's tools
 /// and policy, and the notices that make it degraded). It reads files.
-fn prepare_job(
+pub(crate) fn prepare_job(
     run_id: &str,
     record: &RunRecord,
     spec: JobSpec,

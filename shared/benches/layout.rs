@@ -43,6 +43,7 @@ fn layered_graph(n: usize, seed: u64) -> Conclave {
                 agent: None,
                 route: None,
                 command: None,
+                approval: None,
                 repeat: None,
             })
             .collect(),

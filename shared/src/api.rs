@@ -182,6 +182,21 @@ pub struct ProbeRequest {
     pub model: Option<String>,
 }
 
+/// A person's decision at an approval node.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalDecision {
+    /// True to approve, false to reject (the run stops, `rejected`).
+    pub approve: bool,
+    /// What to record with the decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// Who decides, as recorded (default `api`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+}
+
 /// What to run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -113,6 +113,10 @@ pub struct Node {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(with = "CommandConfig"))]
     pub command: Option<CommandConfig>,
+    /// Approval configuration; optional on `approval` nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "ApprovalConfig"))]
+    pub approval: Option<ApprovalConfig>,
     /// Loop configuration; present exactly when `kind` is `loop`.
     #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(with = "LoopConfig"))]
@@ -131,6 +135,7 @@ impl Node {
             agent: None,
             route: None,
             command: None,
+            approval: None,
             repeat: None,
         }
     }
@@ -156,12 +161,22 @@ pub enum NodeKind {
     /// Runs its body (other nodes of the file) again and again until a predicate on
     /// the body's outputs holds or `max_iterations` is reached.
     Loop,
+    /// Waits for a person to approve or reject; the run is parked (`waiting`) until
+    /// they do.
+    Approval,
 }
 
 impl NodeKind {
     /// All kinds, in palette order.
-    pub const ALL: [NodeKind; 6] =
-        [NodeKind::Trigger, NodeKind::Agent, NodeKind::Route, NodeKind::Command, NodeKind::Loop, NodeKind::Output];
+    pub const ALL: [NodeKind; 7] = [
+        NodeKind::Trigger,
+        NodeKind::Agent,
+        NodeKind::Route,
+        NodeKind::Command,
+        NodeKind::Loop,
+        NodeKind::Approval,
+        NodeKind::Output,
+    ];
 
     /// The name used in files.
     pub fn as_str(self) -> &'static str {
@@ -172,6 +187,7 @@ impl NodeKind {
             NodeKind::Route => "route",
             NodeKind::Command => "command",
             NodeKind::Loop => "loop",
+            NodeKind::Approval => "approval",
         }
     }
 
@@ -221,6 +237,22 @@ impl Edge {
 }
 
 pub use crate::route::{Predicate, PredicateOp, RouteCase, RouteConfig};
+
+/// What a person is asked at an approval node, and how long they have.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalConfig {
+    /// What the approver is asked, shown with the request.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prompt: String,
+    /// Seconds the approver has; a decision after that is refused and the run ends
+    /// rejected (timed out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    pub timeout_secs: Option<u64>,
+}
 
 /// The most iterations a loop may have.
 pub const MAX_LOOP_ITERATIONS: u32 = 100;
@@ -627,6 +659,7 @@ mod tests {
                     agent: None,
                     route: None,
                     command: None,
+                    approval: None,
                     repeat: None,
                 },
                 Node {
@@ -637,6 +670,7 @@ mod tests {
                     agent: Some(agent),
                     route: None,
                     command: None,
+                    approval: None,
                     repeat: None,
                 },
             ],

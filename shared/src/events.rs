@@ -205,6 +205,35 @@ pub enum EventKind {
         /// How long it ran.
         duration_ms: u64,
     },
+    /// An approval node asks a person to approve or reject; it waits for them.
+    ApprovalRequested {
+        /// The node.
+        node_id: String,
+        /// What the approver is asked.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        prompt: String,
+        /// When the time to decide runs out, in Unix milliseconds.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expires_ms: Option<u64>,
+    },
+    /// A person approved or rejected at an approval node (or its time ran out).
+    ApprovalDecided {
+        /// The node.
+        node_id: String,
+        /// Approved, or not.
+        approved: bool,
+        /// Who decided (`timeout` when the time ran out).
+        by: String,
+        /// What they said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
+    },
+    /// Nothing can run until people decide at these approval nodes: the run is parked
+    /// (`waiting`) and no process holds it.
+    RunWaiting {
+        /// The approval nodes waiting for a decision.
+        nodes: Vec<String>,
+    },
     /// A node finished with its output.
     NodeCompleted {
         /// The node.
@@ -253,7 +282,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event type's wire name (the SSE event name), in the order of the enum.
-    pub const TYPE_NAMES: [&'static str; 19] = [
+    pub const TYPE_NAMES: [&'static str; 22] = [
         "run_started",
         "run_resumed",
         "node_started",
@@ -269,6 +298,9 @@ impl EventKind {
         "contradiction_detected",
         "count_mismatch",
         "command_exited",
+        "approval_requested",
+        "approval_decided",
+        "run_waiting",
         "node_completed",
         "node_failed",
         "node_skipped",
@@ -293,6 +325,9 @@ impl EventKind {
             EventKind::ContradictionDetected { .. } => "contradiction_detected",
             EventKind::CountMismatch { .. } => "count_mismatch",
             EventKind::CommandExited { .. } => "command_exited",
+            EventKind::ApprovalRequested { .. } => "approval_requested",
+            EventKind::ApprovalDecided { .. } => "approval_decided",
+            EventKind::RunWaiting { .. } => "run_waiting",
             EventKind::NodeCompleted { .. } => "node_completed",
             EventKind::NodeFailed { .. } => "node_failed",
             EventKind::NodeSkipped { .. } => "node_skipped",
@@ -315,11 +350,16 @@ impl EventKind {
             | EventKind::ContradictionDetected { node_id, .. }
             | EventKind::CountMismatch { node_id, .. }
             | EventKind::CommandExited { node_id, .. }
+            | EventKind::ApprovalRequested { node_id, .. }
+            | EventKind::ApprovalDecided { node_id, .. }
             | EventKind::AttemptFailed { node_id, .. }
             | EventKind::NodeCompleted { node_id, .. }
             | EventKind::NodeFailed { node_id, .. }
             | EventKind::NodeSkipped { node_id, .. } => Some(node_id),
-            EventKind::RunStarted { .. } | EventKind::RunResumed { .. } | EventKind::RunFinished { .. } => None,
+            EventKind::RunStarted { .. }
+            | EventKind::RunResumed { .. }
+            | EventKind::RunWaiting { .. }
+            | EventKind::RunFinished { .. } => None,
         }
     }
 }
@@ -405,7 +445,7 @@ mod tests {
         for (kind, name) in kinds.iter().zip(EventKind::TYPE_NAMES) {
             assert_eq!(kind.type_name(), name);
         }
-        assert_eq!(EventKind::TYPE_NAMES.len(), 19);
+        assert_eq!(EventKind::TYPE_NAMES.len(), 22);
     }
 
     #[test]

@@ -306,6 +306,7 @@ mod tests {
             agent: None,
             route: None,
             command: None,
+            approval: None,
             repeat: None,
         };
         Conclave {

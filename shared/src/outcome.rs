@@ -13,12 +13,17 @@ pub enum RunStatus {
     Queued,
     /// In progress.
     Running,
+    /// Parked until a person approves or rejects (an approval node); nothing runs
+    /// and no process holds it.
+    Waiting,
     /// Every node completed or was legitimately skipped, none failed.
     Succeeded,
     /// At least one node failed.
     Failed,
     /// Stopped on request.
     Cancelled,
+    /// Stopped because a person rejected it at an approval node.
+    Rejected,
     /// The process running it died before it finished.
     Interrupted,
 }
@@ -29,9 +34,11 @@ impl RunStatus {
         match self {
             RunStatus::Queued => "queued",
             RunStatus::Running => "running",
+            RunStatus::Waiting => "waiting",
             RunStatus::Succeeded => "succeeded",
             RunStatus::Failed => "failed",
             RunStatus::Cancelled => "cancelled",
+            RunStatus::Rejected => "rejected",
             RunStatus::Interrupted => "interrupted",
         }
     }
@@ -41,9 +48,11 @@ impl RunStatus {
         [
             RunStatus::Queued,
             RunStatus::Running,
+            RunStatus::Waiting,
             RunStatus::Succeeded,
             RunStatus::Failed,
             RunStatus::Cancelled,
+            RunStatus::Rejected,
             RunStatus::Interrupted,
         ]
         .into_iter()
@@ -52,7 +61,7 @@ impl RunStatus {
 
     /// True once the run can no longer change.
     pub fn is_terminal(self) -> bool {
-        !matches!(self, RunStatus::Queued | RunStatus::Running)
+        !matches!(self, RunStatus::Queued | RunStatus::Running | RunStatus::Waiting)
     }
 }
 
@@ -76,6 +85,8 @@ pub enum ErrorKind {
     /// A command node's program could not start, or exited with a code that is not
     /// success.
     Command,
+    /// A person rejected the run at an approval node (or its time to decide ran out).
+    Rejected,
     /// Anything else inside Conclave.
     Internal,
 }
@@ -90,6 +101,7 @@ impl ErrorKind {
             ErrorKind::InvalidOutput => "invalid_output",
             ErrorKind::Store => "store",
             ErrorKind::Command => "command",
+            ErrorKind::Rejected => "rejected",
             ErrorKind::Internal => "internal",
         }
     }

@@ -17,6 +17,8 @@ pub enum NodeState {
     Queued,
     /// Working.
     Running,
+    /// An approval node waiting for a person's decision.
+    Waiting,
     /// Done with an output.
     Succeeded,
     /// Failed.
@@ -36,6 +38,7 @@ impl NodeState {
         match self {
             NodeState::Queued => "queued",
             NodeState::Running => "running",
+            NodeState::Waiting => "waiting",
             NodeState::Succeeded => "succeeded",
             NodeState::Failed => "failed",
             NodeState::Skipped => "skipped",
@@ -49,6 +52,7 @@ impl NodeState {
         [
             NodeState::Queued,
             NodeState::Running,
+            NodeState::Waiting,
             NodeState::Succeeded,
             NodeState::Failed,
             NodeState::Skipped,
@@ -165,6 +169,9 @@ impl NodeSummary {
                 self.attempts += 1;
                 self.finished_ms = Some(at_ms);
             }
+            NodeChange::Waiting => {
+                self.state = NodeState::Waiting;
+            }
             NodeChange::Failed { error } => {
                 self.state = NodeState::Failed;
                 self.error = Some(error);
@@ -236,6 +243,8 @@ pub struct RunRecord {
 pub enum Effect {
     /// Nothing beyond the event log.
     None,
+    /// The run's status changes (it is parked for a decision, or taken up again).
+    RunStatus(RunStatus),
     /// One node changes (see [`NodeSummary::apply`]).
     Node {
         /// The node.
@@ -278,6 +287,8 @@ pub enum NodeChange {
         /// Tokens and cost over every attempt.
         usage: Usage,
     },
+    /// It waits for a person's decision.
+    Waiting,
     /// It failed.
     Failed {
         /// Error class and message.
@@ -347,8 +358,21 @@ pub fn effect_of(event: &RunEvent) -> Effect {
             error: error.clone(),
             unfinished: if *status == RunStatus::Interrupted { NodeState::Interrupted } else { NodeState::Cancelled },
         },
+        EventKind::ApprovalRequested { node_id, .. } => node(node_id, NodeChange::Waiting),
+        EventKind::ApprovalDecided { node_id, approved: true, by, comment } => node(
+            node_id,
+            NodeChange::Succeeded {
+                output: NodeOutput::Json(serde_json::json!({"approved": true, "by": by, "comment": comment})),
+                usage: Usage::default(),
+            },
+        ),
+        EventKind::ApprovalDecided { node_id, approved: false, by, comment } => {
+            let said = comment.as_ref().map(|c| format!(": {c}")).unwrap_or_default();
+            node(node_id, NodeChange::Failed { error: format!("rejected by {by}{said}") })
+        }
+        EventKind::RunWaiting { .. } => Effect::RunStatus(RunStatus::Waiting),
+        EventKind::RunResumed { .. } => Effect::RunStatus(RunStatus::Running),
         EventKind::RunStarted { .. }
-        | EventKind::RunResumed { .. }
         | EventKind::TextDelta { .. }
         | EventKind::ToolCall { .. }
         | EventKind::SchemaLowered { .. }
@@ -406,6 +430,7 @@ impl RunRecord {
         };
         match effect_of(event) {
             Effect::None => {}
+            Effect::RunStatus(status) => self.summary.status = status,
             Effect::Node { node_id, change } => {
                 let iteration = iteration_of(&node_id);
                 let at = match (locate(&self.nodes, &positions, &node_id), iteration) {
@@ -461,6 +486,7 @@ mod tests {
             agent: None,
             route: None,
             command: None,
+            approval: None,
             repeat: None,
         };
         let conclave = Conclave {

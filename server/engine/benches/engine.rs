@@ -49,6 +49,7 @@ fn layered(nodes: usize, width: usize) -> Conclave {
         agent: None,
         route: None,
         command: None,
+        approval: None,
         repeat: None,
     }];
     let mut edges = Vec::new();
@@ -63,6 +64,7 @@ fn layered(nodes: usize, width: usize) -> Conclave {
             agent: Some(AgentConfig::new("instant")),
             route: None,
             command: None,
+            approval: None,
             repeat: None,
         });
         for k in 0..previous.len().min(3) {

@@ -18,6 +18,7 @@
 //! code review.
 
 pub mod agent;
+pub mod approval;
 pub mod bus;
 pub mod cache;
 pub mod command;
@@ -49,6 +50,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use agent::AgentContext;
+pub use approval::{Decision, DecisionError, decide};
 pub use bus::{BusSink, EventBus};
 pub use config::{Commands, EngineConfig, MAX_SAMPLES, RunOptions, Samples};
 pub use fleet::FleetLimits;
@@ -244,7 +246,7 @@ impl Engine {
         let refuse = |reason: String| StartError::CannotResume { run_id: run_id.to_string(), reason };
         let record = self.store.get_run(run_id).await?.ok_or_else(|| refuse("the store has no such run".into()))?;
         match record.summary.status {
-            RunStatus::Running => {}
+            RunStatus::Running | RunStatus::Waiting => {}
             RunStatus::Queued => return Err(refuse("it is still queued: a worker claims it first".into())),
             ended => return Err(refuse(format!("it ended `{}`", ended.as_str()))),
         }
@@ -256,6 +258,9 @@ impl Engine {
             .iter()
             .filter_map(|e| match &e.kind {
                 EventKind::NodeFailed { node_id, error_kind, .. } => Some((node_id.clone(), *error_kind)),
+                EventKind::ApprovalDecided { node_id, approved: false, .. } => {
+                    Some((node_id.clone(), ErrorKind::Rejected))
+                }
                 _ => None,
             })
             .collect();

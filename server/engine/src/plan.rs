@@ -9,8 +9,8 @@ use conclave_core::{Provider, ProviderRegistry, SchemaSpec, ToolRunner, ToolSpec
 use conclave_schema::contract::render_contract;
 use conclave_schema::{ContractSpec, OutputContract, output_contract};
 use conclave_shared::{
-    AgentConfig, CommandConfig, CommandParse, Compatibility, DialectSetting, Edge, LoopConfig, Node, NodeKind,
-    OutputMode, RouteConfig,
+    AgentConfig, ApprovalConfig, CommandConfig, CommandParse, Compatibility, DialectSetting, Edge, LoopConfig, Node,
+    NodeKind, OutputMode, RouteConfig,
 };
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -85,6 +85,8 @@ pub struct PlanNode {
     pub command: Option<Arc<CommandPlan>>,
     /// For loops, their body and when they stop.
     pub repeat: Option<Arc<LoopPlan>>,
+    /// For approval nodes, what the approver is asked and how long they have.
+    pub approval: Option<ApprovalConfig>,
 }
 
 /// A loop ready to run: its configuration and the plan of its body.
@@ -192,7 +194,17 @@ impl Planner<'_> {
             _ => None,
         };
         let route = node.route.clone().filter(|_| node.kind == NodeKind::Route).map(Arc::new);
-        Ok(PlanNode { id: node.id.clone(), label: node.label.clone(), kind: node.kind, agent, route, command, repeat })
+        let approval = (node.kind == NodeKind::Approval).then(|| node.approval.clone().unwrap_or_default());
+        Ok(PlanNode {
+            id: node.id.clone(),
+            label: node.label.clone(),
+            kind: node.kind,
+            agent,
+            route,
+            command,
+            repeat,
+            approval,
+        })
     }
 }
 

@@ -257,6 +257,8 @@ impl Run {
                         routed_out.push(i);
                     }
                 }
+                // Still undecided: it waits again, and the run parks again.
+                (NodeState::Waiting, _) => self.state[i] = NodeState::Waiting,
                 _ => {}
             }
         }
@@ -307,6 +309,7 @@ impl Run {
             }
             NodeKind::Command => self.start_command(i).await,
             NodeKind::Loop => self.start_loop(i).await,
+            NodeKind::Approval => self.request_approval(i).await,
             NodeKind::Agent => self.start_agent(i).await,
         }
     }
@@ -653,8 +656,24 @@ impl Run {
     }
 
     async fn end(self, cancelled: bool, metrics: RunMetrics) -> RunOutcome {
+        let waiting: Vec<String> = (0..self.plan.nodes.len())
+            .filter(|&i| self.state[i] == NodeState::Waiting)
+            .map(|i| self.scoped(i))
+            .collect();
+        if !cancelled && !waiting.is_empty() {
+            return self.park(waiting).await;
+        }
         let (mut status, mut failed_node, mut error_kind, mut error) = match (&self.first_failure, cancelled) {
             (_, true) => (RunStatus::Cancelled, None, None, Some("cancelled by request".to_string())),
+            (Some((i, ErrorKind::Rejected, message)), false) => {
+                let id = self.plan.nodes[*i].id.clone();
+                (
+                    RunStatus::Rejected,
+                    Some(id.clone()),
+                    Some(ErrorKind::Rejected),
+                    Some(format!("`{id}` was {message}")),
+                )
+            }
             (Some((i, kind, message)), false) => {
                 let id = self.plan.nodes[*i].id.clone();
                 (RunStatus::Failed, Some(id.clone()), Some(*kind), Some(format!("node `{id}` failed: {message}")))
@@ -693,6 +712,38 @@ impl Run {
             _ => Value::Object(results.into_iter().collect()),
         };
         RunOutcome { run_id: self.bus.run_id().to_string(), status, failed_node, error_kind, error, outputs, result }
+    }
+}
+
+impl Run {
+    /// Parks a run that can go no further until people decide at its `waiting`
+    /// approval nodes: `run_waiting`, written before the run's task ends, so the run
+    /// is `waiting` and no process holds it.
+    async fn park(self, waiting: Vec<String>) -> RunOutcome {
+        self.bus.emit(EventKind::RunWaiting { nodes: waiting.clone() }).await;
+        self.bus.flush().await;
+        let outputs: BTreeMap<String, NodeOutput> =
+            self.plan.nodes.iter().zip(&self.outputs).filter_map(|(n, o)| Some((n.id.clone(), o.clone()?))).collect();
+        RunOutcome {
+            run_id: self.bus.run_id().to_string(),
+            status: RunStatus::Waiting,
+            failed_node: None,
+            error_kind: None,
+            error: Some(format!("waiting for a decision at {}", waiting.join(", "))),
+            outputs,
+            result: Value::Null,
+        }
+    }
+
+    /// Asks for a decision at approval node `i`: `approval_requested`, and the node
+    /// waits; the run parks once nothing else can run.
+    async fn request_approval(&mut self, i: usize) {
+        let node = &self.plan.nodes[i];
+        let config = node.approval.clone().unwrap_or_default();
+        let expires_ms = config.timeout_secs.map(|s| now_ms().saturating_add(s.saturating_mul(1000)));
+        let event = EventKind::ApprovalRequested { node_id: self.scoped(i), prompt: config.prompt, expires_ms };
+        self.bus.emit(event).await;
+        self.state[i] = NodeState::Waiting;
     }
 }
 

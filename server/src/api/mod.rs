@@ -10,6 +10,7 @@
 //! **Invariant:** the API knows the engine, store and catalog through their public
 //! functions only; tests call [`app`] without a socket.
 
+pub mod approvals;
 pub mod blocking;
 pub mod catalog_listing;
 pub mod checking;
@@ -69,6 +70,7 @@ fn routes(state: &AppState) -> Router<AppState> {
         .route("/runs/{id}", get(runs::get_one))
         .route("/runs/{id}/events", get(events::events))
         .route("/runs/{id}/cancel", post(runs::cancel))
+        .route("/runs/{id}/nodes/{node}/approval", post(approvals::decide_approval))
         .route("/runs/{id}/report", get(runs::report))
         .route("/openapi.json", get(openapi::document))
         .fallback(|| async { ApiError::NotFound("no such API route; GET /api/openapi.json lists them".into()) })

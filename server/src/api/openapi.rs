@@ -7,7 +7,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{conclaves, events, runs, schemas};
+use super::{approvals, conclaves, events, runs, schemas};
 
 /// The API description.
 #[derive(Debug, OpenApi)]
@@ -34,6 +34,7 @@ use super::{conclaves, events, runs, schemas};
         runs::get_one,
         events::events,
         runs::cancel,
+        approvals::decide_approval,
         runs::report,
     ),
     components(schemas(conclave_shared::RunEvent, conclave_shared::EventKind, conclave_shared::api::ErrorBody)),

@@ -85,20 +85,29 @@ pub async fn start(
         Launched::Queued(run_id) => return Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices }))),
         Launched::Started(handle) => handle,
     };
+    let run_id = follow_live(&state, handle, review, notices.clone());
+    Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices })))
+}
+
+/// Follows a run this server runs until it ends: a live run meanwhile (streamed
+/// from memory, cancelled at once), and a review's reports stored at its end (not
+/// when it parks for an approval). Its id.
+pub(super) fn follow_live(state: &AppState, handle: RunHandle, review: bool, fell_back: Vec<String>) -> String {
     let run_id = handle.run_id().to_string();
     let live = LiveRun { cancel: handle.cancel_token(), bus: handle.bus() };
     state.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(run_id.clone(), live);
     let (store, registry, id) = (state.store().clone(), state.live.clone(), run_id.clone());
-    let fell_back = notices.clone();
     tokio::spawn(async move {
         let outcome = handle.wait().await;
-        let finished = pipeline::finish_against(store.as_ref(), &outcome.run_id, None, &fell_back);
-        if review && let Err(e) = finished.await {
-            tracing::error!(run_id = outcome.run_id, "could not store the review's reports: {e}");
+        if review && outcome.status.is_terminal() {
+            let finished = pipeline::finish_against(store.as_ref(), &outcome.run_id, None, &fell_back);
+            if let Err(e) = finished.await {
+                tracing::error!(run_id = outcome.run_id, "could not store the review's reports: {e}");
+            }
         }
         registry.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
     });
-    Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices })))
+    run_id
 }
 
 /// The earlier run `reuse_run` names, with the node `from_node` names; `None` when
@@ -263,7 +272,7 @@ fn load_error(conclave_id: &str, error: LoadError) -> ApiError {
     }
 }
 
-fn start_error(error: StartError) -> ApiError {
+pub(super) fn start_error(error: StartError) -> ApiError {
     match error {
         StartError::Store(e) => ApiError::Internal(e.to_string()),
         // A panicking policy or planning thread is Conclave's fault, not the request's.

@@ -16,3 +16,7 @@ pub const GATE: u8 = 5;
 /// A `--fail-on` gate was asked for and the review is degraded (agents failed,
 /// were skipped, or fell back to the local model) without `--allow-degraded`.
 pub const DEGRADED: u8 = 6;
+/// The run is parked until a person decides at an approval node (`conclave approve`).
+pub const WAITING: u8 = 7;
+/// A person rejected the run at an approval node (or the time to decide ran out).
+pub const REJECTED: u8 = 8;

@@ -1,6 +1,7 @@
 //! The `conclave` command line: argument parsing, shared set-up (workspace, store,
 //! providers) and the exit codes of DESIGN.md.
 
+mod approve;
 mod concurrency;
 mod connections;
 mod dismiss;
@@ -53,6 +54,8 @@ pub enum Command {
     Dismiss(dismiss::DismissArgs),
     /// Run a conclave with an input.
     Run(run::RunArgs),
+    /// Approve (or reject) at a waiting approval node, and go on with the run.
+    Approve(approve::ApproveArgs),
     /// Serve the HTTP API and the editor.
     Serve(serve::ServeArgs),
     /// Inspect stored runs.
@@ -109,6 +112,10 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         },
         Command::Run(args) => match store(&cli.db).await {
             Ok(store) => run::run(args, workspace, store).await,
+            Err(code) => code,
+        },
+        Command::Approve(args) => match store(&cli.db).await {
+            Ok(store) => approve::run(args, workspace, store).await,
             Err(code) => code,
         },
         Command::Runs(cmd) => match store(&cli.db).await {

@@ -76,6 +76,9 @@ impl Progress {
             EventKind::NodeReused { node_id, from_run, .. } => {
                 Some((node_id, format!("reused from run {from_run}"), true))
             }
+            EventKind::ApprovalRequested { node_id, .. } => {
+                Some((node_id, "waiting for a decision (conclave approve RUN NODE [--reject])".to_string(), true))
+            }
             EventKind::NodeCached { node_id, from_run, .. } => {
                 Some((node_id, format!("cached (stored by run {from_run})"), true))
             }

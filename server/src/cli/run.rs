@@ -195,7 +195,7 @@ async fn rerun_review(
 }
 
 /// Prints a finished run's result (when it succeeded) and how it ended; the exit code.
-fn conclude(outcome: &RunOutcome) -> u8 {
+pub(super) fn conclude(outcome: &RunOutcome) -> u8 {
     if outcome.status == RunStatus::Succeeded {
         println!("{}", serde_json::to_string_pretty(&outcome.result).unwrap_or_default());
     }
@@ -274,6 +274,17 @@ pub fn announce(outcome: &RunOutcome) {
             eprintln!("run {} failed: {}", outcome.run_id, outcome.error.as_deref().unwrap_or("unknown error"));
             eprintln!("  help: `conclave runs show {}` lists every node and event", outcome.run_id);
         }
+        RunStatus::Waiting => {
+            let waiting = outcome.error.as_deref().unwrap_or("waiting for a decision");
+            eprintln!("run {} is {waiting}", outcome.run_id);
+            eprintln!(
+                "  help: `conclave approve {} NODE [--reject] [--comment TEXT]` decides and goes on",
+                outcome.run_id
+            );
+        }
+        RunStatus::Rejected => {
+            eprintln!("run {} stopped: {}", outcome.run_id, outcome.error.as_deref().unwrap_or("rejected"))
+        }
         other => eprintln!("run {} {}", outcome.run_id, other.as_str()),
     }
 }
@@ -285,6 +296,8 @@ pub fn exit_code(outcome: &RunOutcome) -> u8 {
         (RunStatus::Failed, Some(ErrorKind::Config)) => exit::CONFIG,
         (RunStatus::Failed, Some(ErrorKind::Provider | ErrorKind::Timeout)) => exit::PROVIDER,
         (RunStatus::Failed, Some(ErrorKind::InvalidOutput)) => exit::CONTRACT,
+        (RunStatus::Waiting, _) => exit::WAITING,
+        (RunStatus::Rejected, _) => exit::REJECTED,
         _ => exit::OTHER,
     }
 }

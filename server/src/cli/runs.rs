@@ -190,6 +190,13 @@ fn detail(kind: &EventKind) -> String {
         EventKind::NodeStarted { node_id, .. } => node_id.clone(),
         EventKind::NodeReused { node_id, from_run, .. } => format!("{node_id} from run {from_run}"),
         EventKind::NodeCached { node_id, from_run, .. } => format!("{node_id} cached, stored by run {from_run}"),
+        EventKind::ApprovalRequested { node_id, prompt, .. } => format!("{node_id}: {prompt}"),
+        EventKind::ApprovalDecided { node_id, approved, by, comment } => format!(
+            "{node_id}: {} by {by}{}",
+            if *approved { "approved" } else { "rejected" },
+            comment.as_ref().map(|c| format!(": {c}")).unwrap_or_default()
+        ),
+        EventKind::RunWaiting { nodes } => format!("waiting for a decision at {}", nodes.join(", ")),
         EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
         EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. } => {
             format!(

@@ -23,6 +23,7 @@ fn conclave() -> Conclave {
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
         route: None,
         command: None,
+        approval: None,
         repeat: None,
     };
     Conclave {

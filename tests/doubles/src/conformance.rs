@@ -43,6 +43,7 @@ pub fn sample_conclave() -> Conclave {
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
         route: None,
         command: None,
+        approval: None,
         repeat: None,
     };
     Conclave {

@@ -83,6 +83,7 @@ fn random_conclave(rng: &mut fastrand::Rng) -> Conclave {
             agent,
             route: (kind == NodeKind::Route).then(|| random_route(rng)),
             command: (kind == NodeKind::Command).then(|| random_command(rng)),
+            approval: None,
             repeat: None,
         });
     }

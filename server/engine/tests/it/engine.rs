@@ -35,6 +35,7 @@ pub(crate) fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
                 agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
                 route: None,
                 command: None,
+                approval: None,
                 repeat: None,
             }
         })

@@ -6,10 +6,12 @@
 
 use conclave_core::RunStore;
 use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
-use conclave_engine::{Commands, Engine, EngineConfig, RunOptions, RunOutcome, StartError};
+use conclave_engine::{
+    Commands, Decision, DecisionError, Engine, EngineConfig, RunOptions, RunOutcome, StartError, decide,
+};
 use conclave_shared::{
-    CacheSetting, CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind, LoopConfig, Node, NodeKind,
-    NodeOutput, NodeState, Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent, RunStatus, Usage,
+    ApprovalConfig, CacheSetting, CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind, LoopConfig, Node,
+    NodeKind, NodeOutput, NodeState, Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent, RunStatus, Usage,
 };
 use conclave_store::{PostgresStore, SqliteStore};
 use conclave_testkit::checked;
@@ -478,4 +480,96 @@ async fn a_failing_body_node_fails_the_loop_and_skips_what_follows() {
     assert!(outcome.error.unwrap_or_default().contains("`verify/1/check` failed"), "the failure names the body's node");
     assert!(fake.calls_for("verify/1/fix").is_empty() && fake.calls_for("writer").is_empty());
     assert!(events.iter().any(|e| matches!(&e.kind, EventKind::NodeSkipped { node_id, .. } if node_id == "writer")));
+}
+
+/// `in → draft → approve (approval) → post → out`.
+fn approved_post() -> Conclave {
+    let mut conclave = graph(&["in:t", "draft:a", "post:a", "out:o"], &["in>draft", "post>out"]);
+    let mut node = Node::new("approve", NodeKind::Approval);
+    node.approval = Some(ApprovalConfig { prompt: "Post this review?".into(), timeout_secs: None });
+    conclave.nodes.insert(2, node);
+    conclave.edges.push(Edge::new("draft", "approve"));
+    conclave.edges.push(Edge::new("approve", "post"));
+    conclave
+}
+
+/// Reopens `name`'s store as a restarted process would: SQLite from its file,
+/// PostgreSQL through a new connection, the memory store as it is.
+async fn reopened(name: &str, store: &Arc<dyn RunStore>, dir: &Path) -> Arc<dyn RunStore> {
+    match name {
+        "sqlite" => Arc::new(SqliteStore::open(&dir.join("runs.db")).expect("reopen SQLite")),
+        "postgres" => {
+            let url = std::env::var("CONCLAVE_TEST_POSTGRES_URL").expect("set");
+            Arc::new(PostgresStore::connect(&url).await.expect("reconnect"))
+        }
+        _ => store.clone(),
+    }
+}
+
+#[tokio::test]
+async fn an_approval_parks_the_run_across_a_restart_then_goes_on_or_stops_cleanly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, store) in stores(dir.path()).await {
+        for approved in [true, false] {
+            let fake = Arc::new(FakeProvider::new("fake"));
+            let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+            let (parked, _) = run(&engine, approved_post(), RunOptions::default()).await;
+            assert_eq!(parked.status, RunStatus::Waiting, "{name}: {:?}", parked.error);
+            assert!(fake.calls_for("post").is_empty(), "{name}: nothing after the approval runs before the decision");
+            let record = store.get_run(&parked.run_id).await.expect("get").expect("stored");
+            assert_eq!(record.summary.status, RunStatus::Waiting, "{name}");
+            let state =
+                |r: &conclave_shared::RunRecord, id: &str| r.nodes.iter().find(|n| n.node_id == id).map(|n| n.state);
+            assert_eq!(state(&record, "approve"), Some(NodeState::Waiting), "{name}");
+            // The process dies (the engine and its tasks are gone) and another starts:
+            // marking dead owners' runs interrupted leaves a parked run alone.
+            drop(engine);
+            let store = reopened(name, &store, dir.path()).await;
+            store.mark_interrupted(&|_| false, conclave_core::now_ms()).await.expect("mark");
+            let record = store.get_run(&parked.run_id).await.expect("get").expect("stored");
+            assert_eq!(record.summary.status, RunStatus::Waiting, "{name}: a parked run is not interrupted");
+
+            let decision = Decision { approved, by: "alice".into(), comment: Some("looks right".into()) };
+            decide(store.as_ref(), &parked.run_id, "approve", decision.clone()).await.expect("decided");
+            let again = decide(store.as_ref(), &parked.run_id, "approve", decision).await;
+            assert!(
+                matches!(again, Err(DecisionError::NotWaiting { .. })),
+                "{name}: a node is decided once: {again:?}"
+            );
+
+            let fake = Arc::new(FakeProvider::new("fake"));
+            let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+            let handle = engine.resume(checked(approved_post()), &parked.run_id, RunOptions::default()).await;
+            let outcome = handle.expect("resumes").wait().await;
+            assert!(fake.calls_for("draft").is_empty(), "{name}: what ran before the approval is kept");
+            let record = store.get_run(&parked.run_id).await.expect("get").expect("stored");
+            let events = store.events(&parked.run_id, 0).await.expect("events");
+            let decided = events.iter().find_map(|e| match &e.kind {
+                EventKind::ApprovalDecided { by, comment, approved, .. } => {
+                    Some((by.clone(), comment.clone(), *approved))
+                }
+                _ => None,
+            });
+            assert_eq!(
+                decided,
+                Some(("alice".into(), Some("looks right".into()), approved)),
+                "{name}: the decision is an event"
+            );
+            if approved {
+                assert_eq!(outcome.status, RunStatus::Succeeded, "{name}: {:?}", outcome.error);
+                assert_eq!(fake.calls_for("post").len(), 1, "{name}: the run goes on past the approval");
+                assert_eq!(
+                    outcome.outputs["approve"],
+                    NodeOutput::Json(json!({"approved": true, "by": "alice", "comment": "looks right"})),
+                    "{name}"
+                );
+            } else {
+                assert_eq!(outcome.status, RunStatus::Rejected, "{name}: {:?}", outcome.error);
+                assert!(fake.calls_for("post").is_empty(), "{name}: a rejected run stops before what needs approval");
+                assert_eq!(state(&record, "post"), Some(NodeState::Skipped), "{name}");
+                assert!(outcome.error.unwrap_or_default().contains("rejected by alice: looks right"), "{name}");
+            }
+            assert_eq!(record.summary.status, outcome.status, "{name}");
+        }
+    }
 }

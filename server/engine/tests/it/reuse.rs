@@ -24,6 +24,7 @@ fn diamond(id: &str) -> Conclave {
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
         route: None,
         command: None,
+        approval: None,
         repeat: None,
     };
     let edges = [("t", "a"), ("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "out")];
@@ -209,6 +210,7 @@ async fn every_earlier_run_that_cannot_be_reused_is_refused_with_what_to_do() {
         agent: Some(AgentConfig::new("fake")),
         route: None,
         command: None,
+        approval: None,
         repeat: None,
     });
     grown.edges.push(Edge { from: "a".into(), to: "e".into(), case: None });

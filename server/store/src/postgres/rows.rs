@@ -30,7 +30,11 @@ pub(super) async fn apply_effects<C: GenericClient + Sync>(
         if let Some(folds) = folds.as_deref_mut() {
             folds.apply(event);
         }
-        if let Effect::RunEnd { status, failed_node, error, .. } = effect_of(event) {
+        let effect = effect_of(event);
+        if let Effect::RunStatus(status) = effect {
+            let statement = tx.prepare_cached("UPDATE runs SET status = $2 WHERE id = $1").await.map_err(backend)?;
+            tx.execute(&statement, &[&event.run_id, &status.as_str()]).await.map_err(backend)?;
+        } else if let Effect::RunEnd { status, failed_node, error, .. } = effect {
             let nodes = match folds.as_deref_mut().and_then(|f| f.finish(&event.run_id)) {
                 Some(nodes) => nodes,
                 None => {

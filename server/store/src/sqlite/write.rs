@@ -98,7 +98,12 @@ pub(super) fn append_events(conn: &Connection, events: &[RunEvent], folds: &mut 
         *last = event.seq;
         block.push(event);
         folds.apply(event);
-        if let Effect::RunEnd { status, failed_node, error, .. } = effect_of(event) {
+        let effect = effect_of(event);
+        if let Effect::RunStatus(status) = effect {
+            conn.prepare_cached("UPDATE runs SET status = ?2 WHERE id = ?1")
+                .and_then(|mut s| s.execute(params![event.run_id, status.as_str()]))
+                .map_err(backend)?;
+        } else if let Effect::RunEnd { status, failed_node, error, .. } = effect {
             let nodes = match folds.finish(run_id) {
                 Some(nodes) => nodes,
                 None => fold_stored(conn, run_id, block)?,

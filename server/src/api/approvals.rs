@@ -1,0 +1,58 @@
+//! `POST /api/runs/{id}/nodes/{node}/approval`: a person's decision at a waiting
+//! approval node, recorded as an event; the server then takes the run up again
+//! itself, as a live run, past the approval or to its clean stop.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
+use conclave_engine::{Decision, DecisionError, decide};
+use conclave_review::diff::Change;
+use conclave_shared::api::{ApprovalDecision, Started};
+
+use super::blocking::blocking;
+use super::error::parse_json;
+use super::extract::ApiPath;
+use super::runs::{follow_live, start_error};
+use super::{ApiError, AppState, body_bytes};
+use crate::worker::{JobSpec, prepare_job};
+
+/// Decides at a waiting approval node and goes on with the run.
+#[utoipa::path(post, path = "/api/runs/{id}/nodes/{node}/approval", request_body = ApprovalDecision,
+    params(("id" = String, Path, description = "Run id"), ("node" = String, Path, description = "The approval node")),
+    responses((status = 202, body = Started, description = "Decided; the run goes on"),
+        (status = 400, description = "Bad JSON"), (status = 404, description = "No such run"),
+        (status = 409, description = "The node is not waiting, or someone decided first")))]
+pub async fn decide_approval(
+    State(state): State<AppState>,
+    ApiPath((run_id, node_id)): ApiPath<(String, String)>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Started>), ApiError> {
+    let request: ApprovalDecision = parse_json(&body_bytes(body)?)?;
+    let by = request.by.filter(|b| !b.trim().is_empty()).unwrap_or_else(|| "api".into());
+    let decision = Decision { approved: request.approve, by, comment: request.comment };
+    let mut notices = Vec::new();
+    match decide(state.store().as_ref(), &run_id, &node_id, decision).await {
+        Ok(()) => {}
+        Err(e @ DecisionError::Expired { .. }) => notices.push(e.to_string()),
+        Err(e @ DecisionError::UnknownRun(_)) => return Err(ApiError::NotFound(e.to_string())),
+        Err(DecisionError::Store(e)) => return Err(e.into()),
+        Err(e) => return Err(ApiError::Conflict(e.to_string())),
+    }
+    let record =
+        state.store().get_run(&run_id).await?.ok_or_else(|| ApiError::NotFound(format!("no run `{run_id}`")))?;
+    let review = Change::from_run_input(&record.input).is_some();
+    let spec = match review {
+        true => JobSpec::Review { allow_paths: state.workspace.allow_paths.clone(), samples: 1, fell_back: Vec::new() },
+        false => JobSpec::Run,
+    };
+    let (id, context) = (run_id.clone(), state.workspace.catalog_context().clone());
+    let prepared = blocking(move || prepare_job(&id, &record, spec, &context)).await?;
+    let (checked, mut options, _) =
+        prepared.map_err(|message| ApiError::Conflict(format!("cannot take run {run_id} up again: {message}")))?;
+    options.commands = Some(state.workspace.commands());
+    let handle = state.engine.resume(checked, &run_id, options).await.map_err(start_error)?;
+    let run_id = follow_live(&state, handle, review, Vec::new());
+    Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices })))
+}
