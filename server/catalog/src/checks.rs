@@ -396,9 +396,21 @@ const CONFIGS: [(NodeKind, &str, [&str; 2], &str); 4] = [
     ),
 ];
 
-/// Each kind's configuration is present on nodes of that kind, and on no other.
+/// Each kind's configuration is present on nodes of that kind, and on no other (an
+/// approval's is optional).
 fn check_configs(node: &NodeView, out: &mut Vec<Diagnostic>) {
     let Some(kind) = node.kind else { return };
+    if kind != NodeKind::Approval && node.value.get("approval").is_some() {
+        out.push(
+            Diagnostic::error(
+                "unexpected-approval",
+                node.subject(),
+                pointer(&node.path(), "approval"),
+                format!("{} {} node cannot have an `approval` configuration", article(kind.as_str()), kind.as_str()),
+            )
+            .with_help("remove `approval`, or change the node's kind to \"approval\""),
+        );
+    }
     for (owner, key, [missing, unexpected], add) in CONFIGS {
         let present = node.value.get(key).is_some_and(Value::is_object);
         if kind == owner && !present {

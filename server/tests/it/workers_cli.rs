@@ -469,3 +469,101 @@ async fn ended_with(deployed: &dyn Fn(&[&str]) -> Command, run_id: &str) -> Valu
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Adds `conclaves/gate.conclave.json` to the workspace: trigger → first → approve
+/// (an approval) → second → output.
+fn with_gate(dir: &Path) {
+    let conclave = json!({
+        "version": 1, "id": "gate", "name": "Gate",
+        "nodes": [
+            {"id": "in", "kind": "trigger"},
+            agent("first", "You are the first agent."),
+            {"id": "approve", "kind": "approval", "approval": {"prompt": "Go on?"}},
+            agent("second", "You are the second agent."),
+            {"id": "out", "kind": "output"}
+        ],
+        "edges": [{"from": "in", "to": "first"}, {"from": "first", "to": "approve"},
+                  {"from": "approve", "to": "second"}, {"from": "second", "to": "out"}]
+    });
+    std::fs::write(dir.join("conclaves/gate.conclave.json"), conclave.to_string()).expect("write");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_waits_across_a_killed_worker_and_goes_on_or_stops_with_conclave_approve() {
+    an_approval_waits_across_a_killed_worker(workspace()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_an_approval_waits_across_a_killed_worker() {
+    let dir = workspace();
+    use_database(dir.path(), &fresh_postgres());
+    an_approval_waits_across_a_killed_worker(dir).await;
+}
+
+async fn an_approval_waits_across_a_killed_worker(dir: tempfile::TempDir) {
+    with_gate(dir.path());
+    let answers = (0..4).map(|_| Vendor::Anthropic.answer("done")).collect::<Vec<_>>();
+    let server = FakeServer::start_routed(vec![
+        Route { marker: "You are the first agent.".into(), replies: answers.clone() },
+        Route { marker: "You are the second agent.".into(), replies: answers },
+    ])
+    .await;
+    let queue = |id: &str, input: &str| {
+        let out = conclave(dir.path(), &server).args(["run", id, "--input", input, "--queue"]).output();
+        let out = out.expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let (approved, rejected) = (queue("gate", "to approve"), queue("gate", "to reject"));
+    let doomed = worker(dir.path(), &server, "2");
+    for id in [&approved, &rejected] {
+        let shown = ended(dir.path(), &server, id).await;
+        assert_eq!(shown["run"]["status"], "waiting", "{shown}");
+    }
+    stop(doomed);
+    // Another worker runs other runs, and leaves the parked ones parked.
+    let survivor = worker(dir.path(), &server, "2");
+    let other = queue("gate", "another");
+    assert_eq!(ended(dir.path(), &server, &other).await["run"]["status"], "waiting");
+    stop(survivor);
+    let second = |input: &str| {
+        server
+            .requests()
+            .iter()
+            .filter(|r| {
+                let body = r.body.to_string();
+                body.contains("You are the second agent.") && body.contains(input)
+            })
+            .count()
+    };
+    assert_eq!(second("to approve"), 0, "nothing after the approval ran before the decision");
+
+    let decided = conclave(dir.path(), &server)
+        .args(["approve", &approved, "approve", "--comment", "ship it", "--by", "bob"])
+        .output()
+        .expect("approve");
+    assert_eq!(decided.status.code(), Some(0), "{}", String::from_utf8_lossy(&decided.stderr));
+    let shown = show(dir.path(), &server, &approved);
+    assert_eq!(shown["run"]["status"], "succeeded", "{shown}");
+    assert_eq!(second("to approve"), 1, "the run went on past the approval");
+    let decision =
+        shown["events"].as_array().expect("events").iter().find(|e| e["type"] == "approval_decided").cloned();
+    let decision = decision.expect("the decision is an event");
+    assert_eq!(
+        (&decision["by"], &decision["comment"], &decision["approved"]),
+        (&json!("bob"), &json!("ship it"), &json!(true))
+    );
+
+    let stopped =
+        conclave(dir.path(), &server).args(["approve", &rejected, "approve", "--reject"]).output().expect("reject");
+    assert_eq!(stopped.status.code(), Some(8), "{}", String::from_utf8_lossy(&stopped.stderr));
+    assert_eq!(show(dir.path(), &server, &rejected)["run"]["status"], "rejected");
+    assert_eq!(second("to reject"), 0, "a rejected run stops before what needed approval");
+    let again = conclave(dir.path(), &server).args(["approve", &rejected, "approve"]).output().expect("approve");
+    assert_eq!(again.status.code(), Some(1), "a decided node is not decided again");
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("is not waiting"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}
