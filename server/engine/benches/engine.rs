@@ -1,4 +1,7 @@
-//! Engine overhead on layered DAGs of 10 to 10,000 nodes with an instant provider.
+//! Engine overhead on layered DAGs of 10 to 10,000 nodes with an instant provider;
+//! then the overhead of a loop iteration over a one-node body (10 loops in a row,
+//! each exhausting 100 iterations: 1,000 iterations a run), and a cache lookup and
+//! hit of an agent with a 100 KB input.
 //!
 //! Run with `cargo bench -p conclave-engine --bench engine`. Prints, per size and
 //! store, the median wall time of a whole run and the engine overhead per node (the
@@ -12,8 +15,11 @@ use conclave_core::{
     AgentReply, AgentRequest, Capabilities, Provider, ProviderError, ProviderRegistry, RunStore, StreamSink,
 };
 use conclave_doubles::MemoryStore;
-use conclave_engine::{Engine, EngineConfig, RunOptions};
-use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, RunStatus, Settings};
+use conclave_engine::{Engine, EngineConfig, RunOptions, cache};
+use conclave_shared::{
+    AgentConfig, CacheSetting, Conclave, Edge, LoopConfig, Node, NodeKind, NodeOutput, Position, Predicate,
+    PredicateOp, RunStatus, Settings,
+};
 use conclave_store::{PostgresStore, SqliteStore};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -200,4 +206,70 @@ fn main() {
         let growth = per_node.last().copied().unwrap_or(0.0) / per_node.get(2).copied().unwrap_or(1.0);
         println!("{store_kind:<8} per-node cost at 10,000 nodes / at 1,000 nodes = {growth:.2} (1.0 is linear)\n");
     }
+    let looped = check(loops(10, 100));
+    println!("{:<8} {:>11} {:>8} {:>12} {:>16}", "store", "iterations", "samples", "median run", "per iteration");
+    for store_kind in stores() {
+        let (store, _) = open_store(&runtime, store_kind, dir.path(), 0);
+        let engine = Engine::new(providers.clone(), store, config.clone());
+        runtime.block_on(one_run(&engine, &looped));
+        let m = median((0..5).map(|_| runtime.block_on(one_run(&engine, &looped))).collect());
+        println!(
+            "{store_kind:<8} {:>11} {:>8} {:>10.2}ms {:>13.2} µs",
+            1000,
+            5,
+            m.as_secs_f64() * 1e3,
+            m.as_secs_f64() * 1e6 / 1000.0
+        );
+    }
+    println!();
+    for store_kind in stores() {
+        let (store, _) = open_store(&runtime, store_kind, dir.path(), 1);
+        let per_lookup = runtime.block_on(cache_hits(&providers, store));
+        println!("{store_kind:<8} cache lookup and hit, 100 KB input: median {:.3} ms", per_lookup.as_secs_f64() * 1e3);
+    }
+}
+
+/// A trigger, then `loops` loop nodes in a row, each over a one-agent body whose
+/// predicate never holds, so each runs `iterations` times.
+fn loops(loops: usize, iterations: u32) -> Conclave {
+    let mut conclave = layered(1, 1);
+    conclave.id = "loops".into();
+    let mut previous = "n0".to_string();
+    for l in 0..loops {
+        let (id, body) = (format!("loop{l}"), format!("body{l}"));
+        let mut node = Node::new(&id, NodeKind::Loop);
+        node.repeat = Some(LoopConfig {
+            body: vec![body.clone()],
+            until: Predicate { pointer: format!("/{body}/done"), op: PredicateOp::Exists, value: None },
+            max_iterations: iterations,
+        });
+        conclave.nodes.push(node);
+        conclave.nodes.push(Node { agent: Some(AgentConfig::new("instant")), ..Node::new(&body, NodeKind::Agent) });
+        conclave.edges.push(Edge::new(&previous, &id));
+        previous = id;
+    }
+    conclave
+}
+
+/// The median time of finding an agent's cached answer for a 100 KB input: its
+/// cache key hashed and the store asked.
+async fn cache_hits(providers: &ProviderRegistry, store: Arc<dyn RunStore>) -> Duration {
+    let mut conclave = layered(2, 1);
+    conclave.nodes[1].agent.as_mut().expect("agent").cache = Some(CacheSetting::On(true));
+    let engine = Engine::new(providers.clone(), store.clone(), EngineConfig::default());
+    let plan = engine.plan(&check(conclave), &RunOptions::default()).expect("plans");
+    let agent = plan.nodes[1].agent.clone().expect("agent");
+    let message: String = (0..100 * 1024).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let key = cache::agent_key(&agent, &message);
+    let output = NodeOutput::Text("ok".into());
+    store.cache_output(&key, &cache::entry(CacheSetting::On(true), &output, "r", "n1")).await.expect("stored");
+    let mut times = Vec::new();
+    for _ in 0..200 {
+        let started = Instant::now();
+        let key = cache::agent_key(&agent, &message);
+        let hit = store.cached_output(&key, conclave_core::now_ms()).await.expect("read");
+        times.push(started.elapsed());
+        assert!(hit.is_some(), "a hit");
+    }
+    median(times)
 }
