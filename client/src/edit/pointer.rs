@@ -254,6 +254,8 @@ fn add_node(editor: Editor, kind: NodeKind, x: f64, y: f64) {
             NodeKind::Output => "output",
             NodeKind::Route => "route",
             NodeKind::Command => "command",
+            NodeKind::Loop => "loop",
+            NodeKind::Approval => "approval",
         };
         new_id = fresh_id(c, base);
         let agent = (kind == NodeKind::Agent).then(|| {
