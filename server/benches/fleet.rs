@@ -94,6 +94,7 @@ fn review_shaped() -> Conclave {
         route: None,
         command: None,
         approval: None,
+        child: None,
         repeat: None,
     };
     let lanes = ["security", "correctness", "conventions"];

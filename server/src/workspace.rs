@@ -45,6 +45,7 @@ impl Workspace {
             providers: providers.known_names(),
             tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
             programs: None,
+            catalog: Some(catalog_dir.clone()),
         };
         let allow_paths = std::env::var("CONCLAVE_ALLOW_PATHS")
             .map(|v| v.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect())

@@ -44,6 +44,7 @@ fn layered_graph(n: usize, seed: u64) -> Conclave {
                 route: None,
                 command: None,
                 approval: None,
+                child: None,
                 repeat: None,
             })
             .collect(),

@@ -117,6 +117,10 @@ pub struct Node {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(with = "ApprovalConfig"))]
     pub approval: Option<ApprovalConfig>,
+    /// The conclave this node runs; present exactly when `kind` is `conclave`.
+    #[serde(default, rename = "conclave", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "ChildConclave"))]
+    pub child: Option<ChildConclave>,
     /// Loop configuration; present exactly when `kind` is `loop`.
     #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(with = "LoopConfig"))]
@@ -136,6 +140,7 @@ impl Node {
             route: None,
             command: None,
             approval: None,
+            child: None,
             repeat: None,
         }
     }
@@ -164,17 +169,20 @@ pub enum NodeKind {
     /// Waits for a person to approve or reject; the run is parked (`waiting`) until
     /// they do.
     Approval,
+    /// Runs another conclave of the catalog, by id, as one node.
+    Conclave,
 }
 
 impl NodeKind {
     /// All kinds, in palette order.
-    pub const ALL: [NodeKind; 7] = [
+    pub const ALL: [NodeKind; 8] = [
         NodeKind::Trigger,
         NodeKind::Agent,
         NodeKind::Route,
         NodeKind::Command,
         NodeKind::Loop,
         NodeKind::Approval,
+        NodeKind::Conclave,
         NodeKind::Output,
     ];
 
@@ -188,6 +196,7 @@ impl NodeKind {
             NodeKind::Command => "command",
             NodeKind::Loop => "loop",
             NodeKind::Approval => "approval",
+            NodeKind::Conclave => "conclave",
         }
     }
 
@@ -237,6 +246,18 @@ impl Edge {
 }
 
 pub use crate::route::{Predicate, PredicateOp, RouteCase, RouteConfig};
+
+/// The conclave a `conclave` node runs: another file of the catalog, by id. Its
+/// trigger receives the run input, its first nodes also the node's upstream outputs,
+/// and its output node's value is the node's output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ChildConclave {
+    /// The id of a conclave of the catalog (`conclaves/<id>.conclave.json`).
+    pub id: String,
+}
 
 /// What a person is asked at an approval node, and how long they have.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -615,6 +636,17 @@ impl Conclave {
         self.nodes.iter().find(|n| n.id == id)
     }
 
+    /// The ids of the conclaves its `conclave` nodes run, each once, in node order.
+    pub fn children(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = Vec::new();
+        for id in self.nodes.iter().filter_map(|n| Some(n.child.as_ref()?.id.as_str())) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+
     /// The programs its command nodes run, each once, in node order.
     pub fn programs(&self) -> Vec<&str> {
         let mut programs: Vec<&str> = Vec::new();
@@ -660,6 +692,7 @@ mod tests {
                     route: None,
                     command: None,
                     approval: None,
+                    child: None,
                     repeat: None,
                 },
                 Node {
@@ -671,6 +704,7 @@ mod tests {
                     route: None,
                     command: None,
                     approval: None,
+                    child: None,
                     repeat: None,
                 },
             ],

@@ -307,6 +307,7 @@ mod tests {
             route: None,
             command: None,
             approval: None,
+            child: None,
             repeat: None,
         };
         Conclave {

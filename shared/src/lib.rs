@@ -27,8 +27,8 @@ pub mod route;
 pub mod run;
 
 pub use conclave::{
-    AgentConfig, ApprovalConfig, CacheSetting, CommandConfig, CommandDir, CommandParse, Compatibility, Conclave, Edge,
-    LoopConfig, MAX_LOOP_ITERATIONS, Node, NodeKind, OpenAiApi, OutputMode, Position, Settings,
+    AgentConfig, ApprovalConfig, CacheSetting, ChildConclave, CommandConfig, CommandDir, CommandParse, Compatibility,
+    Conclave, Edge, LoopConfig, MAX_LOOP_ITERATIONS, Node, NodeKind, OpenAiApi, OutputMode, Position, Settings,
 };
 pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};

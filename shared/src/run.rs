@@ -385,13 +385,16 @@ pub fn effect_of(event: &RunEvent) -> Effect {
     }
 }
 
-/// The iteration and the node's own id of a node of a loop's body as events name
-/// it, `loop/<iteration>/<node>` (the last two levels, in nested loops); `None` for
-/// any other id.
-pub fn iteration_of(node_id: &str) -> Option<(u32, &str)> {
+/// The iteration, and the id of the body's own node, of a node of a loop's body as
+/// events name it: `loop/<iteration>/<node>` is iteration `<iteration>` of `<node>`,
+/// and `lane/loop/2/check` (a loop inside the conclave node `lane`) is iteration 2
+/// of `lane/check`. `None` for any other id.
+pub fn iteration_of(node_id: &str) -> Option<(u32, String)> {
     let (scope, node) = node_id.rsplit_once('/')?;
-    let (_, iteration) = scope.rsplit_once('/')?;
-    Some((iteration.parse().ok()?, node))
+    let (loop_scope, iteration) = scope.rsplit_once('/')?;
+    let iteration = iteration.parse().ok()?;
+    let outer = loop_scope.rsplit_once('/').map_or(String::new(), |(outer, _)| format!("{outer}/"));
+    Some((iteration, format!("{outer}{node}")))
 }
 
 impl RunRecord {
@@ -433,24 +436,27 @@ impl RunRecord {
             Effect::RunStatus(status) => self.summary.status = status,
             Effect::Node { node_id, change } => {
                 let iteration = iteration_of(&node_id);
-                let at = match (locate(&self.nodes, &positions, &node_id), iteration) {
-                    (Some(i), _) => Some(i),
-                    // Each iteration of a loop's body adds its nodes' entries.
-                    (None, Some((n, _))) => {
-                        self.nodes.push(NodeSummary { iteration: Some(n), ..NodeSummary::queued(&node_id) });
+                let at = match locate(&self.nodes, &positions, &node_id) {
+                    Some(i) => Some(i),
+                    // Each iteration of a loop's body, and each node of a conclave a
+                    // node runs, adds its entry: `loop/2/node`, `lane/node`.
+                    None if node_id.contains('/') => {
+                        let entry =
+                            NodeSummary { iteration: iteration.as_ref().map(|i| i.0), ..NodeSummary::queued(&node_id) };
+                        self.nodes.push(entry);
                         if let Some(positions) = positions.as_deref_mut() {
                             positions.insert(node_id.clone(), self.nodes.len() - 1);
                         }
                         Some(self.nodes.len() - 1)
                     }
-                    (None, None) => None,
+                    None => None,
                 };
                 // The body's own node shows the iteration it last ran in.
-                if let Some((n, base)) = iteration
+                if let Some((n, base)) = &iteration
                     && let Some(template) = locate(&self.nodes, &positions, base).and_then(|i| self.nodes.get_mut(i))
                 {
                     template.apply(change.clone(), event.at_ms);
-                    template.iteration = Some(n);
+                    template.iteration = Some(*n);
                 }
                 if let Some(node) = at.and_then(|i| self.nodes.get_mut(i)) {
                     node.apply(change, event.at_ms);
@@ -487,6 +493,7 @@ mod tests {
             route: None,
             command: None,
             approval: None,
+            child: None,
             repeat: None,
         };
         let conclave = Conclave {

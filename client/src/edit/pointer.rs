@@ -256,6 +256,7 @@ fn add_node(editor: Editor, kind: NodeKind, x: f64, y: f64) {
             NodeKind::Command => "command",
             NodeKind::Loop => "loop",
             NodeKind::Approval => "approval",
+            NodeKind::Conclave => "conclave",
         };
         new_id = fresh_id(c, base);
         let agent = (kind == NodeKind::Agent).then(|| {

@@ -11,6 +11,7 @@ use conclave_shared::{Diagnostic, MAX_LOOP_ITERATIONS, NodeKind, Subject};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::children;
 pub use super::context::CatalogContext;
 use super::format::format_validator;
 use super::kinds;
@@ -86,6 +87,7 @@ pub fn check_conclave_value(file: &str, value: &Value, ctx: &CatalogContext) -> 
     }
     kinds::check_routes(&nodes, &ids, &edges, &outputs, &mut out);
     kinds::check_loops(&nodes, &ids, &edges, &outputs, &mut out);
+    children::check_children(value, &nodes, ctx, &mut out);
     note_contradiction_checks(&nodes, &edges, &outputs, &mut out);
     for d in &mut out {
         d.file = file.to_string();
@@ -369,7 +371,7 @@ fn check_triggers(nodes: &[NodeView], ids: &HashMap<&str, usize>, edges: &[EdgeV
 /// The configuration object each kind carries, under its kind's name.
 /// Each kind's configuration key, the codes of its absence and of its presence on
 /// another kind, and how to add it.
-const CONFIGS: [(NodeKind, &str, [&str; 2], &str); 4] = [
+const CONFIGS: [(NodeKind, &str, [&str; 2], &str); 5] = [
     (
         NodeKind::Agent,
         "agent",
@@ -394,6 +396,7 @@ const CONFIGS: [(NodeKind, &str, [&str; 2], &str); 4] = [
         ["missing-loop", "unexpected-loop"],
         r#"add "loop": {"body": ["..."], "until": {"pointer": "/...", "op": "exists"}, "max_iterations": 3}"#,
     ),
+    (NodeKind::Conclave, "conclave", ["missing-conclave", "unexpected-conclave"], r#"add "conclave": {"id": "..."}"#),
 ];
 
 /// Each kind's configuration is present on nodes of that kind, and on no other (an

@@ -15,4 +15,7 @@ pub struct CatalogContext {
     /// The programs command nodes may run: `None` for any (files on disk are the
     /// user's own), else only these (a server's `--allow-commands`).
     pub programs: Option<Vec<String>>,
+    /// Where the conclaves that `conclave` nodes name are found (the catalog's
+    /// directory); without it they are not looked up.
+    pub catalog: Option<std::path::PathBuf>,
 }

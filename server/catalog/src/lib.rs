@@ -6,8 +6,10 @@
 //! from the files, the schema search roots and the list of known providers and tools.
 
 pub mod checks;
+mod children;
 mod context;
 pub mod format;
+mod ids;
 mod kinds;
 pub mod load;
 mod output_schema;
@@ -19,9 +21,8 @@ use std::path::{Path, PathBuf};
 pub use checks::{CatalogContext, Checked, check_conclave_text, check_conclave_value};
 pub use conclave_shared::diagnostic::pointer;
 pub use conclave_shared::{Diagnostic, Level, Subject};
-pub use load::{
-    CheckedConclave, LoadError, check_conclave, check_text, is_valid_id, list_ids, load_by_id, load_conclave,
-};
+pub use ids::list_ids;
+pub use load::{CheckedConclave, LoadError, check_conclave, check_text, is_valid_id, load_by_id, load_conclave};
 pub use output_schema::AgentOutput;
 pub use views::did_you_mean;
 

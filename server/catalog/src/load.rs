@@ -6,9 +6,12 @@ use conclave_shared::{Conclave, Diagnostic, Subject};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::checks::{CatalogContext, check_conclave_value, malformed};
+use crate::checks::{CatalogContext, Checked, check_conclave_value, malformed};
 use crate::display;
+pub use crate::ids::is_valid_id;
+use crate::ids::list_ids;
 use crate::output_schema::AgentOutput;
 
 /// A conclave that passed every check, with what checking resolved.
@@ -17,6 +20,8 @@ pub struct CheckedConclave {
     conclave: Conclave,
     outputs: BTreeMap<String, AgentOutput>,
     diagnostics: Vec<Diagnostic>,
+    /// The conclaves its `conclave` nodes run, checked, by id.
+    children: BTreeMap<String, Arc<CheckedConclave>>,
 }
 
 /// Why a conclave could not be loaded for a run.
@@ -53,6 +58,11 @@ impl CheckedConclave {
         self.outputs.get(node_id)
     }
 
+    /// The checked conclave `id` that one of its `conclave` nodes runs.
+    pub fn child(&self, id: &str) -> Option<&Arc<CheckedConclave>> {
+        self.children.get(id)
+    }
+
     /// The warnings and notes checking found (a checked conclave has no errors).
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
@@ -83,7 +93,7 @@ impl CheckedConclave {
 pub fn check_conclave(file: &str, conclave: Conclave, ctx: &CatalogContext) -> Result<CheckedConclave, LoadError> {
     let value = serde_json::to_value(&conclave).unwrap_or(Value::Null);
     let checked = check_conclave_value(file, &value, ctx);
-    accept(file, conclave, checked.diagnostics, checked.outputs)
+    accept(file, conclave, checked, ctx)
 }
 
 /// Parses and checks the text of a conclave file; `file` labels the diagnostics.
@@ -99,28 +109,28 @@ pub fn check_text(file: &str, text: &str, ctx: &CatalogContext) -> Result<Checke
         d.file = file.to_string();
         invalid(vec![d])
     })?;
-    accept(file, conclave, checked.diagnostics, checked.outputs)
+    accept(file, conclave, checked, ctx)
 }
 
+/// A conclave whose checks found no error, with the conclaves its `conclave` nodes
+/// run, each loaded and checked from the catalog (the checks found no cycle).
 fn accept(
     file: &str,
     conclave: Conclave,
-    diagnostics: Vec<Diagnostic>,
-    outputs: BTreeMap<String, AgentOutput>,
+    checked: Checked,
+    ctx: &CatalogContext,
 ) -> Result<CheckedConclave, LoadError> {
+    let Checked { diagnostics, outputs } = checked;
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(LoadError::Invalid { file: file.to_string(), diagnostics });
     }
-    Ok(CheckedConclave { conclave, outputs, diagnostics })
-}
-
-/// Whether `id` can be a conclave id: a file name stem of lowercase letters, digits,
-/// `-` and `_` (never a path).
-pub fn is_valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-        && !id.starts_with(['-', '_'])
+    let mut children = BTreeMap::new();
+    if let Some(dir) = &ctx.catalog {
+        for id in conclave.children() {
+            children.insert(id.to_string(), Arc::new(load_by_id(id, dir, ctx)?));
+        }
+    }
+    Ok(CheckedConclave { conclave, outputs, diagnostics, children })
 }
 
 /// Finds a conclave by id in `catalog_dir` only (never as a path) and checks it.
@@ -159,16 +169,4 @@ pub fn load_conclave(given: &str, catalog_dir: &Path, ctx: &CatalogContext) -> R
         LoadError::Invalid { file: file.clone(), diagnostics: vec![d] }
     })?;
     check_text(&file, &text, ctx)
-}
-
-/// Ids of the conclave files directly in `dir`, sorted.
-pub fn list_ids(dir: &Path) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".conclave.json").map(str::to_string))
-        .collect();
-    ids.sort();
-    ids
 }

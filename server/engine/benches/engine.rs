@@ -56,6 +56,7 @@ fn layered(nodes: usize, width: usize) -> Conclave {
         route: None,
         command: None,
         approval: None,
+        child: None,
         repeat: None,
     }];
     let mut edges = Vec::new();
@@ -71,6 +72,7 @@ fn layered(nodes: usize, width: usize) -> Conclave {
             route: None,
             command: None,
             approval: None,
+            child: None,
             repeat: None,
         });
         for k in 0..previous.len().min(3) {

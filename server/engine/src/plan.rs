@@ -87,6 +87,8 @@ pub struct PlanNode {
     pub repeat: Option<Arc<LoopPlan>>,
     /// For approval nodes, what the approver is asked and how long they have.
     pub approval: Option<ApprovalConfig>,
+    /// For `conclave` nodes, the plan of the conclave they run.
+    pub child: Option<Arc<Plan>>,
 }
 
 /// A loop ready to run: its configuration and the plan of its body.
@@ -142,16 +144,8 @@ pub fn build_plan(
     default_timeout: Option<Duration>,
     options: &RunOptions,
 ) -> Result<Plan, StartError> {
-    let conclave = checked.conclave();
-    let in_bodies: HashSet<&str> = conclave
-        .nodes
-        .iter()
-        .filter_map(|n| n.repeat.as_ref())
-        .flat_map(|l| l.body.iter().map(String::as_str))
-        .collect();
-    let outside: Vec<&Node> = conclave.nodes.iter().filter(|n| !in_bodies.contains(n.id.as_str())).collect();
     let planner = Planner { checked, providers, default_timeout, options };
-    let plan = planner.graph(&outside)?;
+    let plan = planner.conclave()?;
     if let Some(samples) = &options.samples {
         check_samples(samples, &plan.nodes, options.policy.is_some())?;
     }
@@ -167,6 +161,19 @@ struct Planner<'a> {
 }
 
 impl Planner<'_> {
+    /// The plan of the conclave's nodes outside every loop's body.
+    fn conclave(&self) -> Result<Plan, StartError> {
+        let conclave = self.checked.conclave();
+        let in_bodies: HashSet<&str> = conclave
+            .nodes
+            .iter()
+            .filter_map(|n| n.repeat.as_ref())
+            .flat_map(|l| l.body.iter().map(String::as_str))
+            .collect();
+        let outside: Vec<&Node> = conclave.nodes.iter().filter(|n| !in_bodies.contains(n.id.as_str())).collect();
+        self.graph(&outside)
+    }
+
     /// The plan of `nodes` and the edges among them.
     fn graph(&self, nodes: &[&Node]) -> Result<Plan, StartError> {
         let (successors, predecessors, cases) = adjacency(nodes, &self.checked.conclave().edges);
@@ -195,6 +202,15 @@ impl Planner<'_> {
         };
         let route = node.route.clone().filter(|_| node.kind == NodeKind::Route).map(Arc::new);
         let approval = (node.kind == NodeKind::Approval).then(|| node.approval.clone().unwrap_or_default());
+        let child = match (node.kind, &node.child) {
+            (NodeKind::Conclave, Some(child)) => {
+                let refuse = || StartError::ChildNotLoaded { node_id: node.id.clone(), conclave: child.id.clone() };
+                let checked = checked.child(&child.id).ok_or_else(refuse)?;
+                let planner = Planner { checked, ..*self };
+                Some(Arc::new(planner.conclave()?))
+            }
+            _ => None,
+        };
         Ok(PlanNode {
             id: node.id.clone(),
             label: node.label.clone(),
@@ -204,6 +220,7 @@ impl Planner<'_> {
             command,
             repeat,
             approval,
+            child,
         })
     }
 }

@@ -310,6 +310,7 @@ impl Run {
             NodeKind::Command => self.start_command(i).await,
             NodeKind::Loop => self.start_loop(i).await,
             NodeKind::Approval => self.request_approval(i).await,
+            NodeKind::Conclave => self.start_child(i).await,
             NodeKind::Agent => self.start_agent(i).await,
         }
     }
@@ -409,6 +410,50 @@ impl Run {
         let handle = self.tasks.spawn(work);
         self.task_nodes.insert(handle.id(), i);
         self.state[i] = NodeState::Running;
+    }
+
+    /// Spawns `conclave` node `i`: the conclave it runs, as a run of that conclave's
+    /// plan whose events name its nodes under `i`'s id (`lane/security`), with the run
+    /// input, its first nodes also receiving `i`'s upstream outputs.
+    async fn start_child(&mut self, i: usize) {
+        let Some(child) = self.plan.nodes[i].child.clone() else {
+            return self.finish(i, Err(NodeError::Internal("conclave node without a plan".into())), 0).await;
+        };
+        self.bus.emit(EventKind::NodeStarted { node_id: self.scoped(i), input: None }).await;
+        let scope = format!("{}/", self.scoped(i));
+        let inputs = self.upstream_outputs(i, false);
+        let (agents, input, limits, cache) =
+            (self.agents.clone(), self.input.clone(), self.limits.clone(), self.cache.clone());
+        let work = Box::pin(async move {
+            let started = Instant::now();
+            let mut run = Run::new(child, agents, input, limits, cache, scope, inputs);
+            run.run_nodes().await;
+            let result = match run.first_failure.clone() {
+                Some((failed, kind, message)) => Err(NodeError::Body { node_id: run.scoped(failed), kind, message }),
+                None => Ok((NodeOutput::Json(run.result()), Usage::default())),
+            };
+            (i, result, started.elapsed().as_millis() as u64)
+        });
+        let handle = self.tasks.spawn(work);
+        self.task_nodes.insert(handle.id(), i);
+        self.state[i] = NodeState::Running;
+    }
+
+    /// The run's result: its output node's value, or every output node's by id.
+    fn result(&self) -> Value {
+        let mut results: Vec<(String, Value)> = self
+            .plan
+            .nodes
+            .iter()
+            .zip(&self.outputs)
+            .filter(|(n, _)| n.kind == NodeKind::Output)
+            .filter_map(|(n, o)| Some((n.id.clone(), o.as_ref()?.to_input_value())))
+            .collect();
+        match results.len() {
+            0 => Value::Null,
+            1 => results.remove(0).1,
+            _ => Value::Object(results.into_iter().collect()),
+        }
     }
 
     /// Spawns command node `i`, which runs under one slot of the run's limits.
@@ -514,17 +559,18 @@ impl Run {
     }
 
     /// The outputs of `i`'s upstream nodes, by node id, in edge order, with or
-    /// without triggers; for a node of a loop's body without an upstream node in the
-    /// body, what the loop passes it.
+    /// without triggers. A first node of a loop's body or of a conclave a node runs
+    /// (none upstream, or only the trigger) gets what the loop or the node passes in
+    /// first.
     fn upstream_outputs(&self, i: usize, with_triggers: bool) -> Vec<(String, Value)> {
-        if self.plan.predecessors[i].is_empty() && !self.outer.is_empty() {
-            return self.outer.clone();
-        }
-        self.plan.predecessors[i]
+        let predecessors = &self.plan.predecessors[i];
+        let first = predecessors.iter().all(|&p| self.plan.nodes[p].kind == NodeKind::Trigger);
+        let outer = if first { self.outer.clone() } else { Vec::new() };
+        let own = predecessors
             .iter()
             .filter(|&&p| with_triggers || self.plan.nodes[p].kind != NodeKind::Trigger)
-            .filter_map(|&p| Some((self.plan.nodes[p].id.clone(), self.outputs[p].as_ref()?.to_input_value())))
-            .collect()
+            .filter_map(|&p| Some((self.plan.nodes[p].id.clone(), self.outputs[p].as_ref()?.to_input_value())));
+        outer.into_iter().chain(own).collect()
     }
 
     /// Takes node `i`'s output from the earlier run instead of running it. The checks
@@ -698,19 +744,7 @@ impl Run {
         self.bus.flush().await;
         let outputs: BTreeMap<String, NodeOutput> =
             self.plan.nodes.iter().zip(&self.outputs).filter_map(|(n, o)| Some((n.id.clone(), o.clone()?))).collect();
-        let mut results: Vec<(String, Value)> = self
-            .plan
-            .nodes
-            .iter()
-            .zip(&self.outputs)
-            .filter(|(n, _)| n.kind == NodeKind::Output)
-            .filter_map(|(n, o)| Some((n.id.clone(), o.as_ref()?.to_input_value())))
-            .collect();
-        let result = match results.len() {
-            0 => Value::Null,
-            1 => results.remove(0).1,
-            _ => Value::Object(results.into_iter().collect()),
-        };
+        let result = self.result();
         RunOutcome { run_id: self.bus.run_id().to_string(), status, failed_node, error_kind, error, outputs, result }
     }
 }

@@ -104,6 +104,16 @@ pub enum StartError {
         /// What differs.
         what: &'static str,
     },
+    /// A `conclave` node's conclave was not loaded with the conclave that runs it.
+    #[error(
+        "node `{node_id}` runs conclave `{conclave}`, which was not loaded with this one; load conclaves from the catalog"
+    )]
+    ChildNotLoaded {
+        /// The node.
+        node_id: String,
+        /// The conclave it runs.
+        conclave: String,
+    },
     /// A command node may not run here.
     #[error("command node `{node_id}` cannot run: {reason}")]
     Command {
@@ -153,7 +163,8 @@ impl StartError {
             | StartError::FromLoopBody { node_id, .. }
             | StartError::ReuseNotSucceeded { node_id, .. }
             | StartError::ReuseChanged { node_id, .. }
-            | StartError::Command { node_id, .. } => Some(node_id),
+            | StartError::Command { node_id, .. }
+            | StartError::ChildNotLoaded { node_id, .. } => Some(node_id),
             StartError::ReuseOtherConclave { .. }
             | StartError::Samples { .. }
             | StartError::CannotResume { .. }

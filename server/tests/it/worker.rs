@@ -24,6 +24,7 @@ fn conclave() -> Conclave {
         route: None,
         command: None,
         approval: None,
+        child: None,
         repeat: None,
     };
     Conclave {

@@ -44,6 +44,7 @@ pub fn sample_conclave() -> Conclave {
         route: None,
         command: None,
         approval: None,
+        child: None,
         repeat: None,
     };
     Conclave {

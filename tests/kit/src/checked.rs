@@ -18,6 +18,7 @@ pub fn test_catalog() -> CatalogContext {
         providers: TEST_PROVIDERS.iter().map(|p| p.to_string()).collect(),
         tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
         programs: None,
+        catalog: None,
     }
 }
 

@@ -84,6 +84,7 @@ fn random_conclave(rng: &mut fastrand::Rng) -> Conclave {
             route: (kind == NodeKind::Route).then(|| random_route(rng)),
             command: (kind == NodeKind::Command).then(|| random_command(rng)),
             approval: None,
+            child: None,
             repeat: None,
         });
     }

@@ -1,3 +1,4 @@
 //! The catalog's integration tests: one binary, a module per concern.
 
+mod children;
 mod file_format;

@@ -36,6 +36,7 @@ pub(crate) fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
                 route: None,
                 command: None,
                 approval: None,
+                child: None,
                 repeat: None,
             }
         })

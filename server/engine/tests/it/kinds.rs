@@ -10,8 +10,9 @@ use conclave_engine::{
     Commands, Decision, DecisionError, Engine, EngineConfig, RunOptions, RunOutcome, StartError, decide,
 };
 use conclave_shared::{
-    ApprovalConfig, CacheSetting, CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind, LoopConfig, Node,
-    NodeKind, NodeOutput, NodeState, Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent, RunStatus, Usage,
+    ApprovalConfig, CacheSetting, ChildConclave, CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind,
+    LoopConfig, Node, NodeKind, NodeOutput, NodeState, Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent,
+    RunStatus, Usage,
 };
 use conclave_store::{PostgresStore, SqliteStore};
 use conclave_testkit::checked;
@@ -571,5 +572,47 @@ async fn an_approval_parks_the_run_across_a_restart_then_goes_on_or_stops_cleanl
             }
             assert_eq!(record.summary.status, outcome.status, "{name}");
         }
+    }
+}
+
+#[tokio::test]
+async fn a_conclave_node_runs_the_other_conclave_nested_in_the_record() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = dir.path().join("conclaves");
+    std::fs::create_dir_all(&catalog).expect("mkdir");
+    let mut lane = graph(&["in:t", "security:a", "out:o"], &["in>security", "security>out"]);
+    lane.id = "lane".into();
+    std::fs::write(catalog.join("lane.conclave.json"), lane.to_file_text()).expect("write");
+    let mut parent = graph(&["in:t", "prep:a", "writer:a", "out:o"], &["in>prep", "writer>out"]);
+    parent
+        .nodes
+        .insert(2, Node { child: Some(ChildConclave { id: "lane".into() }), ..Node::new("lane", NodeKind::Conclave) });
+    parent.edges.extend([Edge::new("prep", "lane"), Edge::new("lane", "writer")]);
+    let mut context = conclave_testkit::test_catalog();
+    context.catalog = Some(catalog);
+    for (name, store) in stores(dir.path()).await {
+        let fake = Arc::new(FakeProvider::new("fake"));
+        fake.script("prep", [FakeStep::json(json!({"files": 3}))]);
+        fake.script("lane/security", [FakeStep::json(json!({"finding": "token logged"}))]);
+        let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+        let checked =
+            conclave_catalog::check_conclave("parent.conclave.json", parent.clone(), &context).expect("checks");
+        let outcome =
+            engine.start(checked, json!({"text": "the change"}), RunOptions::default()).await.expect("starts");
+        let outcome = outcome.wait().await;
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{name}: {:?}", outcome.error);
+        let security = &fake.calls_for("lane/security")[0].input;
+        assert_eq!(security["input"], json!({"text": "the change"}), "{name}: the child's trigger gets the run input");
+        assert_eq!(security["upstream"]["prep"], json!({"files": 3}), "{name}: and its first nodes the node's inputs");
+        assert_eq!(
+            outcome.outputs["lane"],
+            NodeOutput::Json(json!({"security": {"finding": "token logged"}})),
+            "{name}: the node's output is the child's output node's value"
+        );
+        assert_eq!(fake.calls_for("writer")[0].input["upstream"]["lane"]["security"]["finding"], "token logged");
+        let record = store.get_run(&outcome.run_id).await.expect("get").expect("stored");
+        let nested = record.nodes.iter().find(|n| n.node_id == "lane/security").expect("the child's node is nested");
+        assert_eq!(nested.state, NodeState::Succeeded, "{name}");
+        assert!(record.nodes.iter().all(|n| n.node_id != "lane/in" || n.state == NodeState::Succeeded), "{name}");
     }
 }

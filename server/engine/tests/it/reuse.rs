@@ -25,6 +25,7 @@ fn diamond(id: &str) -> Conclave {
         route: None,
         command: None,
         approval: None,
+        child: None,
         repeat: None,
     };
     let edges = [("t", "a"), ("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "out")];
@@ -211,6 +212,7 @@ async fn every_earlier_run_that_cannot_be_reused_is_refused_with_what_to_do() {
         route: None,
         command: None,
         approval: None,
+        child: None,
         repeat: None,
     });
     grown.edges.push(Edge { from: "a".into(), to: "e".into(), case: None });

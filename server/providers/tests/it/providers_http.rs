@@ -121,6 +121,7 @@ pub(crate) fn checked(conclave: Conclave) -> CheckedConclave {
         providers: conclave_providers::BUILTIN_PROVIDERS.iter().map(|p| p.to_string()).collect(),
         tools: BUILTIN_TOOLS.iter().map(|t| t.to_string()).collect(),
         programs: None,
+        catalog: None,
     };
     check_conclave("single.conclave.json", conclave, &context).expect("checks")
 }
