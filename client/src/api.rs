@@ -4,8 +4,8 @@
 //! cannot disagree about them.
 
 use conclave_shared::api::{
-    ConclaveSummary, DialectPreview, ErrorBody, LowerRequest, LowerResponse, PreviewRequest, ProbeRequest,
-    ProviderInfo, ProviderProbe, SchemaRef, StartRun, Started, Validation,
+    ApprovalDecision, ConclaveSummary, DialectPreview, ErrorBody, LowerRequest, LowerResponse, PreviewRequest,
+    ProbeRequest, ProviderInfo, ProviderProbe, SchemaRef, StartRun, Started, Validation,
 };
 use conclave_shared::{Conclave, Diagnostic, EventKind, RunEvent, RunRecord, RunSummary};
 use gloo_net::http::{Request, RequestBuilder, Response};
@@ -145,6 +145,11 @@ pub async fn runs() -> Result<Vec<RunSummary>> {
 /// Cancels a run the server is running.
 pub async fn cancel_run(run_id: &str) -> Result<Value> {
     send(Request::post(&format!("/api/runs/{run_id}/cancel")), &serde_json::json!({})).await
+}
+
+/// Decides at a waiting approval node; the server goes on with the run.
+pub async fn decide_approval(run_id: &str, node_id: &str, decision: &ApprovalDecision) -> Result<Started> {
+    send(Request::post(&format!("/api/runs/{run_id}/nodes/{node_id}/approval")), decision).await
 }
 
 /// A run's JSON report (the envelope with the review's findings).

@@ -139,7 +139,8 @@ impl RunView {
         let nodes = &self.record.nodes;
         let start = nodes.iter().filter_map(|n| n.started_ms).min().unwrap_or(self.record.summary.created_ms);
         let end_of = |n: &NodeSummary| match (n.started_ms, n.finished_ms) {
-            (Some(s), None) if n.state == NodeState::Running => Some(now_ms.max(s)),
+            // A node at work, or an approval waiting for its decision, grows with time.
+            (Some(s), None) if matches!(n.state, NodeState::Running | NodeState::Waiting) => Some(now_ms.max(s)),
             (Some(s), end) => Some(end.unwrap_or(s)),
             (None, _) => None,
         };
@@ -171,6 +172,12 @@ impl RunView {
         let is_agent = self.record.conclave.node(&node.node_id).is_some_and(|n| n.kind == NodeKind::Agent);
         if node.reused_from.is_some() {
             return "reused · no cost".to_string();
+        }
+        if node.cached_from.is_some() {
+            return "cached · no cost".to_string();
+        }
+        if node.state == NodeState::Waiting {
+            return "waiting for a decision".to_string();
         }
         if !is_agent || matches!(node.state, NodeState::Queued | NodeState::Skipped) {
             return node.state.as_str().to_string();

@@ -171,6 +171,7 @@ impl NodeSummary {
             }
             NodeChange::Waiting => {
                 self.state = NodeState::Waiting;
+                self.started_ms = Some(at_ms);
             }
             NodeChange::Failed { error } => {
                 self.state = NodeState::Failed;

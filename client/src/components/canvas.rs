@@ -15,7 +15,7 @@ use wasm_bindgen::closure::Closure;
 use super::minimap::Minimap;
 use super::node_card::NodeCard;
 use crate::edit::canvas::{CanvasGraph, canvas_offset};
-use crate::state::{Drag, Editor, Selection};
+use crate::state::{Drag, Editor, NODE_WIDTH, Selection};
 
 /// The canvas.
 #[component]
@@ -46,9 +46,10 @@ pub fn Canvas() -> impl IntoView {
             on:scroll=move |ev| scroll_to_pan(editor, &event_target::<web_sys::Element>(&ev))>
             <div class="world" style:transform=transform>
                 <svg class="edges" width="1" height="1">
-                    <For each=move || edges.get() key=|e| (e.from.clone(), e.to.clone()) children=move |e| view! { <EdgePath edge=e/> }/>
+                    <For each=move || edges.get() key=|e| (e.from.clone(), e.to.clone(), e.case.clone()) children=move |e| view! { <EdgePath edge=e/> }/>
                     <PendingEdge/>
                 </svg>
+                <LoopGroups/>
                 <For each=move || graph.ids.get() key=|id| id.clone() children=move |id| view! { <NodeCard id=id/> }/>
             </div>
             <Band/>
@@ -100,14 +101,12 @@ fn curve((x1, y1): (f64, f64), (x2, y2): (f64, f64)) -> String {
 fn EdgePath(edge: Edge) -> impl IntoView {
     let editor = expect_context::<Editor>();
     let graph = expect_context::<CanvasGraph>();
-    let Edge { from, to, .. } = edge;
-    let d = {
+    let Edge { from, to, case } = edge;
+    let ends = {
         let (from, to) = (from.clone(), to.clone());
-        Memo::new(move |_| match (graph.port(editor, &from, true), graph.port(editor, &to, false)) {
-            (Some(a), Some(b)) => curve(a, b),
-            _ => String::new(),
-        })
+        Memo::new(move |_| Some((graph.port(editor, &from, true)?, graph.port(editor, &to, false)?)))
     };
+    let d = move || ends.get().map(|(a, b)| curve(a, b)).unwrap_or_default();
     let (f3, t3) = (from.clone(), to.clone());
     let selected = move || editor.selection.with(|s| matches!(s, Selection::Edge(f, t) if *f == f3 && *t == t3));
     let (f4, t4) = (from.clone(), to.clone());
@@ -117,9 +116,44 @@ fn EdgePath(edge: Edge) -> impl IntoView {
                 ev.stop_propagation();
                 editor.selection.set(Selection::Edge(f4.clone(), t4.clone()));
             }>
-            <path class="hit" d=move || d.get()></path>
-            <path class="line" d=move || d.get()></path>
+            <path class="hit" d=d></path>
+            <path class="line" d=d></path>
+            {case.map(|case| {
+                let middle = move |axis: usize| {
+                    ends.get().map(|(a, b)| px(if axis == 0 { (a.0 + b.0) / 2.0 } else { (a.1 + b.1) / 2.0 - 6.0 }))
+                };
+                view! { <text class="edge-case" data-testid="edge-case" x=move || middle(0) y=move || middle(1)>{case}</text> }
+            })}
         </g>
+    }
+}
+
+/// A dashed box around the body of each loop, named after the loop.
+#[component]
+fn LoopGroups() -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    let groups = Memo::new(move |_| {
+        editor.conclave.with(|c| {
+            let Some(c) = c.as_ref() else { return Vec::new() };
+            c.nodes
+                .iter()
+                .filter_map(|n| {
+                    let body: Vec<_> =
+                        n.repeat.as_ref()?.body.iter().filter_map(|b| c.node(b)).map(|b| b.position).collect();
+                    let (left, top) = (body.iter().map(|p| p.x).min()?, body.iter().map(|p| p.y).min()?);
+                    let (right, bottom) = (body.iter().map(|p| p.x).max()?, body.iter().map(|p| p.y).max()?);
+                    Some((n.id.clone(), left - 24, top - 40, right - left + NODE_WIDTH as i32 + 48, bottom - top + 140))
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    view! {
+        <For each=move || groups.get() key=|g| g.clone() children=move |(id, x, y, w, h)| view! {
+            <div class="loop-group" data-testid="loop-group" data-loop-id=id.clone()
+                style:left=format!("{x}px") style:top=format!("{y}px") style:width=format!("{w}px") style:height=format!("{h}px")>
+                <span class="loop-name">{format!("loop {id}")}</span>
+            </div>
+        }/>
     }
 }
 

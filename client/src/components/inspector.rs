@@ -13,10 +13,11 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::builder::SchemaEditor;
+use super::kind_forms::{ApprovalForm, CacheSwitch, CommandForm, ConclaveForm, LoopForm, RouteForm};
 use super::runs::RunOutcome;
 use crate::api;
 use crate::edit::agent::{TOOLS, agent_value, edit_agent, node_value, read_agent};
-use crate::edit::press::after_press;
+use crate::edit::press::commit_on_change;
 use crate::state::{Editor, Selection};
 
 /// The inspector.
@@ -40,50 +41,6 @@ pub fn Inspector() -> impl IntoView {
     }
 }
 
-/// Handlers (`input`, `change`) for a text input that commits on `change` (Tab,
-/// Enter, leaving it; when a pointer press took the focus, at its release, see
-/// `edit/press.rs`). What was typed is also remembered: the browser fires no
-/// `change` for an input removed while it has focus (another node selected by a
-/// click), so when the form goes away the text is committed then, unless the value it
-/// was typed over has changed meanwhile (an undo, another conclave opened).
-pub fn commit_on_change(
-    current: impl Fn() -> Option<String> + Send + Sync + 'static,
-    commit: impl Fn(String) + Clone + Send + Sync + 'static,
-) -> (impl Fn(web_sys::Event) + 'static, impl Fn(web_sys::Event) + 'static) {
-    // The text typed since the last `change`, with the value it was typed over.
-    let typed = ArcStoredValue::new(None::<(Option<String>, String)>);
-    let current = std::sync::Arc::new(current);
-    {
-        let (typed, current, commit) = (typed.clone(), current.clone(), commit.clone());
-        on_cleanup(move || {
-            if let Some((before, text)) = typed.get_value() {
-                // After the cleanup, so the edit does not land inside the re-render.
-                queue_microtask(move || {
-                    if current() == before && before.as_deref() != Some(&text) {
-                        commit(text);
-                    }
-                });
-            }
-        });
-    }
-    let on_input = {
-        let typed = typed.clone();
-        move |ev: web_sys::Event| {
-            let text = event_target_value(&ev);
-            typed.update_value(|t| {
-                let before = t.take().map(|(before, _)| before).unwrap_or_else(|| current());
-                *t = Some((before, text));
-            });
-        }
-    };
-    let on_change = move |ev: web_sys::Event| {
-        typed.set_value(None);
-        let (commit, text) = (commit.clone(), event_target_value(&ev));
-        after_press(move || commit(text));
-    };
-    (on_input, on_change)
-}
-
 /// A node's settings: its label, an agent's settings, and its outcome in the watched run.
 #[component]
 fn NodeForm(id: String, kind: NodeKind) -> impl IntoView {
@@ -105,7 +62,12 @@ fn NodeForm(id: String, kind: NodeKind) -> impl IntoView {
         <label>"Label"
             <input data-testid="node-label" prop:value=move || label.get().unwrap_or_default() on:input=label_input on:change=label_change />
         </label>
-        {(kind == NodeKind::Agent).then(|| view! { <AgentForm id=id.clone()/> })}
+        {(kind == NodeKind::Agent).then(|| view! { <AgentForm id=id.clone()/> <CacheSwitch id=id.clone()/> })}
+        {(kind == NodeKind::Route).then(|| view! { <RouteForm id=id.clone()/> })}
+        {(kind == NodeKind::Command).then(|| view! { <CommandForm id=id.clone()/> })}
+        {(kind == NodeKind::Loop).then(|| view! { <LoopForm id=id.clone()/> })}
+        {(kind == NodeKind::Approval).then(|| view! { <ApprovalForm id=id.clone()/> })}
+        {(kind == NodeKind::Conclave).then(|| view! { <ConclaveForm id=id.clone()/> })}
         <RunOutcome id=id/>
     }
 }

@@ -7,6 +7,7 @@ pub mod builder;
 pub mod canvas;
 pub mod field_row;
 pub mod inspector;
+pub mod kind_forms;
 pub mod lowering_preview;
 pub mod minimap;
 pub mod node_card;

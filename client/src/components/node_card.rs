@@ -3,12 +3,13 @@
 //! state, and its ports. Cards are focusable (focus selects) and read only their own
 //! node's memos, so an edit elsewhere does not touch them.
 
-use conclave_shared::{AgentConfig, Node, NodeKind};
+use conclave_shared::{AgentConfig, Node, NodeKind, NodeState, NodeSummary};
 use leptos::prelude::*;
 
 use crate::edit::agent::TOOLS;
 use crate::edit::canvas::CanvasGraph;
 use crate::edit::pointer::{press_node, press_output_port, pressing};
+use crate::edit::watch::decide_and_watch;
 use crate::state::{Editor, Selection};
 
 /// What a card shows as chips: whether the agent has Structured Output, and its tools.
@@ -16,6 +17,20 @@ use crate::state::{Editor, Selection};
 struct ChipSet {
     structured: bool,
     tools: Vec<String>,
+}
+
+/// A node's state in the watched run, as a class and as its card says it:
+/// `skipped (route)`, `cached`, and the iteration a loop's body node last ran in.
+fn live_state(n: &NodeSummary) -> (&'static str, String) {
+    let (class, text) = match n.state {
+        NodeState::Skipped if n.routed_out => ("skipped", "skipped (route)".to_string()),
+        NodeState::Succeeded if n.cached_from.is_some() => ("cached", "cached".to_string()),
+        state => (state.as_str(), state.as_str().to_string()),
+    };
+    match n.iteration {
+        Some(iteration) => (class, format!("{text} · iteration {iteration}")),
+        None => (class, text),
+    }
 }
 
 fn label_of(n: &Node) -> String {
@@ -55,8 +70,18 @@ pub fn NodeCard(id: String) -> impl IntoView {
     };
     let run_state = {
         let id = id.clone();
-        move || editor.run.with(|r| r.as_ref().and_then(|r| r.node(&id)).map(|n| n.state.as_str()))
+        move || editor.run.with(|r| r.as_ref().and_then(|r| r.node(&id)).map(live_state))
     };
+    let waiting_in = {
+        let id = id.clone();
+        move || {
+            editor.run.with(|r| {
+                let r = r.as_ref()?;
+                (r.node(&id)?.state == NodeState::Waiting).then(|| r.record.summary.id.clone())
+            })
+        }
+    };
+    let decide_id = id.clone();
     let has_input = move || kind.get().is_some_and(|k| k != NodeKind::Trigger);
     let has_output = move || kind.get().is_some_and(|k| k != NodeKind::Output);
     let (press_id, focus_id, in_id, out_id, status_id, chips_id) =
@@ -89,10 +114,22 @@ pub fn NodeCard(id: String) -> impl IntoView {
             })}
             <div class="node-head">
                 <span class="kind">{move || kind.get().map(NodeKind::as_str)}</span>
-                {move || run_state().map(|s| view! {
-                    <span class=format!("node-status state-{s}") data-testid="node-status" data-node-id=status_id.clone()>{s}</span>
+                {move || run_state().map(|(class, text)| view! {
+                    <span class=format!("node-status state-{class}") data-testid="node-status" data-node-id=status_id.clone()>{text}</span>
                 })}
             </div>
+            {move || waiting_in().map(|run_id| {
+                let (approve_run, reject_run) = (run_id.clone(), run_id);
+                let (approve_node, reject_node) = (decide_id.clone(), decide_id.clone());
+                view! {
+                    <div class="decide">
+                        <button data-testid="approve" on:pointerdown=|ev: web_sys::PointerEvent| ev.stop_propagation()
+                            on:click=move |_| decide_and_watch(editor, approve_run.clone(), approve_node.clone(), true)>"Approve"</button>
+                        <button data-testid="reject" on:pointerdown=|ev: web_sys::PointerEvent| ev.stop_propagation()
+                            on:click=move |_| decide_and_watch(editor, reject_run.clone(), reject_node.clone(), false)>"Reject"</button>
+                    </div>
+                }
+            })}
             <div class="label" title=text>{text}</div>
             <div class="node-sub" title=move || subtitle.get()>{move || subtitle.get()}</div>
             {move || chips.get().flatten().map(|set| view! { <Chips node_id=chips_id.clone() set=set/> })}

@@ -69,6 +69,11 @@ fn Palette() -> impl IntoView {
             <h3>"Nodes"</h3>
             <PaletteItem testid="palette-trigger" item="trigger" label="Trigger" class="kind-trigger"/>
             <PaletteItem testid="palette-agent" item="agent" label="Agent" class="kind-agent"/>
+            <PaletteItem testid="palette-route" item="route" label="Route" class="kind-route"/>
+            <PaletteItem testid="palette-command" item="command" label="Command" class="kind-command"/>
+            <PaletteItem testid="palette-loop" item="loop" label="Loop" class="kind-loop"/>
+            <PaletteItem testid="palette-approval" item="approval" label="Approval" class="kind-approval"/>
+            <PaletteItem testid="palette-conclave" item="conclave" label="Conclave" class="kind-conclave"/>
             <PaletteItem testid="palette-output" item="output" label="Output" class="kind-output"/>
             <h3>"Capabilities"</h3>
             <p class="hint">"Drop these onto an agent."</p>

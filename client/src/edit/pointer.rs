@@ -6,7 +6,10 @@ use std::cell::Cell;
 use std::collections::HashMap;
 
 use conclave_shared::graph::edge_problem;
-use conclave_shared::{AgentConfig, Edge, Node, NodeKind, Position, empty_schema};
+use conclave_shared::{
+    AgentConfig, ApprovalConfig, ChildConclave, CommandConfig, Conclave, Edge, LoopConfig, Node, NodeKind, Position,
+    Predicate, PredicateOp, RouteCase, RouteConfig, empty_schema,
+};
 use leptos::prelude::*;
 
 use super::canvas::{canvas_element, to_canvas};
@@ -210,20 +213,27 @@ fn finish_edge(editor: Editor, from: &str, x: f64, y: f64) {
     match edge_problem(&conclave, from, &to) {
         Some(rule) => editor.say(format!("Edge refused: {}", rule.message(from, &to)), true),
         None => {
-            editor.edit(|c| c.edges.push(Edge { from: from.to_string(), to: to.clone(), case: None }));
-            editor.say(format!("Connected {from} -> {to}"), false);
+            let case = next_case(&conclave, from);
+            let said = case.as_ref().map(|c| format!(" for case `{c}`")).unwrap_or_default();
+            editor.edit(|c| c.edges.push(Edge { from: from.to_string(), to: to.clone(), case }));
+            editor.say(format!("Connected {from} -> {to}{said}"), false);
         }
     }
 }
 
+/// The case a new edge out of `from` carries when `from` is a route: the first of its
+/// cases no edge carries yet, else its first case.
+fn next_case(conclave: &Conclave, from: &str) -> Option<String> {
+    let route = conclave.node(from)?.route.as_ref()?;
+    let taken: Vec<&str> = conclave.edges.iter().filter(|e| e.from == from).filter_map(|e| e.case.as_deref()).collect();
+    let mut names = route.case_names();
+    let first = route.case_names().next().map(str::to_string);
+    names.find(|n| !taken.contains(n)).map(str::to_string).or(first)
+}
+
 /// Drops a palette item: a node kind onto the canvas, a capability onto an agent.
 fn drop_item(editor: Editor, item: &str, x: f64, y: f64) {
-    let kind = match item {
-        "trigger" => Some(NodeKind::Trigger),
-        "agent" => Some(NodeKind::Agent),
-        "output" => Some(NodeKind::Output),
-        _ => None,
-    };
+    let kind = NodeKind::parse(item);
     match kind {
         Some(kind) => add_node(editor, kind, x, y),
         None => attach_capability(editor, item, x, y),
@@ -266,9 +276,33 @@ fn add_node(editor: Editor, kind: NodeKind, x: f64, y: f64) {
             a
         });
         let position = Position { x: (cx - NODE_WIDTH / 2.0).round() as i32, y: (cy - 20.0).round() as i32 };
-        c.nodes.push(Node { position, agent, ..Node::new(new_id.clone(), kind) });
+        c.nodes.push(Node { position, agent, ..starter(new_id.clone(), kind) });
     });
     editor.selection.set(Selection::Node(new_id));
+}
+
+/// A new node of `kind` with the configuration its kind needs, ready to edit in the
+/// inspector: a route with the cases `yes` and `otherwise` `no`, `git diff --check` as
+/// a command, a loop of three iterations at most, an approval.
+fn starter(id: String, kind: NodeKind) -> Node {
+    let exists = |pointer: &str| Predicate { pointer: pointer.into(), op: PredicateOp::Exists, value: None };
+    let mut node = Node::new(id, kind);
+    match kind {
+        NodeKind::Route => {
+            node.route = Some(RouteConfig {
+                cases: vec![RouteCase { name: "yes".into(), when: exists("/") }],
+                otherwise: Some("no".into()),
+            })
+        }
+        NodeKind::Command => {
+            node.command = Some(CommandConfig::new(["git", "diff", "--check"].map(str::to_string).to_vec()))
+        }
+        NodeKind::Loop => node.repeat = Some(LoopConfig { body: Vec::new(), until: exists("/"), max_iterations: 3 }),
+        NodeKind::Approval => node.approval = Some(ApprovalConfig::default()),
+        NodeKind::Conclave => node.child = Some(ChildConclave { id: String::new() }),
+        NodeKind::Trigger | NodeKind::Agent | NodeKind::Output => {}
+    }
+    node
 }
 
 /// Gives the agent under the screen point (x, y) a capability: `structured-output` or

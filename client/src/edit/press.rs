@@ -11,6 +11,7 @@
 //! the typed text is still committed before the click's own effect, which comes after
 //! the release.
 
+use leptos::prelude::*;
 use std::cell::{Cell, RefCell};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
@@ -67,4 +68,48 @@ fn release() {
             commit();
         }
     }
+}
+
+/// Handlers (`input`, `change`) for a text input that commits on `change` (Tab,
+/// Enter, leaving it; when a pointer press took the focus, at its release, see
+/// `edit/press.rs`). What was typed is also remembered: the browser fires no
+/// `change` for an input removed while it has focus (another node selected by a
+/// click), so when the form goes away the text is committed then, unless the value it
+/// was typed over has changed meanwhile (an undo, another conclave opened).
+pub fn commit_on_change(
+    current: impl Fn() -> Option<String> + Send + Sync + 'static,
+    commit: impl Fn(String) + Clone + Send + Sync + 'static,
+) -> (impl Fn(web_sys::Event) + 'static, impl Fn(web_sys::Event) + 'static) {
+    // The text typed since the last `change`, with the value it was typed over.
+    let typed = ArcStoredValue::new(None::<(Option<String>, String)>);
+    let current = std::sync::Arc::new(current);
+    {
+        let (typed, current, commit) = (typed.clone(), current.clone(), commit.clone());
+        on_cleanup(move || {
+            if let Some((before, text)) = typed.get_value() {
+                // After the cleanup, so the edit does not land inside the re-render.
+                queue_microtask(move || {
+                    if current() == before && before.as_deref() != Some(&text) {
+                        commit(text);
+                    }
+                });
+            }
+        });
+    }
+    let on_input = {
+        let typed = typed.clone();
+        move |ev: web_sys::Event| {
+            let text = event_target_value(&ev);
+            typed.update_value(|t| {
+                let before = t.take().map(|(before, _)| before).unwrap_or_else(|| current());
+                *t = Some((before, text));
+            });
+        }
+    };
+    let on_change = move |ev: web_sys::Event| {
+        typed.set_value(None);
+        let (commit, text) = (commit.clone(), event_target_value(&ev));
+        after_press(move || commit(text));
+    };
+    (on_input, on_change)
 }

@@ -2,7 +2,7 @@
 //! (opening its conclave when another one is open), starting a run and watching it,
 //! fetching a finished run's report, and cancelling a run.
 
-use conclave_shared::api::{StartRun, Started};
+use conclave_shared::api::{ApprovalDecision, StartRun, Started};
 use conclave_shared::{EventKind, RunEvent};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -70,6 +70,22 @@ pub fn start_and_watch(editor: Editor, request: StartRun) {
                 editor.diagnostics.set(e.diagnostics);
                 editor.say(format!("The run did not start: {}", e.message), true);
             }
+        }
+    });
+}
+
+/// Approves (or rejects) at waiting approval node `node_id` of run `run_id`, then
+/// watches the run go on.
+pub fn decide_and_watch(editor: Editor, run_id: String, node_id: String, approve: bool) {
+    spawn_local(async move {
+        let decision = ApprovalDecision { approve, comment: None, by: Some("editor".into()) };
+        match api::decide_approval(&run_id, &node_id, &decision).await {
+            Ok(_) => {
+                let done = if approve { "Approved" } else { "Rejected" };
+                editor.say(format!("{done} at {node_id}; the run goes on"), false);
+                watch(editor, run_id).await;
+            }
+            Err(e) => editor.say(format!("The decision was not recorded: {}", e.message), true),
         }
     });
 }

@@ -12,13 +12,13 @@ use thirtyfour::prelude::*;
 const TESTBED: &str = env!("CARGO_BIN_EXE_conclave-testbed");
 
 /// An agent node on the fake provider, whose model string scripts its answer.
-fn agent(id: &str, x: i32, y: i32, model: &str) -> Value {
+pub(crate) fn agent(id: &str, x: i32, y: i32, model: &str) -> Value {
     json!({"id": id, "kind": "agent", "label": id, "position": {"x": x, "y": y},
            "agent": {"provider": "fake", "model": model}})
 }
 
 /// A conclave with a trigger `input`, `agents`, an output `out`, and `edges`.
-fn plain(id: &str, agents: Vec<Value>, edges: &[(&str, &str)]) -> Value {
+pub(crate) fn plain(id: &str, agents: Vec<Value>, edges: &[(&str, &str)]) -> Value {
     let mut nodes = vec![json!({"id": "input", "kind": "trigger", "label": "Input", "position": {"x": 0, "y": 150}})];
     nodes.extend(agents);
     nodes.push(json!({"id": "out", "kind": "output", "label": "Out", "position": {"x": 860, "y": 150}}));
@@ -27,7 +27,7 @@ fn plain(id: &str, agents: Vec<Value>, edges: &[(&str, &str)]) -> Value {
 }
 
 /// Sends a conclave to the API (`POST` to create, `PUT` to replace).
-async fn put(e: &Editor, conclave: &Value, create: bool) {
+pub(crate) async fn put(e: &Editor, conclave: &Value, create: bool) {
     let client = reqwest::Client::new();
     let request = if create {
         client.post(format!("{}/api/conclaves", e.base))
@@ -39,7 +39,7 @@ async fn put(e: &Editor, conclave: &Value, create: bool) {
 }
 
 /// Reloads the page and opens conclave `id` from the catalog.
-async fn open(e: &Editor, id: &str) {
+pub(crate) async fn open(e: &Editor, id: &str) {
     e.driver.refresh().await.expect("reload");
     let item = format!("[data-testid='conclave-item'][data-conclave-id='{id}']");
     e.wait_for(By::Css(item)).await.click().await.expect("open");
@@ -47,7 +47,7 @@ async fn open(e: &Editor, id: &str) {
 }
 
 /// Clicks Run and starts the run: with `repository` for a review, else with `input`.
-async fn start_from_dialog(e: &Editor, repository: Option<&Path>, input: &str) {
+pub(crate) async fn start_from_dialog(e: &Editor, repository: Option<&Path>, input: &str) {
     e.find(tid("run")).await.expect("run").click().await.expect("click");
     match repository {
         Some(repo) => {
@@ -62,7 +62,7 @@ async fn start_from_dialog(e: &Editor, repository: Option<&Path>, input: &str) {
     e.find(tid("run-start")).await.expect("start").click().await.expect("click");
 }
 
-async fn text_of(e: &Editor, by: By) -> String {
+pub(crate) async fn text_of(e: &Editor, by: By) -> String {
     match e.find(by).await {
         Ok(el) => el.text().await.unwrap_or_default(),
         Err(_) => String::new(),
@@ -70,7 +70,7 @@ async fn text_of(e: &Editor, by: By) -> String {
 }
 
 /// Waits until the run panel watches run `id` (any, when `None`) and it has `status`.
-async fn wait_for_status(e: &Editor, id: Option<&str>, status: &str) {
+pub(crate) async fn wait_for_status(e: &Editor, id: Option<&str>, status: &str) {
     let panel = match id {
         Some(id) => format!("[data-testid='run-panel'][data-run-id='{id}'] [data-testid='run-status']"),
         None => "[data-testid='run-status']".to_string(),

@@ -9,6 +9,7 @@ mod editor_browser;
 mod editor_builder;
 mod editor_embedded;
 mod editor_graph;
+mod editor_kinds;
 mod editor_runs;
 mod review_answered;
 mod review_paths;
