@@ -332,8 +332,9 @@ pub struct CommandConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ok_exit_codes: Vec<i32>,
     /// How stdout becomes the node's output: `text` (the default), `json` (checked
-    /// against the output schema, like an agent's answer) or `sarif` (SARIF 2.1.0
-    /// results become findings).
+    /// against the output schema, like an agent's answer), `sarif` (SARIF 2.1.0
+    /// results become findings) or `diagnostics` (each `path:line[:column]: message`
+    /// line becomes a finding).
     #[serde(default, skip_serializing_if = "CommandParse::is_default")]
     pub parse: CommandParse,
     /// Inline JSON Schema that `json` output must satisfy.
@@ -457,6 +458,8 @@ pub enum CommandParse {
     Json,
     /// A SARIF 2.1.0 log whose results become findings.
     Sarif,
+    /// Compiler-style lines, `path:line[:column]: message`, each one a finding.
+    Diagnostics,
 }
 
 impl CommandParse {
@@ -470,6 +473,7 @@ impl CommandParse {
             CommandParse::Text => "text",
             CommandParse::Json => "json",
             CommandParse::Sarif => "sarif",
+            CommandParse::Diagnostics => "diagnostics",
         }
     }
 }

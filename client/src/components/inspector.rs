@@ -41,7 +41,8 @@ pub fn Inspector() -> impl IntoView {
     }
 }
 
-/// A node's settings: its label, an agent's settings, and its outcome in the watched run.
+/// A node's settings: its label, its outcome in the watched run (first, so that it
+/// is in view after a run), and its kind's settings.
 #[component]
 fn NodeForm(id: String, kind: NodeKind) -> impl IntoView {
     let editor = expect_context::<Editor>();
@@ -62,13 +63,13 @@ fn NodeForm(id: String, kind: NodeKind) -> impl IntoView {
         <label>"Label"
             <input data-testid="node-label" prop:value=move || label.get().unwrap_or_default() on:input=label_input on:change=label_change />
         </label>
+        <RunOutcome id=id.clone()/>
         {(kind == NodeKind::Agent).then(|| view! { <AgentForm id=id.clone()/> <CacheSwitch id=id.clone()/> })}
         {(kind == NodeKind::Route).then(|| view! { <RouteForm id=id.clone()/> })}
         {(kind == NodeKind::Command).then(|| view! { <CommandForm id=id.clone()/> })}
         {(kind == NodeKind::Loop).then(|| view! { <LoopForm id=id.clone()/> })}
         {(kind == NodeKind::Approval).then(|| view! { <ApprovalForm id=id.clone()/> })}
-        {(kind == NodeKind::Conclave).then(|| view! { <ConclaveForm id=id.clone()/> })}
-        <RunOutcome id=id/>
+        {(kind == NodeKind::Conclave).then(|| view! { <ConclaveForm id=id/> })}
     }
 }
 

@@ -193,8 +193,9 @@ pub fn CommandForm(id: String) -> impl IntoView {
     let parse_id = id.clone();
     let on_parse = move |ev: web_sys::Event| {
         let chosen = event_target_value(&ev);
-        let Some(parse) =
-            [CommandParse::Text, CommandParse::Json, CommandParse::Sarif].into_iter().find(|p| p.as_str() == chosen)
+        let Some(parse) = [CommandParse::Text, CommandParse::Json, CommandParse::Sarif, CommandParse::Diagnostics]
+            .into_iter()
+            .find(|p| p.as_str() == chosen)
         else {
             return;
         };
@@ -217,7 +218,7 @@ pub fn CommandForm(id: String) -> impl IntoView {
             write=command(|c, v| c.argv = v.lines().map(str::trim).filter(|a| !a.is_empty()).map(str::to_string).collect())/>
         <label>"Read stdout as"
             <select data-testid="command-parse" on:change=on_parse>
-                {[CommandParse::Text, CommandParse::Json, CommandParse::Sarif].into_iter().map(|p| view! {
+                {[CommandParse::Text, CommandParse::Json, CommandParse::Sarif, CommandParse::Diagnostics].into_iter().map(|p| view! {
                     <option value=p.as_str() selected=move || parse.get().flatten() == Some(p)>{p.as_str()}</option>
                 }).collect_view()}
             </select>

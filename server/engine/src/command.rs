@@ -171,6 +171,7 @@ fn parse(plan: &CommandPlan, node_id: &str, stdout: &str, cut: u64) -> Result<No
             }
             Ok(NodeOutput::Json(value))
         }
+        CommandParse::Diagnostics => Ok(NodeOutput::Json(conclave_schema::diagnostics::findings(stdout, node_id))),
         CommandParse::Sarif => conclave_schema::sarif::findings(stdout, node_id)
             .map(NodeOutput::Json)
             .map_err(|e| invalid(vec![format!("{e}{}", cut_note())])),

@@ -36,9 +36,10 @@ pub const DEFAULT_REVIEW_ID: &str = "light-code-review";
 /// The review conclaves built into the binary, by id: the default, and the panel
 /// (one lane on two models, so support comes from independent models). A workspace
 /// file of the same id takes precedence.
-pub const BUILTIN_REVIEWS: [(&str, &str); 2] = [
+pub const BUILTIN_REVIEWS: [(&str, &str); 3] = [
     (DEFAULT_REVIEW_ID, BUILTIN_REVIEW),
     ("review-panel", include_str!("../../../conclaves/review-panel.conclave.json")),
+    ("verified-review", include_str!("../../../conclaves/verified-review.conclave.json")),
 ];
 
 /// What to review, and how.

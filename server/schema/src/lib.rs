@@ -2,13 +2,15 @@
 //! an author's schema is itself valid, recognising findings-shaped output, normalizing
 //! and lowering a schema per provider, the output contract each agent is held to, and
 //! the prompt contract for providers without native structured output, and SARIF
-//! logs read as findings (`sarif.rs`, for command nodes that run an analyzer).
+//! logs and compiler-style diagnostics read as findings (`sarif.rs`, `diagnostics.rs`,
+//! for command nodes that run an analyzer).
 //!
 //! **Invariant:** nothing here calls a provider or touches the network; remote `$ref`s
 //! are never fetched.
 
 pub mod check;
 pub mod contract;
+pub mod diagnostics;
 pub mod lower;
 pub mod normalize;
 pub mod output;

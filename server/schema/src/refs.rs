@@ -10,7 +10,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Schemas compiled into the binary, by reference.
-const BUILTIN: &[(&str, &str)] = &[("review.findings.v1", include_str!("../schemas/review/findings/v1.schema.json"))];
+const BUILTIN: &[(&str, &str)] = &[
+    ("review.findings.v1", include_str!("../schemas/review/findings/v1.schema.json")),
+    ("review.verified.v1", include_str!("../schemas/review/verified/v1.schema.json")),
+];
 
 /// Where a resolved schema came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,7 +237,7 @@ mod tests {
         assert_eq!(from_ws.source, SchemaSource::File(ws.path().join("review/findings/v1.schema.json")));
 
         let listed: Vec<String> = catalog.list().into_iter().map(|(r, _)| r).collect();
-        assert_eq!(listed, vec!["review.findings.v1".to_string()]);
+        assert_eq!(listed, ["review.findings.v1", "review.verified.v1"], "each reference once, the built-ins included");
     }
 
     #[test]

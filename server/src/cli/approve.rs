@@ -30,11 +30,21 @@ pub struct ApproveArgs {
     /// Who decides (default: $USER).
     #[arg(long)]
     pub by: Option<String>,
+    /// For a review: post it once it ends, as `conclave review --post` would have.
+    #[arg(long, value_enum, value_name = "FORGE")]
+    pub post: Option<crate::post::Forge>,
+    /// With --post: the pull (merge) request number, instead of the CI environment's.
+    #[arg(long, value_name = "N", requires = "post")]
+    pub pr: Option<u64>,
 }
 
 /// Records the decision and goes on with the run; returns the exit code.
 pub async fn run(args: ApproveArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
     let store: Arc<dyn RunStore> = queue.clone();
+    let post_to = match super::post::target(args.post, args.pr).await {
+        Ok(target) => target,
+        Err(code) => return code,
+    };
     let run_id = match super::runs::resolve_id(store.as_ref(), &args.run).await {
         Ok(id) => id,
         Err((code, message)) => {
@@ -61,7 +71,8 @@ pub async fn run(args: ApproveArgs, workspace: Workspace, queue: Arc<dyn RunQueu
             return exit::OTHER;
         }
     };
-    let review = Change::from_run_input(&record.input).is_some();
+    let change = Change::from_run_input(&record.input);
+    let review = change.is_some();
     let spec = match review {
         true => JobSpec::Review { allow_paths: workspace.allow_paths.clone(), samples: 1, fell_back: Vec::new() },
         false => JobSpec::Run,
@@ -81,11 +92,13 @@ pub async fn run(args: ApproveArgs, workspace: Workspace, queue: Arc<dyn RunQueu
         Ok(outcome) => outcome,
         Err(code) => return code,
     };
-    if review
-        && outcome.status.is_terminal()
-        && let Err(e) = pipeline::finish(store.as_ref(), &run_id).await
-    {
-        eprintln!("error: could not store the review's reports: {e}");
+    let code = conclude(&outcome);
+    let (Some(change), true) = (change, outcome.status.is_terminal()) else { return code };
+    match pipeline::finish(store.as_ref(), &run_id).await {
+        Ok(report) => code.max(super::post::publish(post_to.as_ref(), &report, outcome.status, &change.root).await),
+        Err(e) => {
+            eprintln!("error: could not store the review's reports: {e}");
+            code.max(exit::OTHER)
+        }
     }
-    conclude(&outcome)
 }

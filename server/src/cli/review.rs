@@ -192,6 +192,11 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
             Err(code) => return code,
         };
         announce(&outcome);
+        // Parked for a person's decision: nothing is reported or posted until it goes
+        // on (`conclave approve ... --post`).
+        if outcome.status == RunStatus::Waiting {
+            return exit::WAITING;
+        }
         let report =
             match pipeline::finish_against(store.as_ref(), &outcome.run_id, baseline.as_ref(), &review.notices).await {
                 Ok(r) => r,

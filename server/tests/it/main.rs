@@ -14,6 +14,7 @@ mod review_e2e;
 mod review_history;
 mod review_post;
 mod review_samples;
+mod review_verified;
 mod run_events;
 mod runs_from_node;
 mod store_cli;

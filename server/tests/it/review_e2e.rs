@@ -98,7 +98,7 @@ pub(crate) fn routes() -> Vec<Route> {
     ]
 }
 
-fn conclave(workdir: &Path, server: &FakeServer, args: &[&str]) -> Output {
+pub(crate) fn conclave(workdir: &Path, server: &FakeServer, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_conclave"))
         .args(args)
         .current_dir(workdir)

@@ -124,7 +124,7 @@ fn random_command(rng: &mut fastrand::Rng) -> CommandConfig {
     c.timeout_secs = rng.bool().then(|| rng.u64(1..600));
     c.max_output_bytes = rng.bool().then(|| rng.u64(1..1 << 30));
     c.ok_exit_codes = if rng.bool() { vec![0, 1] } else { Vec::new() };
-    c.parse = [CommandParse::Text, CommandParse::Json, CommandParse::Sarif][rng.usize(0..3)];
+    c.parse = [CommandParse::Text, CommandParse::Json, CommandParse::Sarif, CommandParse::Diagnostics][rng.usize(0..4)];
     if c.parse == CommandParse::Json && rng.bool() {
         c.output_schema = Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}));
     }

@@ -16,6 +16,7 @@ pub(super) fn render(r: &ReviewReport) -> String {
     conflicts(&mut out, r);
     miscounts(&mut out, r);
     findings(&mut out, r);
+    refuted(&mut out, r);
     omitted(&mut out, r);
     merged(&mut out, r);
     lowerings(&mut out, r);
@@ -39,6 +40,26 @@ fn verdict(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "Run `{}`, {}. **{found} finding(s):** {}.", r.run_id, r.status.as_str(), summary.join(", "));
     if let Some(error) = &r.error {
         let _ = writeln!(out, "\n> **The run did not succeed:** {}", one_line(error));
+    }
+}
+
+/// The findings a verifier refuted from the code (a result with `refuted`, such as
+/// `review.verified.v1`): dropped from the findings, each with why it does not hold.
+fn refuted(out: &mut String, r: &ReviewReport) {
+    let Some(refuted) = r.result.get("refuted").and_then(|v| v.as_array()).filter(|l| !l.is_empty()) else { return };
+    let _ = writeln!(out, "\n## Refuted by the verifier ({})\n", refuted.len());
+    let _ =
+        writeln!(out, "These findings were checked against the code and do not hold; they are not counted above.\n");
+    for item in refuted {
+        let text = |key: &str| item.get(key).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+        let line = item.get("line").and_then(|v| v.as_u64()).unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "- **{}:{line}**: {}. *Refuted:* {}",
+            text("file"),
+            one_line(&text("description")),
+            one_line(&text("reason"))
+        );
     }
 }
 
