@@ -101,13 +101,14 @@ fn schema_lower_prints_the_lowered_schema_and_every_change() {
 }
 
 #[test]
-fn route_command_and_loop_errors_name_the_file_the_node_and_the_json_path() {
+fn errors_of_each_new_kind_name_the_file_the_node_and_the_json_path() {
     let out = conclave(&[
         "validate",
         "--json",
         "tests/fixtures/broken/route-problems.conclave.json",
         "tests/fixtures/broken/command-problems.conclave.json",
         "tests/fixtures/broken/loop-problems.conclave.json",
+        "tests/fixtures/broken/conclave-problems.conclave.json",
     ]);
     assert_eq!(out.status.code(), Some(2));
     let found: Vec<(String, String, String, String)> = String::from_utf8(out.stdout)
@@ -128,6 +129,7 @@ fn route_command_and_loop_errors_name_the_file_the_node_and_the_json_path() {
     let route = "route-problems.conclave.json";
     let command = "command-problems.conclave.json";
     let repeat = "loop-problems.conclave.json";
+    let child = "conclave-problems.conclave.json";
     for expected in [
         (route, "lanes", "/nodes/2/route/cases/0/when/pointer", "unknown-predicate-path"),
         (route, "lanes", "/nodes/2/route/cases/1/when/pointer", "unknown-predicate-path"),
@@ -148,6 +150,10 @@ fn route_command_and_loop_errors_name_the_file_the_node_and_the_json_path() {
         (repeat, "verify", "/nodes/2/loop/until/pointer", "unknown-predicate-path"),
         (repeat, "again", "/nodes/3/loop/body/0", "loop-body-shared"),
         (repeat, "in -> check", "/edges/1/to", "edge-crosses-loop"),
+        (child, "lane", "/nodes/1/conclave/id", "unknown-conclave"),
+        (child, "again", "/nodes/2/conclave/id", "conclave-cycle"),
+        (child, "bare", "/nodes/3", "missing-conclave"),
+        (child, "writer", "/nodes/4/approval", "unexpected-approval"),
     ] {
         let expected = (expected.0.to_string(), expected.1.to_string(), expected.2.to_string(), expected.3.to_string());
         assert!(found.contains(&expected), "missing {expected:?} in {found:#?}");
