@@ -10,12 +10,13 @@ mod history;
 mod outcome;
 mod timeline;
 
-use conclave_shared::Level;
 use conclave_shared::api::{ReviewTarget, StartRun};
+use conclave_shared::{Level, NodeState};
 use leptos::prelude::*;
 
 use crate::edit::file::validate;
-use crate::edit::watch::{cancel, start_and_watch};
+use crate::edit::watch::{cancel, decide_and_watch, start_and_watch};
+use crate::run_view::RunView;
 use crate::state::{Editor, Selection};
 
 pub use history::RunList;
@@ -106,6 +107,41 @@ pub fn Dock() -> impl IntoView {
     }
 }
 
+/// The approval nodes of the watched run that wait for a decision, each with what it
+/// asks and Approve and Reject.
+#[component]
+fn Decisions(run: RunView) -> impl IntoView {
+    let editor = expect_context::<Editor>();
+    let run_id = run.id().to_string();
+    let waiting: Vec<(String, String)> = run
+        .record
+        .nodes
+        .iter()
+        .filter(|n| n.state == NodeState::Waiting)
+        .map(|n| {
+            let prompt =
+                run.record.conclave.node(&n.node_id).and_then(|c| c.approval.as_ref()).map(|a| a.prompt.clone());
+            (n.node_id.clone(), prompt.filter(|p| !p.is_empty()).unwrap_or_else(|| "Approve to go on".into()))
+        })
+        .collect();
+    waiting
+        .into_iter()
+        .map(|(node_id, prompt)| {
+            let (approve_run, reject_run) = (run_id.clone(), run_id.clone());
+            let (approve_node, reject_node, shown) = (node_id.clone(), node_id.clone(), node_id.clone());
+            view! {
+                <div class="decision" data-testid="run-decision" data-node-id=node_id>
+                    <span>"Waiting at "<code>{shown}</code>": "{prompt}</span>
+                    <button data-testid="run-approve"
+                        on:click=move |_| decide_and_watch(editor, approve_run.clone(), approve_node.clone(), true)>"Approve"</button>
+                    <button data-testid="run-reject"
+                        on:click=move |_| decide_and_watch(editor, reject_run.clone(), reject_node.clone(), false)>"Reject"</button>
+                </div>
+            }
+        })
+        .collect_view()
+}
+
 /// The watched run: status with Cancel while it runs, the timeline, a comparison
 /// with another run, contradictions and the report.
 #[component]
@@ -127,6 +163,7 @@ pub fn RunPanel() -> impl IntoView {
                         <button class="link" on:click=move |_| editor.run.set(None)>"close"</button>
                     </header>
                     {run.record.summary.error.clone().map(|e| view! { <p class="error-text" data-testid="run-error">{e}</p> })}
+                    <Decisions run=run.clone()/>
                     <timeline::Timeline/>
                     {run.comparison.clone().map(|c| view! { <history::ComparisonView comparison=c/> })}
                     <div data-testid="contradictions" class="contradictions">

@@ -1,7 +1,7 @@
 //! The new node kinds in headless Chromium, built as a person builds them: nodes
 //! dragged from the palette, ports connected with real pointer events, settings
 //! typed key by key; then run: a route that skips a lane, an approval decided with
-//! the card's Approve button, and a cached agent marked on a second run.
+//! the run panel's Approve button, and a cached agent marked on a second run.
 
 use conclave_tests::browser::{Editor, node, tid, wait_until};
 use serde_json::{Value, json};
