@@ -192,8 +192,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
             Err(code) => return code,
         };
         announce(&outcome);
-        // Parked for a person's decision: nothing is reported or posted until it goes
-        // on (`conclave approve ... --post`).
+        // Parked for a decision: reported and posted once it goes on (`conclave approve`).
         if outcome.status == RunStatus::Waiting {
             return exit::WAITING;
         }

@@ -407,7 +407,10 @@ async fn validation_schemas_lowering_and_providers() {
     assert_eq!(body["diagnostics"][0]["path"], "/nodes/0/kind");
 
     let (_, refs, _) = api.get("/api/schemas").await;
-    assert_eq!(refs, json!([{"reference": "review.findings.v1", "source": "built-in"}]));
+    assert_eq!(
+        refs,
+        json!([{"reference": "review.findings.v1", "source": "built-in"}, {"reference": "review.verified.v1", "source": "built-in"}])
+    );
     let (status, schema, _) = api.get("/api/schemas/review.findings.v1").await;
     assert_eq!((status, schema["type"].as_str()), (StatusCode::OK, Some("object")));
     assert_eq!(api.get("/api/schemas/no.such.v1").await.0, StatusCode::NOT_FOUND);
