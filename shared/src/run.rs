@@ -213,7 +213,8 @@ impl NodeSummary {
     /// `unfinished`, and a running one's time ends there.
     pub fn end_unfinished(&mut self, unfinished: NodeState, at_ms: u64) {
         match self.state {
-            NodeState::Running => {
+            // An approval still waiting ends with the run, as a running node does.
+            NodeState::Running | NodeState::Waiting => {
                 self.state = unfinished;
                 self.finished_ms = Some(at_ms);
             }

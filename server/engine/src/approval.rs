@@ -105,3 +105,21 @@ pub async fn decide(
         Err(e) => Err(DecisionError::Store(e)),
     }
 }
+
+/// Cancels run `run_id` while it is parked (`waiting`): `run_finished` with status
+/// `cancelled`, appended after its last event (no process holds a parked run, so the
+/// one that asks ends it). False when the run is not waiting.
+pub async fn cancel_waiting(store: &dyn RunStore, run_id: &str) -> Result<bool, StoreError> {
+    let Some(summary) = store.run_summary(run_id).await? else { return Ok(false) };
+    if summary.status != RunStatus::Waiting {
+        return Ok(false);
+    }
+    let last = store.events(run_id, 0).await?.last().map_or(0, |e| e.seq);
+    let kind = EventKind::RunFinished {
+        status: RunStatus::Cancelled,
+        failed_node: None,
+        error: Some("cancelled by request while it waited for a decision".into()),
+    };
+    store.append_event(&RunEvent { run_id: run_id.to_string(), seq: last + 1, at_ms: now_ms(), kind }).await?;
+    Ok(true)
+}

@@ -50,7 +50,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use agent::AgentContext;
-pub use approval::{Decision, DecisionError, decide};
+pub use approval::{Decision, DecisionError, cancel_waiting, decide};
 pub use bus::{BusSink, EventBus};
 pub use config::{Commands, EngineConfig, MAX_SAMPLES, RunOptions, Samples};
 pub use fleet::FleetLimits;

@@ -1,6 +1,7 @@
 //! `POST /api/runs/{id}/nodes/{node}/approval`: a person's decision at a waiting
 //! approval node, recorded as an event; the server then takes the run up again
-//! itself, as a live run, past the approval or to its clean stop.
+//! itself, as a live run, past the approval or to its clean stop. And the server's
+//! sweep of approvals whose time to decide ran out (`expire_approvals`).
 
 use axum::Json;
 use axum::body::Bytes;
@@ -10,6 +11,7 @@ use axum::http::StatusCode;
 use conclave_engine::{Decision, DecisionError, decide};
 use conclave_review::diff::Change;
 use conclave_shared::api::{ApprovalDecision, Started};
+use conclave_shared::{EventKind, RunStatus};
 
 use super::blocking::blocking;
 use super::error::parse_json;
@@ -40,6 +42,13 @@ pub async fn decide_approval(
         Err(DecisionError::Store(e)) => return Err(e.into()),
         Err(e) => return Err(ApiError::Conflict(e.to_string())),
     }
+    let run_id = go_on(&state, &run_id).await?;
+    Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices })))
+}
+
+/// Takes a decided run up again in this server, as a live run; its id.
+async fn go_on(state: &AppState, run_id: &str) -> Result<String, ApiError> {
+    let run_id = run_id.to_string();
     let record =
         state.store().get_run(&run_id).await?.ok_or_else(|| ApiError::NotFound(format!("no run `{run_id}`")))?;
     let review = Change::from_run_input(&record.input).is_some();
@@ -53,6 +62,39 @@ pub async fn decide_approval(
         prepared.map_err(|message| ApiError::Conflict(format!("cannot take run {run_id} up again: {message}")))?;
     options.commands = Some(state.workspace.commands());
     let handle = state.engine.resume(checked, &run_id, options).await.map_err(start_error)?;
-    let run_id = follow_live(&state, handle, review, Vec::new());
-    Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices })))
+    Ok(follow_live(state, handle, review, Vec::new()))
 }
+
+/// Ends the waits whose time ran out: each waiting run's approvals past their
+/// deadline are rejected by `timeout`, and the run goes on (to its clean stop). The
+/// server calls this every [`SWEEP`]; it returns the runs it took up.
+pub async fn expire_approvals(state: &AppState) -> Vec<String> {
+    let now = conclave_core::now_ms();
+    let Ok(runs) = state.store().list_runs(10_000).await else { return Vec::new() };
+    let mut taken = Vec::new();
+    for run in runs.into_iter().filter(|r| r.status == RunStatus::Waiting) {
+        let Ok(events) = state.store().events(&run.id, 0).await else { continue };
+        let mut expired: Vec<String> = Vec::new();
+        for event in &events {
+            match &event.kind {
+                EventKind::ApprovalRequested { node_id, expires_ms: Some(end), .. } if *end <= now => {
+                    expired.push(node_id.clone())
+                }
+                EventKind::ApprovalDecided { node_id, .. } => expired.retain(|n| n != node_id),
+                _ => {}
+            }
+        }
+        let Some(node_id) = expired.first() else { continue };
+        // `decide` records the timeout's rejection itself, and says so.
+        let placeholder = Decision { approved: false, by: "timeout".into(), comment: None };
+        if let Err(DecisionError::Expired { .. }) = decide(state.store().as_ref(), &run.id, node_id, placeholder).await
+            && go_on(state, &run.id).await.is_ok()
+        {
+            taken.push(run.id);
+        }
+    }
+    taken
+}
+
+/// How often the server ends the waits whose time ran out.
+pub const SWEEP: std::time::Duration = std::time::Duration::from_secs(15);

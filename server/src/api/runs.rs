@@ -13,12 +13,12 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use conclave_catalog::{CheckedConclave, LoadError, load_by_id};
 use conclave_core::{Cancel, now_ms};
-use conclave_engine::{Reuse, RunHandle, RunOptions, StartError};
+use conclave_engine::{Reuse, RunHandle, RunOptions, StartError, cancel_waiting};
 use conclave_review::diff::{Change, ChangeError};
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewPolicy};
 use conclave_shared::api::{ReviewTarget, StartRun, Started};
-use conclave_shared::{RunRecord, RunSummary};
+use conclave_shared::{RunRecord, RunStatus, RunSummary};
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -320,6 +320,14 @@ pub async fn cancel(
         None => Err(ApiError::NotFound(format!("no run `{id}`"))),
         Some(run) if run.summary.status.is_terminal() => {
             Err(ApiError::Conflict(format!("run `{id}` already ended ({})", run.summary.status.as_str())))
+        }
+        // Parked for a decision, no process holds it: this one ends it.
+        Some(run) if run.summary.status == RunStatus::Waiting => {
+            if cancel_waiting(state.store().as_ref(), &id).await? {
+                Ok((StatusCode::ACCEPTED, Json(serde_json::json!({"run_id": id, "cancelled": true}))))
+            } else {
+                Err(ApiError::Conflict(format!("run `{id}` is no longer waiting")))
+            }
         }
         // A run of the queue: its worker, wherever it runs, stops it at its next renewal.
         Some(_) if let Some(queue) = &state.queue => match queue.request_cancel(&id, now_ms()).await? {

@@ -107,6 +107,15 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
         let worker = Worker::new(queue, state.engine.clone(), context, config).announcing(state.live.clone());
         tokio::spawn(worker.work(shutdown.clone()));
     }
+    // Waits whose time to decide ran out end rejected, even with no one deciding.
+    let sweeping = state.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(crate::api::approvals::SWEEP);
+        loop {
+            every.tick().await;
+            crate::api::approvals::expire_approvals(&sweeping).await;
+        }
+    });
     let listener = match tokio::net::TcpListener::bind(args.bind).await {
         Ok(l) => l,
         Err(e) => {
