@@ -48,6 +48,22 @@ pub(crate) fn check_children(document: &Value, nodes: &[NodeView], ctx: &Catalog
             out.push(Diagnostic::error("unknown-conclave", node.subject(), at, message).with_help(help));
             continue;
         }
+        let waits = read(dir, child).is_some_and(|d| {
+            d.get("nodes").and_then(Value::as_array).into_iter().flatten().any(|n| n["kind"] == "approval")
+        });
+        if waits && child != own_id {
+            out.push(
+                Diagnostic::error(
+                    "approval-in-child",
+                    node.subject(),
+                    at.clone(),
+                    format!(
+                        "conclave `{child}` has an approval node, and a conclave a node runs cannot wait for a person"
+                    ),
+                )
+                .with_help("move the approval into this conclave, after this node"),
+            );
+        }
         if let Some(path) = references.path_back(child) {
             out.push(
                 Diagnostic::error(

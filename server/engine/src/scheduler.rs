@@ -428,9 +428,16 @@ impl Run {
             let started = Instant::now();
             let mut run = Run::new(child, agents, input, limits, cache, scope, inputs);
             run.run_nodes().await;
-            let result = match run.first_failure.clone() {
-                Some((failed, kind, message)) => Err(NodeError::Body { node_id: run.scoped(failed), kind, message }),
-                None => Ok((NodeOutput::Json(run.result()), Usage::default())),
+            let waiting = run.state.iter().position(|s| *s == NodeState::Waiting);
+            let result = match (waiting, run.first_failure.clone()) {
+                // Validation refuses such a child: a run never parks inside a node.
+                (Some(w), _) => {
+                    Err(NodeError::Internal(format!("`{}` cannot wait inside a conclave node", run.scoped(w))))
+                }
+                (None, Some((failed, kind, message))) => {
+                    Err(NodeError::Body { node_id: run.scoped(failed), kind, message })
+                }
+                (None, None) => Ok((NodeOutput::Json(run.result()), Usage::default())),
             };
             (i, result, started.elapsed().as_millis() as u64)
         });

@@ -82,3 +82,16 @@ fn loading_a_conclave_loads_the_conclaves_it_runs() {
     let lane = checked.child("lane").expect("the lane is loaded");
     assert!(lane.child("leaf").is_some(), "and what the lane runs, in turn");
 }
+
+#[test]
+fn a_conclave_with_an_approval_cannot_run_as_a_node() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gated = json!({"version": 1, "id": "gated", "name": "gated",
+        "nodes": [{"id": "in", "kind": "trigger"}, {"id": "ok", "kind": "approval"}, {"id": "out", "kind": "output"}],
+        "edges": [{"from": "in", "to": "ok"}, {"from": "ok", "to": "out"}]});
+    std::fs::write(dir.path().join("gated.conclave.json"), gated.to_string()).expect("write");
+    let text = write(dir.path(), "review", &["gated"]);
+    let found = errors(&check_conclave_text("conclaves/review.conclave.json", &text, &context(dir.path())));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].0.as_str(), found[0].1.as_str()), ("approval-in-child", "/nodes/1/conclave/id"));
+}
