@@ -9,8 +9,10 @@
 //! Running out of iterations is the outcome `exhausted`, not a failure; a body node
 //! that fails fails the loop.
 
-use conclave_shared::{LoopConfig, NodeOutput};
+use conclave_shared::{LoopConfig, NodeOutput, NodeState, NodeSummary};
 use serde_json::{Map, Value, json};
+
+use crate::plan::Plan;
 
 /// Where an iteration of loop `loop_id` puts its nodes' events: `loop_id/iteration/`.
 pub fn iteration_scope(outer_scope: &str, loop_id: &str, iteration: u32) -> String {
@@ -34,6 +36,30 @@ pub fn after_iteration(config: &LoopConfig, iteration: u32, outputs: &Map<String
         return None;
     };
     Some(NodeOutput::Json(json!({"outcome": outcome, "iterations": iteration, "last": outputs})))
+}
+
+/// The last iteration of loop `scope``loop_id` that a run's stored nodes show whole
+/// (every node of `body` succeeded in it, and in each iteration before), with the
+/// body's outputs in it: where a run taken up again goes on from.
+pub fn completed(scope: &str, loop_id: &str, body: &Plan, stored: &[NodeSummary]) -> Option<(u32, Map<String, Value>)> {
+    let mut last = None;
+    for iteration in 1.. {
+        let prefix = iteration_scope(scope, loop_id, iteration);
+        let outputs: Option<Map<String, Value>> = body
+            .nodes
+            .iter()
+            .map(|node| {
+                let entry = stored.iter().find(|n| n.node_id == format!("{prefix}{}", node.id))?;
+                let output = entry.output.as_ref().filter(|_| entry.state == NodeState::Succeeded)?;
+                Some((node.id.clone(), output.to_input_value()))
+            })
+            .collect();
+        match outputs {
+            Some(outputs) => last = Some((iteration, outputs)),
+            None => return last,
+        }
+    }
+    last
 }
 
 #[cfg(test)]

@@ -112,6 +112,9 @@ struct Run {
     /// What the nodes without an upstream node receive besides the run input (a loop
     /// body's first nodes: the loop's inputs and its iteration).
     outer: Vec<(String, Value)>,
+    /// For loops of a run taken up again: the last iteration they completed, and its
+    /// outputs, to go on from.
+    loop_starts: HashMap<usize, (u32, Map<String, Value>)>,
     /// For each cached node that is running: the key its output will be kept under.
     cache_keys: Vec<Option<(String, CacheSetting)>>,
 }
@@ -173,6 +176,7 @@ impl Run {
             cache_keys: vec![None; n],
             scope,
             outer,
+            loop_starts: HashMap::new(),
         }
     }
 
@@ -260,6 +264,15 @@ impl Run {
                 // Still undecided: it waits again, and the run parks again.
                 (NodeState::Waiting, _) => self.state[i] = NodeState::Waiting,
                 _ => {}
+            }
+        }
+        // A loop that had not ended goes on after the last iteration it completed.
+        for i in 0..self.plan.nodes.len() {
+            let Some(repeat) = self.plan.nodes[i].repeat.as_ref().filter(|_| self.state[i] == NodeState::Queued) else {
+                continue;
+            };
+            if let Some(done) = repeat::completed(&self.scope, &self.plan.nodes[i].id, &repeat.body, &resumed.nodes) {
+                self.loop_starts.insert(i, done);
             }
         }
         let kept_ids = kept.iter().map(|&i| self.plan.nodes[i].id.clone()).collect();
@@ -371,10 +384,17 @@ impl Run {
         let (loop_id, scope) = (self.plan.nodes[i].id.clone(), self.scope.clone());
         let (agents, input, limits, cache) =
             (self.agents.clone(), self.input.clone(), self.limits.clone(), self.cache.clone());
+        let (mut iteration, mut previous) = match self.loop_starts.remove(&i) {
+            Some((done, outputs)) => {
+                if let Some(output) = repeat::after_iteration(&repeat.config, done, &outputs) {
+                    return self.finish(i, Ok((output, Usage::default())), 0).await;
+                }
+                (done + 1, Value::Object(outputs))
+            }
+            None => (1, Value::Null),
+        };
         let work = Box::pin(async move {
             let started = Instant::now();
-            let mut previous = Value::Null;
-            let mut iteration = 1;
             inputs.push((loop_id.clone(), Value::Null));
             let result = loop {
                 inputs.last_mut().expect("the loop's own entry").1 = repeat::iteration_input(iteration, &previous);

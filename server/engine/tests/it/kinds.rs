@@ -616,3 +616,40 @@ async fn a_conclave_node_runs_the_other_conclave_nested_in_the_record() {
         assert!(record.nodes.iter().all(|n| n.node_id != "lane/in" || n.state == NodeState::Succeeded), "{name}");
     }
 }
+
+#[tokio::test]
+async fn a_loop_taken_up_again_goes_on_after_its_last_whole_iteration() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, store) in stores(dir.path()).await {
+        let fake = Arc::new(FakeProvider::new("fake"));
+        fake.script("verify/1/check", [FakeStep::json(json!({"confirmed": false}))]);
+        fake.script("verify/1/fix", [FakeStep::json(json!({"fixed": 1}))]);
+        fake.script("verify/2/check", [FakeStep::json(json!({"confirmed": true}))]);
+        let engine = engine_with(fake.clone(), store.clone(), EngineConfig::default());
+        let (first, events) = run(&engine, verify_loop(5), RunOptions::default()).await;
+        assert_eq!(first.status, RunStatus::Succeeded, "{name}");
+        // The worker "dies" once the first iteration is whole and the second has begun.
+        let cut = events
+            .iter()
+            .position(|e| matches!(&e.kind, EventKind::NodeStarted { node_id, .. } if node_id == "verify/2/check"))
+            .expect("the second iteration started")
+            + 1;
+        let copy = copy_run(store.as_ref(), &first.run_id, &events[..cut]).await;
+
+        let again = Arc::new(FakeProvider::new("fake"));
+        again.script("verify/2/check", [FakeStep::json(json!({"confirmed": true}))]);
+        let engine = engine_with(again.clone(), store.clone(), EngineConfig::default());
+        let handle = engine.resume(checked(verify_loop(5)), &copy, RunOptions::default()).await.expect("resumes");
+        let outcome = handle.wait().await;
+        assert_eq!(outcome.status, RunStatus::Succeeded, "{name}: {:?}", outcome.error);
+        assert!(again.calls_for("verify/1/check").is_empty(), "{name}: the whole first iteration is not run again");
+        let second = &again.calls_for("verify/2/check")[0].input["upstream"]["verify"];
+        assert_eq!(
+            second["previous"]["check"],
+            json!({"confirmed": false}),
+            "{name}: it sees the first iteration's outputs"
+        );
+        let NodeOutput::Json(verify) = &outcome.outputs["verify"] else { panic!("{name}: JSON") };
+        assert_eq!((&verify["outcome"], &verify["iterations"]), (&json!("done"), &json!(2)), "{name}");
+    }
+}
