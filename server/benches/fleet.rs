@@ -39,7 +39,7 @@ use conclave_schema::SchemaCatalog;
 use conclave_server::Workspace;
 use conclave_server::api::{AppState, EditorSource, Security, app};
 use conclave_server::worker::{Worker, WorkerConfig};
-use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, Settings};
+use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Settings};
 use conclave_store::{PostgresStore, SqliteStore};
 use conclave_testkit::answers::chat_completion_answer;
 use conclave_testkit::{FakeServer, Reply};
@@ -86,16 +86,8 @@ impl Provider for PausingProvider {
 /// Trigger → security, correctness, conventions → writer.
 fn review_shaped() -> Conclave {
     let node = |id: &str, kind: NodeKind| Node {
-        id: id.into(),
-        kind,
-        label: id.into(),
-        position: Position::default(),
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("pausing")),
-        route: None,
-        command: None,
-        approval: None,
-        child: None,
-        repeat: None,
+        ..Node::new(id, kind)
     };
     let lanes = ["security", "correctness", "conventions"];
     let mut nodes = vec![node("change", NodeKind::Trigger)];

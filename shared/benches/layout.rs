@@ -4,7 +4,7 @@
 //! Run with `cargo bench -p conclave-shared --bench layout`.
 
 use conclave_shared::layout::{Spacing, layered};
-use conclave_shared::{Conclave, Edge, Node, NodeKind, Position};
+use conclave_shared::{Conclave, Edge, Node, NodeKind};
 use std::time::{Duration, Instant};
 
 /// A conclave of `n` nodes in layers of about ten, each node fed by one to three nodes
@@ -35,18 +35,7 @@ fn layered_graph(n: usize, seed: u64) -> Conclave {
         settings: Default::default(),
         nodes: order
             .iter()
-            .map(|i| Node {
-                id: format!("node-{i}"),
-                kind: NodeKind::Agent,
-                label: String::new(),
-                position: Position::default(),
-                agent: None,
-                route: None,
-                command: None,
-                approval: None,
-                child: None,
-                repeat: None,
-            })
+            .map(|i| Node { label: String::new(), ..Node::new(format!("node-{i}"), NodeKind::Agent) })
             .collect(),
         edges: edges
             .iter()

@@ -651,17 +651,6 @@ impl Conclave {
         ids
     }
 
-    /// The programs its command nodes run, each once, in node order.
-    pub fn programs(&self) -> Vec<&str> {
-        let mut programs: Vec<&str> = Vec::new();
-        for program in self.nodes.iter().filter_map(|n| Some(n.command.as_ref()?.program())) {
-            if !programs.contains(&program) {
-                programs.push(program);
-            }
-        }
-        programs
-    }
-
     /// Ids of the nodes with an edge into `id`, in edge order.
     pub fn upstream_of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.edges.iter().filter(move |e| e.to == id).map(|e| e.from.as_str())
@@ -687,29 +676,12 @@ mod tests {
             description: String::new(),
             settings: Settings::default(),
             nodes: vec![
+                Node { label: "Input".into(), position: Position { x: 0, y: 0 }, ..Node::new("in", NodeKind::Trigger) },
                 Node {
-                    id: "in".into(),
-                    kind: NodeKind::Trigger,
-                    label: "Input".into(),
-                    position: Position { x: 0, y: 0 },
-                    agent: None,
-                    route: None,
-                    command: None,
-                    approval: None,
-                    child: None,
-                    repeat: None,
-                },
-                Node {
-                    id: "a".into(),
-                    kind: NodeKind::Agent,
                     label: "A".into(),
                     position: Position { x: 200, y: -40 },
                     agent: Some(agent),
-                    route: None,
-                    command: None,
-                    approval: None,
-                    child: None,
-                    repeat: None,
+                    ..Node::new("a", NodeKind::Agent)
                 },
             ],
             edges: vec![Edge { from: "in".into(), to: "a".into(), case: None }],

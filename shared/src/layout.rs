@@ -298,18 +298,7 @@ mod tests {
     use crate::conclave::{Edge, NodeKind};
 
     fn conclave(n: usize, edges: &[(usize, usize)]) -> Conclave {
-        let node = |i: usize| Node {
-            id: format!("n{i}"),
-            kind: NodeKind::Agent,
-            label: String::new(),
-            position: Position::default(),
-            agent: None,
-            route: None,
-            command: None,
-            approval: None,
-            child: None,
-            repeat: None,
-        };
+        let node = |i: usize| Node { label: String::new(), ..Node::new(format!("n{i}"), NodeKind::Agent) };
         Conclave {
             version: 1,
             id: "t".into(),

@@ -482,22 +482,11 @@ impl RunRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conclave::{Edge, Node, NodeKind, Position, Settings};
+    use crate::conclave::{Edge, Node, NodeKind, Settings};
     use serde_json::json;
 
     fn record() -> RunRecord {
-        let node = |id: &str, kind| Node {
-            id: id.into(),
-            kind,
-            label: id.into(),
-            position: Position::default(),
-            agent: None,
-            route: None,
-            command: None,
-            approval: None,
-            child: None,
-            repeat: None,
-        };
+        let node = |id: &str, kind| Node::new(id, kind);
         let conclave = Conclave {
             version: 1,
             id: "c".into(),

@@ -17,8 +17,8 @@ use conclave_core::{
 use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunOptions, cache};
 use conclave_shared::{
-    AgentConfig, CacheSetting, Conclave, Edge, LoopConfig, Node, NodeKind, NodeOutput, Position, Predicate,
-    PredicateOp, RunStatus, Settings,
+    AgentConfig, CacheSetting, Conclave, Edge, LoopConfig, Node, NodeKind, NodeOutput, Predicate, PredicateOp,
+    RunStatus, Settings,
 };
 use conclave_store::{PostgresStore, SqliteStore};
 use std::sync::Arc;
@@ -47,33 +47,15 @@ impl Provider for InstantProvider {
 /// A trigger, then layers of `width` agents, each fed by up to three nodes of the
 /// layer before; `nodes` counts the trigger.
 fn layered(nodes: usize, width: usize) -> Conclave {
-    let mut list = vec![Node {
-        id: "n0".into(),
-        kind: NodeKind::Trigger,
-        label: String::new(),
-        position: Position::default(),
-        agent: None,
-        route: None,
-        command: None,
-        approval: None,
-        child: None,
-        repeat: None,
-    }];
+    let mut list = vec![Node { label: String::new(), ..Node::new("n0", NodeKind::Trigger) }];
     let mut edges = Vec::new();
     let mut previous = vec![0usize];
     let mut layer = Vec::new();
     for i in 1..nodes {
         list.push(Node {
-            id: format!("n{i}"),
-            kind: NodeKind::Agent,
             label: String::new(),
-            position: Position::default(),
             agent: Some(AgentConfig::new("instant")),
-            route: None,
-            command: None,
-            approval: None,
-            child: None,
-            repeat: None,
+            ..Node::new(format!("n{i}"), NodeKind::Agent)
         });
         for k in 0..previous.len().min(3) {
             let from = previous[(i + k) % previous.len()];

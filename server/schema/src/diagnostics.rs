@@ -7,14 +7,11 @@
 
 use serde_json::{Value, json};
 
+use crate::shape::findings_document;
+
 /// The findings of the diagnostics in `text`, raised by `node_id`, with their counts.
 pub fn findings(text: &str, node_id: &str) -> Value {
-    let findings: Vec<Value> = text.lines().filter_map(|line| finding(line, node_id)).collect();
-    let count = |severity: &str| findings.iter().filter(|f| f["severity"] == severity).count();
-    json!({
-        "findings": findings,
-        "counts": {"blocker": 0, "major": count("major"), "minor": count("minor"), "nit": 0}
-    })
+    findings_document(text.lines().filter_map(|line| finding(line, node_id)).collect())
 }
 
 /// One line as a finding, when it is `path:line[:column]: message`.

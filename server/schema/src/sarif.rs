@@ -5,8 +5,11 @@
 //! file and line from its first physical location, the rule id leading the
 //! description, and `raisedBy` the node that ran the analyzer.
 
+use conclave_shared::Severity;
 use serde_json::{Value, json};
 use serde_sarif::sarif::{Result as SarifResult, ResultKind, ResultLevel, Sarif};
+
+use crate::shape::findings_document;
 
 /// Why a log could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -18,8 +21,6 @@ pub enum SarifError {
     #[error("stdout is a SARIF {0} log; only version 2.1.0 is read")]
     Version(String),
 }
-
-const SEVERITIES: [&str; 4] = ["blocker", "major", "minor", "nit"];
 
 /// The findings of every run of the log in `text`, raised by `node_id`, with their
 /// counts per severity.
@@ -36,9 +37,7 @@ pub fn findings(text: &str, node_id: &str) -> Result<Value, SarifError> {
         .filter(|result| reports_a_problem(result))
         .map(|result| finding(result, node_id))
         .collect();
-    let count = |severity: &str| findings.iter().filter(|f| f["severity"] == severity).count();
-    let counts: serde_json::Map<String, Value> = SEVERITIES.iter().map(|s| (s.to_string(), json!(count(s)))).collect();
-    Ok(json!({"findings": findings, "counts": counts}))
+    Ok(findings_document(findings))
 }
 
 /// Whether a result is a problem found (kind `fail`, the default), not a check
@@ -53,7 +52,7 @@ fn finding(result: &SarifResult, node_id: &str) -> Value {
         .as_ref()
         .and_then(|p| p.additional_properties.get("severity"))
         .and_then(Value::as_str)
-        .filter(|s| SEVERITIES.contains(s))
+        .filter(|s| Severity::parse(s).is_some())
         .unwrap_or(match result.level {
             Some(ResultLevel::Error) => "blocker",
             // SARIF's default level is `warning`.

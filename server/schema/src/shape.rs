@@ -2,9 +2,18 @@
 //! `line`, and `severity` or `stance`. This is the one place that decides it; loading
 //! a conclave records the answer per agent, and every later stage reads that.
 
-use serde_json::Value;
+use conclave_shared::Severity;
+use serde_json::{Map, Value, json};
 
 use crate::walk::resolve_local;
+
+/// Output in the findings shape (`review.findings.v1`): `findings`, and `counts`
+/// with the number of each severity among them, as an analyzer's reader builds it.
+pub fn findings_document(findings: Vec<Value>) -> Value {
+    let count = |severity: Severity| findings.iter().filter(|f| f["severity"] == severity.as_str()).count();
+    let counts: Map<String, Value> = Severity::ALL.iter().map(|&s| (s.as_str().to_string(), json!(count(s)))).collect();
+    json!({"findings": findings, "counts": counts})
+}
 
 /// The root property holding findings, when `schema` describes findings-shaped output.
 pub fn findings_field(schema: &Value) -> Option<String> {

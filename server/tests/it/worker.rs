@@ -7,7 +7,7 @@ use conclave_core::{NewRun, ProviderRegistry, RunQueue, RunStore};
 use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig};
 use conclave_server::worker::{Worker, WorkerConfig};
-use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Position, RunStatus, Settings};
+use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, RunStatus, Settings};
 use conclave_testkit::test_catalog;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -16,16 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 fn conclave() -> Conclave {
     let node = |id: &str, kind: NodeKind| Node {
-        id: id.into(),
-        kind,
-        label: id.into(),
-        position: Position::default(),
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
-        route: None,
-        command: None,
-        approval: None,
-        child: None,
-        repeat: None,
+        ..Node::new(id, kind)
     };
     Conclave {
         version: 1,

@@ -4,8 +4,8 @@
 //! The checks panic with a message naming the broken behaviour.
 
 use conclave_shared::{
-    AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, OutputDialect, Position,
-    RunEvent, RunStatus, Settings, Usage,
+    AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, OutputDialect, RunEvent,
+    RunStatus, Settings, Usage,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -36,16 +36,9 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
 /// A small conclave: trigger -> a, trigger -> b.
 pub fn sample_conclave() -> Conclave {
     let node = |id: &str, kind| Node {
-        id: id.into(),
-        kind,
         label: id.to_uppercase(),
-        position: Position::default(),
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
-        route: None,
-        command: None,
-        approval: None,
-        child: None,
-        repeat: None,
+        ..Node::new(id, kind)
     };
     Conclave {
         version: 1,

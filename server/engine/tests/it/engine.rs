@@ -6,8 +6,7 @@ use conclave_core::{Message, ProviderError, ProviderRegistry, RunStore};
 use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions, RunOutcome, StartError};
 use conclave_shared::{
-    AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeState, Position, RunEvent, RunStatus,
-    Settings,
+    AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeState, RunEvent, RunStatus, Settings,
 };
 use conclave_store::SqliteStore;
 use conclave_testkit::{check, checked};
@@ -27,18 +26,7 @@ pub(crate) fn graph(nodes: &[&str], edges: &[&str]) -> Conclave {
                 "a" => NodeKind::Agent,
                 _ => NodeKind::Output,
             };
-            Node {
-                id: id.into(),
-                kind,
-                label: id.into(),
-                position: Position::default(),
-                agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
-                route: None,
-                command: None,
-                approval: None,
-                child: None,
-                repeat: None,
-            }
+            Node { agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")), ..Node::new(id, kind) }
         })
         .collect();
     let edges = edges

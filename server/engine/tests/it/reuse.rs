@@ -17,16 +17,8 @@ use std::sync::Arc;
 /// t → a → {b, c} → d → out: a fan-out after `a` and a fan-in at `d`.
 fn diamond(id: &str) -> Conclave {
     let node = |id: &str, kind| Node {
-        id: id.into(),
-        kind,
-        label: id.into(),
-        position: Position::default(),
         agent: (kind == NodeKind::Agent).then(|| AgentConfig::new("fake")),
-        route: None,
-        command: None,
-        approval: None,
-        child: None,
-        repeat: None,
+        ..Node::new(id, kind)
     };
     let edges = [("t", "a"), ("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("d", "out")];
     Conclave {
@@ -203,18 +195,7 @@ async fn every_earlier_run_that_cannot_be_reused_is_refused_with_what_to_do() {
         )
     );
     let mut grown = diamond("fan");
-    grown.nodes.push(Node {
-        id: "e".into(),
-        kind: NodeKind::Agent,
-        label: "e".into(),
-        position: Position::default(),
-        agent: Some(AgentConfig::new("fake")),
-        route: None,
-        command: None,
-        approval: None,
-        child: None,
-        repeat: None,
-    });
+    grown.nodes.push(Node { agent: Some(AgentConfig::new("fake")), ..Node::new("e", NodeKind::Agent) });
     grown.edges.push(Edge { from: "a".into(), to: "e".into(), case: None });
     assert_eq!(
         refusal(&engine, grown, "b", &first).await,
