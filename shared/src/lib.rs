@@ -1,6 +1,6 @@
 //! Wire types and pure logic shared by the Conclave server and the browser editor.
 //!
-//! Layout: `conclave` is the conclave file format, `graph` its graph rules, `events`
+//! Layout: `conclave` is the conclave file format (`command` its command nodes, `cache` the cache setting), `graph` its graph rules, `events`
 //! the typed run events, `route` route nodes and their predicates, `run` the run records with how an event changes one,
 //! `outcome` a run's status and the class of a failure (which both name),
 //! `diagnostic` the problems validation reports, `api` the HTTP API's bodies,
@@ -12,6 +12,8 @@
 //! graph algorithms) and zmij (serde_json's own float formatter).
 
 pub mod api;
+pub mod cache;
+pub mod command;
 pub mod compare;
 pub mod conclave;
 pub mod diagnostic;

@@ -2,7 +2,7 @@
 //! tokio under limits that hold across every run of the engine.
 //!
 //! Layout: `plan.rs` turns a [`CheckedConclave`] into an executable plan,
-//! `scheduler.rs` drives one run, `reuse.rs` checks a run from a node against the
+//! `scheduler/` drives one run (`nested.rs`: loops, conclave nodes, approvals), `reuse.rs` checks a run from a node against the
 //! earlier run whose outputs it reuses, `agent.rs` runs one agent node with validation and
 //! retries, `input.rs` is an agent's typed input and how it is shown to the model,
 //! `policy.rs` the hook through which a run's output policy (code review) shapes
