@@ -2,7 +2,7 @@
 //! conversation it continues, the [`StreamSink`] providers stream into, the
 //! [`ToolRunner`] agents' tool calls go through, the [`RunStore`] runs are kept in,
 //! and the [`RunQueue`] workers claim runs from. Also the small pieces every side shares: retry policy, prices, secrets and
-//! the one point where they are redacted, and the owner tokens that tell live runs
+//! the one point where they are redacted, recording calls and replaying them (`record.rs`), and the owner tokens that tell live runs
 //! from dead ones. The test doubles of these traits live in `conclave-doubles`.
 //!
 //! **Invariant:** no vendor, no HTTP, no database, no review logic.
@@ -11,6 +11,7 @@ pub mod owner;
 pub mod pricing;
 pub mod provider;
 pub mod queue;
+pub mod record;
 pub mod redact;
 pub mod registry;
 pub mod retry;

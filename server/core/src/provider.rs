@@ -205,6 +205,19 @@ pub enum ProviderError {
     /// The provider's own structured-output retries ran out (Claude Code).
     #[error("the provider could not produce output matching the schema: {0}")]
     SchemaExhausted(String),
+    /// A replayed run (`--replay DIR`) asked a question no recording answers.
+    #[error(
+        "no recording answers node `{node}`'s call (request {hash}) in {dir}; the conclave, its input or Conclave \
+         changed since it was recorded: record it again with --record {dir}"
+    )]
+    NotRecorded {
+        /// The node that asked.
+        node: String,
+        /// The SHA-256 of the canonical request: the recording's missing file name.
+        hash: String,
+        /// The recordings' directory.
+        dir: String,
+    },
 }
 
 impl ProviderError {
@@ -227,6 +240,7 @@ impl ProviderError {
             ProviderError::Malformed(_) => "malformed",
             ProviderError::SchemaExhausted(_) => "schema_exhausted",
             ProviderError::DialectRejected { .. } => "dialect_rejected",
+            ProviderError::NotRecorded { .. } => "not_recorded",
         }
     }
 }

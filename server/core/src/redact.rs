@@ -114,6 +114,7 @@ impl Redactor {
             ProviderError::Malformed(m) => ProviderError::Malformed(r(m)),
             ProviderError::SchemaExhausted(m) => ProviderError::SchemaExhausted(r(m)),
             ProviderError::RateLimited { retry_after } => ProviderError::RateLimited { retry_after },
+            ProviderError::NotRecorded { node, hash, dir } => ProviderError::NotRecorded { node, hash, dir: r(dir) },
             ProviderError::DialectRejected { dialect, status, message } => {
                 ProviderError::DialectRejected { dialect, status, message: r(message) }
             }

@@ -3,9 +3,11 @@
 //! names they have (those its build leaves out included); tests register fakes.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::provider::{Provider, ProviderError};
+use crate::record::{RecordingProvider, ReplayingProvider};
 use crate::redact::{RedactingProvider, Redactor};
 
 /// The providers available to a run, by name.
@@ -15,6 +17,8 @@ pub struct ProviderRegistry {
     /// Names a conclave may use whether or not this build registered them, in the
     /// order they are listed to users.
     known: Vec<String>,
+    /// The redactor every provider was wrapped with, which recordings use too.
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl ProviderRegistry {
@@ -28,7 +32,26 @@ impl ProviderRegistry {
                 (name, wrapped)
             })
             .collect();
-        ProviderRegistry { providers, known: self.known }
+        ProviderRegistry { providers, known: self.known, redactor: Some(redactor) }
+    }
+
+    /// The same providers, each writing every call it answers into `dir` (see
+    /// `record.rs`), its request redacted as the providers' outputs are.
+    pub fn recording(self, dir: &Path) -> ProviderRegistry {
+        let redactor = self.redactor.clone();
+        self.wrapped(|p| Arc::new(RecordingProvider::new(p, dir.to_path_buf(), redactor.clone())))
+    }
+
+    /// The same providers' names and capabilities, answering every call from the
+    /// recordings in `dir` and never calling the providers themselves.
+    pub fn replaying(self, dir: &Path) -> ProviderRegistry {
+        let redactor = self.redactor.clone();
+        self.wrapped(|p| Arc::new(ReplayingProvider::new(p, dir.to_path_buf(), redactor.clone())))
+    }
+
+    fn wrapped(self, wrap: impl Fn(Arc<dyn Provider>) -> Arc<dyn Provider>) -> ProviderRegistry {
+        let providers = self.providers.into_iter().map(|(name, p)| (name, wrap(p))).collect();
+        ProviderRegistry { providers, known: self.known, redactor: self.redactor }
     }
 
     /// Adds (or replaces) a provider.

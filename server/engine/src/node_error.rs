@@ -62,7 +62,7 @@ impl NodeError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             NodeError::Provider(ProviderError::SchemaExhausted(_)) => ErrorKind::InvalidOutput,
-            NodeError::Provider(ProviderError::Config { .. }) => ErrorKind::Config,
+            NodeError::Provider(ProviderError::Config { .. } | ProviderError::NotRecorded { .. }) => ErrorKind::Config,
             NodeError::Provider(_) => ErrorKind::Provider,
             NodeError::Timeout(_) | NodeError::CommandTimeout { .. } => ErrorKind::Timeout,
             NodeError::Command(_) => ErrorKind::Command,

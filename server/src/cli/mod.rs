@@ -11,6 +11,7 @@ mod offload;
 mod post;
 mod progress;
 mod providers;
+mod recordings;
 mod review;
 mod run;
 mod runs;
@@ -91,6 +92,18 @@ pub fn main(providers: ProviderRegistry) -> ExitCode {
 }
 
 async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
+    let recordings = match &cli.command {
+        Command::Run(args) => Some(&args.recordings),
+        Command::Review(args) => Some(&args.recordings),
+        _ => None,
+    };
+    let providers = match recordings.map(|r| r.apply(providers.clone())).unwrap_or(Ok(providers)) {
+        Ok(providers) => providers,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit::CONFIG;
+        }
+    };
     let workspace = Workspace::current(providers);
     match cli.command {
         // Commands that only read files and run git, on a blocking thread.

@@ -11,6 +11,7 @@ mod openai_local_server;
 mod post_plan;
 mod provider_claude_code;
 mod providers_cli;
+mod record_replay;
 mod review_e2e;
 mod review_history;
 mod review_post;
