@@ -1,7 +1,9 @@
 //! Near-duplicates on real review comments and at scale: the precision, recall and F1
-//! of the near-duplicate rule on both halves of `tests/fixtures/review/review-threads.json`,
-//! the precision and recall of support ≥ 1, 2 and 3, and the time to group the
-//! near-duplicates of 10 reviewers × 1,000 findings (target: well under 1 s).
+//! of the same-issue rule on both halves of `tests/fixtures/review/review-threads.json`
+//! with the hard pairs of `tests/fixtures/review/hard-negatives.json`, what the words
+//! alone and the full rule do to the hard negatives, the precision and recall of
+//! support ≥ 1, 2 and 3, and the time to group the near-duplicates of 10 reviewers ×
+//! 1,000 findings (target: well under 1 s).
 //!
 //! Run with `cargo bench -p conclave-review --bench near_duplicates`.
 
@@ -13,12 +15,12 @@ mod timing;
 use conclave_review::compare_siblings;
 use conclave_review::similarity::NEAR_DUPLICATE_THRESHOLD;
 use conclave_shared::{Finding, Severity, Stance};
-use review_threads::{best, halves, print_scores, print_support, score, support_table};
+use review_threads::{best, halves, print_hard, print_scores, print_support, score, support_table};
 use std::time::Duration;
 
 fn main() {
     let changes = review_threads::load();
-    let (tuning, held_out) = halves(&changes);
+    let (tuning, held_out) = halves(&changes, &review_threads::load_hard());
     print_scores("held-out", &held_out);
     let tuned = best(&tuning);
     let held = score(&held_out, NEAR_DUPLICATE_THRESHOLD);
@@ -26,6 +28,8 @@ fn main() {
         "threshold {NEAR_DUPLICATE_THRESHOLD:.2} (tuning best {:.2}, F1 {:.3}): held-out precision {:.3}, recall {:.3}, F1 {:.3}\n",
         tuned.threshold, tuned.f1, held.precision, held.recall, held.f1
     );
+    print_hard("held-out", &held_out, NEAR_DUPLICATE_THRESHOLD);
+    println!();
     print_support(&support_table(&changes));
 
     let comments: Vec<&str> = changes.iter().flat_map(|c| c.comments.iter().map(|m| m.text.as_str())).collect();

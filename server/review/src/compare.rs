@@ -1,12 +1,15 @@
 //! Comparing the findings of sibling reviewers, in time linear in the number of
 //! findings: exact `(file, line)` buckets for contradictions, disagreements and
-//! agreements, then a sorted sweep of each file's findings for near-duplicates.
+//! agreements, then a sorted sweep of each file's findings for near-duplicates: the
+//! findings of different agents a few lines apart that the one rule,
+//! [`SameIssue`](crate::same_issue::SameIssue), says are the same issue.
 
 use conclave_shared::{Finding, FindingGroup, FindingsCheck, Stance};
 use petgraph::unionfind::UnionFind;
 use std::collections::HashMap;
 
-use super::similarity::{NEAR_DUPLICATE_THRESHOLD, NEAR_LINES, dice, push_word_hashes};
+use crate::same_issue::SameIssue;
+use crate::similarity::push_word_hashes;
 
 /// Most later findings each finding is compared with in the near-duplicate sweep, so
 /// a pile of findings on one line cannot make the sweep quadratic.
@@ -143,43 +146,34 @@ fn classify(group: &[&Finding]) -> Verdict {
     }
 }
 
-/// Groups (indices into `all`) of similar findings with the same stance from
-/// different agents in the same file within `NEAR_LINES` lines, joined transitively. `order` is `(file id, line,
-/// index)` sorted. Word lists are computed only for findings that have another
-/// agent's finding nearby.
+/// Groups (indices into `all`) of findings of different agents that are the same
+/// issue, joined transitively. `order` is `(file id, line, index)` sorted. Candidates
+/// are the findings of another agent within the rule's window in the sorted order;
+/// word lists are computed only for findings that have one.
 fn near_duplicate_groups(all: &[&Finding], agent_of: &[u32], order: &[(u32, u64, u32)]) -> Vec<Vec<usize>> {
+    let rule = SameIssue::default();
     // Candidate pairs come from the compact sorted array alone; descriptions are then
     // hashed in memory order, which keeps the sweep cache-friendly on big inputs.
     let mut pairs: Vec<(u32, u32)> = Vec::new();
     for (pos, &(file, line, i)) in order.iter().enumerate() {
         for &(other_file, other_line, j) in order[pos + 1..].iter().take(NEAR_WINDOW) {
-            if other_file != file || other_line - line > NEAR_LINES {
+            if other_file != file || other_line - line > rule.window {
                 break;
             }
-            // A concern and an approval of the same code are a contradiction, never
-            // the same finding however alike their words.
-            let same_stance = all[i as usize].effective_stance() == all[j as usize].effective_stance();
-            if agent_of[i as usize] != agent_of[j as usize] && same_stance {
+            if agent_of[i as usize] != agent_of[j as usize] {
                 pairs.push((i, j));
             }
         }
     }
-    let mut needed = vec![false; all.len()];
-    for &(i, j) in &pairs {
-        needed[i as usize] = true;
-        needed[j as usize] = true;
-    }
-    let mut words = Words { arena: Vec::new(), span: vec![None; all.len()] };
-    for i in (0..all.len()).filter(|&i| needed[i]) {
-        words.range(all, i);
-    }
+    let words = Words::of_pairs(all, &pairs);
     let mut sets: UnionFind<u32> = UnionFind::new(all.len());
     let mut linked = vec![false; all.len()];
     for (i, j) in pairs {
-        if words.similarity(all, i as usize, j as usize) >= NEAR_DUPLICATE_THRESHOLD {
+        let (a, b) = (i as usize, j as usize);
+        if rule.score_hashed(all[a], words.of(a), all[b], words.of(b)).is_some() {
             sets.union(i, j);
-            linked[i as usize] = true;
-            linked[j as usize] = true;
+            linked[a] = true;
+            linked[b] = true;
         }
     }
     // Each group in ascending order of its members, the groups by their first member.
@@ -196,25 +190,33 @@ fn near_duplicate_groups(all: &[&Finding], agent_of: &[u32], order: &[(u32, u64,
     groups
 }
 
-/// Word hashes of findings, computed on first use and kept in one arena.
+/// The word hashes of the findings that are in some candidate pair, in one arena.
 struct Words {
     arena: Vec<u64>,
-    span: Vec<Option<(u32, u32)>>,
+    span: Vec<(u32, u32)>,
 }
 
 impl Words {
-    fn range(&mut self, all: &[&Finding], i: usize) -> (usize, usize) {
-        let (start, len) = *self.span[i].get_or_insert_with(|| {
-            let start = self.arena.len();
-            push_word_hashes(&all[i].description, &mut self.arena);
-            (start as u32, (self.arena.len() - start) as u32)
-        });
-        (start as usize, start as usize + len as usize)
+    /// Hashes the descriptions of the findings in `pairs`, in memory order.
+    fn of_pairs(all: &[&Finding], pairs: &[(u32, u32)]) -> Words {
+        let mut needed = vec![false; all.len()];
+        for &(i, j) in pairs {
+            needed[i as usize] = true;
+            needed[j as usize] = true;
+        }
+        let mut words = Words { arena: Vec::new(), span: vec![(0, 0); all.len()] };
+        for i in (0..all.len()).filter(|&i| needed[i]) {
+            let start = words.arena.len();
+            push_word_hashes(&all[i].description, &mut words.arena);
+            words.span[i] = (start as u32, (words.arena.len() - start) as u32);
+        }
+        words
     }
 
-    fn similarity(&mut self, all: &[&Finding], i: usize, j: usize) -> f64 {
-        let (a, b) = (self.range(all, i), self.range(all, j));
-        dice(&self.arena[a.0..a.1], &self.arena[b.0..b.1])
+    /// The word hashes of finding `i` (empty when it is in no pair).
+    fn of(&self, i: usize) -> &[u64] {
+        let (start, len) = self.span[i];
+        &self.arena[start as usize..(start + len) as usize]
     }
 }
 

@@ -4,7 +4,9 @@
 //! narrowing findings to the change, path normalization, comparisons, counts), the
 //! findings themselves (`findings.rs`), their anchors and fingerprints (`anchor.rs`:
 //! the quote checked against the file, a name for the code that survives line
-//! drift), comparisons across reviewers (`compare.rs`, `similarity.rs`), support
+//! drift), whether two findings are the same issue (`same_issue.rs`: the one rule,
+//! reading place, stance, wording and the quoted evidence), comparisons across
+//! reviewers (`compare.rs`, `similarity.rs`), support
 //! (`support.rs`: how many reviewers raised a finding), samples (`samples.rs`: K runs
 //! of a reviewer merged, each finding's stability), baselines and dismissals
 //! (`baseline.rs`, `dismissals.rs`), and the reports (`report/`).
@@ -24,6 +26,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod report;
 pub mod repository_anchors;
+pub mod same_issue;
 pub mod samples;
 pub mod similarity;
 pub mod support;

@@ -2,11 +2,10 @@
 //! reviewer into one output, and each finding's stability: how many of the samples
 //! raised it.
 //!
-//! Findings of different samples are the same finding when they point at the same
-//! code (the same fingerprint, computed against the reviewed files as the report
-//! does), or are near-duplicates (the same file and stance, at most
-//! [`NEAR_LINES`](crate::similarity::NEAR_LINES) lines apart, similar descriptions). A
-//! sample counts once per finding however often it repeats it. The merged output is
+//! Findings of different samples are the same finding when they are the same issue by
+//! the one rule, [`same_issue`](crate::same_issue) (its fingerprints computed against
+//! the reviewed files as the report does, and its quotes read where they were found).
+//! A sample counts once per finding however often it repeats it. The merged output is
 //! the first answering sample's, with its findings replaced by one entry per merged
 //! finding (the first sample's wording) carrying `stability: {raised, samples}`, its
 //! `counts` recomputed, and a `samples` object saying how many ran and why any failed.
@@ -18,7 +17,7 @@ use std::path::Path;
 use crate::anchor::anchor_findings;
 use crate::findings::read_finding;
 use crate::repository_anchors::anchor_in_repository;
-use crate::support::supports;
+use crate::same_issue::same_issue;
 
 /// One merged finding: the item that stands for it, the samples that raised it.
 struct Merged {
@@ -50,7 +49,7 @@ pub fn merge_samples(answers: Vec<Value>, field: &str, failed: &[String], root: 
     }
     let mut merged: Vec<Merged> = Vec::new();
     for ((sample, item, _), finding) in placed.into_iter().zip(findings) {
-        match merged.iter_mut().find(|m| same_finding(&m.finding, &finding)) {
+        match merged.iter_mut().find(|m| same_issue(&m.finding, &finding)) {
             Some(m) if !m.samples.contains(&sample) => m.samples.push(sample),
             Some(_) => {}
             None => merged.push(Merged { item, finding, samples: vec![sample] }),
@@ -70,11 +69,6 @@ pub fn merge_samples(answers: Vec<Value>, field: &str, failed: &[String], root: 
         json!({ "requested": answered + failed.len(), "answered": answered, "failed": failed }),
     );
     Value::Object(output)
-}
-
-/// Whether two findings of different samples are one: the same code, or near-duplicates.
-fn same_finding(a: &Finding, b: &Finding) -> bool {
-    supports(a, b)
 }
 
 fn with_stability(mut item: Value, stability: Stability) -> Value {
@@ -100,7 +94,7 @@ pub fn carry_stability(findings: &mut [Finding], raised: &[Finding]) {
     for finding in findings.iter_mut().filter(|f| f.stability.is_none()) {
         finding.stability = raised
             .iter()
-            .filter(|r| r.stability.is_some() && supports(r, finding))
+            .filter(|r| r.stability.is_some() && same_issue(r, finding))
             .filter_map(|r| r.stability)
             .max_by(|a, b| a.rate().total_cmp(&b.rate()));
     }

@@ -4,27 +4,35 @@
 //! samples: an agent run K times (`--samples K`) counts once per sample that raised
 //! the issue.
 //!
-//! A reviewer supports a result finding when one of its own findings names the same
-//! code (the same fingerprint), or is a near-duplicate of it: the same file, at most
-//! [`NEAR_LINES`] lines away, and a description at least as similar as the
-//! near-duplicate threshold, with the same stance. When the review has no reviewers
-//! apart from the agents whose output is the result, each finding is supported by the
-//! agent that raised it.
+//! A reviewer supports a result finding when one of its own findings is the same
+//! issue by the one rule, [`same_issue`](crate::same_issue): the same fingerprint, or
+//! the same file, stance and nearby lines, alike words, and quotes that do not point
+//! at different code. When the review has no reviewers apart from the agents whose
+//! output is the result, each finding is supported by the agent that raised it.
 
 use conclave_shared::Finding;
 use std::collections::BTreeMap;
 
-use crate::similarity::{NEAR_DUPLICATE_THRESHOLD, NEAR_LINES, similarity};
+use crate::same_issue::SameIssue;
+use crate::similarity::word_hashes;
 
 /// Sets each result finding's `support` from the reviewers' findings `raised`.
 pub fn count_support(findings: &mut [Finding], raised: &[Finding]) {
+    let rule = SameIssue::default();
+    // Each reviewer finding is compared with every result finding: its words once.
+    let raised_words: Vec<Vec<u64>> = raised.iter().map(|r| word_hashes(&r.description)).collect();
     for finding in findings.iter_mut() {
         let support = if raised.is_empty() {
             1
         } else {
+            let words = word_hashes(&finding.description);
             // Each agent counts once, or once per sample of it that raised the issue.
             let mut agents: BTreeMap<&str, u32> = BTreeMap::new();
-            for r in raised.iter().filter(|r| supports(r, finding)) {
+            for (r, _) in raised
+                .iter()
+                .zip(&raised_words)
+                .filter(|(r, r_words)| rule.score_hashed(r, r_words, finding, &words).is_some())
+            {
                 let samples = r.stability.map_or(1, |s| s.raised.max(1));
                 let entry = agents.entry(r.agent.as_str()).or_default();
                 *entry = (*entry).max(samples);
@@ -33,18 +41,6 @@ pub fn count_support(findings: &mut [Finding], raised: &[Finding]) {
         };
         finding.support = Some(support);
     }
-}
-
-/// Whether reviewer finding `r` raised the same issue as `f`.
-pub fn supports(r: &Finding, f: &Finding) -> bool {
-    // An approval of the code does not support a concern about it, nor the reverse.
-    if r.file != f.file || r.effective_stance() != f.effective_stance() {
-        return false;
-    }
-    let same_code = r.fingerprint.is_some() && r.fingerprint == f.fingerprint;
-    same_code
-        || (r.line.abs_diff(f.line) <= NEAR_LINES
-            && similarity(&r.description, &f.description) >= NEAR_DUPLICATE_THRESHOLD)
 }
 
 #[cfg(test)]
@@ -74,6 +70,21 @@ mod tests {
         let mut findings = [at("writer", 8, traversal), at("writer", 20, "the write is not atomic")];
         count_support(&mut findings, &raised);
         assert_eq!(findings.map(|f| f.support), [Some(2), Some(0)]);
+    }
+
+    #[test]
+    fn a_reviewer_quoting_other_code_nearby_does_not_support() {
+        let quoting = |agent: &str, line: u64, evidence: &str, description: &str| Finding {
+            evidence: Some(evidence.into()),
+            ..at(agent, line, description)
+        };
+        let raised = [
+            quoting("security", 9, "os.Remove(tmp)", "the error from os.Remove(tmp) is ignored and lost"),
+            quoting("correctness", 8, "f.Close()", "ignoring the error of f.Close() loses it"),
+        ];
+        let mut findings = [quoting("writer", 8, "defer f.Close()", "the error from f.Close() is ignored and lost")];
+        count_support(&mut findings, &raised);
+        assert_eq!(findings[0].support, Some(1), "only the reviewer that quoted the same call");
     }
 
     #[test]
