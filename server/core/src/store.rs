@@ -1,4 +1,5 @@
-//! The run store boundary: where runs, their events and node outputs are kept.
+//! The run store boundary: where runs, their events and node outputs are kept, and
+//! the evals of conclaves (`conclave eval`'s summaries).
 //!
 //! The engine appends events; the store derives run and node state from them in the
 //! same write, so a stored run is always consistent with its event log.
@@ -7,6 +8,7 @@
 //! How an event changes a run is `conclave_shared::effect_of`, the same for every backend.
 
 use async_trait::async_trait;
+use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, NodeOutput, OutputDialect, RunEvent, RunRecord, RunSummary};
 use serde_json::Value;
 use std::fmt;
@@ -146,6 +148,17 @@ pub trait RunStore: Send + Sync + fmt::Debug {
 
     /// Keeps `entry` under `key`, replacing what was there.
     async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError>;
+
+    /// Keeps an eval (`conclave eval`'s summary with its id, conclave, dataset and
+    /// time), replacing one kept under the same id.
+    async fn put_eval(&self, eval: &StoredEval) -> Result<(), StoreError>;
+
+    /// The kept evals, newest first (by `created_ms`, then id), of `conclave` only
+    /// when one is named; at most `limit` of them.
+    async fn list_evals(&self, conclave: Option<&str>, limit: usize) -> Result<Vec<EvalListing>, StoreError>;
+
+    /// A kept eval, whole, or `None` when there is none with this id.
+    async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError>;
 
     /// Notices, pushed by the database, of runs whose events any process sharing the
     /// store has just committed (a run id per notice), so that a server streams another

@@ -1,7 +1,8 @@
 //! The conformance suite every [`RunStore`] implementation must pass.
 //!
 //! Backends call [`run_all`] from their tests with a factory for fresh, empty stores.
-//! The checks panic with a message naming the broken behaviour.
+//! The checks panic with a message naming the broken behaviour. Those of kept evals
+//! are in `conformance/evals.rs`.
 
 use conclave_shared::{
     AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, OutputDialect, RunEvent,
@@ -11,6 +12,10 @@ use serde_json::json;
 use std::sync::Arc;
 
 use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
+
+mod evals;
+
+pub use evals::stored_eval;
 
 /// Runs every check against fresh stores from `make`.
 pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
@@ -31,6 +36,7 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     events_are_read_in_pages(make()).await;
     the_latest_review_is_the_newest_succeeded_one_of_the_branch(make()).await;
     the_latest_review_among_a_thousand_runs(make()).await;
+    evals::run_all(make).await;
 }
 
 /// A small conclave: trigger -> a, trigger -> b.

@@ -2,6 +2,7 @@
 //! implementation the conformance suite keeps honest. Nothing survives the process.
 
 use async_trait::async_trait;
+use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -46,6 +47,8 @@ pub struct MemoryStore {
     dialects: Mutex<HashMap<(String, String), OutputDialect>>,
     /// Cached node outputs by key.
     cache: Mutex<HashMap<String, CachedOutput>>,
+    /// Kept evals by id.
+    evals: Mutex<HashMap<String, StoredEval>>,
 }
 
 impl MemoryStore {
@@ -176,6 +179,26 @@ impl RunStore for MemoryStore {
         let mut cache = self.cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         cache.insert(key.to_string(), entry.clone());
         Ok(())
+    }
+
+    async fn put_eval(&self, eval: &StoredEval) -> Result<(), StoreError> {
+        let mut evals = self.evals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        evals.insert(eval.id.clone(), eval.clone());
+        Ok(())
+    }
+
+    async fn list_evals(&self, conclave: Option<&str>, limit: usize) -> Result<Vec<EvalListing>, StoreError> {
+        let evals = self.evals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut listed: Vec<EvalListing> =
+            evals.values().filter(|e| conclave.is_none_or(|c| e.conclave == c)).map(StoredEval::listing).collect();
+        listed.sort_by(|a, b| (b.created_ms, &b.id).cmp(&(a.created_ms, &a.id)));
+        listed.truncate(limit);
+        Ok(listed)
+    }
+
+    async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
+        let evals = self.evals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(evals.get(id).cloned())
     }
 
     async fn mark_interrupted(

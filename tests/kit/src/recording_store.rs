@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
+use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::sync::{Arc, Mutex};
 
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex};
 pub struct Read {
     /// The `RunStore` method.
     pub method: &'static str,
-    /// `list_runs`' and `events_page`'s limit.
+    /// `list_runs`', `events_page`'s and `list_evals`' limit.
     pub limit: Option<usize>,
 }
 
@@ -100,6 +101,17 @@ impl RunStore for RecordingStore {
     }
     async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
         self.inner.cache_output(key, entry).await
+    }
+    async fn put_eval(&self, eval: &StoredEval) -> Result<(), StoreError> {
+        self.inner.put_eval(eval).await
+    }
+    async fn list_evals(&self, conclave: Option<&str>, limit: usize) -> Result<Vec<EvalListing>, StoreError> {
+        self.read("list_evals", Some(limit));
+        self.inner.list_evals(conclave, limit).await
+    }
+    async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
+        self.read("get_eval", None);
+        self.inner.get_eval(id).await
     }
     async fn mark_interrupted(
         &self,

@@ -7,6 +7,7 @@ use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;
 use conclave_review::report::build_report;
+use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{
     AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary,
     Settings,
@@ -69,6 +70,15 @@ impl RunStore for FlakyStore {
     }
     async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
         self.inner.cache_output(key, entry).await
+    }
+    async fn put_eval(&self, eval: &StoredEval) -> Result<(), StoreError> {
+        self.inner.put_eval(eval).await
+    }
+    async fn list_evals(&self, conclave: Option<&str>, limit: usize) -> Result<Vec<EvalListing>, StoreError> {
+        self.inner.list_evals(conclave, limit).await
+    }
+    async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
+        self.inner.get_eval(id).await
     }
     async fn mark_interrupted(
         &self,

@@ -143,6 +143,23 @@ CREATE TABLE node_cache (
     expires_ms  BIGINT
 );
 "#,
+    // Evals of conclaves: the headline figures as columns for the listing, the whole
+    // summary as JSON, listed newest first, of one conclave or of all.
+    r#"
+CREATE TABLE evals (
+    id           TEXT PRIMARY KEY,
+    conclave     TEXT NOT NULL,
+    dataset      TEXT NOT NULL,
+    created_ms   BIGINT NOT NULL,
+    cases        BIGINT NOT NULL,
+    precision    DOUBLE PRECISION NOT NULL,
+    recall       DOUBLE PRECISION NOT NULL,
+    f1           DOUBLE PRECISION NOT NULL,
+    summary_json TEXT NOT NULL
+);
+CREATE INDEX evals_by_created ON evals (created_ms DESC, id DESC);
+CREATE INDEX evals_by_conclave ON evals (conclave, created_ms DESC, id DESC);
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

@@ -3,13 +3,15 @@
 //! versioned schema, `writer.rs` the task that commits concurrent appends together,
 //! `rows.rs` how an event's `effect_of` changes node and run rows, `queue.rs` the run
 //! queue (claims with `FOR UPDATE SKIP LOCKED`), `listen.rs` the LISTEN connection
-//! that tells this process about events other servers commit.
+//! that tells this process about events other servers commit, `evals.rs` the kept
+//! evals of conclaves.
 //!
 //! **Invariant:** node and run rows change only in the transaction that stores the
 //! event causing the change, with the run's row locked, so a stored run always agrees
 //! with its event log whichever server wrote it.
 
 mod connection;
+mod evals;
 mod listen;
 mod lookups;
 mod migrations;
@@ -25,6 +27,7 @@ use async_trait::async_trait;
 use conclave_core::{
     CachedOutput, NewRun, REDACTED, ReviewOf, RunStore, StoreError, interrupted_event, mask_url_credentials,
 };
+use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
@@ -292,6 +295,18 @@ impl RunStore for PostgresStore {
             .await
             .map_err(backend)?;
         Ok(())
+    }
+
+    async fn put_eval(&self, eval: &StoredEval) -> Result<(), StoreError> {
+        evals::put_eval(&self.client().await?, eval).await
+    }
+
+    async fn list_evals(&self, conclave: Option<&str>, limit: usize) -> Result<Vec<EvalListing>, StoreError> {
+        evals::list_evals(&self.client().await?, conclave, limit).await
+    }
+
+    async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
+        evals::get_eval(&self.client().await?, id).await
     }
 
     async fn mark_interrupted(

@@ -24,6 +24,7 @@ mod tests;
 
 use async_trait::async_trait;
 use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
+use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -163,6 +164,23 @@ impl RunStore for SqliteStore {
     async fn cache_output(&self, key: &str, entry: &CachedOutput) -> Result<(), StoreError> {
         let (key, entry) = (key.to_string(), entry.clone());
         self.writer.submit(move |conn| write::cache_output(conn, &key, &entry)).await
+    }
+
+    /// The summary is serialized here, so the writer thread only writes.
+    async fn put_eval(&self, eval: &StoredEval) -> Result<(), StoreError> {
+        let summary = schema::to_json(&eval.summary)?;
+        let listing = eval.listing();
+        self.writer.submit(move |conn| write::put_eval(conn, &listing, &summary)).await
+    }
+
+    async fn list_evals(&self, conclave: Option<&str>, limit: usize) -> Result<Vec<EvalListing>, StoreError> {
+        let conclave = conclave.map(str::to_string);
+        self.readers.run(move |conn| read::list_evals(conn, conclave.as_deref(), limit)).await
+    }
+
+    async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
+        let id = id.to_string();
+        self.readers.run(move |conn| read::get_eval(conn, &id)).await
     }
 
     /// Which runs' owners are dead is asked here, on the caller's side (the check is

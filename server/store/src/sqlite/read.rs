@@ -3,6 +3,7 @@
 //! (WAL) and never wait for its batches.
 
 use conclave_core::{CachedOutput, ReviewOf, StoreError};
+use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::PathBuf;
@@ -190,4 +191,56 @@ pub(super) fn cached_output(conn: &Connection, key: &str, now_ms: u64) -> Result
         stored_ms: stored_ms as u64,
         expires_ms: expires_ms.map(|e| e as u64),
     }))
+}
+
+/// The columns of an eval's listing, in the order [`listing_from_row`] reads them.
+const LISTING_COLUMNS: &str = "id, conclave, dataset, created_ms, cases, precision, recall, f1";
+
+/// Kept evals, newest first: of one conclave (on `evals_by_conclave`) or of all (on
+/// `evals_by_created`).
+pub(super) fn list_evals(
+    conn: &Connection,
+    conclave: Option<&str>,
+    limit: usize,
+) -> Result<Vec<EvalListing>, StoreError> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let order = "ORDER BY created_ms DESC, id DESC LIMIT";
+    let rows = match conclave {
+        Some(conclave) => {
+            let sql = format!("SELECT {LISTING_COLUMNS} FROM evals WHERE conclave = ?1 {order} ?2");
+            let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
+            stmt.query_map(params![conclave, limit], listing_from_row).map_err(backend)?.collect::<Result<Vec<_>, _>>()
+        }
+        None => {
+            let sql = format!("SELECT {LISTING_COLUMNS} FROM evals {order} ?1");
+            let mut stmt = conn.prepare_cached(&sql).map_err(backend)?;
+            stmt.query_map(params![limit], listing_from_row).map_err(backend)?.collect::<Result<Vec<_>, _>>()
+        }
+    };
+    rows.map_err(backend)
+}
+
+fn listing_from_row(row: &rusqlite::Row) -> rusqlite::Result<EvalListing> {
+    Ok(EvalListing {
+        id: row.get(0)?,
+        conclave: row.get(1)?,
+        dataset: row.get(2)?,
+        created_ms: row.get::<_, i64>(3)? as u64,
+        cases: row.get::<_, i64>(4)? as usize,
+        precision: row.get(5)?,
+        recall: row.get(6)?,
+        f1: row.get(7)?,
+    })
+}
+
+/// A kept eval, whole.
+pub(super) fn get_eval(conn: &Connection, id: &str) -> Result<Option<StoredEval>, StoreError> {
+    let row: Option<(String, String, i64, String)> = conn
+        .prepare_cached("SELECT conclave, dataset, created_ms, summary_json FROM evals WHERE id = ?1")
+        .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).optional())
+        .map_err(backend)?;
+    let Some((conclave, dataset, created_ms, summary)) = row else { return Ok(None) };
+    let summary = serde_json::from_str(&summary)
+        .map_err(|e| StoreError::Backend(format!("the kept eval `{id}` is unreadable: {e}")))?;
+    Ok(Some(StoredEval { id: id.to_string(), conclave, dataset, created_ms: created_ms as u64, summary }))
 }

@@ -140,6 +140,23 @@ CREATE TABLE node_cache (
     expires_ms  INTEGER
 );
 "#,
+    // Evals of conclaves: the headline figures as columns for the listing, the whole
+    // summary as JSON, listed newest first, of one conclave or of all.
+    r#"
+CREATE TABLE evals (
+    id           TEXT PRIMARY KEY,
+    conclave     TEXT NOT NULL,
+    dataset      TEXT NOT NULL,
+    created_ms   INTEGER NOT NULL,
+    cases        INTEGER NOT NULL,
+    precision    REAL NOT NULL,
+    recall       REAL NOT NULL,
+    f1           REAL NOT NULL,
+    summary_json TEXT NOT NULL
+);
+CREATE INDEX evals_by_created ON evals (created_ms DESC, id DESC);
+CREATE INDEX evals_by_conclave ON evals (conclave, created_ms DESC, id DESC);
+"#,
 ];
 
 /// Prepared statements kept per connection; more than the store has.

@@ -4,6 +4,7 @@
 //! while it runs its nodes are that log, and its end stores them as they ended.
 
 use conclave_core::{CachedOutput, StoreError, interrupted_event};
+use conclave_shared::eval::EvalListing;
 use conclave_shared::{Conclave, Effect, NodeSummary, OutputDialect, RunEvent, effect_of};
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -227,6 +228,33 @@ pub(super) fn cache_output(conn: &Connection, key: &str, entry: &CachedOutput) -
             entry.node_id,
             entry.stored_ms as i64,
             entry.expires_ms.map(|e| e as i64)
+        ])
+    })
+    .map_err(backend)?;
+    Ok(())
+}
+
+/// Keeps an eval: its listing's figures as columns, its summary as the JSON the caller
+/// serialized; an eval kept under the same id is replaced.
+pub(super) fn put_eval(conn: &Connection, eval: &EvalListing, summary_json: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO evals (id, conclave, dataset, created_ms, cases, precision, recall, f1, summary_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         ON CONFLICT (id) DO UPDATE SET conclave = excluded.conclave, dataset = excluded.dataset, \
+         created_ms = excluded.created_ms, cases = excluded.cases, precision = excluded.precision, \
+         recall = excluded.recall, f1 = excluded.f1, summary_json = excluded.summary_json",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            eval.id,
+            eval.conclave,
+            eval.dataset,
+            eval.created_ms as i64,
+            eval.cases as i64,
+            eval.precision,
+            eval.recall,
+            eval.f1,
+            summary_json
         ])
     })
     .map_err(backend)?;
