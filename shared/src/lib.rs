@@ -6,7 +6,7 @@
 //! `diagnostic` the problems validation reports, `api` the HTTP API's bodies,
 //! `fields` the field builder's model of output schemas, `lowering` schema dialects
 //! and the notes on adapting schemas to them, `review` findings and the checks across
-//! reviewers, `compare` the findings of two runs side by side, `layout` the editor's
+//! reviewers, `eval` what an eval of a conclave's reviews measured, `compare` the findings of two runs side by side, `layout` the editor's
 //! auto-layout, `number` how the editor writes numbers. Nothing here does I/O, and the
 //! crate builds for `wasm32-unknown-unknown` with only serde, serde_json, petgraph (the
 //! graph algorithms) and zmij (serde_json's own float formatter).
@@ -17,6 +17,7 @@ pub mod command;
 pub mod compare;
 pub mod conclave;
 pub mod diagnostic;
+pub mod eval;
 pub mod events;
 pub mod fields;
 pub mod graph;

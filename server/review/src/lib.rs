@@ -20,6 +20,7 @@ pub mod baseline;
 pub mod compare;
 pub mod diff;
 pub mod dismissals;
+pub mod eval;
 pub mod fallback;
 pub mod findings;
 pub mod pipeline;

@@ -5,6 +5,7 @@ mod approve;
 mod concurrency;
 mod connections;
 mod dismiss;
+mod eval;
 pub mod exit;
 mod format_arg;
 mod offload;
@@ -55,6 +56,9 @@ pub enum Command {
     Dismiss(dismiss::DismissArgs),
     /// Run a conclave with an input.
     Run(run::RunArgs),
+    /// Score a conclave's reviews on a dataset of labelled changes; `eval compare`
+    /// compares two evals.
+    Eval(eval::EvalArgs),
     /// Approve (or reject) at a waiting approval node, and go on with the run.
     Approve(approve::ApproveArgs),
     /// Serve the HTTP API and the editor.
@@ -95,6 +99,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
     let recordings = match &cli.command {
         Command::Run(args) => Some(&args.recordings),
         Command::Review(args) => Some(&args.recordings),
+        Command::Eval(args) => Some(&args.recordings),
         _ => None,
     };
     let providers = match recordings.map(|r| r.apply(providers.clone())).unwrap_or(Ok(providers)) {
@@ -121,6 +126,11 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         },
         Command::Serve(args) => match store(&cli.db).await {
             Ok(store) => serve::run(args, workspace, store).await,
+            Err(code) => code,
+        },
+        Command::Eval(args) if args.command.is_some() => blocking(move || eval::compare_command(&args)).await,
+        Command::Eval(args) => match store(&cli.db).await {
+            Ok(store) => eval::run(args, workspace, store).await,
             Err(code) => code,
         },
         Command::Run(args) => match store(&cli.db).await {

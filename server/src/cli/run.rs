@@ -70,6 +70,13 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
             return exit::CONFIG;
         }
     };
+    if args.queue && (args.recordings.record.is_some() || args.recordings.replay.is_some()) {
+        eprintln!(
+            "error: --record and --replay act in this process, and --queue hands the run to a worker; run it here \
+             (without --queue) to record or replay it"
+        );
+        return exit::CONFIG;
+    }
     if args.queue {
         return enqueue(&args, &workspace, queue.as_ref(), given.unwrap_or_else(|| Value::String(String::new()))).await;
     }

@@ -4,6 +4,8 @@
 mod api;
 mod api_approvals;
 mod attack;
+mod eval_cli;
+mod eval_injected;
 mod fleet;
 mod local_model;
 mod metrics;

@@ -1,4 +1,5 @@
-//! Test doubles of Conclave's boundaries: a scripted fake provider (`fake.rs`), an
+//! Test doubles of Conclave's boundaries: a scripted fake provider (`fake.rs`), a
+//! provider answering eval cases from hand-written answers (`answers.rs`), an
 //! in-memory run store and queue (`memory.rs`), and the conformance suites every
 //! [`RunStore`](conclave_core::RunStore) (`conformance.rs`) and
 //! [`RunQueue`](conclave_core::RunQueue) (`queue.rs`) implementation must pass.
@@ -7,10 +8,12 @@
 //! this crate; the `conclave` binary never does, so no build of it can contain a test
 //! double (`tests/tests/it/tidy.rs` reads the built binary to check).
 
+pub mod answers;
 pub mod conformance;
 pub mod fake;
 pub mod memory;
 pub mod queue;
 
+pub use answers::AnswersProvider;
 pub use fake::{CallSpan, FakeProvider, FakeStep};
 pub use memory::MemoryStore;

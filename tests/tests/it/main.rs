@@ -11,6 +11,7 @@ mod editor_embedded;
 mod editor_graph;
 mod editor_kinds;
 mod editor_runs;
+mod eval_recordings;
 mod review_answered;
 mod review_paths;
 mod tidy;
