@@ -2,8 +2,9 @@
 //!
 //! Layout: `conclaves.rs` (catalog CRUD and validation, over `conclave_files.rs`,
 //! `catalog_listing.rs` and `checking.rs`, run by `blocking.rs`), `runs.rs` (start, list, get,
-//! events over SSE, cancel, reports), `schemas.rs` (references, lowering previews,
-//! providers), `openapi.rs` (the generated API document), `error.rs` (one error type),
+//! events over SSE, cancel, reports), `evals.rs` (kept evals: the list, one eval),
+//! `schemas.rs` (references, lowering previews, providers), `openapi.rs` (the
+//! generated API document), `error.rs` (one error type),
 //! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask),
 //! `metrics.rs` (`GET /metrics` for Prometheus, and the count of requests).
 //!
@@ -18,6 +19,7 @@ pub mod conclave_files;
 pub mod conclaves;
 pub mod editor;
 pub mod error;
+pub mod evals;
 pub mod events;
 pub mod extract;
 pub mod guard;
@@ -72,6 +74,8 @@ fn routes(state: &AppState) -> Router<AppState> {
         .route("/runs/{id}/cancel", post(runs::cancel))
         .route("/runs/{id}/nodes/{node}/approval", post(approvals::decide_approval))
         .route("/runs/{id}/report", get(runs::report))
+        .route("/evals", get(evals::list))
+        .route("/evals/{id}", get(evals::get_one))
         .route("/openapi.json", get(openapi::document))
         .fallback(|| async { ApiError::NotFound("no such API route; GET /api/openapi.json lists them".into()) })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

@@ -7,14 +7,14 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{approvals, conclaves, events, runs, schemas};
+use super::{approvals, conclaves, evals, events, runs, schemas};
 
 /// The API description.
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Conclave API",
-        description = "Conclave files, validation, schema lowering, providers, runs and their events and reports."
+        description = "Conclave files, validation, schema lowering, providers, runs and their events and reports, and kept evals."
     ),
     paths(
         conclaves::list,
@@ -36,6 +36,8 @@ use super::{approvals, conclaves, events, runs, schemas};
         runs::cancel,
         approvals::decide_approval,
         runs::report,
+        evals::list,
+        evals::get_one,
     ),
     components(schemas(conclave_shared::RunEvent, conclave_shared::EventKind, conclave_shared::api::ErrorBody)),
     modifiers(&BearerToken, &ErrorResponses),

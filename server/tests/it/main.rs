@@ -3,6 +3,7 @@
 
 mod api;
 mod api_approvals;
+mod api_evals;
 mod attack;
 mod eval_cli;
 mod eval_injected;
