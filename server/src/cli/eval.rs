@@ -8,7 +8,7 @@ use conclave_core::{RunQueue, RunStore};
 use conclave_engine::Engine;
 use conclave_review::ConclaveChoice;
 use conclave_review::eval::summary::{Comparison, EvalSummary};
-use conclave_review::eval::{self, EvalContext, EvalError, EvalRequest, compare};
+use conclave_review::eval::{self, EvalContext, EvalError, EvalRequest, compare, html, markdown};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -122,7 +122,8 @@ pub async fn run(args: EvalArgs, workspace: Workspace, queue: Arc<dyn RunQueue>)
         max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
         no_cache: args.no_cache,
     };
-    let ctx = EvalContext { catalog: workspace.catalog(), providers: &workspace.providers, engine: &engine, store: &store };
+    let ctx =
+        EvalContext { catalog: workspace.catalog(), providers: &workspace.providers, engine: &engine, store: &store };
     let started = Instant::now();
     let summary = match eval::run_eval(&request, ctx, &|line| eprintln!("{line}")).await {
         Ok(summary) => summary,
@@ -154,9 +155,9 @@ pub async fn run(args: EvalArgs, workspace: Workspace, queue: Arc<dyn RunQueue>)
         eprintln!("warning: {failed} case(s) did not succeed; their issues count as missed (see cases_detail)");
     }
     let text = match args.format {
-        EvalFormat::Markdown => json_text(&summary),
+        EvalFormat::Markdown => markdown::summary_markdown(&summary),
         EvalFormat::Json => json_text(&summary),
-        EvalFormat::Html => json_text(&summary),
+        EvalFormat::Html => html::summary_html(&summary),
     };
     write_out(&text, args.output_file.as_deref())
 }
@@ -192,22 +193,23 @@ fn write_out(text: &str, file: Option<&Path>) -> u8 {
 
 fn read_summary(path: &Path) -> Result<EvalSummary, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
-        format!("{}: not the JSON summary of `conclave eval --format json` ({e})", path.display())
-    })
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not the JSON summary of `conclave eval --format json` ({e})", path.display()))
 }
 
 /// Runs `conclave eval compare`; returns the exit code.
 pub fn compare_command(args: &EvalArgs) -> u8 {
     match &args.command {
-        Some(EvalCommand::Compare { a, b, format, output_file }) => compare_files(a, b, *format, output_file.as_deref()),
+        Some(EvalCommand::Compare { a, b, format, output_file }) => {
+            compare_files(a, b, *format, output_file.as_deref())
+        }
         None => exit::CONFIG,
     }
 }
 
 fn compare_files(a: &Path, b: &Path, format: EvalFormat, output: Option<&Path>) -> u8 {
-    let compared: Result<Comparison, String> =
-        read_summary(a).and_then(|a_summary| read_summary(b).and_then(|b_summary| compare::compare(&a_summary, &b_summary)));
+    let compared: Result<Comparison, String> = read_summary(a)
+        .and_then(|a_summary| read_summary(b).and_then(|b_summary| compare::compare(&a_summary, &b_summary)));
     let comparison = match compared {
         Ok(c) => c,
         Err(message) => {
@@ -217,7 +219,7 @@ fn compare_files(a: &Path, b: &Path, format: EvalFormat, output: Option<&Path>) 
     };
     let text = match format {
         EvalFormat::Json => json_text(&comparison),
-        EvalFormat::Markdown | EvalFormat::Html => json_text(&comparison),
+        EvalFormat::Markdown | EvalFormat::Html => markdown::comparison_markdown(&comparison),
     };
     write_out(&text, output)
 }

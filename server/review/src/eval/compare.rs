@@ -11,7 +11,9 @@ pub fn compare(a: &EvalSummary, b: &EvalSummary) -> Result<Comparison, String> {
     let paired: Vec<(&str, Counts, Counts)> = a
         .cases_detail
         .iter()
-        .filter_map(|ca| b.cases_detail.iter().find(|cb| cb.id == ca.id).map(|cb| (ca.id.as_str(), ca.counts, cb.counts)))
+        .filter_map(|ca| {
+            b.cases_detail.iter().find(|cb| cb.id == ca.id).map(|cb| (ca.id.as_str(), ca.counts, cb.counts))
+        })
         .collect();
     if paired.is_empty() {
         return Err("the two evals share no case id: compare evals of the same dataset".into());

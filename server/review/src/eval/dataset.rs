@@ -161,7 +161,8 @@ pub fn check_out(dataset: &Path, case: &Case, into: &Path) -> Result<Checkout, D
         from_patch(&source, &root).map_err(what)?;
         "base"
     } else if source.is_file() || source.join(".git").exists() || source.join("HEAD").is_file() {
-        git(into, &["clone", "-q", "--no-hardlinks", "--", &source.display().to_string(), &case.id]).map_err(|e| what(e.0))?;
+        git(into, &["clone", "-q", "--no-hardlinks", "--", &source.display().to_string(), &case.id])
+            .map_err(|e| what(e.0))?;
         ""
     } else {
         return Err(what(
@@ -216,7 +217,9 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 fn resolve(root: &Path, rev: &str) -> Result<String, String> {
     [rev.to_string(), format!("origin/{rev}")]
         .iter()
-        .find_map(|r| git(root, &["rev-parse", "--verify", "--quiet", "--end-of-options", &format!("{r}^{{commit}}")]).ok())
+        .find_map(|r| {
+            git(root, &["rev-parse", "--verify", "--quiet", "--end-of-options", &format!("{r}^{{commit}}")]).ok()
+        })
         .map(|c| c.trim().to_string())
         .ok_or_else(|| format!("`{rev}` is not a commit of the repository"))
 }

@@ -101,9 +101,10 @@ impl Judge {
 
 /// The boolean `same` of a judge's result: at its top, or one level down.
 fn same_of(result: &Value) -> Option<bool> {
-    result.get("same").and_then(Value::as_bool).or_else(|| {
-        result.as_object()?.values().find_map(|v| v.get("same").and_then(Value::as_bool))
-    })
+    result
+        .get("same")
+        .and_then(Value::as_bool)
+        .or_else(|| result.as_object()?.values().find_map(|v| v.get("same").and_then(Value::as_bool)))
 }
 
 /// Matches by the judge's verdicts: a pair judged the same scores 1.

@@ -47,7 +47,12 @@ pub fn candidates(findings: &[Finding], issues: &[Finding], window: u64) -> Vec<
 
 /// Scores each candidate by the near-duplicate rule: `Some(similarity)` when the rule
 /// calls the pair the same issue.
-pub fn score_by_rule(findings: &[Finding], issues: &[Finding], pairs: &[Candidate], rule: &SameIssue) -> Vec<Option<f64>> {
+pub fn score_by_rule(
+    findings: &[Finding],
+    issues: &[Finding],
+    pairs: &[Candidate],
+    rule: &SameIssue,
+) -> Vec<Option<f64>> {
     let mut finding_words: Vec<Option<Vec<u64>>> = vec![None; findings.len()];
     let mut issue_words: Vec<Option<Vec<u64>>> = vec![None; issues.len()];
     pairs
@@ -63,7 +68,12 @@ pub fn score_by_rule(findings: &[Finding], issues: &[Finding], pairs: &[Candidat
 
 /// The one-to-one matching of scored candidates: for each finding, the issue it
 /// matched and how alike they are.
-pub fn assign(findings: &[Finding], issues: &[Finding], pairs: &[Candidate], scores: &[Option<f64>]) -> Vec<Option<(usize, f64)>> {
+pub fn assign(
+    findings: &[Finding],
+    issues: &[Finding],
+    pairs: &[Candidate],
+    scores: &[Option<f64>],
+) -> Vec<Option<(usize, f64)>> {
     let mut scored: Vec<(f64, u64, usize, usize)> = pairs
         .iter()
         .zip(scores)

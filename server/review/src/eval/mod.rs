@@ -10,9 +10,9 @@
 
 pub mod compare;
 pub mod dataset;
-// pub mod html;
+pub mod html;
 pub mod judge;
-// pub mod markdown;
+pub mod markdown;
 pub mod matching;
 pub mod metrics;
 pub mod score;
@@ -139,7 +139,8 @@ pub async fn run_eval(
         Some(judge) => judge.judge_all(&reviewed, request.window, ctx.engine).await.map_err(EvalError::Judge)?,
         None => HashMap::new(),
     };
-    let matcher = |case: &str, findings: &[conclave_shared::Finding], issues: &[conclave_shared::Finding]| match &judge {
+    let matcher = |case: &str, findings: &[conclave_shared::Finding], issues: &[conclave_shared::Finding]| match &judge
+    {
         Some(_) => judge::match_by_verdicts(case, findings, issues, request.window, &verdicts),
         None => matching::match_by_rule(findings, issues, &rule),
     };

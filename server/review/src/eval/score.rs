@@ -234,8 +234,10 @@ fn by_node(details: &[CaseDetail], nodes: &[String], reviewed: &[Reviewed]) -> V
         ratio(found, issues)
     };
     let everyone = union_recall(None);
-    let result_nodes: BTreeSet<&str> =
-        reviewed.iter().flat_map(|r| r.report.iter().flat_map(|rep| rep.result_nodes.iter().map(String::as_str))).collect();
+    let result_nodes: BTreeSet<&str> = reviewed
+        .iter()
+        .flat_map(|r| r.report.iter().flat_map(|rep| rep.result_nodes.iter().map(String::as_str)))
+        .collect();
     nodes
         .iter()
         .map(|node| {
