@@ -38,7 +38,8 @@ fn three_ways(dir: &Path) -> PathBuf {
     let bundle = dataset.join("repo.bundle");
     git(&repo, &["bundle", "create", "-q", &bundle.display().to_string(), "--all"]);
     for file in ["src/upload.rs", "README.md"] {
-        let out = Command::new("git").arg("-C").arg(&repo).args(["show", &format!("main:{file}")]).output().expect("git");
+        let out =
+            Command::new("git").arg("-C").arg(&repo).args(["show", &format!("main:{file}")]).output().expect("git");
         std::fs::write(dataset.join("patch/base").join(file), out.stdout).expect("write");
     }
     let patch = Command::new("git").arg("-C").arg(&repo).args(["diff", "main", "feature"]).output().expect("git");
@@ -72,7 +73,8 @@ async fn cases_from_a_repository_a_bundle_and_a_patch_are_reviewed_kept_and_scor
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary_file).expect("summary")).expect("json");
     assert_eq!(summary["cases"], 3);
-    let ids: Vec<&str> = summary["cases_detail"].as_array().expect("cases").iter().filter_map(|c| c["id"].as_str()).collect();
+    let ids: Vec<&str> =
+        summary["cases_detail"].as_array().expect("cases").iter().filter_map(|c| c["id"].as_str()).collect();
     assert_eq!(ids, ["as-repository", "as-bundle", "as-patch"], "in the dataset's order whatever --jobs");
     for case in summary["cases_detail"].as_array().expect("cases") {
         assert_eq!(case["status"], "succeeded", "{case}");
@@ -82,7 +84,8 @@ async fn cases_from_a_repository_a_bundle_and_a_patch_are_reviewed_kept_and_scor
     }
     assert_eq!(summary["counts"], json!({"true_positives": 3, "false_positives": 3, "false_negatives": 0}));
     assert_eq!((summary["precision"].as_f64(), summary["recall"].as_f64()), (Some(0.5), Some(1.0)));
-    let nodes: Vec<&str> = summary["by_node"].as_array().expect("nodes").iter().filter_map(|n| n["node"].as_str()).collect();
+    let nodes: Vec<&str> =
+        summary["by_node"].as_array().expect("nodes").iter().filter_map(|n| n["node"].as_str()).collect();
     assert_eq!(nodes, ["security", "correctness", "conventions", "writer"]);
     assert_eq!(summary["by_node"][0]["recall"], 1.0, "security raised the traversal");
     assert_eq!(summary["by_node"][2]["findings"], 0, "conventions only approved");
@@ -124,7 +127,9 @@ async fn a_broken_dataset_is_refused_saying_where_and_what_to_do() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("cases.jsonl:1 (/repo)") && stderr.contains("leaves the dataset"), "{stderr}");
 
-    cases("{\"id\": \"a\", \"repo\": \"r\", \"issues\": []}\n{\"id\": \"b\", \"repo\": \"r\", \"issues\": [{\"file\": \"x\"}]}\n");
+    cases(
+        "{\"id\": \"a\", \"repo\": \"r\", \"issues\": []}\n{\"id\": \"b\", \"repo\": \"r\", \"issues\": [{\"file\": \"x\"}]}\n",
+    );
     let (code, stderr) = run(&dataset).await;
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("cases.jsonl:2") && stderr.contains("missing field `line`"), "{stderr}");
@@ -133,4 +138,59 @@ async fn a_broken_dataset_is_refused_saying_where_and_what_to_do() {
     let (code, stderr) = run(&dataset).await;
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("case `a`") && stderr.contains("not a git repository"), "{stderr}");
+}
+
+/// A judge conclave on Anthropic whose agent answers `{"same": bool}`.
+fn judge_conclave(path: &Path) {
+    let conclave = json!({
+        "version": 1, "id": "judge", "name": "Judge", "description": "Says whether a finding is a golden issue.",
+        "nodes": [
+            {"id": "pair", "kind": "trigger", "label": "Pair", "position": {"x": 0, "y": 0}},
+            {"id": "judge", "kind": "agent", "label": "Judge", "position": {"x": 200, "y": 0}, "agent": {
+                "provider": "anthropic", "model": "claude-sonnet-4-5",
+                "system_prompt": "You are the judge of an eval: is the finding the golden issue?",
+                "output_schema": {"type": "object", "properties": {"same": {"type": "boolean"}}, "required": ["same"]}}},
+            {"id": "verdict", "kind": "output", "label": "Verdict", "position": {"x": 400, "y": 0}}
+        ],
+        "edges": [{"from": "pair", "to": "judge"}, {"from": "judge", "to": "verdict"}]
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&conclave).expect("json")).expect("write");
+}
+
+#[tokio::test]
+async fn a_judge_conclave_decides_each_candidate_pair_instead_of_the_wording_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dataset = three_ways(dir.path());
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let judge = workdir.join("judge.conclave.json");
+    judge_conclave(&judge);
+    // Per case the candidates are, in order, the Writer's blocker (which the security
+    // reviewer worded the same, so it is asked about once) and minor finding, then the
+    // correctness reviewer's (approvals are not asked about): the judge calls the
+    // blocker the issue and the others not.
+    let a = conclave_testkit::wire::Vendor::Anthropic;
+    let verdicts = (0..9).map(|k| a.answer(&json!({"same": k % 3 == 0}).to_string())).collect();
+    let mut routes = vec![conclave_testkit::Route { marker: "You are the judge".into(), replies: verdicts }];
+    routes.extend(routes());
+    let server = FakeServer::start_routed(routes).await;
+    let summary_file = workdir.join("summary.json");
+    let args =
+        [dataset.display().to_string(), "--judge".into(), judge.display().to_string(), "--jobs".into(), "1".into()]
+            .into_iter()
+            .chain(["--format", "json", "--output-file"].map(String::from))
+            .chain([summary_file.display().to_string()])
+            .collect();
+    let out = eval(&workdir, &server.base, args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary_file).expect("summary")).expect("json");
+    assert_eq!(summary["matching"]["judge"], "judge");
+    assert_eq!(summary["matching"]["threshold"], Value::Null);
+    let judged = server.requests().iter().filter(|r| r.body.to_string().contains("You are the judge")).count();
+    assert_eq!(judged, 9, "one judge run per distinct candidate pair");
+    assert_eq!(summary["counts"], json!({"true_positives": 3, "false_positives": 3, "false_negatives": 0}));
+    for case in summary["cases_detail"].as_array().expect("cases") {
+        assert_eq!(case["matched"][0]["similarity"], 1.0, "a judged match scores 1: {case}");
+        assert_eq!(case["matched"][0]["finding"]["line"], 8);
+    }
 }

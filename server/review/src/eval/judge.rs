@@ -60,7 +60,14 @@ impl Judge {
         for r in reviewed {
             let Some(report) = &r.report else { continue };
             let issues = golden_findings(&r.case);
-            let findings: Vec<Finding> = report.findings.iter().chain(&report.raised).cloned().collect();
+            // Only concerns are scored; an approval claims no defect.
+            let findings: Vec<Finding> = report
+                .findings
+                .iter()
+                .chain(&report.raised)
+                .filter(|f| f.effective_stance() == conclave_shared::Stance::Concern)
+                .cloned()
+                .collect();
             for c in candidates(&findings, &issues, window) {
                 let entry = (r.case.id.clone(), c.issue, key(&findings[c.finding]));
                 if verdicts.contains_key(&entry) {
