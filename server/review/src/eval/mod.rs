@@ -123,7 +123,7 @@ pub async fn run_eval(
     let dataset = tokio::task::spawn_blocking(move || Dataset::load(&dir)).await.map_err(internal)??;
     let scratch = tempfile::Builder::new().prefix("conclave-eval-").tempdir().map_err(internal)?;
     let clock = std::time::Instant::now();
-    let checkouts = check_out_all(&dataset, scratch.path().to_path_buf()).await?;
+    let checkouts = check_out_all(&dataset, scratch.path().to_path_buf(), request.jobs).await?;
     progress(&format!("set up {} repositories in {:.2} s", checkouts.len(), clock.elapsed().as_secs_f64()));
     let clock = std::time::Instant::now();
     let judge = match &request.judge {
@@ -168,14 +168,23 @@ fn internal(e: impl std::fmt::Display) -> EvalError {
     EvalError::Internal(e.to_string())
 }
 
-async fn check_out_all(dataset: &Dataset, into: PathBuf) -> Result<Vec<Checkout>, EvalError> {
-    let dataset = dataset.clone();
-    tokio::task::spawn_blocking(move || {
-        dataset.cases.iter().map(|case| check_out(&dataset.dir, case, &into)).collect::<Result<Vec<_>, _>>()
-    })
-    .await
-    .map_err(internal)?
-    .map_err(EvalError::Dataset)
+/// Checks every case out, `jobs` at a time (git is most of the time), in the
+/// dataset's order.
+async fn check_out_all(dataset: &Dataset, into: PathBuf, jobs: usize) -> Result<Vec<Checkout>, EvalError> {
+    let dataset = Arc::new(dataset.clone());
+    let into = Arc::new(into);
+    let permits = Arc::new(Semaphore::new(jobs.max(1)));
+    let tasks = (0..dataset.cases.len()).map(|k| {
+        let (dataset, into, permits) = (dataset.clone(), into.clone(), permits.clone());
+        async move {
+            let _permit = permits.acquire_owned().await.map_err(internal)?;
+            tokio::task::spawn_blocking(move || check_out(&dataset.dir, &dataset.cases[k], &into))
+                .await
+                .map_err(internal)?
+                .map_err(EvalError::Dataset)
+        }
+    });
+    futures::future::join_all(tasks).await.into_iter().collect()
 }
 
 async fn prepare_case(
