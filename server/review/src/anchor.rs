@@ -190,7 +190,9 @@ fn locate(source: &SourceLines, quote: &[String], cited: u64) -> Located {
 
 /// A quote as lines to look for: code fences, surrounding backticks and quotes, and
 /// blank lines dropped, whitespace collapsed. Empty when too short to check.
-fn quote_lines(quote: &str) -> Vec<String> {
+/// A quote's lines, trimmed of the markup models wrap code in and with whitespace
+/// collapsed; empty when the quote is too short to mean anything.
+pub(crate) fn quote_lines(quote: &str) -> Vec<String> {
     let lines: Vec<String> = quote
         .lines()
         .filter(|l| !l.trim_start().starts_with("```"))

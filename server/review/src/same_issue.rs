@@ -41,6 +41,7 @@
 use conclave_shared::{Anchor, Finding};
 use std::ops::RangeInclusive;
 
+use crate::anchor::quote_lines;
 use crate::similarity::{NEAR_DUPLICATE_THRESHOLD, NEAR_LINES, dice, word_hashes};
 
 /// The rule's parameters.
@@ -110,20 +111,14 @@ fn different_code(a: &Finding, b: &Finding) -> bool {
     }
 }
 
-/// The finding's quote as normalized lines, or None when it has none worth comparing.
+/// The finding's quote as normalized lines (as `anchor.rs` reads it), or None when it
+/// has none worth comparing.
 fn quote_of(finding: &Finding) -> Option<Vec<String>> {
     if finding.anchor == Some(Anchor::Unquoted) {
         return None;
     }
-    let lines: Vec<String> = finding
-        .evidence
-        .as_deref()?
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("```"))
-        .map(|l| normalize(l.trim().trim_matches(|c| c == '`' || c == '"' || c == '\'')))
-        .filter(|l| !l.is_empty())
-        .collect();
-    (lines.iter().map(|l| meaningful(l)).sum::<usize>() >= MIN_QUOTE).then_some(lines)
+    let lines = quote_lines(finding.evidence.as_deref()?);
+    (!lines.is_empty()).then_some(lines)
 }
 
 /// The lines a quote of `n` lines occupies in its file, when it was found there (see
@@ -158,11 +153,6 @@ fn overlap(a: &[String], b: &[String]) -> bool {
         }
         shared >= MIN_QUOTE
     })
-}
-
-/// Whitespace collapsed to single spaces, trimmed (ASCII whitespace, as `anchor.rs`).
-fn normalize(line: &str) -> String {
-    line.split_ascii_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Characters besides whitespace.
