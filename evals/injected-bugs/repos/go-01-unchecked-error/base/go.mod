@@ -1,0 +1,3 @@
+module jobrunner
+
+go 1.19

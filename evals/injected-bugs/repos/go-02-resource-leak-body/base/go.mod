@@ -1,0 +1,3 @@
+module feedsync
+
+go 1.19

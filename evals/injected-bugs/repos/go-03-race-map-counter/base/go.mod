@@ -1,0 +1,3 @@
+module statsd-lite
+
+go 1.19

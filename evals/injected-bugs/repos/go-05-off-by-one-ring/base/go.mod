@@ -1,0 +1,3 @@
+module eventlog
+
+go 1.19

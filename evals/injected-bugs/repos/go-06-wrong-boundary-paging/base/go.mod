@@ -1,0 +1,3 @@
+module catalog
+
+go 1.19

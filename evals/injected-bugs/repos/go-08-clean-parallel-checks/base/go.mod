@@ -1,0 +1,3 @@
+module healthd
+
+go 1.19
