@@ -82,7 +82,8 @@ async fn eval_once(dataset: &Path) -> (Duration, Duration) {
         max_diff_bytes: 1 << 20,
         no_cache: false,
     };
-    let ctx = EvalContext { catalog: workspace.catalog(), providers: &workspace.providers, engine: &engine, store: &store };
+    let ctx =
+        EvalContext { catalog: workspace.catalog(), providers: &workspace.providers, engine: &engine, store: &store };
     let lines = Mutex::new(Vec::new());
     let summary = run_eval(&request, ctx, &|line| lines.lock().expect("lock").push(line.to_string()))
         .await

@@ -310,7 +310,11 @@ impl Provider for RecordingProvider {
                 tool_calls: reply
                     .tool_calls
                     .iter()
-                    .map(|c| RecordedToolCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+                    .map(|c| RecordedToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: c.arguments.clone(),
+                    })
                     .collect(),
                 usage: reply.usage.clone(),
                 stop: stop_name(&reply.stop),

@@ -171,9 +171,9 @@ async fn a_judge_conclave_decides_each_candidate_pair_instead_of_the_wording_rul
     // blocker the issue and the others not.
     let a = conclave_testkit::wire::Vendor::Anthropic;
     let verdicts = (0..9).map(|k| a.answer(&json!({"same": k % 3 == 0}).to_string())).collect();
-    let mut routes = vec![conclave_testkit::Route { marker: "You are the judge".into(), replies: verdicts }];
-    routes.extend(routes());
-    let server = FakeServer::start_routed(routes).await;
+    let mut all = vec![conclave_testkit::Route { marker: "You are the judge".into(), replies: verdicts }];
+    all.extend(routes());
+    let server = FakeServer::start_routed(all).await;
     let summary_file = workdir.join("summary.json");
     let args =
         [dataset.display().to_string(), "--judge".into(), judge.display().to_string(), "--jobs".into(), "1".into()]

@@ -89,8 +89,8 @@ impl Provider for AnswersProvider {
         let doc = self.answer(request).map_err(ProviderError::BadRequest)?;
         let text = doc.to_string();
         stream.text(&text).await;
-        let asked: usize = request.system_prompt.len()
-            + request.messages.iter().map(|m| format!("{m:?}").len()).sum::<usize>();
+        let asked: usize =
+            request.system_prompt.len() + request.messages.iter().map(|m| format!("{m:?}").len()).sum::<usize>();
         let usage = Usage { input_tokens: (asked / 4) as u64, output_tokens: (text.len() / 4) as u64, cost_usd: None };
         let json = request.output_schema.is_some().then_some(doc);
         Ok(AgentReply { text, json, tool_calls: Vec::new(), usage, stop: StopReason::EndTurn })

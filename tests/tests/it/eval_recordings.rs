@@ -20,7 +20,12 @@ fn dataset() -> PathBuf {
 fn record(conclave: &str, into: &Path, workdir: &Path) {
     let out = Command::new(BIN)
         .args(["eval", &dataset().display().to_string(), "--conclave", conclave, "--format", "json"])
-        .args(["--record", &into.display().to_string(), "--output-file", &workdir.join("summary.json").display().to_string()])
+        .args([
+            "--record",
+            &into.display().to_string(),
+            "--output-file",
+            &workdir.join("summary.json").display().to_string(),
+        ])
         .current_dir(workdir)
         .env("CONCLAVE_DB", workdir.join("runs.db"))
         .env("CONCLAVE_CONFIG_DIR", workdir.join("config"))
@@ -39,7 +44,12 @@ fn files(dir: &Path) -> BTreeMap<String, String> {
         .map(|entries| {
             entries
                 .flatten()
-                .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read_to_string(e.path()).unwrap_or_default()))
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read_to_string(e.path()).unwrap_or_default(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
