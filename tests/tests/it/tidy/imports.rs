@@ -150,6 +150,10 @@ enum Named {
 #[derive(Debug, Default)]
 struct Unit {
     modules: Vec<Module>,
+    /// The `(module, name)` lookups under way: a glob whose path starts with a name
+    /// only a glob could supply (another crate's) would otherwise look itself up
+    /// through every glob of the module again, exponentially in the globs.
+    looking: std::cell::RefCell<BTreeSet<(usize, String)>>,
 }
 
 impl Unit {
@@ -334,10 +338,15 @@ impl Unit {
         if let Some(path) = module.imports.get(name) {
             return self.resolve(index, path, depth + 1);
         }
-        module.globs.iter().find_map(|glob| match self.resolve(index, glob, depth + 1)? {
+        if !self.looking.borrow_mut().insert((index, name.to_string())) {
+            return None;
+        }
+        let found = module.globs.iter().find_map(|glob| match self.resolve(index, glob, depth + 1)? {
             Named::Module(source) if source != index => self.lookup(source, name, depth + 1),
             _ => None,
-        })
+        });
+        self.looking.borrow_mut().remove(&(index, name.to_string()));
+        found
     }
 }
 
