@@ -12,6 +12,7 @@ mod editor_graph;
 mod editor_kinds;
 mod editor_runs;
 mod eval_recordings;
+mod eval_report;
 mod review_answered;
 mod review_paths;
 mod tidy;
