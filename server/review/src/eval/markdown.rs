@@ -65,7 +65,9 @@ fn flat(text: &str) -> String {
 /// Text for a table cell: no `|` or line break ends the cell. A backslash is
 /// escaped too, or a text ending in one would escape the pipe after it.
 fn cell(text: &str) -> String {
-    flat(text).replace('\\', "\\\\").replace('|', "\\|")
+    // `<` and `&` too: Markdown renderers pass raw HTML through, and a finding may quote
+    // code such as `<script>`.
+    flat(text).replace('\\', "\\\\").replace('|', "\\|").replace('&', "&amp;").replace('<', "&lt;")
 }
 
 /// A cell's text cut to `most` characters (before escaping, so an escape is never cut in two).
@@ -225,7 +227,7 @@ mod tests {
             let cells = cells(row);
             assert_eq!(cells.len(), 7, "{row}");
             assert_eq!(cells[5], r"src/lib.rs:12 the lock is held across an await \| and a path ends in C:\\");
-            assert_eq!(cells[6], r"a.rs:3 a \| b <script>alert('x')</script>");
+            assert_eq!(cells[6], r"a.rs:3 a \| b &lt;script>alert('x')&lt;/script>", "no raw HTML");
         }
         let long = "x".repeat(80) + "|";
         assert_eq!(short(&long, 10), "xxxxxxxxx…", "cut before escaping, with a mark");
