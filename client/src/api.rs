@@ -1,5 +1,6 @@
 //! Every call the editor makes to the server: conclaves, validation, schemas,
-//! lowering previews, providers, runs, their events (Server-Sent Events) and reports.
+//! lowering previews, providers, runs, their events (Server-Sent Events) and reports,
+//! and the evals kept of a conclave.
 //! Request and response bodies are the shared API types, so the editor and the server
 //! cannot disagree about them.
 
@@ -7,6 +8,7 @@ use conclave_shared::api::{
     ApprovalDecision, ConclaveSummary, DialectPreview, ErrorBody, LowerRequest, LowerResponse, PreviewRequest,
     ProbeRequest, ProviderInfo, ProviderProbe, SchemaRef, StartRun, Started, Validation,
 };
+use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, Diagnostic, EventKind, RunEvent, RunRecord, RunSummary};
 use gloo_net::http::{Request, RequestBuilder, Response};
 use serde::Serialize;
@@ -85,7 +87,7 @@ pub async fn save_conclave(conclave: &Conclave, exists: bool, if_match: Option<&
 /// The conclave in a response, with the response's ETag.
 async fn stored(response: Response) -> Result<Stored> {
     let etag = response.headers().get("etag");
-    Ok(Stored { conclave: decode(response).await?, etag })
+    Ok(Stored { conclave: parse(&body_of(response).await?)?, etag })
 }
 
 /// What the server's validation finds in a conclave (saved or not): its diagnostics
@@ -163,6 +165,17 @@ pub async fn report(run_id: &str) -> Option<String> {
     if response.ok() { response.text().await.ok() } else { None }
 }
 
+/// The kept evals of a conclave, newest first.
+pub async fn evals(conclave_id: &str) -> Result<Vec<EvalListing>> {
+    let conclave = String::from(js_sys::encode_uri_component(conclave_id));
+    get(&format!("/api/evals?conclave={conclave}&limit=100")).await
+}
+
+/// One kept eval, with its whole summary.
+pub async fn eval(id: &str) -> Result<StoredEval> {
+    get(&format!("/api/evals/{}", String::from(js_sys::encode_uri_component(id)))).await
+}
+
 /// Follows a run's events; `on_event` is called for each, in order. Closing the
 /// returned source stops the stream.
 pub fn follow_run(run_id: &str, on_event: impl Fn(RunEvent) + 'static) -> Option<web_sys::EventSource> {
@@ -217,18 +230,24 @@ fn authorized(request: RequestBuilder) -> RequestBuilder {
 }
 
 async fn get<T: DeserializeOwned>(url: &str) -> Result<T> {
-    decode(authorized(Request::get(url)).send().await.map_err(ApiError::network)?).await
+    parse(&body_of(authorized(Request::get(url)).send().await.map_err(ApiError::network)?).await?)
 }
 
 async fn send<B: Serialize + ?Sized, T: DeserializeOwned>(request: RequestBuilder, body: &B) -> Result<T> {
     let request = authorized(request).json(body).map_err(ApiError::network)?;
-    decode(request.send().await.map_err(ApiError::network)?).await
+    parse(&body_of(request.send().await.map_err(ApiError::network)?).await?)
 }
 
-/// The body of a successful response, or the server's error.
-async fn decode<T: DeserializeOwned>(response: Response) -> Result<T> {
+/// A successful response's body as `T`. Only this is generic: the bundle holds the
+/// reading of responses and of the server's errors once, whatever the body's type.
+fn parse<T: DeserializeOwned>(text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(ApiError::unreadable)
+}
+
+/// The text of a successful response, or the server's error.
+async fn body_of(response: Response) -> Result<String> {
     if response.ok() {
-        return response.json().await.map_err(ApiError::unreadable);
+        return response.text().await.map_err(ApiError::unreadable);
     }
     let status = Some(response.status());
     match response.json::<ErrorBody>().await {

@@ -146,6 +146,8 @@ pub struct Editor {
     pub run: RwSignal<Option<RunView>>,
     /// Whether the run dialog is open.
     pub run_dialog: RwSignal<bool>,
+    /// Whether the Evals panel (the kept evals of the open conclave) is open.
+    pub evals: RwSignal<bool>,
     /// What Ctrl+C copied, for Ctrl+V.
     pub clipboard: StoredValue<Option<Clip>>,
 }
@@ -172,6 +174,7 @@ impl Editor {
             drag: RwSignal::new(None),
             run: RwSignal::new(None),
             run_dialog: RwSignal::new(false),
+            evals: RwSignal::new(false),
             clipboard: StoredValue::new(None),
         }
     }

@@ -1,6 +1,6 @@
 //! The editor's root: layout, toolbar (name and file, undo and redo, auto-layout,
-//! validate, save, run), the unsaved-changes guard, and the initial loads (catalog,
-//! providers, schema references). Shortcuts are in `keyboard.rs`.
+//! validate, save, evals, run), the unsaved-changes guard, and the initial loads
+//! (catalog, providers, schema references). Shortcuts are in `keyboard.rs`.
 
 use conclave_shared::api::Validation;
 use leptos::prelude::*;
@@ -123,6 +123,9 @@ fn Toolbar() -> impl IntoView {
                 title="Lay the graph out from left to right">"Auto-layout"</button>
             <button data-testid="validate" disabled=move || !open() on:click=move |_| validate(editor, move |v| show_validation(editor, v))>"Validate"</button>
             <button data-testid="save" class="primary" disabled=move || !open() on:click=move |_| save(editor) title="Save (Ctrl+S)">"Save"</button>
+            <button data-testid="evals" disabled=move || !open() class:active=move || editor.evals.get()
+                title="The evals kept of this conclave (conclave eval)"
+                on:click=move |_| editor.evals.update(|shown| *shown = !*shown)>"Evals"</button>
             <button data-testid="run" class="accent" disabled=move || !open() on:click=move |_| {
                 if editor.dirty.get_untracked() || !editor.stored.get_untracked() {
                     editor.say("Save the conclave before running it", true);

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod builder;
 pub mod canvas;
+pub mod evals;
 pub mod field_row;
 pub mod inspector;
 pub mod kind_forms;

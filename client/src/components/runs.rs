@@ -1,10 +1,10 @@
 //! Runs in the editor: the run dialog (a repository and base ref for conclaves that
 //! review code, an input otherwise) and the dock under the canvas (the run panel
 //! with Cancel, the timeline, a comparison with another run, contradictions and the
-//! report, and the diagnostics list); the watched run itself is kept current by
-//! `edit/watch.rs`. A node's outcome in the inspector (with Run from here) is in
-//! `runs/outcome.rs`, the timeline in `runs/timeline.rs`, and the run history with
-//! its comparison of two runs in `runs/history.rs`.
+//! report, the diagnostics list, and the Evals panel of `evals.rs`); the watched
+//! run itself is kept current by `edit/watch.rs`. A node's outcome in the inspector
+//! (with Run from here) is in `runs/outcome.rs`, the timeline in `runs/timeline.rs`,
+//! and the run history with its comparison of two runs in `runs/history.rs`.
 
 mod history;
 mod outcome;
@@ -14,6 +14,7 @@ use conclave_shared::api::{ReviewTarget, StartRun};
 use conclave_shared::{Level, NodeState};
 use leptos::prelude::*;
 
+use super::evals::EvalsPanel;
 use crate::edit::file::validate;
 use crate::edit::watch::{cancel, decide_and_watch, start_and_watch};
 use crate::run_view::RunView;
@@ -95,14 +96,16 @@ pub fn RunDialog() -> impl IntoView {
     }
 }
 
-/// The dock under the canvas: the last validation's diagnostics and the watched run.
-/// It takes its own space, so it never covers the canvas it reports on.
+/// The dock under the canvas: the last validation's diagnostics, the watched run and
+/// the Evals panel. It takes its own space, so it never covers the canvas it reports
+/// on.
 #[component]
 pub fn Dock() -> impl IntoView {
     view! {
         <div class="dock" data-testid="dock">
             <Diagnostics/>
             <RunPanel/>
+            <EvalsPanel/>
         </div>
     }
 }

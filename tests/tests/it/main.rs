@@ -8,6 +8,7 @@ mod cli_runs;
 mod editor_browser;
 mod editor_builder;
 mod editor_embedded;
+mod editor_evals;
 mod editor_graph;
 mod editor_kinds;
 mod editor_runs;
