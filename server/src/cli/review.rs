@@ -97,7 +97,8 @@ pub struct ReviewArgs {
     pub post: Option<crate::post::Forge>,
     /// With --post: the pull (merge) request number, instead of the CI environment's.
     #[arg(long, value_name = "N", requires = "post")]
-    pub pr: Option<u64>,    /// Record provider calls, or replay them.
+    pub pr: Option<u64>,
+    /// Record provider calls, or replay them.
     #[command(flatten)]
     pub recordings: super::recordings::Recordings,
 }

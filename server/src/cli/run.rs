@@ -55,7 +55,8 @@ pub struct RunArgs {
     pub queue: bool,
     /// Run cached nodes again, and keep nothing they answer: the cache is ignored.
     #[arg(long, conflicts_with = "queue")]
-    pub no_cache: bool,    /// Record provider calls, or replay them.
+    pub no_cache: bool,
+    /// Record provider calls, or replay them.
     #[command(flatten)]
     pub recordings: super::recordings::Recordings,
 }
