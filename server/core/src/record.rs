@@ -389,18 +389,18 @@ impl Provider for ReplayingProvider {
         let canonical = canonical_request(self.name(), request, self.redactor.as_deref());
         let hash = request_hash(&canonical);
         let path = recording_path(&self.dir, &hash);
-        if !path.exists() {
+        let read = path.clone();
+        let found = tokio::task::spawn_blocking(move || read.exists().then(|| read_recording(&read)))
+            .await
+            .map_err(|e| ProviderError::Malformed(format!("reading {}: {e}", path.display())))?;
+        let Some(recording) = found else {
             return Err(ProviderError::NotRecorded {
                 node: request.node_id.clone(),
                 hash,
                 dir: self.dir.display().to_string(),
             });
-        }
-        let read = path.clone();
-        let recording = tokio::task::spawn_blocking(move || read_recording(&read))
-            .await
-            .map_err(|e| ProviderError::Malformed(format!("reading {}: {e}", path.display())))?
-            .map_err(ProviderError::Malformed)?;
+        };
+        let recording = recording.map_err(ProviderError::Malformed)?;
         let response = recording.response;
         for piece in response.stream {
             match piece {

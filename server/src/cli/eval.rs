@@ -159,7 +159,8 @@ pub async fn run(args: EvalArgs, workspace: Workspace, queue: Arc<dyn RunQueue>)
         EvalFormat::Json => json_text(&summary),
         EvalFormat::Html => html::summary_html(&summary),
     };
-    write_out(&text, args.output_file.as_deref())
+    let output = args.output_file.clone();
+    super::offload::blocking(move || write_out(&text, output.as_deref())).await
 }
 
 fn explain(error: &EvalError) -> u8 {

@@ -126,8 +126,16 @@ pub async fn run_eval(
     let checkouts = check_out_all(&dataset, scratch.path().to_path_buf(), request.jobs).await?;
     progress(&format!("set up {} repositories in {:.2} s", checkouts.len(), clock.elapsed().as_secs_f64()));
     let clock = std::time::Instant::now();
-    let judge = match &request.judge {
-        Some(choice) => Some(Judge::load(choice, ctx.catalog).map_err(EvalError::Judge)?),
+    let judge = match request.judge.clone() {
+        // Loading reads the catalog: a blocking thread's work.
+        Some(choice) => {
+            let (dir, context) = (ctx.catalog.dir.to_path_buf(), ctx.catalog.context.clone());
+            let loaded =
+                tokio::task::spawn_blocking(move || Judge::load(&choice, Catalog { dir: &dir, context: &context }))
+                    .await
+                    .map_err(internal)?;
+            Some(loaded.map_err(EvalError::Judge)?)
+        }
         None => None,
     };
     let first = prepare_case(request, &checkouts[0], &dataset.cases[0].id, ctx).await?;
