@@ -6,33 +6,18 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use crate::record_replay::offline;
 
 /// The shipped dataset.
 fn dataset() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../evals/injected-bugs")
 }
 
-/// A loopback URL nothing listens on.
-fn closed_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    format!("http://127.0.0.1:{port}")
-}
-
 /// `conclave eval ARGS` offline: every provider URL on a closed port, no key.
 fn offline_eval(workdir: &Path, args: &[String]) -> Output {
-    let closed = closed_url();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_conclave"));
-    command.arg("eval").args(args).current_dir(workdir).env("CONCLAVE_DB", workdir.join("runs.db"));
-    command.env("CONCLAVE_CONFIG_DIR", workdir.join("config"));
-    for url in ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST", "OLLAMA_BASE_URL"] {
-        command.env(url, &closed);
-    }
-    for key in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CI"] {
-        command.env_remove(key);
-    }
-    command.output().expect("conclave runs")
+    offline(workdir, "eval", args)
 }
 
 fn replay_args(recordings: &Path, out: &Path, format: &str, extra: &[&str]) -> Vec<String> {

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use crate::review_e2e::{fixture_workspace, review, routes};
 
-/// A loopback port nothing listens on.
+/// A loopback URL nothing listens on.
 fn closed_port() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
@@ -18,16 +18,17 @@ fn closed_port() -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-/// `conclave review ARGS` with every provider's URL on a closed port and no keys.
-fn offline_review(workdir: &Path, args: &[String]) -> Output {
+/// `conclave SUBCOMMAND ARGS` in `workdir` with every provider's URL on a closed port
+/// and no keys (nor `CI`), its runs in `workdir/offline.db`.
+pub(crate) fn offline(workdir: &Path, subcommand: &str, args: &[String]) -> Output {
     let closed = closed_port();
     let mut command = Command::new(env!("CARGO_BIN_EXE_conclave"));
-    command.arg("review").args(args).current_dir(workdir).env("CONCLAVE_DB", workdir.join("replay.db"));
+    command.arg(subcommand).args(args).current_dir(workdir).env("CONCLAVE_DB", workdir.join("offline.db"));
     command.env("CONCLAVE_CONFIG_DIR", workdir.join("config"));
     for url in ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST", "OLLAMA_BASE_URL"] {
         command.env(url, &closed);
     }
-    for key in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CONCLAVE_LOCAL_MODEL"] {
+    for key in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CONCLAVE_LOCAL_MODEL", "CI"] {
         command.env_remove(key);
     }
     command.output().expect("conclave runs")
@@ -92,7 +93,7 @@ async fn a_recorded_review_replays_to_the_same_report_without_a_connection_and_a
 
     let mut args = common(&replayed);
     args.extend(["--replay".to_string(), recordings.display().to_string()]);
-    let out = offline_review(&workdir, &args);
+    let out = offline(&workdir, "review", &args);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(server.requests().len(), calls, "the replay asked the server nothing");
     let read = |p: &Path| serde_json::from_str::<Value>(&std::fs::read_to_string(p).expect("report")).expect("json");
@@ -107,7 +108,7 @@ async fn a_recorded_review_replays_to_the_same_report_without_a_connection_and_a
         .expect("the Writer's call was recorded");
     let hash = writer.file_stem().and_then(|s| s.to_str()).expect("name").to_string();
     std::fs::remove_file(writer).expect("remove");
-    let out = offline_review(&workdir, &args);
+    let out = offline(&workdir, "review", &args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("node `writer`") && stderr.contains(&hash), "{stderr}");
