@@ -396,17 +396,60 @@ pub struct Usage {
     /// Cost in US dollars, when the model's price is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Prompt tokens read from the provider's prompt cache (not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+    /// What the prompt cache saved, in US dollars, against paying every cached token
+    /// at the input price (negative when writes cost more than reads saved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_savings_usd: Option<f64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
+    /// Usage of `input` prompt tokens and `output` generated ones, nothing cached.
+    pub fn tokens(input: u64, output: u64) -> Usage {
+        Usage { input_tokens: input, output_tokens: output, ..Usage::default() }
+    }
+
+    /// Every prompt token: those paid in full, read from the cache and written to it.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+    }
+
     /// Adds another attempt's usage to this one.
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
-        self.cost_usd = match (self.cost_usd, other.cost_usd) {
-            (Some(a), Some(b)) => Some(a + b),
-            (a, b) => a.or(b),
-        };
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.cost_usd = add_money(self.cost_usd, other.cost_usd);
+        self.cache_savings_usd = add_money(self.cache_savings_usd, other.cache_savings_usd);
+    }
+
+    /// This usage less `earlier` (what was added since `earlier` was taken).
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cost_usd: self.cost_usd.map(|c| c - earlier.cost_usd.unwrap_or(0.0)),
+            cache_read_tokens: self.cache_read_tokens.saturating_sub(earlier.cache_read_tokens),
+            cache_write_tokens: self.cache_write_tokens.saturating_sub(earlier.cache_write_tokens),
+            cache_savings_usd: self.cache_savings_usd.map(|c| c - earlier.cache_savings_usd.unwrap_or(0.0)),
+        }
+    }
+}
+
+fn add_money(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
     }
 }
 
@@ -476,8 +519,10 @@ mod tests {
 
     #[test]
     fn usage_adds_cost_only_where_known() {
-        let mut u = Usage { input_tokens: 1, output_tokens: 2, cost_usd: None };
-        u.add(&Usage { input_tokens: 10, output_tokens: 20, cost_usd: Some(0.5) });
-        assert_eq!(u, Usage { input_tokens: 11, output_tokens: 22, cost_usd: Some(0.5) });
+        let mut u = Usage::tokens(1, 2);
+        u.add(&Usage { cost_usd: Some(0.5), cache_read_tokens: 7, ..Usage::tokens(10, 20) });
+        assert_eq!(u, Usage { cost_usd: Some(0.5), cache_read_tokens: 7, ..Usage::tokens(11, 22) });
+        assert_eq!(u.prompt_tokens(), 18);
+        assert_eq!(u.since(&Usage::tokens(1, 2)), Usage { cost_usd: Some(0.5), cache_read_tokens: 7, ..Usage::tokens(10, 20) });
     }
 }

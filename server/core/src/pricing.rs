@@ -2,7 +2,9 @@
 //!
 //! The table is `server/core/data/pricing.json`, compiled in; a file of the same shape at
 //! `$CONCLAVE_CONFIG_DIR/pricing.json` overrides or extends it. A model matches
-//! exactly or by the longest listed prefix; unknown models have no cost.
+//! exactly or by the longest listed prefix; unknown models have no cost. Besides
+//! `input` and `output`, a model may price prompt-cache reads (`cache_read`) and
+//! writes (`cache_write`); a missing one costs what an input token costs.
 
 use conclave_shared::Usage;
 use serde_json::Value;
@@ -18,6 +20,37 @@ pub struct Price {
     pub input: f64,
     /// Generated tokens.
     pub output: f64,
+    /// Prompt tokens read from the cache, when the vendor prices them apart.
+    pub cache_read: Option<f64>,
+    /// Prompt tokens written to the cache, when the vendor prices them apart.
+    pub cache_write: Option<f64>,
+}
+
+impl Price {
+    /// Prompt-cache reads, per million tokens.
+    pub fn cache_read_rate(&self) -> f64 {
+        self.cache_read.unwrap_or(self.input)
+    }
+
+    /// Prompt-cache writes, per million tokens.
+    pub fn cache_write_rate(&self) -> f64 {
+        self.cache_write.unwrap_or(self.input)
+    }
+
+    /// The most a prompt token can cost: the input price, or a dearer cache write.
+    pub fn worst_input_rate(&self) -> f64 {
+        self.input.max(self.cache_write_rate())
+    }
+
+    /// The cost of `usage` in US dollars, and what its cached tokens saved against
+    /// the input price.
+    pub fn cost(&self, usage: &Usage) -> (f64, f64) {
+        let (read, write) = (usage.cache_read_tokens as f64, usage.cache_write_tokens as f64);
+        let cached = read * self.cache_read_rate() + write * self.cache_write_rate();
+        let cost = usage.input_tokens as f64 * self.input + usage.output_tokens as f64 * self.output + cached;
+        let saved = (read + write) * self.input - cached;
+        (cost / 1e6, saved / 1e6)
+    }
 }
 
 /// Prices by provider and model.
@@ -53,10 +86,10 @@ impl PriceTable {
             let Value::Object(models) = models else { continue };
             let entry = self.prices.entry(provider).or_default();
             for (model, price) in models {
-                if let (Some(input), Some(output)) =
-                    (price.get("input").and_then(Value::as_f64), price.get("output").and_then(Value::as_f64))
-                {
-                    entry.insert(model, Price { input, output });
+                let rate = |name: &str| price.get(name).and_then(Value::as_f64);
+                if let (Some(input), Some(output)) = (rate("input"), rate("output")) {
+                    let (cache_read, cache_write) = (rate("cache_read"), rate("cache_write"));
+                    entry.insert(model, Price { input, output, cache_read, cache_write });
                 }
             }
         }
@@ -74,10 +107,15 @@ impl PriceTable {
         })
     }
 
-    /// Fills in `usage.cost_usd` where the price is known.
+    /// Fills in `usage.cost_usd` where the price is known, and what the prompt cache
+    /// saved when any token was cached.
     pub fn apply(&self, provider: &str, model: &str, usage: &mut Usage) {
         if let Some(p) = self.price(provider, model) {
-            usage.cost_usd = Some((usage.input_tokens as f64 * p.input + usage.output_tokens as f64 * p.output) / 1e6);
+            let (cost, saved) = p.cost(usage);
+            usage.cost_usd = Some(cost);
+            if usage.cache_read_tokens + usage.cache_write_tokens > 0 {
+                usage.cache_savings_usd = Some(saved);
+            }
         }
     }
 }
@@ -95,11 +133,30 @@ mod tests {
         )
         .expect("write");
         let table = PriceTable::load(Some(dir.path()));
-        assert_eq!(table.price("openai", "gpt-4.1-mini-2025-04-14"), Some(Price { input: 1.0, output: 2.0 }));
-        assert_eq!(table.price("openai", "gpt-4.1-2025-04-14"), Some(Price { input: 2.0, output: 8.0 }));
+        let overridden = table.price("openai", "gpt-4.1-mini-2025-04-14").expect("priced");
+        assert_eq!((overridden.input, overridden.output, overridden.cache_read), (1.0, 2.0, None));
+        assert_eq!(overridden.cache_read_rate(), 1.0, "an unpriced cache read costs an input token");
+        let full = table.price("openai", "gpt-4.1-2025-04-14").expect("priced");
+        assert_eq!((full.input, full.output, full.cache_read), (2.0, 8.0, Some(0.5)));
         assert_eq!(table.price("openai", "mystery"), None);
-        let mut usage = Usage { input_tokens: 1_000_000, output_tokens: 500_000, cost_usd: None };
+        let mut usage = Usage::tokens(1_000_000, 500_000);
         table.apply("anthropic", "claude-sonnet-4-5", &mut usage);
         assert_eq!(usage.cost_usd, Some(10.5));
+        assert_eq!(usage.cache_savings_usd, None, "nothing was cached");
+    }
+
+    #[test]
+    fn cache_reads_and_writes_are_priced_and_their_savings_counted() {
+        let table = PriceTable::builtin();
+        let sonnet = table.price("anthropic", "claude-sonnet-4-5").expect("priced");
+        assert_eq!((sonnet.cache_read, sonnet.cache_write), (Some(0.3), Some(3.75)));
+        assert_eq!(sonnet.worst_input_rate(), 3.75);
+        // 1M paid in full, 2M read, 1M written: 3 + 0.6 + 3.75 = 7.35 dollars; the
+        // 3M cached would have cost 9, so caching saved 9 - 4.35 = 4.65.
+        let mut usage = Usage { cache_read_tokens: 2_000_000, cache_write_tokens: 1_000_000, ..Usage::tokens(1_000_000, 0) };
+        table.apply("anthropic", "claude-sonnet-4-5", &mut usage);
+        let (cost, saved) = (usage.cost_usd.expect("cost"), usage.cache_savings_usd.expect("savings"));
+        assert!((cost - 7.35).abs() < 1e-9, "{cost}");
+        assert!((saved - 4.65).abs() < 1e-9, "{saved}");
     }
 }

@@ -80,14 +80,24 @@ pub struct AgentRequest {
     pub node_id: String,
     /// Model name as configured.
     pub model: String,
+    /// What every agent of the run is told first, the same for each: the conclave's
+    /// shared instructions and the run input. Providers put it before
+    /// `system_prompt`, so it is a prefix the vendor can cache (or an embedded model
+    /// decode once) for every agent. Empty when the agent has none.
+    pub shared_prefix: String,
     /// The agent's instructions (with the prompt contract appended when used).
     pub system_prompt: String,
     /// The agent's input as JSON: run input, upstream outputs, engine findings.
     pub input: Value,
     /// The conversation so far; the first message carries the input.
     pub messages: Vec<Message>,
-    /// Tools the model may call in this turn.
+    /// Tools offered in this request. For a provider that caches prompts the
+    /// engine offers the agent's tools in every call, so the cached prefix holds;
+    /// `tool_calls_allowed` then says whether the model may call them.
     pub tools: Vec<ToolSpec>,
+    /// Whether the model may call `tools` in this turn (false in the turn that asks
+    /// for the final answer).
+    pub tool_calls_allowed: bool,
     /// Native structured output, when used.
     pub output_schema: Option<SchemaSpec>,
     /// Most tokens to generate.
@@ -104,6 +114,23 @@ pub struct AgentRequest {
     pub max_turns: u32,
     /// The directory the agent works in (the repository under review), if any.
     pub workdir: Option<std::path::PathBuf>,
+}
+
+impl AgentRequest {
+    /// The shared prefix and the agent's own instructions as one system text, for
+    /// providers that take the system prompt as a single string.
+    pub fn system_text(&self) -> String {
+        match (self.shared_prefix.is_empty(), self.system_prompt.is_empty()) {
+            (true, _) => self.system_prompt.clone(),
+            (false, true) => self.shared_prefix.clone(),
+            (false, false) => format!("{}\n\n{}", self.shared_prefix, self.system_prompt),
+        }
+    }
+
+    /// The tools the model may call in this turn.
+    pub fn callable_tools(&self) -> &[ToolSpec] {
+        if self.tool_calls_allowed { &self.tools } else { &[] }
+    }
 }
 
 /// Why the model stopped.
@@ -296,6 +323,14 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// model with a grammar), so the dialect it speaks is known without asking the
     /// model: a probe then answers at once instead of loading it.
     fn enforces_schema_itself(&self) -> bool {
+        false
+    }
+
+    /// Whether the provider caches prompt prefixes across calls (a vendor's prompt
+    /// cache). The engine then lays calls out for it: the agent's tools in every
+    /// call, and the first call of sibling agents sharing a prefix sent before the
+    /// others, so theirs read what it wrote.
+    fn caches_prompts(&self) -> bool {
         false
     }
 

@@ -120,10 +120,12 @@ pub fn canonical_request(provider: &str, request: &AgentRequest, redactor: Optio
         "provider": provider,
         "node_id": request.node_id,
         "model": request.model,
+        "shared_prefix": request.shared_prefix,
         "system_prompt": request.system_prompt,
         "input": request.input,
         "messages": messages,
         "tools": tools,
+        "tool_calls_allowed": request.tool_calls_allowed,
         "output_schema": request.output_schema.as_ref().map(|s| serde_json::json!({"name": s.name, "schema": *s.schema})),
         "max_tokens": request.max_tokens,
         "dialect": request.dialect.map(OutputDialect::as_str),
@@ -293,6 +295,10 @@ impl Provider for RecordingProvider {
         self.inner.enforces_schema_itself()
     }
 
+    fn caches_prompts(&self) -> bool {
+        self.inner.caches_prompts()
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let sink = KeepingSink { inner: stream, kept: Mutex::default() };
         let reply = self.inner.call(request, &sink).await?;
@@ -383,6 +389,10 @@ impl Provider for ReplayingProvider {
 
     fn enforces_schema_itself(&self) -> bool {
         self.inner.enforces_schema_itself()
+    }
+
+    fn caches_prompts(&self) -> bool {
+        self.inner.caches_prompts()
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {

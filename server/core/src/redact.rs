@@ -238,6 +238,10 @@ impl Provider for RedactingProvider {
         self.inner.enforces_schema_itself()
     }
 
+    fn caches_prompts(&self) -> bool {
+        self.inner.caches_prompts()
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let sink = RedactingSink { inner: stream, redactor: &self.redactor, pending: Mutex::default() };
         let result = self.inner.call(request, &sink).await;

@@ -1,7 +1,9 @@
 //! An agent's input, typed: the run input, the outputs of its upstream nodes, and the
 //! comparison of its upstream agents when the run's policy made one, under the
 //! headings the policy gave it. It is sent to providers as JSON and shown to the
-//! model as readable text.
+//! model as readable text: the run input, which every agent of a run receives
+//! alike, apart from what is the agent's own, so providers can put the shared part
+//! first (a prefix a vendor caches, or an embedded model decodes once).
 
 use conclave_shared::{FindingGroup, FindingsCheck};
 use serde_json::{Map, Value};
@@ -58,12 +60,35 @@ impl AgentInput {
         Value::Object(input)
     }
 
-    /// The first message of the agent: its input, readable. Long multi-line strings
-    /// (a diff) go in text blocks rather than escaped JSON; upstream outputs and the
-    /// comparison get their own sections.
+    /// The agent's input, readable: [`AgentInput::shared_context`] then
+    /// [`AgentInput::own_sections`]. What `node_started` shows and cache keys hash.
     pub fn render(&self) -> String {
-        let mut out = String::from("## Run input\n\n");
-        out.push_str(&render_value(&self.run_input));
+        let mut out = self.shared_context();
+        out.push_str(&self.own_sections());
+        out
+    }
+
+    /// The part every agent of the run receives alike: the run input. Long
+    /// multi-line strings (a diff) go in text blocks rather than escaped JSON.
+    pub fn shared_context(&self) -> String {
+        format!("## Run input\n\n{}", render_value(&self.run_input))
+    }
+
+    /// The first message of an agent whose shared context travels in its system
+    /// prompt: the upstream outputs and the comparison, or, with neither, a pointer
+    /// to the run input.
+    pub fn first_message(&self) -> String {
+        let own = self.own_sections();
+        match own.trim_start() {
+            "" => "Your input is the run input given above.".to_string(),
+            own => own.to_string(),
+        }
+    }
+
+    /// The part that is this agent's own: upstream outputs and the comparison, each
+    /// in its own section (empty when it has neither).
+    pub fn own_sections(&self) -> String {
+        let mut out = String::new();
         for (node, output) in &self.upstream {
             out.push_str(&format!("\n\n## Output of `{node}`\n\n"));
             out.push_str(&render_value(output));

@@ -3,6 +3,17 @@
 //! Structured output goes in `output_config.format` as a JSON schema; the answer
 //! arrives as text and the engine parses it. Tools are sent with `strict: true`.
 //! `ANTHROPIC_BASE_URL` is the origin; requests go to `<base>/v1/messages`.
+//!
+//! Prompt caching (on unless `CONCLAVE_PROMPT_CACHE=off`: Anthropic-compatible
+//! proxies pass the marks on): the vendor caches a prefix
+//! of tools, then system, then messages, up to a block marked with `cache_control`.
+//! The request's shared prefix (the same for every agent of a run) is the first
+//! system block, marked; the agent's own instructions follow as a second block,
+//! marked when the agent has tools (its later turns read through it); and in a tool
+//! loop the last block of the conversation is marked, so the next turn reads the
+//! conversation so far from the cache. That is at most 3 of the 4 marks a request
+//! may carry, and a mark whose prefix is shorter than the model's minimum
+//! cacheable length is left out. Usage counts cache reads and writes apart.
 
 use async_trait::async_trait;
 use conclave_shared::Usage;
@@ -18,11 +29,27 @@ use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, P
 const DEFAULT_BASE: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
 
+/// The most blocks of one request that may carry `cache_control`.
+pub const MAX_CACHE_MARKS: usize = 4;
+
 /// The Anthropic provider.
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
     key: Option<Secret>,
     base_url: String,
+    cache: bool,
+}
+
+/// The fewest tokens a prefix must have to be cached: 2,048 for Haiku models, 1,024
+/// for the others.
+pub fn min_cacheable_tokens(model: &str) -> usize {
+    if model.contains("haiku") { 2048 } else { 1024 }
+}
+
+/// A generous estimate of the tokens of `bytes` bytes of prompt (about 4 bytes a
+/// token in English and code), for deciding whether a mark can pay off.
+fn estimated_tokens(bytes: usize) -> usize {
+    bytes / 4
 }
 
 impl AnthropicProvider {
@@ -34,29 +61,80 @@ impl AnthropicProvider {
                 .unwrap_or_else(|| DEFAULT_BASE.to_string())
                 .trim_end_matches('/')
                 .to_string(),
+            cache: crate::PromptCache::from_env(env).enabled(true),
         }
     }
 
-    /// The request body for `request` (public for tests that pin the wire format).
+    /// The request body for `request` (public for tests that pin the wire format),
+    /// laid out for the prompt cache.
     pub fn request_body(request: &AgentRequest) -> Value {
+        Self::body(request, true)
+    }
+
+    /// The request body, with cache marks when `cache`.
+    pub fn body(request: &AgentRequest, cache: bool) -> Value {
+        let tools: &[conclave_core::ToolSpec] = if cache { &request.tools } else { request.callable_tools() };
         let mut body = json!({
             "model": request.model,
             "max_tokens": request.max_tokens,
             "messages": messages(&request.messages),
             "stream": true,
         });
-        if !request.system_prompt.is_empty() {
-            body["system"] = json!(request.system_prompt);
-        }
-        if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
+        if !tools.is_empty() {
+            body["tools"] = tools
                 .iter()
                 .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters, "strict": true}))
                 .collect();
         }
+        if cache {
+            body["system"] = Value::Array(system_blocks(request, !tools.is_empty()));
+            mark_conversation(&mut body, request, !tools.is_empty());
+        } else if !request.system_text().is_empty() {
+            body["system"] = json!(request.system_text());
+        }
+        if body["system"].as_array().is_some_and(Vec::is_empty) {
+            body.as_object_mut().map(|b| b.remove("system"));
+        }
         Dialect::Anthropic.add_schema(&mut body, request);
         body
+    }
+}
+
+/// The system blocks: the shared prefix, marked, then the agent's own instructions,
+/// marked when a tool loop will read through them again. A mark goes only where the
+/// prefix up to it is long enough to be cached.
+fn system_blocks(request: &AgentRequest, tools: bool) -> Vec<Value> {
+    let minimum = min_cacheable_tokens(&request.model);
+    let tools_bytes = if tools { request.tools.iter().map(|t| t.description.len() + t.parameters.to_string().len()).sum() } else { 0 };
+    let mut blocks = Vec::new();
+    let mut bytes = tools_bytes;
+    for (text, wanted) in [(&request.shared_prefix, true), (&request.system_prompt, tools)] {
+        if text.is_empty() {
+            continue;
+        }
+        bytes += text.len();
+        let mut block = json!({"type": "text", "text": text});
+        if wanted && estimated_tokens(bytes) >= minimum {
+            block["cache_control"] = json!({"type": "ephemeral"});
+        }
+        blocks.push(block);
+    }
+    blocks
+}
+
+/// In a tool loop, marks the conversation's last block so the next turn reads all
+/// of it from the cache.
+fn mark_conversation(body: &mut Value, request: &AgentRequest, tools: bool) {
+    if !tools {
+        return;
+    }
+    let bytes = body.to_string().len();
+    if estimated_tokens(bytes) < min_cacheable_tokens(&request.model) {
+        return;
+    }
+    let last = body["messages"].as_array_mut().and_then(|m| m.last_mut()).and_then(|m| m["content"].as_array_mut());
+    if let Some(block) = last.and_then(|blocks| blocks.last_mut()) {
+        block["cache_control"] = json!({"type": "ephemeral"});
     }
 }
 
@@ -108,6 +186,10 @@ impl Provider for AnthropicProvider {
         "claude-sonnet-4-5"
     }
 
+    fn caches_prompts(&self) -> bool {
+        self.cache
+    }
+
     fn check_config(&self) -> Result<(), ProviderError> {
         match self.key {
             Some(_) => Ok(()),
@@ -126,7 +208,7 @@ impl Provider for AnthropicProvider {
             .post(format!("{}/v1/messages", self.base_url))
             .header("x-api-key", key.map(Secret::expose).unwrap_or_default())
             .header("anthropic-version", API_VERSION)
-            .json(&Self::request_body(request));
+            .json(&Self::body(request, self.cache));
         let response = send(http).await?;
         read_stream(response, stream).await
     }
@@ -174,8 +256,12 @@ impl Reading {
     async fn apply(&mut self, kind: &str, data: &Value, sink: &dyn StreamSink) -> Result<bool, ProviderError> {
         match kind {
             "message_start" => {
-                self.usage.input_tokens =
-                    data.pointer("/message/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0);
+                let tokens = |name: &str| {
+                    data.pointer(&format!("/message/usage/{name}")).and_then(Value::as_u64).unwrap_or(0)
+                };
+                self.usage.input_tokens = tokens("input_tokens");
+                self.usage.cache_read_tokens = tokens("cache_read_input_tokens");
+                self.usage.cache_write_tokens = tokens("cache_creation_input_tokens");
             }
             "content_block_start" => {
                 let block = &data["content_block"];

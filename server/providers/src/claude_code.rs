@@ -66,8 +66,9 @@ impl ClaudeCodeProvider {
         if !request.model.is_empty() {
             args.extend(["--model".into(), request.model.clone()]);
         }
-        if !request.system_prompt.is_empty() {
-            args.extend(["--append-system-prompt".into(), request.system_prompt.clone()]);
+        let system = request.system_text();
+        if !system.is_empty() {
+            args.extend(["--append-system-prompt".into(), system]);
         }
         if let Some(spec) = &request.output_schema
             && let Some(argv) = Dialect::ClaudeCode.schema_part(&spec.name, &spec.schema)["argv"].as_array()
@@ -238,10 +239,12 @@ async fn read_bounded(mut stderr: tokio::process::ChildStderr) -> String {
 /// The answer in a `result` event, or the error it reports. A result marked
 /// `is_error` is an error whatever its subtype.
 fn read_result(result: &Value, auth_failed: bool) -> Result<AgentReply, ProviderError> {
+    let tokens = |name: &str| result.pointer(&format!("/usage/{name}")).and_then(Value::as_u64).unwrap_or(0);
     let usage = Usage {
-        input_tokens: result.pointer("/usage/input_tokens").and_then(Value::as_u64).unwrap_or(0),
-        output_tokens: result.pointer("/usage/output_tokens").and_then(Value::as_u64).unwrap_or(0),
         cost_usd: result.get("total_cost_usd").and_then(Value::as_f64),
+        cache_read_tokens: tokens("cache_read_input_tokens"),
+        cache_write_tokens: tokens("cache_creation_input_tokens"),
+        ..Usage::tokens(tokens("input_tokens"), tokens("output_tokens"))
     };
     let text = result.get("result").and_then(Value::as_str).unwrap_or_default().to_string();
     let subtype = result["subtype"].as_str().unwrap_or("success");

@@ -28,8 +28,9 @@ impl OllamaProvider {
     /// The request body for `request` (public for tests that pin the wire format).
     pub fn request_body(request: &AgentRequest) -> Value {
         let mut messages = Vec::new();
-        if !request.system_prompt.is_empty() {
-            messages.push(json!({"role": "system", "content": request.system_prompt}));
+        let system = request.system_text();
+        if !system.is_empty() {
+            messages.push(json!({"role": "system", "content": system}));
         }
         for message in &request.messages {
             messages.push(match message {
@@ -49,9 +50,9 @@ impl OllamaProvider {
             "options": {"num_predict": request.max_tokens},
         });
         Dialect::Ollama.add_schema(&mut body, request);
-        if !request.tools.is_empty() {
+        if !request.callable_tools().is_empty() {
             body["tools"] = request
-                .tools
+                .callable_tools()
                 .iter()
                 .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
                 .collect();

@@ -21,14 +21,21 @@ use std::path::PathBuf;
 pub struct AnswersProvider {
     name: String,
     capabilities: Capabilities,
+    caches_prompts: bool,
     default_model: String,
     dir: PathBuf,
 }
 
 impl AnswersProvider {
-    /// Stands in for the provider `name` with its `capabilities`.
-    pub fn new(name: &str, capabilities: Capabilities, default_model: &str, dir: PathBuf) -> AnswersProvider {
-        AnswersProvider { name: name.into(), capabilities, default_model: default_model.into(), dir }
+    /// Stands in for `real`, under its name and with what it can do.
+    pub fn standing_in_for(real: &dyn Provider, dir: PathBuf) -> AnswersProvider {
+        AnswersProvider {
+            name: real.name().into(),
+            capabilities: real.capabilities(),
+            caches_prompts: real.caches_prompts(),
+            default_model: real.default_model().into(),
+            dir,
+        }
     }
 
     fn answer(&self, request: &AgentRequest) -> Result<Value, String> {
@@ -81,6 +88,10 @@ impl Provider for AnswersProvider {
         self.capabilities
     }
 
+    fn caches_prompts(&self) -> bool {
+        self.caches_prompts
+    }
+
     fn default_model(&self) -> &str {
         &self.default_model
     }
@@ -91,7 +102,7 @@ impl Provider for AnswersProvider {
         stream.text(&text).await;
         let asked: usize =
             request.system_prompt.len() + request.messages.iter().map(|m| format!("{m:?}").len()).sum::<usize>();
-        let usage = Usage { input_tokens: (asked / 4) as u64, output_tokens: (text.len() / 4) as u64, cost_usd: None };
+        let usage = Usage::tokens((asked / 4) as u64, (text.len() / 4) as u64);
         let json = request.output_schema.is_some().then_some(doc);
         Ok(AgentReply { text, json, tool_calls: Vec::new(), usage, stop: StopReason::EndTurn })
     }

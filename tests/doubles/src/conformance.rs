@@ -132,7 +132,7 @@ async fn out_of_order_events_are_refused(store: Arc<dyn RunStore>) {
 
 async fn node_events_update_node_state(store: Arc<dyn RunStore>) {
     store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
-    let usage = Usage { input_tokens: 10, output_tokens: 3, cost_usd: Some(0.25) };
+    let usage = Usage { cost_usd: Some(0.25), ..Usage::tokens(10, 3) };
     let seq = [
         EventKind::NodeStarted { node_id: "in".into(), input: None },
         EventKind::NodeCompleted {
@@ -162,8 +162,8 @@ async fn node_events_update_node_state(store: Arc<dyn RunStore>) {
 /// stopped with the run (cancelled). The agent's usage over both attempts is 9
 /// input and 5 output tokens, costing $0.50.
 pub fn every_kind_of_node() -> Vec<EventKind> {
-    let failed_usage = Usage { input_tokens: 4, output_tokens: 2, cost_usd: None };
-    let total = Usage { input_tokens: 9, output_tokens: 5, cost_usd: Some(0.5) };
+    let failed_usage = Usage::tokens(4, 2);
+    let total = Usage { cost_usd: Some(0.5), ..Usage::tokens(9, 5) };
     vec![
         EventKind::NodeReused {
             node_id: "in".into(),
@@ -192,7 +192,7 @@ pub fn every_kind_of_node() -> Vec<EventKind> {
 
 async fn nodes_keep_input_timing_attempts_and_reuse(store: Arc<dyn RunStore>) {
     store.create_run(&new_run("r1", 1, "me")).await.expect("create_run");
-    let total = Usage { input_tokens: 9, output_tokens: 5, cost_usd: Some(0.5) };
+    let total = Usage { cost_usd: Some(0.5), ..Usage::tokens(9, 5) };
     let seq = every_kind_of_node();
     for (i, kind) in seq.into_iter().enumerate() {
         store.append_event(&event("r1", i as u64 + 1, kind)).await.expect("append");

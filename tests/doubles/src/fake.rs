@@ -182,11 +182,7 @@ impl Provider for FakeProvider {
                 if !text.is_empty() {
                     stream.text(&text).await;
                 }
-                let usage = Usage {
-                    input_tokens: request.input.to_string().len() as u64 / 4,
-                    output_tokens: text.len() as u64 / 4,
-                    cost_usd: None,
-                };
+                let usage = Usage::tokens(request.input.to_string().len() as u64 / 4, text.len() as u64 / 4);
                 Ok(AgentReply { text, json, tool_calls: Vec::new(), usage, stop: StopReason::EndTurn })
             }
             FakeStep::Tools(calls) => {

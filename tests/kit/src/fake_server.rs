@@ -1,6 +1,8 @@
 //! A fake LLM server on a loopback socket: it records every request and answers from
 //! a script, by what the request body contains, or with a function of the request. It
-//! can also send a body far larger than any client should read, counting what it sent.
+//! can also send a body far larger than any client should read, counting what it sent,
+//! and keep a vendor's prompt cache (`prompt_cache.rs`), reporting each answer's usage
+//! as that vendor's cache would.
 
 use axum::body::Body;
 use axum::extract::State;
@@ -10,6 +12,8 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+use crate::prompt_cache::{CacheRules, PromptCache};
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
@@ -61,6 +65,8 @@ struct Shared {
     in_flight: Arc<(AtomicUsize, AtomicUsize)>,
     /// Bytes of flood bodies handed to the socket.
     flooded: Arc<AtomicUsize>,
+    /// The vendor's prompt cache, when the server keeps one.
+    cache: Arc<Mutex<Option<(CacheRules, Arc<PromptCache>)>>>,
 }
 
 /// The fake server; it stops when dropped.
@@ -102,6 +108,14 @@ impl FakeServer {
         let server = FakeServer::start(Vec::new()).await;
         *server.shared.responder.lock().expect("lock") = Some(responder);
         server
+    }
+
+    /// Keeps a prompt cache under `rules` from now on: each answer's usage is what
+    /// that cache gives the request. Returns the cache, to read its log.
+    pub fn keep_prompt_cache(&self, rules: CacheRules) -> Arc<PromptCache> {
+        let cache = Arc::new(PromptCache::new(rules));
+        *self.shared.cache.lock().expect("lock") = Some((rules, cache.clone()));
+        cache
     }
 
     /// The most requests it was answering at once (a reply's wait included).
@@ -152,11 +166,38 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
     let reply = routed
         .or_else(|| shared.script.lock().expect("lock").pop_front())
         .or_else(|| shared.responder.lock().expect("lock").map(|answer| answer(&body)));
+    let cache = shared.cache.lock().expect("lock").clone();
+    let (reply, pending) = match &cache {
+        Some((rules, cache)) => match cache.usage(&body) {
+            Ok((usage, pending)) => (reply.map(|r| with_usage(r, *rules, usage)), Some(pending)),
+            Err(refused) => {
+                let error = serde_json::json!({"type": "error", "error": {"type": "invalid_request_error", "message": refused.0}});
+                (Some(Reply::Status { status: 400, headers: Vec::new(), body: error.to_string() }), None)
+            }
+        },
+        None => (reply, None),
+    };
     let (now, peak) = (&shared.in_flight.0, &shared.in_flight.1);
     peak.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
     let response = respond(reply, shared.flooded.clone()).await;
     now.fetch_sub(1, Ordering::SeqCst);
+    // What the request wrote is cached once its answer is on its way, not before.
+    if let (Some((_, cache)), Some(pending)) = (cache, pending) {
+        cache.commit(pending);
+    }
     response
+}
+
+/// `reply` with its streamed usage replaced by what the prompt cache gave.
+fn with_usage(reply: Reply, rules: CacheRules, usage: crate::prompt_cache::CacheUsage) -> Reply {
+    match reply {
+        Reply::Stream { content_type, chunks } => Reply::Stream {
+            content_type,
+            chunks: chunks.iter().map(|c| crate::prompt_cache::report(rules, c, usage)).collect(),
+        },
+        Reply::After { millis, reply } => Reply::After { millis, reply: Box::new(with_usage(*reply, rules, usage)) },
+        other => other,
+    }
 }
 
 /// The response for `reply`, after its wait when it has one.

@@ -16,7 +16,7 @@ fn main() -> std::process::ExitCode {
     if let (Ok(dir), Ok(name)) = (std::env::var("CONCLAVE_TESTBED_ANSWERS"), std::env::var("CONCLAVE_TESTBED_STAND_IN"))
         && let Some(real) = providers.get(&name)
     {
-        let stand_in = AnswersProvider::new(&name, real.capabilities(), real.default_model(), dir.into());
+        let stand_in = AnswersProvider::standing_in_for(real.as_ref(), dir.into());
         providers.register(Arc::new(stand_in));
     }
     conclave_server::cli::main(providers)

@@ -14,10 +14,13 @@ use crate::http::{parse_data, sse_events};
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Message, ProviderError, StopReason, ToolCall};
 
-pub(super) fn request_body(request: &AgentRequest) -> Value {
+/// The request body; the shared prefix leads the system message, so every agent's
+/// prompt starts alike (the prefix the server caches).
+pub(super) fn request_body(request: &AgentRequest, cache: bool) -> Value {
     let mut messages = Vec::new();
-    if !request.system_prompt.is_empty() {
-        messages.push(json!({"role": "system", "content": request.system_prompt}));
+    let system = request.system_text();
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system}));
     }
     for message in &request.messages {
         messages.push(match message {
@@ -46,13 +49,9 @@ pub(super) fn request_body(request: &AgentRequest) -> Value {
         "stream_options": {"include_usage": true},
     });
     Dialect::OpenAiChat.add_schema(&mut body, request);
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters, "strict": true}}))
-            .collect();
-    }
+    super::cache::add_tools(&mut body, request, cache, |t| {
+        json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters, "strict": true}})
+    });
     body
 }
 
@@ -164,7 +163,11 @@ impl Reading {
         }
         if let Some(u) = data.get("usage").filter(|u| u.is_object()) {
             self.usage_seen = true;
-            self.usage.input_tokens = u["prompt_tokens"].as_u64().unwrap_or(self.usage.input_tokens);
+            // `prompt_tokens` counts the cached ones too; they are paid apart.
+            let cached = u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+            let prompt = u["prompt_tokens"].as_u64().unwrap_or(self.usage.input_tokens + cached);
+            self.usage.input_tokens = prompt.saturating_sub(cached);
+            self.usage.cache_read_tokens = cached;
             self.usage.output_tokens = u["completion_tokens"].as_u64().unwrap_or(self.usage.output_tokens);
         }
         let Some(choice) = data.get("choices").and_then(|c| c.get(0)) else { return Ok(()) };

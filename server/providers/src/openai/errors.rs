@@ -206,10 +206,12 @@ mod tests {
             run_id: "r".into(),
             node_id: "n".into(),
             model: "smollm2".into(),
+            shared_prefix: String::new(),
             system_prompt: String::new(),
             input: Value::Null,
             messages: Vec::new(),
             tools: Vec::new(),
+            tool_calls_allowed: false,
             output_schema: structured
                 .then(|| SchemaSpec { name: "out".into(), schema: Arc::new(serde_json::json!({"type": "object"})) }),
             max_tokens: 64,

@@ -10,6 +10,7 @@
 //! `errors.rs` tells a rejected dialect from other failures and names the server,
 //! the model and what to try.
 
+mod cache;
 mod chat;
 mod errors;
 mod responses;
@@ -17,7 +18,7 @@ mod tool_arguments;
 
 use async_trait::async_trait;
 use conclave_shared::{DialectSetting, OpenAiApi};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::dialect::{Dialect, OBJECT_SCHEMA_TARGET};
 use conclave_core::Secret;
@@ -34,17 +35,20 @@ pub struct OpenAiProvider {
     base_url: String,
     /// `OPENAI_OUTPUT_DIALECT`, or what was wrong with it.
     dialect: Result<DialectSetting, String>,
+    /// Whether requests are laid out for the prompt cache and carry
+    /// `prompt_cache_key` (OpenAI's own API, or `CONCLAVE_PROMPT_CACHE=on`).
+    cache: bool,
 }
 
 impl OpenAiProvider {
     /// Configured from `OPENAI_API_KEY` and `OPENAI_BASE_URL`.
     pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> OpenAiProvider {
+        let base_url =
+            env("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE.to_string()).trim_end_matches('/').to_string();
         OpenAiProvider {
             key: env("OPENAI_API_KEY").map(Secret::new),
-            base_url: env("OPENAI_BASE_URL")
-                .unwrap_or_else(|| DEFAULT_BASE.to_string())
-                .trim_end_matches('/')
-                .to_string(),
+            cache: crate::PromptCache::from_env(env).enabled(base_url == DEFAULT_BASE),
+            base_url,
             dialect: match env("OPENAI_OUTPUT_DIALECT") {
                 None => Ok(DialectSetting::Auto),
                 Some(name) => DialectSetting::parse(name.trim()).ok_or_else(|| {
@@ -65,18 +69,23 @@ impl OpenAiProvider {
     /// (llama-cpp-python's) ignore `max_completion_tokens` and would otherwise write
     /// until the context is full; OpenAI's own reasoning models refuse it.
     pub fn request_body(&self, request: &AgentRequest) -> Value {
-        match api(request) {
+        let mut body = match api(request) {
             OpenAiApi::Chat => {
-                let mut body = chat::request_body(request);
+                let mut body = chat::request_body(request, self.cache);
                 if self.base_url != DEFAULT_BASE {
                     body["max_tokens"] = body["max_completion_tokens"].clone();
                 }
                 body
             }
-            OpenAiApi::Responses => responses::request_body(request),
+            OpenAiApi::Responses => responses::request_body(request, self.cache),
+        };
+        if self.cache {
+            body["prompt_cache_key"] = json!(cache::prompt_cache_key(request));
         }
+        body
     }
 }
+
 
 #[async_trait]
 impl Provider for OpenAiProvider {
@@ -90,6 +99,10 @@ impl Provider for OpenAiProvider {
 
     fn default_model(&self) -> &str {
         "gpt-4.1-mini"
+    }
+
+    fn caches_prompts(&self) -> bool {
+        self.cache
     }
 
     fn check_config(&self) -> Result<(), ProviderError> {

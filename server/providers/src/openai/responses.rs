@@ -10,7 +10,8 @@ use crate::http::{parse_data, sse_events};
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Message, ProviderError, StopReason, ToolCall};
 
-pub(super) fn request_body(request: &AgentRequest) -> Value {
+/// The request body; the shared prefix leads the instructions (see `chat.rs`).
+pub(super) fn request_body(request: &AgentRequest, cache: bool) -> Value {
     let mut input = Vec::new();
     for message in &request.messages {
         match message {
@@ -34,17 +35,14 @@ pub(super) fn request_body(request: &AgentRequest) -> Value {
         "max_output_tokens": request.max_tokens,
         "stream": true,
     });
-    if !request.system_prompt.is_empty() {
-        body["instructions"] = json!(request.system_prompt);
+    let system = request.system_text();
+    if !system.is_empty() {
+        body["instructions"] = json!(system);
     }
     Dialect::OpenAiResponses.add_schema(&mut body, request);
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": true}))
-            .collect();
-    }
+    super::cache::add_tools(&mut body, request, cache, |t| {
+        json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": true})
+    });
     body
 }
 
@@ -86,7 +84,10 @@ pub(super) async fn read_stream(
             }
             "response.completed" => {
                 let u = data.pointer("/response/usage").cloned().unwrap_or(Value::Null);
-                usage.input_tokens = u["input_tokens"].as_u64().unwrap_or(0);
+                // `input_tokens` counts the cached ones too; they are paid apart.
+                let cached = u.pointer("/input_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+                usage.input_tokens = u["input_tokens"].as_u64().unwrap_or(0).saturating_sub(cached);
+                usage.cache_read_tokens = cached;
                 usage.output_tokens = u["output_tokens"].as_u64().unwrap_or(0);
                 if !refusal.is_empty() {
                     return Err(ProviderError::Refusal(refusal));
