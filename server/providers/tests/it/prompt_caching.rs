@@ -26,7 +26,12 @@ fn big_input() -> Value {
 /// the extraction turn) against a caching fake; returns the requests, the cache's
 /// log and the agent's usage.
 async fn cached_run(vendor: Vendor, rules: CacheRules) -> (Vec<Recorded>, Vec<CacheUsage>, Usage, String) {
-    let valid = json!({"verdict": "approve", "line": 3, "note": null}).to_string();
+    // OpenAI's strict mode makes the optional `note` required and nullable.
+    let valid = match vendor {
+        Vendor::Anthropic => json!({"verdict": "approve", "line": 3}),
+        _ => json!({"verdict": "approve", "line": 3, "note": null}),
+    }
+    .to_string();
     let script = vec![
         vendor.tool_calls(&[("call_1", "read_file", json!({"path": "src/lib.rs"}))]),
         vendor.answer("I have read the file; it looks fine."),
@@ -52,7 +57,7 @@ async fn cached_run(vendor: Vendor, rules: CacheRules) -> (Vec<Recorded>, Vec<Ca
     let usage = events
         .iter()
         .find_map(|e| match &e.kind {
-            EventKind::NodeSucceeded { usage, .. } => usage.clone(),
+            EventKind::NodeCompleted { node_id, usage, .. } if node_id == "reviewer" => Some(usage.clone()),
             _ => None,
         })
         .expect("the agent's usage");
