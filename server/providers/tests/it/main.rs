@@ -3,4 +3,5 @@
 mod bounded_reads;
 mod dialects;
 mod local_servers;
+mod prompt_caching;
 mod providers_http;

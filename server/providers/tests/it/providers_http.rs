@@ -51,7 +51,7 @@ fn valid(vendor: Vendor) -> String {
 const INVALID: &str = r#"{"verdict":"approve","line":0}"#;
 
 #[derive(Debug)]
-struct FakeTools;
+pub(crate) struct FakeTools;
 
 #[async_trait]
 impl ToolRunner for FakeTools {
