@@ -207,7 +207,11 @@ fn what_the_agents_were_sent(server: &FakeServer) {
         requests.iter().find(|r| r.body.to_string().contains("You are the security reviewer")).expect("tool turn");
     let tools: Vec<&str> =
         tool_turn.body["tools"].as_array().expect("tools offered").iter().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(tools, vec!["read_file", "list_files", "grep"]);
+    // Every agent on the provider is sent the conclave's tools in one order, so
+    // their prompts start alike for the prompt cache.
+    assert_eq!(tools, vec!["grep", "list_files", "read_file"]);
+    assert_eq!(writer.body["tools"], tool_turn.body["tools"], "the Writer sees the same tools");
+    assert_eq!(writer.body["tool_choice"], json!({"type": "none"}), "and may call none of them");
 }
 
 /// The SARIF report validates against the official schema and maps severities to levels.
