@@ -17,7 +17,7 @@ use conclave_engine::{Commands, Engine, EventBus, RunHandle, RunOptions};
 use conclave_review::ReviewPolicy;
 use conclave_review::diff::Change;
 use conclave_review::pipeline;
-use conclave_shared::{Conclave, EventKind, RunEvent, RunRecord, RunStatus};
+use conclave_shared::{Budget, Conclave, EventKind, RunEvent, RunRecord, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -57,9 +57,14 @@ pub async fn enqueue(
     conclave: &Conclave,
     input: Value,
     spec: &JobSpec,
+    budget: Option<Budget>,
 ) -> Result<String, StoreError> {
     let id = uuid::Uuid::now_v7().to_string();
-    let run = NewRun { id: id.clone(), conclave: conclave.clone(), input, created_ms: now_ms(), owner: owner_token() };
+    // The run's budget is stored with its conclave, as `Engine::start` stores it, for
+    // the worker that claims it and any that takes it up again.
+    let mut conclave = conclave.clone();
+    conclave.settings.budget = Budget::tighter(conclave.settings.budget.as_ref(), budget.as_ref());
+    let run = NewRun { id: id.clone(), conclave, input, created_ms: now_ms(), owner: owner_token() };
     let spec = serde_json::to_value(spec).map_err(|e| StoreError::Backend(e.to_string()))?;
     queue.enqueue(&run, &spec).await?;
     Ok(id)

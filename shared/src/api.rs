@@ -219,6 +219,11 @@ pub struct StartRun {
     /// `input` or `review` is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse_run: Option<String>,
+    /// The most the run may spend (`max_cost_usd`, `max_tokens`), as `--max-cost`
+    /// and `--max-tokens` give it; with the conclave's `settings.budget`, the
+    /// tighter holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::Budget>,
 }
 
 /// The change to review, and how (the same choices as `conclave review`).

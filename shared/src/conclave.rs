@@ -76,6 +76,10 @@ pub struct Settings {
     /// change (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff_tightening: Option<bool>,
+    /// The most the run may spend (`max_cost_usd`, `max_tokens`); a call that cannot
+    /// fit in what is left is not made, and its agent fails with `budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::Budget>,
 }
 
 impl Settings {
@@ -366,6 +370,11 @@ pub struct AgentConfig {
     /// `prompt` fix one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<DialectSetting>,
+    /// The most this agent's provider calls may cost, in US dollars, every sample
+    /// and retry together, within the run's budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 0)))]
+    pub max_cost: Option<f64>,
     /// Keep the answer for later runs that would send the same request (the same
     /// settings, schema, provider, model and input): `true`, or `{"ttl_secs": N}`.
     /// A later run reuses it as `cached`, at no cost; `--no-cache` turns this off
@@ -432,6 +441,7 @@ impl AgentConfig {
             compatibility: None,
             api: None,
             dialect: None,
+            max_cost: None,
             cache: None,
         }
     }

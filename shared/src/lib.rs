@@ -12,6 +12,7 @@
 //! graph algorithms) and zmij (serde_json's own float formatter).
 
 pub mod api;
+pub mod budget;
 pub mod cache;
 pub mod command;
 pub mod compare;
@@ -29,6 +30,7 @@ pub mod review;
 pub mod route;
 pub mod run;
 
+pub use budget::Budget;
 pub use conclave::{
     AgentConfig, ApprovalConfig, CacheSetting, ChildConclave, CommandConfig, CommandDir, CommandParse, Compatibility,
     Conclave, Edge, LoopConfig, MAX_LOOP_ITERATIONS, Node, NodeKind, OpenAiApi, OutputMode, Position, Settings,

@@ -87,6 +87,9 @@ pub enum ErrorKind {
     Command,
     /// A person rejected the run at an approval node (or its time to decide ran out).
     Rejected,
+    /// A provider call could not fit in what was left of the run's budget (or the
+    /// agent's `max_cost`), so it was not made.
+    Budget,
     /// Anything else inside Conclave.
     Internal,
 }
@@ -102,6 +105,7 @@ impl ErrorKind {
             ErrorKind::Store => "store",
             ErrorKind::Command => "command",
             ErrorKind::Rejected => "rejected",
+            ErrorKind::Budget => "budget",
             ErrorKind::Internal => "internal",
         }
     }

@@ -160,10 +160,41 @@ fn check_format(value: &Value, nodes: &[NodeView], out: &mut Vec<Diagnostic>) {
                 format!("unknown node kind `{}`", err.instance().as_str().unwrap_or("?")),
             )
             .with_help(format!("use one of: {}", NodeKind::ALL.map(NodeKind::as_str).join(", "))),
+            ["settings", "budget"] => match bad_budget_limit(err.instance()) {
+                Some((limit, given)) => budget_error(subject, &format!("{path}/{limit}"), limit, &given),
+                None => Diagnostic::error("format", subject, path, err.to_string()),
+            },
+            ["nodes", _, "agent", limit @ "max_cost"] => {
+                budget_error(subject, &path, limit, &err.instance().to_string())
+            }
             _ => Diagnostic::error("format", subject, path, err.to_string())
                 .with_help("see docs/conclave-file.schema.json for the file format"),
         };
         out.push(diagnostic);
+    }
+}
+
+/// The first limit of a `settings.budget` that is not one, with its value.
+fn bad_budget_limit(budget: &Value) -> Option<(&'static str, String)> {
+    let cost = budget.get("max_cost_usd").filter(|v| !v.is_null());
+    if let Some(v) = cost.filter(|v| !v.as_f64().is_some_and(|usd| usd >= 0.0)) {
+        return Some(("max_cost_usd", v.to_string()));
+    }
+    let tokens = budget.get("max_tokens").filter(|v| !v.is_null());
+    tokens.filter(|v| !v.as_u64().is_some_and(|n| n >= 1)).map(|v| ("max_tokens", v.to_string()))
+}
+
+/// A budget limit that is not one.
+fn budget_error(subject: Subject, path: &str, limit: &str, given: &str) -> Diagnostic {
+    Diagnostic::error("budget", subject, path, format!("`{limit}` is {given}: {}", budget_rule(limit)))
+        .with_help(format!("give {}, or remove `{limit}` for no limit", budget_rule(limit)))
+}
+
+/// What a budget limit must be.
+fn budget_rule(limit: &str) -> &'static str {
+    match limit {
+        "max_tokens" => "a whole number of tokens from 1",
+        _ => "an amount of US dollars from 0, such as 0.5",
     }
 }
 

@@ -49,6 +49,8 @@ pub struct AgentContext {
     pub fleet: Option<crate::fleet::FleetLimits>,
     /// The structured-output dialect of each server the run's agents call.
     pub dialects: Arc<DialectBook>,
+    /// The run's budget ledger, when the run or one of its agents has a budget.
+    pub budget: Option<Arc<crate::budget::Ledger>>,
 }
 
 /// Runs the agent to its output.
@@ -268,6 +270,7 @@ impl Caller<'_> {
             if let Some(fleet) = &self.ctx.fleet {
                 fleet.wait_while_paused(provider).await;
             }
+            let reserved = crate::budget::reserve(self.ctx.budget.as_ref(), self.node_id, provider, &request).await?;
             let span = observe::chat_span(provider, &request, capture);
             let started = Instant::now();
             let mut result = plan.provider.call(&request, self.sink).instrument(span.clone()).await;
@@ -276,6 +279,7 @@ impl Caller<'_> {
             {
                 self.ctx.prices.apply(provider, model, &mut reply.usage);
             }
+            crate::budget::settle(reserved, &result);
             observe::chat_finished(&span, (provider, model), result.as_ref(), started.elapsed(), capture);
             let error = match result {
                 Ok(reply) => {

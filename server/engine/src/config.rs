@@ -67,6 +67,9 @@ pub struct RunOptions {
     /// Whether command nodes may run, and which programs; without it a conclave
     /// with a command node is refused.
     pub commands: Option<Arc<Commands>>,
+    /// A budget given for this run besides the conclave's own (the command line, the
+    /// API): the tighter of the two holds, limit by limit, and is stored with the run.
+    pub budget: Option<conclave_shared::Budget>,
 }
 
 /// The programs a run's command nodes may start, and the workspace they may run in.

@@ -19,6 +19,8 @@
 
 pub mod agent;
 pub mod approval;
+pub mod budget;
+pub mod budget_exceeded;
 pub mod bus;
 pub mod cache;
 pub mod command;
@@ -51,6 +53,7 @@ use tracing::Instrument;
 
 pub use agent::AgentContext;
 pub use approval::{Decision, DecisionError, cancel_waiting, decide};
+pub use budget::{BudgetExceeded, Ledger};
 pub use bus::{BusSink, EventBus};
 pub use config::{Commands, EngineConfig, MAX_SAMPLES, RunOptions, Samples};
 pub use fleet::FleetLimits;
@@ -213,7 +216,12 @@ impl Engine {
     ) -> Result<RunHandle, StartError> {
         let reused = options.reuse.as_ref().map(|r| reuse::resolve(conclave.conclave(), r)).transpose()?;
         let plan = Arc::new(self.plan_off_thread(&conclave, &options).await?);
-        let conclave = conclave.conclave().clone();
+        let mut conclave = conclave.conclave().clone();
+        // The run's budget is decided once and stored with the run, where a worker
+        // that takes it up again and its report find it.
+        conclave.settings.budget =
+            conclave_shared::Budget::tighter(conclave.settings.budget.as_ref(), options.budget.as_ref());
+        let ledger = Ledger::for_plan(conclave.settings.budget, &plan, &self.config.prices)?.map(Arc::new);
         let run_id = uuid::Uuid::now_v7().to_string();
         let new_run = NewRun {
             id: run_id.clone(),
@@ -227,7 +235,7 @@ impl Engine {
             return Err(error.into());
         }
         let bus = Arc::new(EventBus::new(run_id.clone(), self.store.clone()));
-        let launch = Launch { plan, conclave: &conclave, input, options, reused, resumed: None };
+        let launch = Launch { plan, conclave: &conclave, input, options, reused, resumed: None, ledger };
         Ok(self.launch(bus, launch))
     }
 
@@ -267,15 +275,18 @@ impl Engine {
         let last_seq = events.last().map_or(0, |e| e.seq);
         let plan = Arc::new(self.plan_off_thread(&conclave, &options).await?);
         let bus = Arc::new(EventBus::resuming(run_id.to_string(), self.store.clone(), last_seq));
+        // The budget stored with the run, starting from what its events say was spent.
+        let ledger = Ledger::for_plan(record.conclave.settings.budget, &plan, &self.config.prices)?
+            .map(|ledger| Arc::new(ledger.resumed_from(&events)));
         let resumed = (!events.is_empty()).then_some(Resumed { nodes: record.nodes, failures });
-        let launch =
-            Launch { plan, conclave: conclave.conclave(), input: record.input, options, reused: None, resumed };
+        let (conclave, input) = (conclave.conclave(), record.input);
+        let launch = Launch { plan, conclave, input, options, reused: None, resumed, ledger };
         Ok(self.launch(bus, launch))
     }
 
     /// Spawns the scheduler of a recorded run.
     fn launch(&self, bus: Arc<EventBus>, launch: Launch<'_>) -> RunHandle {
-        let Launch { plan, conclave, input, options, reused, resumed } = launch;
+        let Launch { plan, conclave, input, options, reused, resumed, ledger } = launch;
         let no_cache = options.no_cache;
         let events = bus.subscribe();
         let cancel = CancellationToken::new();
@@ -290,6 +301,7 @@ impl Engine {
             capture_content: self.config.capture_message_content,
             fleet: self.config.fleet.clone(),
             dialects: Arc::new(dialects::DialectBook::new(self.store.clone())),
+            budget: ledger,
         };
         let run_id = bus.run_id().to_string();
         let span = observe::workflow_span(&conclave.id, &run_id);
@@ -310,4 +322,5 @@ struct Launch<'a> {
     options: RunOptions,
     reused: Option<reuse::Reused>,
     resumed: Option<Resumed>,
+    ledger: Option<Arc<Ledger>>,
 }

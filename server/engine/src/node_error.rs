@@ -3,6 +3,7 @@
 
 use conclave_core::ProviderError;
 
+use crate::budget_exceeded::BudgetExceeded;
 use crate::policy_call::PolicyFailure;
 use conclave_shared::ErrorKind;
 use std::time::Duration;
@@ -52,6 +53,10 @@ pub enum NodeError {
         /// Its error.
         message: String,
     },
+    /// A provider call could not fit in what was left of the run's budget (or the
+    /// agent's `max_cost`), so it was not made.
+    #[error("{0}")]
+    Budget(#[from] BudgetExceeded),
     /// A bug in Conclave (a task panicked).
     #[error("internal error: {0}")]
     Internal(String),
@@ -68,6 +73,7 @@ impl NodeError {
             NodeError::Command(_) => ErrorKind::Command,
             NodeError::Body { kind, .. } => *kind,
             NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
+            NodeError::Budget(_) => ErrorKind::Budget,
             NodeError::Policy(_) | NodeError::Internal(_) => ErrorKind::Internal,
         }
     }

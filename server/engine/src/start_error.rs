@@ -133,6 +133,22 @@ pub enum StartError {
         /// Why, and what to do.
         reason: String,
     },
+    /// The run has a cost budget (or the agent a `max_cost`) and the agent's model
+    /// has no price, so its calls cannot be checked against it.
+    #[error(
+        "node `{node_id}`: the run has a cost budget, but model `{model}` of provider `{provider}` has no price, so \
+         its calls cannot be checked against it; add its price in dollars per million tokens to \
+         $CONCLAVE_CONFIG_DIR/pricing.json, such as {{\"{provider}\": {{\"{model}\": {{\"input\": 3.0, \"output\": 15.0}}}}}}, \
+         or limit the run by tokens only"
+    )]
+    Unpriced {
+        /// The agent node.
+        node_id: String,
+        /// Its provider.
+        provider: String,
+        /// Its model (the provider's default when it names none).
+        model: String,
+    },
     /// The run cannot be taken up again.
     #[error("cannot resume run `{run_id}`: {reason}")]
     CannotResume {
@@ -164,7 +180,8 @@ impl StartError {
             | StartError::ReuseNotSucceeded { node_id, .. }
             | StartError::ReuseChanged { node_id, .. }
             | StartError::Command { node_id, .. }
-            | StartError::ChildNotLoaded { node_id, .. } => Some(node_id),
+            | StartError::ChildNotLoaded { node_id, .. }
+            | StartError::Unpriced { node_id, .. } => Some(node_id),
             StartError::ReuseOtherConclave { .. }
             | StartError::Samples { .. }
             | StartError::CannotResume { .. }

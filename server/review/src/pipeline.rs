@@ -65,6 +65,8 @@ pub struct ReviewRequest {
     pub samples: u32,
     /// Ignore the cache: cached nodes run again and their answers are not stored.
     pub no_cache: bool,
+    /// The run's budget besides the conclave's (the tighter holds).
+    pub budget: Option<conclave_shared::Budget>,
 }
 
 /// Which conclave reviews a change.
@@ -107,6 +109,8 @@ pub struct PreparedReview {
     pub samples: Option<Samples>,
     /// Whether the run ignores the cache.
     pub no_cache: bool,
+    /// The run's budget besides the conclave's (the tighter holds).
+    pub budget: Option<conclave_shared::Budget>,
 }
 
 /// Why a review could not be prepared or finished.
@@ -201,6 +205,7 @@ pub fn prepare_change(
     review.notices = fallback.iter().map(|f| format!("note: {f}")).collect();
     review.fallback = fallback;
     review.no_cache = request.no_cache;
+    review.budget = request.budget;
     Ok(review)
 }
 
@@ -234,6 +239,7 @@ pub fn prepare_recorded(
         policy,
         samples,
         no_cache: false,
+        budget: None,
     })
 }
 
@@ -250,6 +256,7 @@ pub fn run_options(review: &PreparedReview, reuse: Option<Reuse>) -> RunOptions 
         // The conclave is a file of the workspace or the catalog, or one the server
         // checked against its allowed programs when it was saved or posted.
         commands: Some(Arc::new(Commands::any(None))),
+        budget: review.budget,
     }
 }
 

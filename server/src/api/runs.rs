@@ -17,6 +17,7 @@ use conclave_engine::{Reuse, RunHandle, RunOptions, StartError, cancel_waiting};
 use conclave_review::diff::{Change, ChangeError};
 use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewPolicy};
+use conclave_shared::Budget;
 use conclave_shared::api::{ReviewTarget, StartRun, Started};
 use conclave_shared::{RunRecord, RunStatus, RunSummary};
 use serde::Deserialize;
@@ -63,22 +64,26 @@ pub async fn start(
 ) -> Result<(StatusCode, Json<Started>), ApiError> {
     let request: StartRun = parse_json(&body_bytes(body)?)?;
     let reuse = earlier_run(&state, &request).await?;
+    let budget = checked_budget(request.budget)?;
     let stored_change = match (&request.review, &request.input, &reuse) {
         (None, None, Some(reuse)) => Change::from_run_input(&reuse.earlier.input),
         _ => None,
     };
     let (handle, notices, review) = match (request.review, stored_change) {
         (Some(target), _) => {
-            let (handle, notices) = start_review(&state, request.conclave_id, Review::Target(target), reuse).await?;
+            let (handle, notices) =
+                start_review(&state, request.conclave_id, Review::Target(target), (reuse, budget)).await?;
             (handle, notices, true)
         }
         (None, Some(change)) => {
-            let (handle, notices) = start_review(&state, request.conclave_id, Review::Stored(change), reuse).await?;
+            let (handle, notices) =
+                start_review(&state, request.conclave_id, Review::Stored(change), (reuse, budget)).await?;
             (handle, notices, true)
         }
         (None, None) => {
             let input = request.input.or_else(|| reuse.as_ref().map(|r| r.earlier.input.clone()));
-            (start_plain(&state, &request.conclave_id, input.unwrap_or(Value::Null), reuse).await?, vec![], false)
+            let input = input.unwrap_or(Value::Null);
+            (start_plain(&state, &request.conclave_id, input, (reuse, budget)).await?, vec![], false)
         }
     };
     let handle = match handle {
@@ -150,7 +155,7 @@ async fn launch(
     match &state.queue {
         Some(queue) if options.reuse.is_none() => {
             state.engine.plan_off_thread(&conclave, &options).await.map_err(start_error)?;
-            let id = crate::worker::enqueue(queue.as_ref(), conclave.conclave(), input, &spec).await?;
+            let id = crate::worker::enqueue(queue.as_ref(), conclave.conclave(), input, &spec, options.budget).await?;
             Ok(Launched::Queued(id))
         }
         _ => Ok(Launched::Started(state.engine.start(conclave, input, options).await.map_err(start_error)?)),
@@ -162,7 +167,7 @@ async fn start_plain(
     state: &AppState,
     conclave_id: &str,
     input: Value,
-    reuse: Option<Reuse>,
+    (reuse, budget): (Option<Reuse>, Option<Budget>),
 ) -> Result<Launched, ApiError> {
     let workspace = &state.workspace;
     let (id, dir, context) =
@@ -174,6 +179,7 @@ async fn start_plain(
         policy: Some(Arc::new(ReviewPolicy::default())),
         reuse,
         commands: Some(workspace.commands()),
+        budget,
         ..RunOptions::default()
     };
     launch(state, conclave, input, options, JobSpec::Run).await
@@ -191,7 +197,7 @@ async fn start_review(
     state: &AppState,
     conclave_id: String,
     what: Review,
-    reuse: Option<Reuse>,
+    (reuse, budget): (Option<Reuse>, Option<Budget>),
 ) -> Result<(Launched, Vec<String>), ApiError> {
     let (repository, target_path) = match &what {
         Review::Target(target) => (std::path::PathBuf::from(&target.repository), "/review/repository"),
@@ -216,6 +222,7 @@ async fn start_review(
         max_diff_bytes: workspace.max_diff_bytes,
         samples: 1,
         no_cache: false,
+        budget,
     };
     let prepared = match what {
         Review::Target(target) => {
@@ -256,6 +263,14 @@ fn review_error(conclave_id: &str, repository: &str, error: ReviewError) -> ApiE
         ReviewError::Start(e) => start_error(e),
         ReviewError::Store(e) => e.into(),
     }
+}
+
+/// The request's budget, refused when a limit is negative.
+fn checked_budget(budget: Option<Budget>) -> Result<Option<Budget>, ApiError> {
+    if budget.and_then(|b| b.max_cost_usd).is_some_and(|usd| usd < 0.0) {
+        return Err(ApiError::bad_field("/budget/max_cost_usd", "a budget is a positive amount of US dollars"));
+    }
+    Ok(budget.filter(|b| !b.is_unlimited()))
 }
 
 /// A 422 about one field of the request.

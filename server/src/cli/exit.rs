@@ -7,7 +7,7 @@ pub const OK: u8 = 0;
 pub const OTHER: u8 = 1;
 /// Configuration or input error found before any provider call.
 pub const CONFIG: u8 = 2;
-/// A provider failed.
+/// A provider failed, or a call did not fit in the run's budget (`budget`).
 pub const PROVIDER: u8 = 3;
 /// Structured output still invalid after retries.
 pub const CONTRACT: u8 = 4;

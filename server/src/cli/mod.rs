@@ -2,6 +2,7 @@
 //! providers) and the exit codes of DESIGN.md.
 
 mod approve;
+mod budget;
 mod concurrency;
 mod connections;
 mod dismiss;

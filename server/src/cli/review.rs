@@ -101,6 +101,9 @@ pub struct ReviewArgs {
     /// Record provider calls, or replay them.
     #[command(flatten)]
     pub recordings: super::recordings::Recordings,
+    /// The review's budget.
+    #[command(flatten)]
+    pub budget: super::budget::BudgetArgs,
 }
 
 /// CI gates.
@@ -148,21 +151,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         Ok(target) => target,
         Err(code) => return code,
     };
-    let request = ReviewRequest {
-        repository: args.repo.clone().unwrap_or_else(|| PathBuf::from(".")),
-        base: args.base.clone(),
-        conclave: args.conclave.clone().map_or(ConclaveChoice::Default, ConclaveChoice::PathOrId),
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        // In CI a missing key is a failure, never a review by the local model: a pull
-        // request from a fork has no secrets, and must not pass a gate on the tiny
-        // default model's empty review. `--provider local` still chooses it on purpose.
-        fallback: !args.no_fallback && !in_ci(),
-        allow_paths: workspace.allow_paths.iter().chain(&args.allow_paths).cloned().collect(),
-        max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
-        samples: args.samples,
-        no_cache: args.no_cache,
-    };
+    let request = review_request(&args, &workspace);
     let review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
         Ok(review) => review,
         Err(e) => return explain_review_error(e),
@@ -220,6 +209,26 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     let code = worst.max(deliver(&args, &mut report, status).await);
     let posted = super::post::publish(post_to.as_ref(), &report, status, &request.repository).await;
     code.max(posted)
+}
+
+/// What `conclave review` asks the review pipeline for.
+fn review_request(args: &ReviewArgs, workspace: &Workspace) -> ReviewRequest {
+    ReviewRequest {
+        repository: args.repo.clone().unwrap_or_else(|| PathBuf::from(".")),
+        base: args.base.clone(),
+        conclave: args.conclave.clone().map_or(ConclaveChoice::Default, ConclaveChoice::PathOrId),
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        // In CI a missing key is a failure, never a review by the local model: a pull
+        // request from a fork has no secrets, and must not pass a gate on the tiny
+        // default model's empty review. `--provider local` still chooses it on purpose.
+        fallback: !args.no_fallback && !in_ci(),
+        allow_paths: workspace.allow_paths.iter().chain(&args.allow_paths).cloned().collect(),
+        max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
+        samples: args.samples,
+        no_cache: args.no_cache,
+        budget: args.budget.budget(),
+    }
 }
 
 /// One line on one run of a repeated review.

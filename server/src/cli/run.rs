@@ -59,6 +59,9 @@ pub struct RunArgs {
     /// Record provider calls, or replay them.
     #[command(flatten)]
     pub recordings: super::recordings::Recordings,
+    /// The run's budget.
+    #[command(flatten)]
+    pub budget: super::budget::BudgetArgs,
 }
 
 /// Runs the conclave (or queues it); returns the exit code.
@@ -112,6 +115,7 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
         reuse,
         commands: Some(workspace.commands()),
         no_cache: args.no_cache,
+        budget: args.budget.budget(),
         ..RunOptions::default()
     };
     match follow(&conclave, engine.start(checked, input, options).await).await {
@@ -126,7 +130,8 @@ async fn enqueue(args: &RunArgs, workspace: &Workspace, queue: &dyn RunQueue, in
         Ok(c) => c,
         Err(code) => return code,
     };
-    match crate::worker::enqueue(queue, checked.conclave(), input, &crate::worker::JobSpec::Run).await {
+    let (spec, budget) = (crate::worker::JobSpec::Run, args.budget.budget());
+    match crate::worker::enqueue(queue, checked.conclave(), input, &spec, budget).await {
         Ok(id) => {
             eprintln!("queued run {id}: a `conclave worker` on this database runs it (`conclave runs show {id}`)");
             println!("{id}");
@@ -172,6 +177,7 @@ async fn rerun_review(
         max_diff_bytes: workspace.max_diff_bytes,
         samples: 1,
         no_cache: args.no_cache,
+        budget: args.budget.budget(),
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());
@@ -304,7 +310,7 @@ pub fn exit_code(outcome: &RunOutcome) -> u8 {
     match (outcome.status, outcome.error_kind) {
         (RunStatus::Succeeded, _) => exit::OK,
         (RunStatus::Failed, Some(ErrorKind::Config)) => exit::CONFIG,
-        (RunStatus::Failed, Some(ErrorKind::Provider | ErrorKind::Timeout)) => exit::PROVIDER,
+        (RunStatus::Failed, Some(ErrorKind::Provider | ErrorKind::Timeout | ErrorKind::Budget)) => exit::PROVIDER,
         (RunStatus::Failed, Some(ErrorKind::InvalidOutput)) => exit::CONTRACT,
         (RunStatus::Waiting, _) => exit::WAITING,
         (RunStatus::Rejected, _) => exit::REJECTED,

@@ -5,6 +5,7 @@ mod api;
 mod api_approvals;
 mod api_evals;
 mod attack;
+mod budget;
 mod eval_cli;
 mod eval_injected;
 mod fleet;

@@ -1,4 +1,5 @@
 //! The catalog's integration tests: one binary, a module per concern.
 
+mod budget;
 mod children;
 mod file_format;

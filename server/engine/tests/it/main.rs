@@ -1,5 +1,6 @@
 //! The engine's integration tests: one binary, a module per concern.
 
+mod budget;
 mod engine;
 mod kinds;
 mod policy;

@@ -212,6 +212,7 @@ async fn prepare_case(
         allow_paths: Vec::new(),
         max_diff_bytes: request.max_diff_bytes,
         samples: request.samples,
+        budget: None,
         no_cache: request.no_cache,
     };
     pipeline::prepare(&review, ctx.catalog, ctx.providers)

@@ -19,7 +19,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
         report.checks.iter().map(|(node, check)| json!({"node_id": node, "check": check})).collect();
     let mismatches: Vec<Value> =
         report.mismatches.iter().map(|(node, m)| json!({"node_id": node, "mismatches": m})).collect();
-    let doc = json!({
+    let mut doc = json!({
         "status": report.status.as_str(),
         "run_id": report.run_id,
         "conclave": report.conclave.0,
@@ -54,6 +54,10 @@ pub(super) fn render(report: &ReviewReport) -> String {
             "omitted": report.omitted.iter().map(|(path, bytes)| json!({"path": path, "diff_bytes": bytes})).collect::<Vec<_>>(),
         },
     });
+    // Only a run with a budget says what it spent against it.
+    if let (Some(budget), Some(doc)) = (&report.budget, doc.as_object_mut()) {
+        doc.insert("budget".into(), json!(budget));
+    }
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text

@@ -21,6 +21,9 @@ pub(super) fn render(r: &ReviewReport) -> String {
     merged(&mut out, r);
     lowerings(&mut out, r);
     usage(&mut out, r);
+    if let Some(budget) = &r.budget {
+        super::budget::markdown(&mut out, budget);
+    }
     out
 }
 

@@ -4,6 +4,7 @@
 //! **Invariant:** every total in a report is computed from the findings; an agent's
 //! own `counts` are only ever compared, never shown as the truth.
 
+mod budget;
 mod envelope;
 mod markdown;
 mod rdjsonl;
@@ -11,6 +12,7 @@ mod repeats;
 mod review_report;
 mod sarif;
 
+pub use budget::{AgentSpend, BudgetSummary};
 pub use repeats::{stability_distribution, support_distribution};
 pub use review_report::{
     AgentUsage, LoweringSummary, RepeatSummary, ReviewReport, SampledAgent, anchor_counts, fingerprint, gates, lane,
@@ -98,7 +100,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
     let (raised, _, _) = result_of(record, events, &reviewers);
     let (checks, mismatches, lowerings) = engine_checks(conclave, events);
     let samples = repeats::sampled_agents(record);
-    let mut degraded = degraded_nodes(record);
+    let mut degraded = degraded_nodes(record, events);
     degraded.extend(repeats::failed_samples(&samples));
     ReviewReport {
         run_id: record.summary.id.clone(),
@@ -122,26 +124,32 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         samples,
         min_stability: 0.0,
         repeat: None,
+        budget: budget::budget_of(record, events),
     }
 }
 
 /// Agents that did not give their output: failed (a provider error, or output still
 /// invalid after its retries) or skipped; and a run that failed on no node (the
 /// store reported an error, or the run stopped).
-fn degraded_nodes(record: &RunRecord) -> Vec<String> {
-    let mut reasons = agent_failures(record);
+fn degraded_nodes(record: &RunRecord, events: &[RunEvent]) -> Vec<String> {
+    let mut reasons = agent_failures(record, &budget::stopped_by_budget(events));
     if record.summary.status == RunStatus::Failed && record.summary.failed_node.is_none() {
         reasons.push(format!("the run failed: {}", record.summary.error.as_deref().unwrap_or("no reason given")));
     }
     reasons
 }
 
-fn agent_failures(record: &RunRecord) -> Vec<String> {
+fn agent_failures(record: &RunRecord, stopped_by_budget: &[&str]) -> Vec<String> {
     record
         .nodes
         .iter()
         .filter(|n| record.conclave.node(&n.node_id).is_some_and(|node| node.kind == NodeKind::Agent))
         .filter_map(|n| match n.state {
+            NodeState::Failed if stopped_by_budget.contains(&n.node_id.as_str()) => Some(format!(
+                "agent `{}` did not run to the end: a call of it did not fit in the budget ({})",
+                n.node_id,
+                n.error.as_deref().unwrap_or("no reason given")
+            )),
             NodeState::Failed => {
                 Some(format!("agent `{}` failed: {}", n.node_id, n.error.as_deref().unwrap_or("no reason given")))
             }

@@ -93,6 +93,9 @@ pub struct ReviewReport {
     /// What the runs of a repeated review had in common (`--repeat N`), in the last
     /// run's report.
     pub repeat: Option<RepeatSummary>,
+    /// What the run spent against its budget, when it has one (or an agent has a
+    /// `max_cost`).
+    pub budget: Option<super::budget::BudgetSummary>,
 }
 
 impl ReviewReport {

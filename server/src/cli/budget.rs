@@ -1,0 +1,34 @@
+//! `--max-cost` and `--max-tokens`, defined once for `conclave run` and `conclave
+//! review`: the run's budget, which combines with the conclave's `settings.budget`
+//! as the tighter of the two.
+
+use clap::Args;
+use conclave_shared::Budget;
+
+/// The most a run may spend.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct BudgetArgs {
+    /// Most the run's provider calls may cost together, in US dollars (every agent,
+    /// sample, loop iteration and nested conclave). A call that cannot fit in what
+    /// is left is not made and its agent fails with `budget` (exit 3). With the
+    /// conclave's `settings.budget`, the tighter holds.
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    pub max_cost: Option<f64>,
+    /// Most tokens (prompt and generated) the run's provider calls may use together.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_tokens: Option<u64>,
+}
+
+impl BudgetArgs {
+    /// The budget given, if any.
+    pub fn budget(self) -> Option<Budget> {
+        Budget::tighter(Some(&Budget { max_cost_usd: self.max_cost, max_tokens: self.max_tokens }), None)
+    }
+}
+
+fn parse_usd(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
+        _ => Err(format!("`{text}` is not an amount of US dollars; give one such as 0.50")),
+    }
+}
