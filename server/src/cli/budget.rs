@@ -3,6 +3,8 @@
 //! as the tighter of the two.
 
 use clap::Args;
+use conclave_core::RunStore;
+use conclave_engine::budget::spent_in;
 use conclave_shared::Budget;
 
 /// The most a run may spend.
@@ -24,6 +26,19 @@ impl BudgetArgs {
     pub fn budget(self) -> Option<Budget> {
         Budget::tighter(Some(&Budget { max_cost_usd: self.max_cost, max_tokens: self.max_tokens }), None)
     }
+}
+
+/// One line on standard error saying what a finished run with a budget spent
+/// against it; nothing for a run without one.
+pub async fn print_spending(store: &dyn RunStore, run_id: &str) {
+    let Ok(Some(record)) = store.get_run(run_id).await else { return };
+    let Some(budget) = record.conclave.settings.budget else { return };
+    let Ok(events) = store.events(run_id, 0).await else { return };
+    let (spent, _) = spent_in(&events);
+    let cost = budget.max_cost_usd.map_or(String::new(), |max| format!("${:.4} of ${max:.4}, ", spent.cost_usd));
+    let tokens =
+        budget.max_tokens.map_or(format!("{} tokens", spent.tokens), |max| format!("{} of {max} tokens", spent.tokens));
+    eprintln!("budget: spent {cost}{tokens}");
 }
 
 fn parse_usd(text: &str) -> Result<f64, String> {

@@ -119,7 +119,10 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
         ..RunOptions::default()
     };
     match follow(&conclave, engine.start(checked, input, options).await).await {
-        Ok(outcome) => conclude(&outcome),
+        Ok(outcome) => {
+            super::budget::print_spending(store.as_ref(), &outcome.run_id).await;
+            conclude(&outcome)
+        }
         Err(code) => code,
     }
 }
@@ -178,6 +181,7 @@ async fn rerun_review(
         samples: 1,
         no_cache: args.no_cache,
         budget: args.budget.budget(),
+        analyzers: Default::default(),
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());

@@ -279,3 +279,31 @@ async fn a_resumed_run_s_budget_counts_what_was_spent_before() {
     assert!(fake.calls_for("b").is_empty(), "$60 spent before the crash: a $100 call does not fit in $150");
     assert!(outcome.error.as_deref().unwrap_or("").contains("$60.0000 of the run's cost budget of $150.0000"));
 }
+
+#[tokio::test]
+async fn a_loop_s_iterations_share_the_run_s_budget() {
+    use conclave_shared::{Edge, LoopConfig, Node, NodeKind, Predicate, PredicateOp};
+    let (_prices, config) = priced();
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let unconfirmed = json!({"confirmed": false});
+    for n in 1..=5 {
+        fake.script(&format!("verify/{n}/check"), [FakeStep::json(unconfirmed.clone())]);
+    }
+    let spent_per_call = (unconfirmed.to_string().len() / 4) as f64;
+    let mut conclave = on_model(graph(&["in:t", "check:a", "out:o"], &[]), "m", 100);
+    let mut node = Node::new("verify", NodeKind::Loop);
+    node.repeat = Some(LoopConfig {
+        body: vec!["check".into()],
+        until: Predicate { pointer: "/check/confirmed".into(), op: PredicateOp::Equals, value: Some(json!(true)) },
+        max_iterations: 5,
+    });
+    conclave.nodes.push(node);
+    conclave.edges.extend([Edge::new("in", "verify"), Edge::new("verify", "out")]);
+    // Each iteration's call may cost $100: after three calls the fourth cannot fit.
+    let options = RunOptions { budget: Some(usd(100.0 + 2.5 * spent_per_call)), ..RunOptions::default() };
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), config);
+    let outcome = engine.start(checked(conclave), json!({}), options).await.expect("starts").wait().await;
+    assert_eq!((outcome.failed_node.as_deref(), outcome.error_kind), (Some("verify"), Some(ErrorKind::Budget)));
+    let calls: Vec<usize> = (1..=5).map(|n| fake.calls_for(&format!("verify/{n}/check")).len()).collect();
+    assert_eq!(calls, [1, 1, 1, 0, 0], "three iterations fit in the budget together");
+}
