@@ -228,3 +228,44 @@ async fn ended(dir: &Path, server: &FakeServer, run_id: &str) -> Value {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn the_api_takes_a_budget_and_stores_it_with_the_run() {
+    use axum::http::StatusCode;
+    let api = crate::api::api_with(None);
+    api.send("POST", "/api/conclaves", crate::api::conclave("pair", "text=hello")).await;
+    let body = json!({"conclave_id": "pair", "input": "x", "budget": {"max_cost_usd": -1}});
+    let (status, refused, _) = api.send("POST", "/api/runs", body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"]["path"], "/budget/max_cost_usd", "{refused}");
+
+    // A token budget needs no price: 4,096 generated tokens at most do not fit in 100.
+    let body = json!({"conclave_id": "pair", "input": "x", "budget": {"max_tokens": 100}});
+    let (status, started, _) = api.send("POST", "/api/runs", body).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{started}");
+    let id = started["run_id"].as_str().expect("run id").to_string();
+    let (_, _, events) = api.get(&format!("/api/runs/{id}/events")).await;
+    assert!(events.contains("run_finished"), "{events}");
+    let (_, run, _) = api.get(&format!("/api/runs/{id}")).await;
+    assert_eq!(run["conclave"]["settings"]["budget"], json!({"max_tokens": 100}), "{run}");
+    let a = run["nodes"].as_array().and_then(|n| n.iter().find(|n| n["node_id"] == "a").cloned()).expect("a");
+    assert_eq!(a["state"], "failed", "{run}");
+    assert!(a["error"].as_str().unwrap_or("").contains("of the run's token budget of 100 tokens"), "{run}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conclave_run_stops_at_its_budget_with_exit_3_and_says_what_it_spent() {
+    let dir = panel_workspace();
+    let answer = || Vendor::Anthropic.answer("looked");
+    let routes = ["security", "correctness", "conventions", "writer"]
+        .map(|id| Route { marker: format!("You are the {id} reviewer."), replies: vec![answer()] })
+        .to_vec();
+    let server = FakeServer::start_routed(routes).await;
+    let budget = (WORST + 1.5 * CALL).to_string();
+    let args = ["run", "panel", "--input", "a change", "--max-concurrency", "1", "--max-cost", budget.as_str()];
+    let out = tokio::task::block_in_place(|| conclave(dir.path(), &server).args(args).output().expect("runs"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("this provider call was not made"), "{stderr}");
+    assert!(stderr.contains("budget: spent $84.0000 of $4159.0000, 324 tokens"), "{stderr}");
+}
