@@ -177,11 +177,11 @@ fn check_format(value: &Value, nodes: &[NodeView], out: &mut Vec<Diagnostic>) {
 /// The first limit of a `settings.budget` that is not one, with its value.
 fn bad_budget_limit(budget: &Value) -> Option<(&'static str, String)> {
     let cost = budget.get("max_cost_usd").filter(|v| !v.is_null());
-    if let Some(v) = cost.filter(|v| !v.as_f64().is_some_and(|usd| usd >= 0.0)) {
+    if let Some(v) = cost.filter(|v| v.as_f64().is_none_or(|usd| usd < 0.0)) {
         return Some(("max_cost_usd", v.to_string()));
     }
     let tokens = budget.get("max_tokens").filter(|v| !v.is_null());
-    tokens.filter(|v| !v.as_u64().is_some_and(|n| n >= 1)).map(|v| ("max_tokens", v.to_string()))
+    tokens.filter(|v| v.as_u64().is_none_or(|n| n < 1)).map(|v| ("max_tokens", v.to_string()))
 }
 
 /// A budget limit that is not one.
