@@ -122,8 +122,9 @@ pub fn prompt_bound(request: &AgentRequest) -> u64 {
     bytes as u64 + allowance
 }
 
-/// The length of `value` as compact JSON, escapes aside (a token of an escaped
-/// character is still at least one byte of the text it stands for).
+/// At least the length of `value` as compact JSON (a number counts 24 bytes, every
+/// member a separator), escapes aside: a token of an escaped character is still at
+/// least one byte of the text it stands for.
 pub fn json_len(value: &Value) -> usize {
     match value {
         Value::Null => 4,

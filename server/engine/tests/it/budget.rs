@@ -307,3 +307,43 @@ async fn a_loop_s_iterations_share_the_run_s_budget() {
     let calls: Vec<usize> = (1..=5).map(|n| fake.calls_for(&format!("verify/{n}/check")).len()).collect();
     assert_eq!(calls, [1, 1, 1, 0, 0], "three iterations fit in the budget together");
 }
+
+#[test]
+fn a_call_s_worst_case_is_a_token_a_byte_plus_allowances_and_max_tokens_at_the_dearest_prompt_price() {
+    use conclave_core::pricing::Price;
+    use conclave_core::{AgentRequest, Message, SchemaSpec, ToolSpec};
+    use conclave_engine::budget::{PER_CALL_TOKENS, PER_MESSAGE_TOKENS, SCHEMA_TOKENS, TOOLS_TOKENS, json_len};
+    let parameters = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+    let schema = json!({"type": "object", "required": ["findings"]});
+    let request = AgentRequest {
+        run_id: "r".into(),
+        node_id: "a".into(),
+        model: "m".into(),
+        shared_prefix: "p".repeat(100),
+        system_prompt: "s".repeat(1_000),
+        input: json!({"not": "counted: the first message carries it"}),
+        messages: vec![
+            Message::User("u".repeat(10_000)),
+            Message::Assistant { text: "a".repeat(50), tool_calls: vec![] },
+        ],
+        tools: vec![ToolSpec { name: "grep".into(), description: "d".repeat(20), parameters: parameters.clone() }],
+        tool_calls_allowed: true,
+        output_schema: Some(SchemaSpec { name: "findings".into(), schema: Arc::new(schema.clone()) }),
+        max_tokens: 2_000,
+        agent: Arc::new(conclave_shared::AgentConfig::new("fake")),
+        dialect: None,
+        attempt: 1,
+        max_turns: 1,
+        workdir: None,
+    };
+    let bytes = 100 + 1_000 + 10_000 + 50 + (4 + 20 + json_len(&parameters)) + (8 + json_len(&schema));
+    assert!(json_len(&parameters) >= serde_json::to_string(&parameters).expect("json").len(), "an upper bound");
+    let allowance = PER_CALL_TOKENS + 2 * PER_MESSAGE_TOKENS + TOOLS_TOKENS + SCHEMA_TOKENS;
+    assert_eq!(conclave_engine::budget::prompt_bound(&request), bytes as u64 + allowance);
+    // A cache write dearer than an input token prices every prompt token.
+    let price = Price { input: 3.0, output: 15.0, cache_read: Some(0.3), cache_write: Some(3.75) };
+    let worst = WorstCase::of(&request, Some(price));
+    let expected = ((bytes as u64 + allowance) as f64 * 3.75 + 2_000.0 * 15.0) / 1e6;
+    assert_eq!((worst.output_tokens, worst.cost_usd), (2_000, Some(expected)));
+    assert_eq!(WorstCase::of(&request, None).cost_usd, None, "no price, no cost");
+}
