@@ -24,6 +24,7 @@ use crate::observe;
 use crate::plan::{AgentDialects, AgentPlan};
 use crate::policy::OutputPolicy;
 use crate::policy_call::{self, PolicyFailure};
+use crate::warmup::{Leader, Warmups};
 
 /// The most of a server's rejection a lowering note quotes.
 const NOTE_QUOTE: usize = 400;
@@ -51,6 +52,9 @@ pub struct AgentContext {
     pub dialects: Arc<DialectBook>,
     /// The run's budget ledger, when the run or one of its agents has a budget.
     pub budget: Option<Arc<crate::budget::Ledger>>,
+    /// The shared prompt prefixes whose first call was sent, for providers that
+    /// cache prompts.
+    pub warmups: Arc<Warmups>,
 }
 
 /// Runs the agent to its output.
@@ -72,8 +76,18 @@ pub async fn run_agent_with(
     sink: BusSink,
 ) -> Result<(NodeOutput, Usage), NodeError> {
     let input_value = input.to_value();
-    let mut call = Caller { plan, ctx, sink: &sink, node_id, input: &input_value, usage: Usage::default() };
-    let mut messages = vec![Message::User(input.render())];
+    let shared_prefix = shared_prefix(&plan.shared_prompt, &input);
+    let mut call = Caller {
+        plan,
+        ctx,
+        sink: &sink,
+        node_id,
+        input: &input_value,
+        shared_prefix: &shared_prefix,
+        usage: Usage::default(),
+        calls: 0,
+    };
+    let mut messages = vec![Message::User(input.first_message())];
     let Some(contract) = &plan.contract else {
         let reply = call.converse(&mut messages, 1, false).await?;
         let output = match reply.json {
@@ -101,11 +115,7 @@ pub async fn run_agent_with(
         match checked {
             Ok(value) => return Ok((NodeOutput::Json(value), call.usage)),
             Err((errors, schema)) => {
-                let usage = Usage {
-                    input_tokens: call.usage.input_tokens - before.input_tokens,
-                    output_tokens: call.usage.output_tokens - before.output_tokens,
-                    cost_usd: call.usage.cost_usd.map(|c| c - before.cost_usd.unwrap_or(0.0)),
-                };
+                let usage = call.usage.since(&before);
                 let event = EventKind::AttemptFailed {
                     node_id: node_id.to_string(),
                     attempt,
@@ -122,6 +132,13 @@ pub async fn run_agent_with(
         }
     }
     Err(NodeError::InvalidOutput { attempts, errors: last.0, raw: last.1 })
+}
+
+/// What every agent of the run is told first: the conclave's shared prompt, then the
+/// run input.
+fn shared_prefix(shared_prompt: &str, input: &AgentInput) -> String {
+    let context = input.shared_context();
+    if shared_prompt.is_empty() { context } else { format!("{shared_prompt}\n\n{context}") }
 }
 
 /// What the run's policy rejects in a valid answer (see
@@ -176,7 +193,10 @@ struct Caller<'a> {
     sink: &'a BusSink,
     node_id: &'a str,
     input: &'a Value,
+    shared_prefix: &'a str,
     usage: Usage,
+    /// Provider calls made so far (a try retried after a fault counts once).
+    calls: u32,
 }
 
 impl Caller<'_> {
@@ -217,6 +237,11 @@ impl Caller<'_> {
 
     async fn run_tool(&self, call: &ToolCall) -> Message {
         let outcome = match &self.ctx.tools {
+            // Offered alike to every agent for the prompt cache, a tool is still run
+            // only for an agent that has it.
+            _ if !self.plan.tools.iter().any(|t| t.name == call.name) => {
+                ToolOutcome::error(format!("`{}` is not one of your tools", call.name))
+            }
             Some(runner) => runner.run(call).await,
             None => ToolOutcome::error("no tools are available in this run"),
         };
@@ -252,36 +277,12 @@ impl Caller<'_> {
             None => None,
         };
         let mut request = self.request(messages, attempt, offer_tools, structured, dialect);
-        let (provider, model) = (plan.config.provider.as_str(), plan.config.model.as_str());
-        let capture = self.ctx.capture_content;
+        let provider = plan.config.provider.as_str();
         let mut retry = 0;
         let mut backoff = self.ctx.retry.backoff();
+        let _leader = self.first_call(&request).await;
         loop {
-            tracing::debug!(
-                node = self.node_id,
-                provider,
-                model,
-                attempt,
-                messages = request.messages.len(),
-                tools = request.tools.len(),
-                native_schema = request.output_schema.is_some(),
-                "calling the provider"
-            );
-            if let Some(fleet) = &self.ctx.fleet {
-                fleet.wait_while_paused(provider).await;
-            }
-            let reserved = crate::budget::reserve(self.ctx.budget.as_ref(), self.node_id, provider, &request).await?;
-            let span = observe::chat_span(provider, &request, capture);
-            let started = Instant::now();
-            let mut result = plan.provider.call(&request, self.sink).instrument(span.clone()).await;
-            if let Ok(reply) = &mut result
-                && reply.usage.cost_usd.is_none()
-            {
-                self.ctx.prices.apply(provider, model, &mut reply.usage);
-            }
-            crate::budget::settle(reserved, &result);
-            observe::chat_finished(&span, (provider, model), result.as_ref(), started.elapsed(), capture);
-            let error = match result {
+            let error = match self.try_once(&request, attempt).await? {
                 Ok(reply) => {
                     self.usage.add(&reply.usage);
                     return Ok(reply);
@@ -304,18 +305,74 @@ impl Caller<'_> {
             }
             let Some(delay) = backoff.next_delay(&error) else { return Err(error.into()) };
             retry += 1;
-            observe::provider_retried(provider, &error);
-            self.ctx
-                .bus
-                .emit(EventKind::ProviderRetry {
-                    node_id: self.node_id.to_string(),
-                    retry,
-                    error: error.to_string(),
-                    delay_ms: delay.as_millis() as u64,
-                })
-                .await;
-            tokio::time::sleep(delay).await;
+            self.wait_to_retry(&error, retry, delay).await;
         }
+    }
+
+    /// Before the agent's first call: when its provider caches prompts, waits for a
+    /// sibling's call that writes the same prefix, or leads (hold the guard until the
+    /// call was answered).
+    async fn first_call(&mut self, request: &AgentRequest) -> Option<Leader> {
+        let plan = self.plan;
+        self.calls += 1;
+        if self.calls > 1 || !plan.provider.caches_prompts() || request.shared_prefix.is_empty() {
+            return None;
+        }
+        self.ctx.warmups.lead_or_wait(&plan.config.provider, request).await
+    }
+
+    /// One try of a call, inside the run's budget, in its own `chat` span; the
+    /// provider's answer, or a `NodeError` when the budget leaves no room for it.
+    async fn try_once(
+        &self,
+        request: &AgentRequest,
+        attempt: u32,
+    ) -> Result<Result<AgentReply, ProviderError>, NodeError> {
+        let plan = self.plan;
+        let (provider, model) = (plan.config.provider.as_str(), plan.config.model.as_str());
+        let capture = self.ctx.capture_content;
+        tracing::debug!(
+            node = self.node_id,
+            provider,
+            model,
+            attempt,
+            messages = request.messages.len(),
+            tools = request.tools.len(),
+            native_schema = request.output_schema.is_some(),
+            "calling the provider"
+        );
+        if let Some(fleet) = &self.ctx.fleet {
+            fleet.wait_while_paused(provider).await;
+        }
+        let reserved = crate::budget::reserve(self.ctx.budget.as_ref(), self.node_id, provider, request).await?;
+        let span = observe::chat_span(provider, request, capture);
+        let started = Instant::now();
+        let mut result = plan.provider.call(request, self.sink).instrument(span.clone()).await;
+        if let Ok(reply) = &mut result
+            && reply.usage.cost_usd.is_none()
+        {
+            self.ctx.prices.apply(provider, model, &mut reply.usage);
+        }
+        crate::budget::settle(reserved, &result);
+        observe::chat_finished(&span, (provider, model), result.as_ref(), started.elapsed(), capture);
+        Ok(result)
+    }
+
+    /// Waits `delay` before retry number `retry` of a call that failed with `error`,
+    /// saying so in an event.
+    async fn wait_to_retry(&self, error: &ProviderError, retry: u32, delay: std::time::Duration) {
+        let provider = self.plan.config.provider.as_str();
+        observe::provider_retried(provider, error);
+        self.ctx
+            .bus
+            .emit(EventKind::ProviderRetry {
+                node_id: self.node_id.to_string(),
+                retry,
+                error: error.to_string(),
+                delay_ms: delay.as_millis() as u64,
+            })
+            .await;
+        tokio::time::sleep(delay).await;
     }
 
     /// After the server rejected `rejected`: on `auto`, the dialect to try next (a
@@ -372,14 +429,24 @@ impl Caller<'_> {
             (Some(d), Some(dialect)) if dialect.contract_in_prompt() => d.prompt_with_contract.clone(),
             _ => plan.system_prompt.clone(),
         };
+        // A provider that caches prompts gets the same tools in every call of every
+        // agent of the conclave (they come first in what it caches), with calls to
+        // the agent's own allowed or not.
+        let tools = match plan.cache_tools.is_empty() {
+            false => plan.cache_tools.clone(),
+            true if offer_tools => plan.tools.clone(),
+            true => Vec::new(),
+        };
         AgentRequest {
             run_id: self.ctx.bus.run_id().to_string(),
             node_id: self.node_id.to_string(),
             model: plan.config.model.clone(),
+            shared_prefix: self.shared_prefix.to_string(),
             system_prompt,
             input: self.input.clone(),
             messages: messages.to_vec(),
-            tools: if offer_tools { plan.tools.clone() } else { Vec::new() },
+            tools,
+            tool_calls_allowed: offer_tools && !plan.tools.is_empty(),
             output_schema: match (&plan.dialects, dialect) {
                 _ if !structured => None,
                 (Some(AgentDialects { object_schema: Some(spec), .. }), Some(OutputDialect::JsonObjectSchema)) => {
