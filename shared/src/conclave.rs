@@ -76,6 +76,11 @@ pub struct Settings {
     /// change (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff_tightening: Option<bool>,
+    /// Instructions every agent reads first, before the run input and its own system
+    /// prompt. Text common to several agents belongs here: providers that cache
+    /// prompts then cache it once for all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_prompt: Option<String>,
     /// The most the run may spend (`max_cost_usd`, `max_tokens`); a call that cannot
     /// fit in what is left is not made, and its agent fails with `budget`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -523,6 +523,9 @@ mod tests {
         u.add(&Usage { cost_usd: Some(0.5), cache_read_tokens: 7, ..Usage::tokens(10, 20) });
         assert_eq!(u, Usage { cost_usd: Some(0.5), cache_read_tokens: 7, ..Usage::tokens(11, 22) });
         assert_eq!(u.prompt_tokens(), 18);
-        assert_eq!(u.since(&Usage::tokens(1, 2)), Usage { cost_usd: Some(0.5), cache_read_tokens: 7, ..Usage::tokens(10, 20) });
+        assert_eq!(
+            u.since(&Usage::tokens(1, 2)),
+            Usage { cost_usd: Some(0.5), cache_read_tokens: 7, ..Usage::tokens(10, 20) }
+        );
     }
 }

@@ -546,8 +546,8 @@ mod tests {
     #[test]
     fn a_node_keeps_its_input_timing_attempts_and_usage() {
         let mut run = record();
-        let failed_usage = Usage { input_tokens: 5, output_tokens: 1, cost_usd: None };
-        let total = Usage { input_tokens: 12, output_tokens: 3, cost_usd: Some(0.5) };
+        let failed_usage = Usage::tokens(5, 1);
+        let total = Usage { cost_usd: Some(0.5), ..Usage::tokens(12, 3) };
         for event in [
             at(1, 110, EventKind::NodeStarted { node_id: "a".into(), input: Some("## Run input".into()) }),
             at(

@@ -153,7 +153,8 @@ mod tests {
         assert_eq!(sonnet.worst_input_rate(), 3.75);
         // 1M paid in full, 2M read, 1M written: 3 + 0.6 + 3.75 = 7.35 dollars; the
         // 3M cached would have cost 9, so caching saved 9 - 4.35 = 4.65.
-        let mut usage = Usage { cache_read_tokens: 2_000_000, cache_write_tokens: 1_000_000, ..Usage::tokens(1_000_000, 0) };
+        let mut usage =
+            Usage { cache_read_tokens: 2_000_000, cache_write_tokens: 1_000_000, ..Usage::tokens(1_000_000, 0) };
         table.apply("anthropic", "claude-sonnet-4-5", &mut usage);
         let (cost, saved) = (usage.cost_usd.expect("cost"), usage.cache_savings_usd.expect("savings"));
         assert!((cost - 7.35).abs() < 1e-9, "{cost}");

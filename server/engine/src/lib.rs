@@ -41,6 +41,7 @@ pub mod route;
 pub mod samples;
 pub mod scheduler;
 pub mod start_error;
+pub mod warmup;
 
 use conclave_catalog::CheckedConclave;
 use conclave_core::{NewRun, ProviderRegistry, RunStore, now_ms, owner_token};
@@ -301,6 +302,7 @@ impl Engine {
             capture_content: self.config.capture_message_content,
             fleet: self.config.fleet.clone(),
             dialects: Arc::new(dialects::DialectBook::new(self.store.clone())),
+            warmups: Arc::default(),
             budget: ledger,
         };
         let run_id = bus.run_id().to_string();

@@ -27,6 +27,9 @@ pub struct AgentPlan {
     pub config: Arc<AgentConfig>,
     /// The provider it calls.
     pub provider: Arc<dyn Provider>,
+    /// What the agent's conclave tells every agent first (its `shared_prompt`
+    /// setting; empty when unset), before the run input.
+    pub shared_prompt: String,
     /// The system prompt sent, with the prompt contract appended when used.
     pub system_prompt: String,
     /// For agents whose server may take the schema in several dialects: the dialect
@@ -39,6 +42,10 @@ pub struct AgentPlan {
     pub native_schema: Option<SchemaSpec>,
     /// Tools offered to the model.
     pub tools: Vec<ToolSpec>,
+    /// For a provider that caches prompts: the tools of every agent of the conclave
+    /// on that provider, in one order, sent in each of their calls so that all their
+    /// prompts start alike (only `tools` may be called). Empty otherwise.
+    pub cache_tools: Vec<ToolSpec>,
     /// Per-node timeout.
     pub timeout: Option<Duration>,
     /// How many times the agent runs (`RunOptions::samples`); 1 but for sampled agents.
@@ -320,10 +327,18 @@ fn plan_agent(
         .or(checked.conclave().settings.node_timeout_secs)
         .map(Duration::from_secs)
         .or(default_timeout);
+    let cache_tools = match options.tools.as_deref() {
+        Some(runner) if provider.caches_prompts() && provider.capabilities().tools => {
+            shared_tools(checked, &config.provider, runner)
+        }
+        _ => Vec::new(),
+    };
     Ok(AgentPlan {
         tools: agent_tools(&node.id, config, provider.as_ref(), options.tools.as_deref())?,
+        cache_tools,
         config: Arc::new(config.clone()),
         provider,
+        shared_prompt: checked.conclave().settings.shared_prompt.clone().unwrap_or_default(),
         system_prompt,
         dialects,
         contract,
@@ -394,6 +409,26 @@ fn plan_command(
 }
 
 /// The tool specs offered to an agent.
+/// The tools of every agent of `checked` on `provider`, sorted by name, as the
+/// runner describes them (none when one of them is unknown: the agent naming it is
+/// refused on its own).
+fn shared_tools(checked: &CheckedConclave, provider: &str, runner: &dyn ToolRunner) -> Vec<ToolSpec> {
+    let mut ids: Vec<String> = checked
+        .conclave()
+        .nodes
+        .iter()
+        .filter_map(|n| n.agent.as_ref())
+        .filter(|a| a.provider == provider)
+        .flat_map(|a| a.tools.iter().cloned())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    runner.specs(&ids).unwrap_or_default()
+}
+
 fn agent_tools(
     node_id: &str,
     config: &AgentConfig,

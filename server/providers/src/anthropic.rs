@@ -86,9 +86,15 @@ impl AnthropicProvider {
                 .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters, "strict": true}))
                 .collect();
         }
+        // An agent with no tool of its own sees the others' (for the cache) but may
+        // not call them. An agent asked for its final answer keeps `tool_choice` as it
+        // was, since a change would make the vendor write its conversation again.
+        if cache && !tools.is_empty() && request.callable_tools().is_empty() && request.agent.tools.is_empty() {
+            body["tool_choice"] = json!({"type": "none"});
+        }
         if cache {
-            body["system"] = Value::Array(system_blocks(request, !tools.is_empty()));
-            mark_conversation(&mut body, request, !tools.is_empty());
+            body["system"] = Value::Array(system_blocks(request, !request.agent.tools.is_empty()));
+            mark_conversation(&mut body, request, !request.agent.tools.is_empty());
         } else if !request.system_text().is_empty() {
             body["system"] = json!(request.system_text());
         }
@@ -101,14 +107,13 @@ impl AnthropicProvider {
 }
 
 /// The system blocks: the shared prefix, marked, then the agent's own instructions,
-/// marked when a tool loop will read through them again. A mark goes only where the
-/// prefix up to it is long enough to be cached.
-fn system_blocks(request: &AgentRequest, tools: bool) -> Vec<Value> {
+/// marked when its tool loop will read through them again (`own_tools`). A mark goes
+/// only where the prefix up to it (the tools sent first) is long enough to be cached.
+fn system_blocks(request: &AgentRequest, own_tools: bool) -> Vec<Value> {
     let minimum = min_cacheable_tokens(&request.model);
-    let tools_bytes = if tools { request.tools.iter().map(|t| t.description.len() + t.parameters.to_string().len()).sum() } else { 0 };
+    let mut bytes: usize = request.tools.iter().map(|t| t.description.len() + t.parameters.to_string().len()).sum();
     let mut blocks = Vec::new();
-    let mut bytes = tools_bytes;
-    for (text, wanted) in [(&request.shared_prefix, true), (&request.system_prompt, tools)] {
+    for (text, wanted) in [(&request.shared_prefix, true), (&request.system_prompt, own_tools)] {
         if text.is_empty() {
             continue;
         }
@@ -256,9 +261,8 @@ impl Reading {
     async fn apply(&mut self, kind: &str, data: &Value, sink: &dyn StreamSink) -> Result<bool, ProviderError> {
         match kind {
             "message_start" => {
-                let tokens = |name: &str| {
-                    data.pointer(&format!("/message/usage/{name}")).and_then(Value::as_u64).unwrap_or(0)
-                };
+                let tokens =
+                    |name: &str| data.pointer(&format!("/message/usage/{name}")).and_then(Value::as_u64).unwrap_or(0);
                 self.usage.input_tokens = tokens("input_tokens");
                 self.usage.cache_read_tokens = tokens("cache_read_input_tokens");
                 self.usage.cache_write_tokens = tokens("cache_creation_input_tokens");

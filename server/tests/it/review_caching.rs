@@ -133,7 +133,8 @@ async fn caching_bills_at_most_035_of_the_input_and_the_reviewers_share_their_pr
     assert!(off.iter().all(|u| u.read == 0 && u.written == 0), "with caching off nothing is marked");
     let ratio = billed(&on) / billed(&off);
     for (u, body) in on.iter().zip(&bodies) {
-        let who = system_text(body).split("You are the ").nth(1).unwrap_or("?").split(' ').next().unwrap_or("?").to_string();
+        let who =
+            system_text(body).split("You are the ").nth(1).unwrap_or("?").split(' ').next().unwrap_or("?").to_string();
         println!("{who:>12}: {u:?}");
     }
     println!(
@@ -177,8 +178,9 @@ async fn caching_bills_at_most_035_of_the_input_and_the_reviewers_share_their_pr
 /// A conclave of `n` reviewers, each a copy of the default conclave's security
 /// reviewer under its own lane, and its Writer.
 fn panel(dir: &Path, n: usize) -> (PathBuf, Vec<String>) {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../conclaves/light-code-review.conclave.json"))
-        .expect("the default conclave");
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../conclaves/light-code-review.conclave.json"))
+            .expect("the default conclave");
     let mut conclave: Value = serde_json::from_str(&text).expect("json");
     let nodes = conclave["nodes"].as_array().expect("nodes").clone();
     let security = nodes.iter().find(|n| n["id"] == "security").expect("security").clone();
@@ -188,7 +190,10 @@ fn panel(dir: &Path, n: usize) -> (PathBuf, Vec<String>) {
         let lane = format!("lane{i}");
         let mut node = security.clone();
         node["id"] = json!(lane);
-        let prompt = node["agent"]["system_prompt"].as_str().unwrap_or_default().replace("the security reviewer", &format!("the {lane} reviewer"));
+        let prompt = node["agent"]["system_prompt"]
+            .as_str()
+            .unwrap_or_default()
+            .replace("the security reviewer", &format!("the {lane} reviewer"));
         node["agent"]["system_prompt"] = json!(prompt);
         kept.push(node);
         lanes.push(lane);

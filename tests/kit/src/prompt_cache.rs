@@ -188,8 +188,11 @@ impl PromptCache {
     fn openai(&self, body: &Value) -> (CacheUsage, Pending) {
         let prompt = openai_prompt(body);
         let total = tokens(&prompt);
-        let partition =
-            format!("{}\u{0}{}", body["model"].as_str().unwrap_or_default(), body["prompt_cache_key"].as_str().unwrap_or_default());
+        let partition = format!(
+            "{}\u{0}{}",
+            body["model"].as_str().unwrap_or_default(),
+            body["prompt_cache_key"].as_str().unwrap_or_default()
+        );
         let mut state = self.lock();
         let now = Instant::now() + state.skew;
         let entries = state.prompts.entry(partition.clone()).or_default();

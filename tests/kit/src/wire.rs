@@ -220,7 +220,10 @@ impl Vendor {
                     events.push((None, json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function": {"arguments": b}}]}, "finish_reason": null}]})));
                 }
                 events.push((None, json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})));
-                events.push((None, json!({"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62}})));
+                events.push((
+                    None,
+                    json!({"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62}}),
+                ));
                 let mut chunks = sse(&events);
                 chunks.push("data: [DONE]\n\n".into());
                 sse_reply(chunks)

@@ -49,9 +49,12 @@ pub(super) fn request_body(request: &AgentRequest, cache: bool) -> Value {
         "stream_options": {"include_usage": true},
     });
     Dialect::OpenAiChat.add_schema(&mut body, request);
-    super::cache::add_tools(&mut body, request, cache, |t| {
-        json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters, "strict": true}})
-    });
+    super::cache::add_tools(
+        &mut body,
+        request,
+        cache,
+        |t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters, "strict": true}}),
+    );
     body
 }
 

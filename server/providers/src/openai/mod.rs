@@ -86,7 +86,6 @@ impl OpenAiProvider {
     }
 }
 
-
 #[async_trait]
 impl Provider for OpenAiProvider {
     fn name(&self) -> &str {

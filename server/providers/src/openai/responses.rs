@@ -40,9 +40,12 @@ pub(super) fn request_body(request: &AgentRequest, cache: bool) -> Value {
         body["instructions"] = json!(system);
     }
     Dialect::OpenAiResponses.add_schema(&mut body, request);
-    super::cache::add_tools(&mut body, request, cache, |t| {
-        json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": true})
-    });
+    super::cache::add_tools(
+        &mut body,
+        request,
+        cache,
+        |t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters, "strict": true}),
+    );
     body
 }
 

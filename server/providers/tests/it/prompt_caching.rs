@@ -44,7 +44,9 @@ async fn cached_run(vendor: Vendor, rules: CacheRules) -> (Vec<Recorded>, Vec<Ca
     let lookup = |k: &str| env.get(k).cloned();
     let mut providers = ProviderRegistry::default();
     match vendor {
-        Vendor::Anthropic => providers.register(Arc::new(conclave_providers::anthropic::AnthropicProvider::from_env(&lookup))),
+        Vendor::Anthropic => {
+            providers.register(Arc::new(conclave_providers::anthropic::AnthropicProvider::from_env(&lookup)))
+        }
         _ => providers.register(Arc::new(conclave_providers::openai::OpenAiProvider::from_env(&lookup))),
     }
     let store: Arc<dyn RunStore> = Arc::new(MemoryStore::new());
