@@ -61,7 +61,7 @@ impl AnthropicProvider {
                 .unwrap_or_else(|| DEFAULT_BASE.to_string())
                 .trim_end_matches('/')
                 .to_string(),
-            cache: crate::PromptCache::from_env(env).enabled(true),
+            cache: crate::prompt_cache::PromptCache::from_env(env).enabled(true),
         }
     }
 

@@ -23,9 +23,12 @@ pub mod http;
 pub mod local;
 pub mod ollama;
 pub mod openai;
+pub mod prompt_cache;
 
 use conclave_core::{ProviderRegistry, Redactor};
 use std::sync::Arc;
+
+pub use prompt_cache::PromptCache;
 
 /// The names of the built-in providers, in the order they are listed to users; a
 /// conclave may name `local` even in a build without it (it is then reported as not
@@ -38,39 +41,6 @@ pub const KEY_VARIABLES: &[&str] = &["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 /// Environment variables holding the built-in providers' URLs, whose credentials are
 /// secrets.
 pub const URL_VARIABLES: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST"];
-
-/// Whether requests are laid out for a vendor's prompt cache (`CONCLAVE_PROMPT_CACHE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptCache {
-    /// `auto` (the default): for the vendors' own APIs, whose caches are known.
-    Auto,
-    /// `on`: for any server, such as an OpenAI-compatible one that takes
-    /// `prompt_cache_key`.
-    On,
-    /// `off`: never, for comparing what caching saves.
-    Off,
-}
-
-impl PromptCache {
-    /// The setting in `env`; anything but `on` and `off` (and `1`/`0`,
-    /// `true`/`false`) is `auto`.
-    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> PromptCache {
-        match env("CONCLAVE_PROMPT_CACHE").map(|v| v.trim().to_ascii_lowercase()).as_deref() {
-            Some("on" | "1" | "true") => PromptCache::On,
-            Some("off" | "0" | "false") => PromptCache::Off,
-            _ => PromptCache::Auto,
-        }
-    }
-
-    /// Whether a provider whose server is the vendor's own (`vendor_api`) caches.
-    pub fn enabled(self, vendor_api: bool) -> bool {
-        match self {
-            PromptCache::Auto => vendor_api,
-            PromptCache::On => true,
-            PromptCache::Off => false,
-        }
-    }
-}
 
 /// The providers built into this build of Conclave, configured from the process
 /// environment. What they say is redacted of their keys, of their URLs' credentials

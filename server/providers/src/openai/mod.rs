@@ -47,7 +47,7 @@ impl OpenAiProvider {
             env("OPENAI_BASE_URL").unwrap_or_else(|| DEFAULT_BASE.to_string()).trim_end_matches('/').to_string();
         OpenAiProvider {
             key: env("OPENAI_API_KEY").map(Secret::new),
-            cache: crate::PromptCache::from_env(env).enabled(base_url == DEFAULT_BASE),
+            cache: crate::prompt_cache::PromptCache::from_env(env).enabled(base_url == DEFAULT_BASE),
             base_url,
             dialect: match env("OPENAI_OUTPUT_DIALECT") {
                 None => Ok(DialectSetting::Auto),
