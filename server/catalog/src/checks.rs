@@ -96,17 +96,26 @@ pub fn check_conclave_value(file: &str, value: &Value, ctx: &CatalogContext) -> 
 }
 
 /// Notes each node that will get the engine's comparison of its upstream reviewers:
-/// two or more upstream agents whose output schema is findings-shaped.
+/// two or more upstream agents whose output schema is findings-shaped, or analyzer
+/// commands.
 fn note_contradiction_checks(
     nodes: &[NodeView],
     edges: &[EdgeView],
     outputs: &BTreeMap<String, AgentOutput>,
     out: &mut Vec<Diagnostic>,
 ) {
+    // Analyzer commands (output read as findings) are compared like agents.
+    let analyzer = |n: &NodeView| {
+        let parse = n.value.get("command").and_then(|c| c.get("parse")).cloned();
+        n.kind == Some(NodeKind::Command)
+            && parse
+                .and_then(|p| serde_json::from_value::<conclave_shared::CommandParse>(p).ok())
+                .is_some_and(|p| p.findings_shaped())
+    };
     let shaped: HashSet<&str> = nodes
         .iter()
-        .filter(|n| n.kind == Some(NodeKind::Agent))
-        .filter_map(|n| n.id.filter(|id| outputs.get(*id).is_some_and(|o| o.findings_field.is_some())))
+        .filter(|n| n.kind == Some(NodeKind::Agent) || analyzer(n))
+        .filter_map(|n| n.id.filter(|id| analyzer(n) || outputs.get(*id).is_some_and(|o| o.findings_field.is_some())))
         .collect();
     for node in nodes {
         let Some(id) = node.id else { continue };

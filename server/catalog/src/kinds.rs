@@ -1,7 +1,8 @@
 //! The checks of route and command nodes: a route's cases, predicates and the
 //! edges that carry its cases; a command's program (against the allowed programs,
-//! when a server limits them) and its output schema.
+//! when a server limits them), its output schema and its analyzer block.
 
+use conclave_shared::command::FILES_PLACEHOLDER;
 use conclave_shared::route::pointer_head;
 use conclave_shared::{Diagnostic, NodeKind, PredicateOp, Subject};
 use serde_json::Value;
@@ -47,6 +48,7 @@ pub(crate) fn check_command(node: &NodeView, ctx: &CatalogContext, out: &mut Vec
         _ => {}
     }
     let parse = command.get("parse").and_then(Value::as_str).unwrap_or("text");
+    check_analyzer(node, command, &base, parse, out);
     let has_schema = command.get("output_schema").is_some() || command.get("output_schema_ref").is_some();
     if has_schema && parse != "json" {
         out.push(
@@ -61,6 +63,54 @@ pub(crate) fn check_command(node: &NodeView, ctx: &CatalogContext, out: &mut Vec
         return None;
     }
     check_output_schema(node, command, &base, &ctx.schemas, out)
+}
+
+/// Checks a command's `analyzer` block: an analyzer's output must be read as findings,
+/// its globs must parse, and `{files}` in `argv` means something only in an analyzer.
+fn check_analyzer(node: &NodeView, command: &Value, base: &str, parse: &str, out: &mut Vec<Diagnostic>) {
+    let placeholder = command
+        .get("argv")
+        .and_then(Value::as_array)
+        .and_then(|argv| argv.iter().position(|a| a.as_str() == Some(FILES_PLACEHOLDER)));
+    let Some(analyzer) = command.get("analyzer").filter(|a| a.is_object()) else {
+        if let Some(at) = placeholder {
+            out.push(
+                Diagnostic::warning(
+                    "files-placeholder-unused",
+                    node.subject(),
+                    format!("{base}/argv/{at}"),
+                    format!("`{FILES_PLACEHOLDER}` is replaced by the changed files only in an analyzer lane"),
+                )
+                .with_help(r#"add "analyzer": {"files": ["**/*.sh"]} to the command, or remove the argument"#),
+            );
+        }
+        return;
+    };
+    if matches!(parse, "text" | "json") {
+        out.push(
+            Diagnostic::error(
+                "analyzer-not-findings",
+                node.subject(),
+                pointer(base, "parse"),
+                format!("an analyzer's output must be read as findings, but this one is read as `{parse}`"),
+            )
+            .with_help(r#"set "parse" to "sarif", "diagnostics", "shellcheck" or "cargo""#),
+        );
+    }
+    let globs = analyzer.get("files").and_then(Value::as_array).into_iter().flatten();
+    for (i, glob) in globs.enumerate().filter_map(|(i, g)| Some((i, g.as_str()?))) {
+        if let Err(e) = globset::Glob::new(glob) {
+            out.push(
+                Diagnostic::error(
+                    "analyzer-glob",
+                    node.subject(),
+                    format!("{base}/analyzer/files/{i}"),
+                    format!("`{glob}` is not a glob: {}", e.kind()),
+                )
+                .with_help("write globs such as \"**/*.sh\" or \"*.py\""),
+            );
+        }
+    }
 }
 
 /// Checks every route: unique case names, predicates that read an upstream node's

@@ -89,6 +89,26 @@ impl CheckedConclave {
     }
 }
 
+impl CheckedConclave {
+    /// Leaves out node `node_id` and its edges: a review's analyzer lane that does not
+    /// run. The nodes it fed keep their other inputs; the review removes only lanes
+    /// that feed nodes with agents upstream as well, so the conclave stays checked.
+    pub fn remove_node(&mut self, node_id: &str) {
+        self.conclave.nodes.retain(|n| n.id != node_id);
+        self.conclave.edges.retain(|e| e.from != node_id && e.to != node_id);
+        self.outputs.remove(node_id);
+    }
+
+    /// Sets the `argv` of command node `node_id` (a review puts in an analyzer's
+    /// files and where its program is installed); the program stays the one checked.
+    pub fn set_argv(&mut self, node_id: &str, argv: Vec<String>) {
+        if let Some(command) = self.conclave.nodes.iter_mut().find(|n| n.id == node_id).and_then(|n| n.command.as_mut())
+        {
+            command.argv = argv;
+        }
+    }
+}
+
 /// Checks a conclave already in memory (built in code, or sent to the API).
 pub fn check_conclave(file: &str, conclave: Conclave, ctx: &CatalogContext) -> Result<CheckedConclave, LoadError> {
     let value = serde_json::to_value(&conclave).unwrap_or(Value::Null);

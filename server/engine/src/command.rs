@@ -171,9 +171,30 @@ fn parse(plan: &CommandPlan, node_id: &str, stdout: &str, cut: u64) -> Result<No
             }
             Ok(NodeOutput::Json(value))
         }
-        CommandParse::Diagnostics => Ok(NodeOutput::Json(conclave_schema::diagnostics::findings(stdout, node_id))),
+        CommandParse::Diagnostics => {
+            Ok(relative_to(&plan.workdir, conclave_schema::diagnostics::findings(stdout, node_id)))
+        }
+        CommandParse::Cargo => Ok(relative_to(&plan.workdir, conclave_schema::cargo::findings(stdout, node_id))),
         CommandParse::Sarif => conclave_schema::sarif::findings(stdout, node_id)
-            .map(NodeOutput::Json)
+            .map(|findings| relative_to(&plan.workdir, findings))
+            .map_err(|e| invalid(vec![format!("{e}{}", cut_note())])),
+        CommandParse::Shellcheck => conclave_schema::shellcheck::findings(stdout, node_id)
+            .map(|findings| relative_to(&plan.workdir, findings))
             .map_err(|e| invalid(vec![format!("{e}{}", cut_note())])),
     }
+}
+
+/// Findings whose file is an absolute path inside `workdir` (ruff's SARIF names
+/// files by `file://` URI) name it relative to `workdir`, as agents and the review
+/// do; other paths are left as the tool wrote them.
+fn relative_to(workdir: &std::path::Path, mut findings: Value) -> NodeOutput {
+    if let Some(items) = findings.get_mut("findings").and_then(Value::as_array_mut) {
+        for item in items {
+            let Some(file) = item.get("file").and_then(Value::as_str) else { continue };
+            if let Ok(relative) = std::path::Path::new(file).strip_prefix(workdir) {
+                item["file"] = Value::String(relative.to_string_lossy().into_owned());
+            }
+        }
+    }
+    NodeOutput::Json(findings)
 }

@@ -1,4 +1,5 @@
 //! Code review: the one review pipeline (`pipeline.rs`: prepare → start → finish),
+//! the analyzer lanes it runs or leaves out (`analyzers.rs`),
 //! the change read from git (`diff.rs`), the sandboxed repository tools agents call
 //! (`tools/`), the output policy the engine applies to every run (`policy.rs`:
 //! narrowing findings to the change, path normalization, comparisons, counts), the
@@ -15,6 +16,7 @@
 //! outputs; they call no provider and touch no file. Nothing here knows HTTP routes or
 //! command-line flags: the API and the CLI call [`pipeline`].
 
+pub mod analyzers;
 pub mod anchor;
 pub mod baseline;
 pub mod compare;

@@ -5,7 +5,8 @@
 //! narrowing of findings to the change, and the same stored reports.
 //!
 //! - [`prepare`] reads the change from git, picks and checks the conclave, switches
-//!   providers, and builds the run's tools and output policy;
+//!   providers, decides its analyzer lanes (`analyzers.rs`), and builds the run's
+//!   tools and output policy;
 //! - [`start`] starts the run on an engine ([`start_with`] from a node of an earlier
 //!   review run, whose change [`prepare_change`] prepares again without git);
 //! - [`finish`] builds the report of the finished run and stores it in every format.
@@ -17,14 +18,16 @@ use conclave_shared::NodeKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use crate::analyzers::{AnalyzerLane, AnalyzerSelection, UnknownAnalyzer};
+use crate::analyzers::{apply_lanes, locate_program, plan_lanes};
 use crate::anchor::anchor_findings;
 use crate::baseline::Baseline;
 use crate::diff::{Change, ChangeError, Head, collect_change};
 use crate::dismissals::{DismissalError, Dismissals};
 use crate::fallback::{Fallback, fallback_to_local};
 use crate::policy::ReviewPolicy;
-use crate::report::{ReportFormat, ReviewReport, build_report};
-use crate::repository_anchors::anchor_in_repository;
+use crate::report::{ReportFormat, ReviewReport, build_report, carry_dropped};
+use crate::repository_anchors::{anchor_in_repository, quote_cited_lines};
 use crate::samples::carry_stability;
 use crate::support::count_support;
 use crate::tools::RepoTools;
@@ -67,6 +70,8 @@ pub struct ReviewRequest {
     pub no_cache: bool,
     /// The run's budget besides the conclave's (the tighter holds).
     pub budget: Option<conclave_shared::Budget>,
+    /// Which analyzer lanes run.
+    pub analyzers: AnalyzerSelection,
 }
 
 /// Which conclave reviews a change.
@@ -111,6 +116,9 @@ pub struct PreparedReview {
     pub no_cache: bool,
     /// The run's budget besides the conclave's (the tighter holds).
     pub budget: Option<conclave_shared::Budget>,
+    /// The conclave's analyzer lanes, which run and why the others do not; the run
+    /// input carries them for the report.
+    pub analyzers: Vec<AnalyzerLane>,
 }
 
 /// Why a review could not be prepared or finished.
@@ -155,6 +163,9 @@ pub enum ReviewError {
     /// The run store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The selection of analyzers names a lane the conclave does not have.
+    #[error(transparent)]
+    UnknownAnalyzer(#[from] UnknownAnalyzer),
 }
 
 /// Prepares a review: reads the change, picks and checks the conclave, applies the
@@ -201,7 +212,9 @@ pub fn prepare_change(
     } else if request.fallback {
         fallback = fallback_to_local(&mut conclave, providers);
     }
+    let analyzers = decide_analyzers(&mut conclave, &change, &request.analyzers)?;
     let mut review = prepare_recorded(change, conclave, &request.allow_paths, request.samples)?;
+    review.analyzers = analyzers;
     review.notices = fallback.iter().map(|f| format!("note: {f}")).collect();
     review.fallback = fallback;
     review.no_cache = request.no_cache;
@@ -240,7 +253,44 @@ pub fn prepare_recorded(
         samples,
         no_cache: false,
         budget: None,
+        analyzers: Vec::new(),
     })
+}
+
+/// The analyzer lanes of the conclave `request` chooses, decided for its change as a
+/// review would decide them (an empty change gives every lane no files). Reads git
+/// and the file system: call it on a blocking thread.
+pub fn list_analyzers(
+    request: &ReviewRequest,
+    catalog: Catalog<'_>,
+) -> Result<(CheckedConclave, Vec<AnalyzerLane>), ReviewError> {
+    let conclave = review_conclave(&request.conclave, catalog)?;
+    let change = collect_change(&request.repository, request.base.as_deref(), request.max_diff_bytes)?;
+    let changed = change.as_ref().map(existing_files).unwrap_or_default();
+    let lanes = plan_lanes(&conclave, &changed, &request.analyzers, locate_program)?;
+    Ok((conclave, lanes))
+}
+
+/// Decides the conclave's analyzer lanes for `change` and applies the decision: the
+/// lanes that do not run leave the conclave, the others get their files.
+fn decide_analyzers(
+    conclave: &mut CheckedConclave,
+    change: &Change,
+    selection: &AnalyzerSelection,
+) -> Result<Vec<AnalyzerLane>, ReviewError> {
+    let lanes = plan_lanes(conclave, &existing_files(change), selection, locate_program)?;
+    apply_lanes(conclave, &lanes, change.base.as_deref().unwrap_or("HEAD"));
+    Ok(lanes)
+}
+
+/// The changed files an analyzer can read: not deleted, and a file in the tree.
+fn existing_files(change: &Change) -> Vec<String> {
+    change
+        .files
+        .iter()
+        .filter(|f| f.status != "deleted" && change.root.join(&f.path).is_file())
+        .map(|f| f.path.clone())
+        .collect()
 }
 
 /// The engine options of a prepared review, from a node of an earlier run when
@@ -261,6 +311,17 @@ pub fn run_options(review: &PreparedReview, reuse: Option<Reuse>) -> RunOptions 
 }
 
 impl PreparedReview {
+    /// The run input: the change, and the analyzer lanes when the conclave has any.
+    pub fn run_input(&self) -> serde_json::Value {
+        let mut input = self.change.run_input();
+        if !self.analyzers.is_empty()
+            && let Some(object) = input.as_object_mut()
+        {
+            object.insert("analyzers".into(), serde_json::json!(self.analyzers));
+        }
+        input
+    }
+
     /// One line saying what is about to be reviewed.
     pub fn describe(&self) -> String {
         format!(
@@ -284,7 +345,7 @@ pub async fn start_with(
     review: &PreparedReview,
     reuse: Option<Reuse>,
 ) -> Result<RunHandle, StartError> {
-    engine.start(review.conclave.clone(), review.change.run_input(), run_options(review, reuse)).await
+    engine.start(review.conclave.clone(), review.run_input(), run_options(review, reuse)).await
 }
 
 /// Builds the report of a finished review run and stores it in every format.
@@ -335,11 +396,16 @@ pub async fn latest_review_of(store: &dyn RunStore, root: &Path, branch: &str) -
 fn anchor_report(mut report: ReviewReport, input: &serde_json::Value) -> Result<ReviewReport, DismissalError> {
     match input.get("repository").and_then(serde_json::Value::as_str) {
         Some(root) => {
+            // Analyzers name a line: its text is their quote.
+            let lanes: Vec<String> = report.analyzers.iter().map(|l| l.name.clone()).collect();
+            quote_cited_lines(&mut report.raised, Path::new(root), |f| lanes.contains(&f.agent));
+            carry_dropped(&mut report, input);
             anchor_in_repository(&mut report.findings, Path::new(root));
             anchor_in_repository(&mut report.raised, Path::new(root));
             Dismissals::load(Path::new(root))?.apply(&mut report.findings);
         }
         None => {
+            carry_dropped(&mut report, input);
             anchor_findings(&mut report.findings, |_| None);
             anchor_findings(&mut report.raised, |_| None);
         }

@@ -5,6 +5,7 @@
 //! the merge of samples all place findings this way.
 
 use conclave_shared::Finding;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
@@ -26,6 +27,23 @@ pub fn anchor_in_repository(findings: &mut [Finding], root: &Path) {
         let sandbox = sandbox.as_ref().filter(|_| visible.contains(path))?;
         read_text(sandbox, path)
     });
+}
+
+/// Gives each finding that `quote` selects and that has no `evidence` the text of
+/// its line as evidence, read as [`anchor_in_repository`] reads files: an analyzer
+/// names a line, not code, and the quote lets the line be anchored and recognised
+/// after it moves. Findings whose line cannot be read keep no evidence.
+pub fn quote_cited_lines(findings: &mut [Finding], root: &Path, quote: impl Fn(&Finding) -> bool) {
+    let Some(sandbox) = Sandbox::new(root, &[]).ok() else { return };
+    let visible = sandbox.visible_files();
+    let mut files: HashMap<String, Option<String>> = HashMap::new();
+    for finding in findings.iter_mut().filter(|f| f.evidence.is_none() && quote(f)) {
+        let text = files
+            .entry(finding.file.clone())
+            .or_insert_with(|| visible.contains(&finding.file).then(|| read_text(&sandbox, &finding.file)).flatten());
+        let line = text.as_deref().and_then(|t| t.lines().nth(usize::try_from(finding.line).ok()?.checked_sub(1)?));
+        finding.evidence = line.map(str::trim).filter(|l| !l.is_empty()).map(str::to_string);
+    }
 }
 
 /// A text file of the repository, or `None` (missing, too big, binary).

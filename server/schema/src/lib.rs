@@ -2,12 +2,14 @@
 //! an author's schema is itself valid, recognising findings-shaped output, normalizing
 //! and lowering a schema per provider, the output contract each agent is held to, and
 //! the prompt contract for providers without native structured output, and SARIF
-//! logs and compiler-style diagnostics read as findings (`sarif.rs`, `diagnostics.rs`,
-//! for command nodes that run an analyzer).
+//! logs, compiler-style diagnostics, ShellCheck's `json1` and Cargo's JSON messages
+//! read as findings (`sarif.rs`, `diagnostics.rs`, `shellcheck.rs`, `cargo.rs`, for
+//! command nodes that run an analyzer).
 //!
 //! **Invariant:** nothing here calls a provider or touches the network; remote `$ref`s
 //! are never fetched.
 
+pub mod cargo;
 pub mod check;
 pub mod contract;
 pub mod diagnostics;
@@ -17,6 +19,7 @@ pub mod output;
 pub mod refs;
 pub mod sarif;
 pub mod shape;
+pub mod shellcheck;
 pub mod walk;
 
 pub use check::{SchemaProblem, check_schema};

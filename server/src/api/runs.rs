@@ -223,6 +223,7 @@ async fn start_review(
         samples: 1,
         no_cache: false,
         budget,
+        analyzers: Default::default(),
     };
     let prepared = match what {
         Review::Target(target) => {
@@ -245,7 +246,7 @@ async fn start_review(
     let spec =
         JobSpec::Review { allow_paths: workspace.allow_paths.clone(), samples: 1, fell_back: review.notices.clone() };
     let options = pipeline::run_options(&review, reuse);
-    let launched = launch(state, review.conclave.clone(), review.change.run_input(), options, spec).await?;
+    let launched = launch(state, review.conclave.clone(), review.run_input(), options, spec).await?;
     Ok((launched, review.notices))
 }
 
@@ -260,6 +261,7 @@ fn review_error(conclave_id: &str, repository: &str, error: ReviewError) -> ApiE
             ApiError::bad_field(repository, e.to_string())
         }
         e @ ReviewError::UnknownProvider { .. } => ApiError::bad_field("/review/provider", e.to_string()),
+        e @ ReviewError::UnknownAnalyzer(_) => ApiError::bad_field("/review", e.to_string()),
         ReviewError::Start(e) => start_error(e),
         ReviewError::Store(e) => e.into(),
     }

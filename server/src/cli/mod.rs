@@ -1,6 +1,7 @@
 //! The `conclave` command line: argument parsing, shared set-up (workspace, store,
 //! providers) and the exit codes of DESIGN.md.
 
+mod analyzers;
 mod approve;
 mod budget;
 mod concurrency;
@@ -53,6 +54,9 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Review a git change with specialist agents and a Writer: Conclave's main job.
     Review(review::ReviewArgs),
+    /// List the review conclave's analyzer lanes, whether each is installed, and
+    /// which would run on the change (and why each other one is off).
+    Analyzers(analyzers::AnalyzersArgs),
     /// Record that a finding does not apply, in the repository's .conclave/dismissed.json.
     Dismiss(dismiss::DismissArgs),
     /// Run a conclave with an input.
@@ -116,6 +120,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Validate(args) => blocking(move || validate::run(args, &workspace)).await,
         Command::Schema(cmd) => blocking(move || schema::run(cmd, &workspace)).await,
         Command::Dismiss(args) => blocking(move || dismiss::run(args)).await,
+        Command::Analyzers(args) => blocking(move || analyzers::run(args, &workspace)).await,
         Command::Providers(args) if args.probe => match store(&cli.db).await {
             Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,
             Err(code) => code,

@@ -6,7 +6,7 @@ use conclave_core::{RunQueue, RunStore};
 use conclave_engine::Engine;
 use conclave_review::baseline::Baseline;
 use conclave_review::diff::ChangeError;
-use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
+use conclave_review::pipeline::{self, AnalyzerSelection, ReviewError, ReviewRequest};
 use conclave_review::report::RepeatSummary;
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewReport};
 use conclave_shared::{RunStatus, Severity};
@@ -86,6 +86,11 @@ pub struct ReviewArgs {
     /// `.gitignore` hide them (repeatable; adds to CONCLAVE_ALLOW_PATHS).
     #[arg(long = "allow-path", value_name = "GLOB")]
     pub allow_paths: Vec<String>,
+    /// The analyzer lanes to run, by name (comma-separated, those off by default
+    /// included), or `none`; default: every lane on by default that is installed and
+    /// reads a changed file (`conclave analyzers` lists them).
+    #[arg(long, value_name = "NAME,...|none")]
+    pub analyzers: Option<String>,
     /// Most bytes of diff sent to the agents; the largest files are left out beyond
     /// it, and the report lists them (default 1 MiB, or CONCLAVE_MAX_DIFF_BYTES).
     #[arg(long, value_name = "BYTES")]
@@ -228,6 +233,7 @@ fn review_request(args: &ReviewArgs, workspace: &Workspace) -> ReviewRequest {
         samples: args.samples,
         no_cache: args.no_cache,
         budget: args.budget.budget(),
+        analyzers: args.analyzers.as_deref().map_or_else(Default::default, AnalyzerSelection::parse),
     }
 }
 
@@ -333,6 +339,7 @@ fn explain_review_error(error: ReviewError) -> u8 {
         e @ (ReviewError::Change(_)
         | ReviewError::UnknownProvider { .. }
         | ReviewError::Repository { .. }
+        | ReviewError::UnknownAnalyzer(_)
         | ReviewError::Dismissals(_)) => {
             eprintln!("error: {e}{}", flag_hint(&e));
             exit::CONFIG
@@ -346,6 +353,7 @@ fn flag_hint(error: &ReviewError) -> &'static str {
         ReviewError::Change(ChangeError::InvalidBase { .. }) => " (--base)",
         ReviewError::Change(ChangeError::TooLarge { .. }) => " (--max-diff-bytes)",
         ReviewError::UnknownProvider { .. } => " (--provider)",
+        ReviewError::UnknownAnalyzer(_) => " (--analyzers)",
         _ => "",
     }
 }

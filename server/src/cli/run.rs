@@ -181,6 +181,7 @@ async fn rerun_review(
         samples: 1,
         no_cache: args.no_cache,
         budget: args.budget.budget(),
+        analyzers: Default::default(),
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());

@@ -16,6 +16,7 @@ mod post_plan;
 mod provider_claude_code;
 mod providers_cli;
 mod record_replay;
+mod review_analyzers;
 mod review_e2e;
 mod review_history;
 mod review_post;

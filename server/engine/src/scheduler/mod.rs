@@ -438,7 +438,7 @@ impl Run {
     }
 
     /// Asks the run's policy to compare the outputs of `i`'s findings-shaped upstream
-    /// agents when there are two or more, and records the result; `None` when the
+    /// agents and analyzer commands when there are two or more, and records the result; `None` when the
     /// check does not apply, an error when the policy failed to compare.
     async fn check_findings(&self, i: usize) -> Result<Option<FindingsCheck>, PolicyFailure> {
         let Some(policy) = self.agents.policy.clone() else { return Ok(None) };
@@ -446,7 +446,12 @@ impl Run {
             .iter()
             .filter_map(|&p| {
                 let node = &self.plan.nodes[p];
-                let findings_field = node.agent.as_ref()?.findings_field()?;
+                // An analyzer lane (a command read as findings) is compared like an agent.
+                let findings_field = match (&node.agent, &node.command) {
+                    (Some(agent), _) => agent.findings_field()?,
+                    (None, Some(command)) if command.config.parse.findings_shaped() => "findings",
+                    _ => return None,
+                };
                 let NodeOutput::Json(output) = self.outputs[p].as_ref()? else { return None };
                 Some((node.id.clone(), output.clone(), findings_field.to_string()))
             })
@@ -598,6 +603,11 @@ impl Run {
                 self.bus
                     .emit(EventKind::NodeFailed { node_id, error_kind: err.kind(), message: message.clone() })
                     .await;
+                // A failed analyzer lane is one input fewer, not a failed run: the
+                // nodes it feeds run on their other inputs, and the report says it failed.
+                if self.plan.nodes[i].command.as_ref().is_some_and(|c| c.config.analyzer.is_some()) {
+                    return self.release(i, |_| false).await;
+                }
                 self.first_failure.get_or_insert((i, err.kind(), message));
                 self.skip_descendants(i).await;
             }

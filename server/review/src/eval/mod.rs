@@ -214,6 +214,8 @@ async fn prepare_case(
         samples: request.samples,
         budget: None,
         no_cache: request.no_cache,
+        // The conclave's analyzer lanes run as a review would run them.
+        analyzers: pipeline::AnalyzerSelection::Default,
     };
     pipeline::prepare(&review, ctx.catalog, ctx.providers)
         .await

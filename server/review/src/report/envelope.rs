@@ -51,6 +51,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
             "count_mismatches": mismatches,
             "cached": report.usage.iter().filter_map(|u| Some(json!({"node_id": u.node_id, "from_run": u.cached_from.as_ref()?}))).collect::<Vec<_>>(),
             "dialects": report.lowerings.iter().filter_map(|l| Some(json!({"node_id": l.node_id, "dialect": l.dialect?}))).collect::<Vec<_>>(),
+            "analyzers": report.analyzers,
             "omitted": report.omitted.iter().map(|(path, bytes)| json!({"path": path, "diff_bytes": bytes})).collect::<Vec<_>>(),
         },
     });

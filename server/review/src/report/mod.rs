@@ -4,6 +4,7 @@
 //! **Invariant:** every total in a report is computed from the findings; an agent's
 //! own `counts` are only ever compared, never shown as the truth.
 
+mod analyzer_lanes;
 mod budget;
 mod envelope;
 mod markdown;
@@ -12,6 +13,7 @@ mod repeats;
 mod review_report;
 mod sarif;
 
+pub use analyzer_lanes::carry_dropped;
 pub use budget::{AgentSpend, BudgetSummary};
 pub use repeats::{stability_distribution, support_distribution};
 pub use review_report::{
@@ -97,7 +99,10 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
     let (findings, result, schema_ref) = result_of(record, events, &result_nodes);
     let reviewers: Vec<String> =
         record.nodes.iter().filter(|n| !result_nodes.contains(&n.node_id)).map(|n| n.node_id.clone()).collect();
-    let (raised, _, _) = result_of(record, events, &reviewers);
+    let (mut raised, _, _) = result_of(record, events, &reviewers);
+    // Analyzer lanes are reviewers too: their findings give support and are compared.
+    raised.extend(analyzer_lanes::raised_by_analyzers(record));
+    let analyzers = analyzer_lanes::lanes_of(record, &raised);
     let (checks, mismatches, lowerings) = engine_checks(conclave, events);
     let samples = repeats::sampled_agents(record);
     let mut degraded = degraded_nodes(record, events);
@@ -120,6 +125,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         absent: Vec::new(),
         degraded,
         raised,
+        analyzers,
         min_support: 0,
         samples,
         min_stability: 0.0,

@@ -83,6 +83,9 @@ pub struct ReviewReport {
     /// The findings of the other agents (the reviewers feeding the result), which
     /// give each result finding its support; not shown on their own.
     pub raised: Vec<Finding>,
+    /// The review's analyzer lanes: which ran (with their findings, and those the
+    /// result left out and the report added), which failed, which were off and why.
+    pub analyzers: Vec<crate::analyzers::AnalyzerLane>,
     /// The support a finding needs to count in gates (`--min-support`; 0: any).
     pub min_support: u32,
     /// The agents that ran as samples (`--samples K`).
