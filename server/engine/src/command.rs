@@ -198,3 +198,26 @@ fn relative_to(workdir: &std::path::Path, mut findings: Value) -> NodeOutput {
     }
     NodeOutput::Json(findings)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ruff check --output-format sarif a.py` (Ruff 0.17.5) in /tmp/fx names the file by
+    /// its absolute `file://` URI.
+    const RUFF: &str = include_str!("../../../tests/fixtures/analyzers/ruff.sarif");
+
+    #[test]
+    fn absolute_paths_inside_the_workdir_become_relative() {
+        let findings = conclave_schema::sarif::findings(RUFF, "ruff").expect("a SARIF log");
+        assert_eq!(findings["findings"][0]["file"], "/tmp/fx/a.py", "as ruff wrote it");
+        let NodeOutput::Json(relative) = relative_to(std::path::Path::new("/tmp/fx"), findings.clone()) else {
+            panic!("findings are JSON")
+        };
+        let files: Vec<&str> =
+            relative["findings"].as_array().into_iter().flatten().filter_map(|f| f["file"].as_str()).collect();
+        assert!(!files.is_empty() && files.iter().all(|f| *f == "a.py"), "{files:?}");
+        let NodeOutput::Json(elsewhere) = relative_to(std::path::Path::new("/srv"), findings) else { panic!("JSON") };
+        assert_eq!(elsewhere["findings"][0]["file"], "/tmp/fx/a.py", "a path outside the workdir is left alone");
+    }
+}

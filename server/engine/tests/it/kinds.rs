@@ -9,6 +9,7 @@ use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{
     Commands, Decision, DecisionError, Engine, EngineConfig, RunOptions, RunOutcome, StartError, decide,
 };
+use conclave_shared::command::AnalyzerConfig;
 use conclave_shared::{
     ApprovalConfig, CacheSetting, ChildConclave, CommandConfig, CommandParse, Conclave, Edge, ErrorKind, EventKind,
     LoopConfig, Node, NodeKind, NodeOutput, NodeState, Predicate, PredicateOp, RouteCase, RouteConfig, RunEvent,
@@ -240,6 +241,36 @@ async fn a_command_s_output_joins_the_agents_and_its_exit_is_recorded() {
             .expect("command_exited recorded");
         assert_eq!(exited, (Some(0), sarif.to_string(), vec!["cat".to_string(), "lint.sarif".to_string()]), "{name}");
     }
+}
+
+#[tokio::test]
+async fn a_failed_analyzer_lane_leaves_the_writer_to_run_on_the_agents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
+    let lane = |analyzer: bool| {
+        let mut node = command("shellcheck", &["sh", "-c", "echo 'not json1'; exit 1"], CommandParse::Shellcheck);
+        let config = node.command.as_mut().expect("command");
+        config.ok_exit_codes = vec![0, 1];
+        config.analyzer = analyzer.then(|| AnalyzerConfig { files: vec!["*.sh".into()], default: true });
+        node
+    };
+    let (outcome, events) = run(&engine, with_command(lane(true)), allowing(dir.path())).await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    let failed = events.iter().find_map(|e| match &e.kind {
+        EventKind::NodeFailed { node_id, message, .. } if node_id == "shellcheck" => Some(message.clone()),
+        _ => None,
+    });
+    assert!(failed.is_some_and(|m| m.contains("not a ShellCheck json1 report")), "the lane's failure is recorded");
+    let writer = fake.calls_for("writer");
+    assert_eq!(writer.len(), 1, "the Writer ran on the agent's output");
+    assert!(
+        writer[0].input["upstream"].get("shellcheck").is_none() && writer[0].input["upstream"].get("review").is_some()
+    );
+
+    // The same command outside an analyzer lane fails the run as any node does.
+    let (outcome, _) = run(&engine, with_command(lane(false)), allowing(dir.path())).await;
+    assert_eq!((outcome.status, outcome.failed_node.as_deref()), (RunStatus::Failed, Some("shellcheck")));
 }
 
 #[tokio::test]
