@@ -111,11 +111,7 @@ impl AnalyzerLane {
         Some(match self.off? {
             LaneOff::NotSelected => "not in the selection of analyzers".to_string(),
             LaneOff::OffByDefault => "off by default: name it in the selection of analyzers to run it".to_string(),
-            LaneOff::NotInstalled => format!(
-                "`{}` is not installed (neither on PATH nor in {})",
-                self.program,
-                tool_dir().map_or_else(|| "the tool directory".to_string(), |d| d.display().to_string())
-            ),
+            LaneOff::NotInstalled => format!("`{}` is not installed", self.program),
             LaneOff::NoMatchingFiles => "the change touches no file it reads".to_string(),
         })
     }

@@ -3,8 +3,9 @@
 //! would run and why each other one is off, decided by the review pipeline itself.
 
 use clap::Args;
+use conclave_review::ConclaveChoice;
+use conclave_review::analyzers::{LaneOff, tool_dir};
 use conclave_review::pipeline::{self, AnalyzerLane, AnalyzerSelection, ReviewError, ReviewRequest};
-use conclave_review::{ConclaveChoice, analyzers::LaneOff};
 use std::path::PathBuf;
 
 use super::exit;
@@ -74,6 +75,10 @@ fn describe(lane: &AnalyzerLane) -> String {
     let installed = if lane.installed { "installed" } else { "not installed" };
     let state = match (lane.off, lane.why_off()) {
         (Some(LaneOff::OffByDefault), Some(why)) => format!("off: {why} (--analyzers {})", lane.name),
+        (Some(LaneOff::NotInstalled), Some(why)) => {
+            let dir = tool_dir().map_or_else(|| "the tool directory".to_string(), |d| d.display().to_string());
+            format!("off: {why} (neither on PATH nor in {dir})")
+        }
         (_, Some(why)) => format!("off: {why}"),
         (_, None) => format!("runs on {} changed file(s): {}", lane.files.len(), lane.files.join(", ")),
     };

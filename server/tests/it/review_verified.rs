@@ -1,7 +1,8 @@
 //! The built-in `verified-review`: the specialists and an analyzer lane (`git diff
 //! --check`, its lines read as findings) feed the Writer; a verifier confirms one of
 //! the Writer's findings from the code and refutes the other with a quote; the
-//! refuted one is dropped from the findings and kept, with its reason, in the report;
+//! refuted one is dropped from the findings and kept, with its reason, in the report
+//! (the analyzer's finding the Writer left out is added back);
 //! and a verified review with blockers waits for a person's approval before it is
 //! reported. Each model is faked in Anthropic's wire format.
 
@@ -70,7 +71,10 @@ async fn the_verifier_drops_a_refuted_finding_and_the_report_keeps_its_reason() 
     let markdown = std::fs::read_to_string(&report).expect("report");
     assert!(markdown.contains("## Refuted by the verifier (1)"), "{markdown}");
     assert!(markdown.contains(REASON), "the reason is kept:\n{markdown}");
-    assert!(markdown.contains("**1 finding(s):**"), "only the confirmed finding counts:\n{markdown}");
+    // The confirmed finding, and the analyzer's that the Writer left out (the report
+    // adds it back: README.md's line 3 is in the change); the refuted one does not count.
+    assert!(markdown.contains("**2 finding(s):**"), "only the confirmed finding and the analyzer's count:\n{markdown}");
+    assert!(markdown.contains("| 3 | minor | git-diff-check · support 1 | trailing whitespace. |"), "{markdown}");
     let requests = server.requests();
     let writer = requests.iter().find(|r| r.body.to_string().contains("You are the Writer")).expect("the Writer ran");
     let body = writer.body.to_string();
