@@ -245,6 +245,11 @@ pub struct ReviewTarget {
     /// model (`--no-fallback`).
     #[serde(default)]
     pub no_fallback: bool,
+    /// The analyzer lanes to run, by name, those off by default included; `[]` runs
+    /// none; absent, every lane on by default that is installed and reads a changed
+    /// file (`--analyzers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analyzers: Option<Vec<String>>,
 }
 
 /// A started run.

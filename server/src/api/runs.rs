@@ -15,7 +15,7 @@ use conclave_catalog::{CheckedConclave, LoadError, load_by_id};
 use conclave_core::{Cancel, now_ms};
 use conclave_engine::{Reuse, RunHandle, RunOptions, StartError, cancel_waiting};
 use conclave_review::diff::{Change, ChangeError};
-use conclave_review::pipeline::{self, ReviewError, ReviewRequest};
+use conclave_review::pipeline::{self, AnalyzerSelection, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewPolicy};
 use conclave_shared::Budget;
 use conclave_shared::api::{ReviewTarget, StartRun, Started};
@@ -229,6 +229,11 @@ async fn start_review(
         Review::Target(target) => {
             (request.base, request.provider, request.model) = (target.base, target.provider, target.model);
             request.fallback = !target.no_fallback;
+            request.analyzers = match target.analyzers {
+                None => AnalyzerSelection::Default,
+                Some(names) if names.is_empty() => AnalyzerSelection::None,
+                Some(names) => AnalyzerSelection::Only(names),
+            };
             pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await
         }
         Review::Stored(change) => {
@@ -261,7 +266,7 @@ fn review_error(conclave_id: &str, repository: &str, error: ReviewError) -> ApiE
             ApiError::bad_field(repository, e.to_string())
         }
         e @ ReviewError::UnknownProvider { .. } => ApiError::bad_field("/review/provider", e.to_string()),
-        e @ ReviewError::UnknownAnalyzer(_) => ApiError::bad_field("/review", e.to_string()),
+        e @ ReviewError::UnknownAnalyzer(_) => ApiError::bad_field("/review/analyzers", e.to_string()),
         ReviewError::Start(e) => start_error(e),
         ReviewError::Store(e) => e.into(),
     }

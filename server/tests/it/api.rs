@@ -582,6 +582,14 @@ async fn a_review_run_through_the_api_stores_its_reports() {
     assert_eq!(report.0, StatusCode::OK);
     assert!(report.2.contains("| 1 | minor | correctness | b is undefined |"), "{}", report.2);
     assert_eq!(api.get(&format!("/api/runs/{id}/report?format=pdf")).await.0, StatusCode::BAD_REQUEST);
+    // `analyzers` selects lanes as `--analyzers` does: this conclave has none.
+    let lanes = json!({"conclave_id": "mini-review", "review": {"repository": repo.display().to_string(), "analyzers": ["shellcheck"]}});
+    let (status, body, _) = api.send("POST", "/api/runs", lanes).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        body["error"]["message"], "no analyzer `shellcheck` in conclave `mini-review`; its analyzers: none",
+        "{body}"
+    );
     let not_repo = json!({"conclave_id": "mini-review", "review": {"repository": "/nonexistent"}});
     let (status, body, _) = api.send("POST", "/api/runs", not_repo).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
