@@ -119,8 +119,10 @@ fn provider_limits() -> HashMap<String, u32> {
 /// table is read on a blocking thread.
 pub async fn engine_config(max_concurrency: usize) -> EngineConfig {
     let mut config = EngineConfig { max_concurrency: max_concurrency.max(1), ..EngineConfig::default() };
-    // One local generation at a time: they share the CPU, and parallel ones only thrash.
-    config.provider_limits.insert("local".into(), 1);
+    // Sibling agents reach the local provider together: it decodes them as sequences of
+    // one context on one worker thread (their shared prompt prefix read once), so the
+    // CPU is never split between generations and more at once only fill the batch.
+    config.provider_limits.insert("local".into(), 4);
     for (name, n) in provider_limits() {
         config.provider_limits.insert(name, n as usize);
     }

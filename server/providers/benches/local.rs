@@ -4,10 +4,17 @@
 //! Targets: Conclave's decode speed at least 0.9x the baseline's, and constrained
 //! decoding costing under 5% of decode time.
 //!
-//! Run with `cargo bench -p conclave-providers --bench local` (after scripts/fetch-model.sh).
+//! Then sibling agents as a review runs them: three specialists at once, then a
+//! Writer, all after a shared prefix of about 5,000 tokens (this repository's
+//! `git diff HEAD~3`), batched in one context and one at a time
+//! (`CONCLAVE_LOCAL_BATCH=off`). Target: batched at most 0.5x the wall time.
+//!
+//! Run with `cargo bench -p conclave-providers --bench local` (after scripts/fetch-model.sh);
+//! `-- speed` or `-- batch` runs one part.
 
 use conclave_providers::local::generate::{RunSettings, backend, generate, load};
 use conclave_providers::local::model::{DEFAULT_MODEL_FILE, model_dir};
+use conclave_providers::local::{LocalProvider, LocalRequest};
 use conclave_schema::{LowerTarget, SchemaCatalog, lower};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -15,6 +22,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use serde_json::Value;
 use std::num::NonZeroU32;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -64,6 +72,86 @@ fn baseline(backend: &LlamaBackend, model: &LlamaModel) -> (usize, f64, usize, f
 }
 
 fn main() {
+    let part = std::env::args().skip(1).find(|a| a == "speed" || a == "batch");
+    if part.as_deref() != Some("batch") {
+        speed();
+    }
+    if part.as_deref() != Some("speed") {
+        sibling_agents();
+    }
+}
+
+/// The change the sibling agents share: this repository's last three commits' diff,
+/// cut to about 5,000 tokens.
+fn shared_change() -> String {
+    let out = std::process::Command::new("git").args(["diff", "HEAD~3"]).output().expect("git runs");
+    let diff = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(diff.len() > 20_000, "the bench needs a diff of at least 20,000 bytes from `git diff HEAD~3`");
+    let cut = (0..=18_000).rev().find(|&i| diff.is_char_boundary(i)).unwrap_or(0);
+    format!("You are one of several agents reviewing a code change. The change under review:\n\n{}", &diff[..cut])
+}
+
+/// What each agent is told after the shared change.
+const SPECIALISTS: [&str; 3] = [
+    "You are the security reviewer: report injection, path traversal and secrets in the change.",
+    "You are the correctness reviewer: report logic errors, panics and wrong edge cases in the change.",
+    "You are the maintainability reviewer: report unclear names, duplication and missing tests in the change.",
+];
+const WRITER: &str =
+    "You are the Writer: merge the specialists' findings below into the final list, without duplicates.";
+
+/// Three specialists at once, then the Writer with their answers; the wall time.
+fn review(provider: &LocalProvider, shared: &str, schema: &Value) -> (f64, Vec<String>) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let request = |own: &str, user: String| LocalRequest {
+        model: String::new(),
+        turns: vec![("system".into(), format!("{shared}\n\n{own}")), ("user".into(), user)],
+        schema: Some(schema.clone()),
+        max_tokens: 400,
+    };
+    let answer = |request: LocalRequest| async move {
+        let mut running = provider.submit(request).await.unwrap_or_else(|e| panic!("{e}"));
+        while running.pieces.recv().await.is_some() {}
+        running.outcome().await.unwrap_or_else(|e| panic!("{e}")).text
+    };
+    let started = Instant::now();
+    runtime.block_on(async {
+        let asks = SPECIALISTS.map(|own| answer(request(own, "Review the change.".into())));
+        let mut answers = futures::future::join_all(asks).await;
+        answers.push(answer(request(WRITER, format!("The specialists' findings:\n{}", answers.join("\n")))).await);
+        (started.elapsed().as_secs_f64(), answers)
+    })
+}
+
+/// The sibling agents batched and one at a time.
+fn sibling_agents() {
+    let shared = shared_change();
+    let findings = SchemaCatalog::with_roots(vec![]).resolve("review.findings.v1").expect("built-in").schema;
+    let bounded = lower(&findings, LowerTarget::Local).expect("lowers").schema;
+    println!("{:<24} {:>8} {:>10} {:>10} {:>10}", "sibling agents", "wall s", "prompt", "decoded", "copied");
+    let mut walls = Vec::new();
+    for batched in [false, true] {
+        let threads = THREADS.to_string();
+        let provider = LocalProvider::from_env(&|k| match k {
+            "CONCLAVE_LOCAL_THREADS" => Some(threads.clone()),
+            "CONCLAVE_LOCAL_BATCH" => Some(if batched { "on" } else { "off" }.into()),
+            _ => std::env::var(k).ok(),
+        });
+        let (wall, answers) = review(&provider, &shared, &bounded);
+        let counts = provider.prompt_counts();
+        let name = if batched { "batched" } else { "one at a time" };
+        println!(
+            "{name:<24} {wall:>8.1} {:>10} {:>10} {:>10}",
+            counts.prompt_tokens, counts.prefilled_tokens, counts.reused_tokens
+        );
+        println!("  writer's answer: {}", answers[3].chars().take(120).collect::<String>());
+        walls.push(wall);
+    }
+    println!("batched / one at a time: {:.2}x (target at most 0.5x)", walls[1] / walls[0]);
+}
+
+/// Decode speed against bare llama-cpp-2, and the constraint's cost.
+fn speed() {
     let path = model_dir(&|k| std::env::var(k).ok()).join(DEFAULT_MODEL_FILE);
     assert!(path.is_file(), "install the default model first: bash scripts/fetch-model.sh");
     let loaded = load(&path).expect("model loads");

@@ -1,6 +1,8 @@
 //! Generation with llama.cpp: the model's chat template, prefill, then token by token
 //! under a JSON-Schema grammar (llguidance), so only tokens that keep the answer
-//! inside the schema can be picked. Runs on a blocking thread.
+//! inside the schema can be picked. Runs on a blocking thread. `generate` is one
+//! generation in a context of its own (`CONCLAVE_LOCAL_BATCH=off`); the pieces it is
+//! made of (the prompt's tokens, the sampler, the text out) serve the batcher too.
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -22,12 +24,19 @@ use std::time::{Duration, Instant};
 use conclave_core::ProviderError;
 
 /// Prompt tokens decoded per batch.
-const BATCH: usize = 512;
+pub const BATCH: usize = 512;
 
 /// A model loaded once and shared by every call.
 pub struct LoadedModel {
     model: LlamaModel,
     factory: ParserFactory,
+}
+
+impl LoadedModel {
+    /// The llama.cpp model.
+    pub fn model(&self) -> &LlamaModel {
+        &self.model
+    }
 }
 
 impl std::fmt::Debug for LoadedModel {
@@ -58,6 +67,8 @@ pub struct Timings {
     pub decode: Duration,
     /// Time spent computing the grammar's token masks (inside sampling).
     pub constraint: Duration,
+    /// Prompt tokens read from another sequence's cache instead of decoded (batched runs).
+    pub reused_tokens: usize,
 }
 
 /// What one generation produced.
@@ -85,7 +96,8 @@ pub fn backend() -> Result<&'static LlamaBackend, ProviderError> {
     })
 }
 
-fn failed(what: &str, e: impl std::fmt::Display) -> ProviderError {
+/// A llama.cpp failure as a provider error.
+pub fn failed(what: &str, e: impl std::fmt::Display) -> ProviderError {
     ProviderError::Malformed(format!("the local model failed to {what}: {e}"))
 }
 
@@ -148,7 +160,7 @@ pub fn generate(
 }
 
 /// The conversation in the model's chat template, as tokens.
-fn prompt_tokens(model: &LlamaModel, messages: &[(String, String)]) -> Result<Vec<LlamaToken>, ProviderError> {
+pub fn prompt_tokens(model: &LlamaModel, messages: &[(String, String)]) -> Result<Vec<LlamaToken>, ProviderError> {
     let template = model.chat_template(None).map_err(|e| failed("find its chat template", e))?;
     let chat: Vec<LlamaChatMessage> = messages
         .iter()
@@ -183,7 +195,7 @@ fn prefill(
 }
 
 /// Greedy sampling, behind the schema's grammar when there is a schema.
-fn sampler_for(loaded: &LoadedModel, schema: Option<&Value>) -> Result<LlamaSampler, ProviderError> {
+pub fn sampler_for(loaded: &LoadedModel, schema: Option<&Value>) -> Result<LlamaSampler, ProviderError> {
     let Some(schema) = schema else { return Ok(LlamaSampler::greedy()) };
     let mut bounded = schema.clone();
     if let Some(obj) = bounded.as_object_mut() {
@@ -218,8 +230,7 @@ impl Decoder<'_> {
         cancelled: &AtomicBool,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<(String, bool), ProviderError> {
-        let mut text = String::new();
-        let mut pending: Vec<u8> = Vec::new();
+        let mut out = TextOut::default();
         let mut finished = true;
         loop {
             if cancelled.load(Ordering::Relaxed) {
@@ -236,28 +247,47 @@ impl Decoder<'_> {
                 break;
             }
             timings.generated_tokens += 1;
-            pending.extend(self.model.vocab().token_to_piece(token, false, None));
-            // Pieces may split a UTF-8 character; emit only complete characters.
-            let valid = match std::str::from_utf8(&pending) {
-                Ok(s) => s.len(),
-                Err(e) => e.valid_up_to(),
-            };
-            if valid > 0 {
-                let piece = String::from_utf8_lossy(&pending[..valid]).into_owned();
-                pending.drain(..valid);
-                text.push_str(&piece);
-                on_text(&piece);
-            }
+            out.push(&self.model.vocab().token_to_piece(token, false, None), on_text);
             self.batch.clear();
             self.batch.add(token, self.position as i32, &[0], true).map_err(|e| failed("batch a token", e))?;
             self.position += 1;
             self.ctx.decode(&mut self.batch).map_err(|e| failed("generate", e))?;
         }
-        if !pending.is_empty() {
-            let piece = String::from_utf8_lossy(&pending).into_owned();
-            text.push_str(&piece);
+        Ok((out.finish(on_text), finished))
+    }
+}
+
+/// The answer's text as tokens arrive: pieces may split a UTF-8 character, so only
+/// complete characters are emitted.
+#[derive(Debug, Default)]
+pub struct TextOut {
+    text: String,
+    pending: Vec<u8>,
+}
+
+impl TextOut {
+    /// Adds a token's bytes, emitting what forms complete characters.
+    pub fn push(&mut self, bytes: &[u8], on_text: &mut dyn FnMut(&str)) {
+        self.pending.extend_from_slice(bytes);
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        if valid > 0 {
+            let piece = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
+            self.pending.drain(..valid);
+            self.text.push_str(&piece);
             on_text(&piece);
         }
-        Ok((text, finished))
+    }
+
+    /// The whole text, after emitting any bytes left.
+    pub fn finish(mut self, on_text: &mut dyn FnMut(&str)) -> String {
+        if !self.pending.is_empty() {
+            let piece = String::from_utf8_lossy(&self.pending).into_owned();
+            self.text.push_str(&piece);
+            on_text(&piece);
+        }
+        self.text
     }
 }

@@ -1,25 +1,36 @@
 //! The `local` provider: an embedded model (any GGUF llama.cpp loads; by default
 //! SmolLM2-135M-Instruct) with decoding constrained to the agent's JSON Schema, so
 //! Conclave works offline with no key. `model.rs` finds and checks model files,
-//! `generate.rs` runs llama.cpp with the llguidance grammar.
+//! `generate.rs` runs llama.cpp with the llguidance grammar, and `batch.rs` runs one
+//! worker thread per model that decodes concurrent calls together in one context
+//! (`shared_context.rs`, one `sequence.rs` per call, sharing their common prompt prefix).
 //!
 //! Settings come from the environment: `CONCLAVE_MODEL_DIR` (the model cache),
-//! `CONCLAVE_LOCAL_THREADS` and `CONCLAVE_LOCAL_CONTEXT`.
+//! `CONCLAVE_LOCAL_THREADS`, `CONCLAVE_LOCAL_CONTEXT` (the context of one call) and
+//! `CONCLAVE_LOCAL_BATCH` (`off` runs calls one at a time).
 
+pub mod batch;
 pub mod generate;
+pub mod job;
 pub mod model;
+mod sequence;
+mod shared_context;
 
 use async_trait::async_trait;
 use conclave_shared::Usage;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::dialect::Dialect;
+use batch::Batcher;
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason};
-use generate::{LoadedModel, RunSettings};
+use generate::{Generation, RunSettings};
+use job::{Counters, Job, PromptCounts};
 
 /// Default context size, in tokens (the default model's training context).
 pub const DEFAULT_CONTEXT: u32 = 8192;
@@ -29,11 +40,44 @@ pub const DEFAULT_CONTEXT: u32 = 8192;
 pub struct LocalProvider {
     dir: PathBuf,
     settings: RunSettings,
+    batched: bool,
     loaded: ModelCache,
+    counters: Arc<Counters>,
 }
 
-/// Models loaded so far, by file: loading takes a moment, so it happens once.
-type ModelCache = Arc<Mutex<HashMap<PathBuf, Arc<LoadedModel>>>>;
+/// The worker of each model loaded so far, by file: loading takes a moment, so it happens once.
+type ModelCache = Arc<Mutex<HashMap<PathBuf, Arc<Batcher>>>>;
+
+/// One generation asked of the local model, as `call` asks it.
+#[derive(Debug, Clone)]
+pub struct LocalRequest {
+    /// The agent's `model`: empty or the default's name, or a GGUF path.
+    pub model: String,
+    /// The conversation as (role, text) turns for the chat template.
+    pub turns: Vec<(String, String)>,
+    /// The answer's JSON Schema, lowered for the local model, if any.
+    pub schema: Option<Value>,
+    /// Most tokens to generate.
+    pub max_tokens: usize,
+}
+
+/// A submitted generation: its streamed text, then its outcome. Dropping it cancels
+/// the generation, which frees its place in the batch.
+#[derive(Debug)]
+pub struct Running {
+    /// The answer's text, piece by piece; closes when the generation ends.
+    pub pieces: mpsc::UnboundedReceiver<String>,
+    outcome: oneshot::Receiver<Result<Generation, ProviderError>>,
+    _stop: StopOnDrop,
+}
+
+impl Running {
+    /// The outcome (after `pieces` closed).
+    pub async fn outcome(self) -> Result<Generation, ProviderError> {
+        let Running { outcome, _stop, .. } = self;
+        outcome.await.map_err(|_| ProviderError::Malformed("the local model's thread failed".into()))?
+    }
+}
 
 impl LocalProvider {
     /// Configured from the environment.
@@ -48,8 +92,48 @@ impl LocalProvider {
                     .filter(|&c| c >= 512)
                     .unwrap_or(DEFAULT_CONTEXT),
             },
+            batched: !env("CONCLAVE_LOCAL_BATCH").is_some_and(|v| v.trim().eq_ignore_ascii_case("off")),
             loaded: ModelCache::default(),
+            counters: Arc::default(),
         }
+    }
+
+    /// Whether concurrent calls decode together (`CONCLAVE_LOCAL_BATCH` is not `off`).
+    pub fn batched(&self) -> bool {
+        self.batched
+    }
+
+    /// The prompt tokens read so far: how many were decoded, and how many copied
+    /// from a prefix another call had decoded.
+    pub fn prompt_counts(&self) -> PromptCounts {
+        self.counters.snapshot()
+    }
+
+    /// Submits a generation to the model's worker, loading the model on first use.
+    pub async fn submit(&self, request: LocalRequest) -> Result<Running, ProviderError> {
+        let (dir, cache, settings, batched) = (self.dir.clone(), self.loaded.clone(), self.settings, self.batched);
+        let counters = self.counters.clone();
+        let model_name = request.model.clone();
+        let batcher = tokio::task::spawn_blocking(move || {
+            // Finding the model may hash it (once), and loading it reads the file.
+            let path = model::resolve(&model_name, &dir)?;
+            cached_batcher(&cache, &path, settings, batched, counters)
+        })
+        .await
+        .map_err(|e| ProviderError::Malformed(format!("the local model's loading failed: {e}")))??;
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let (pieces_tx, pieces) = mpsc::unbounded_channel();
+        let (done, outcome) = oneshot::channel();
+        let stop = StopOnDrop(cancelled.clone());
+        batcher.submit(Job {
+            messages: request.turns,
+            schema: request.schema,
+            max_tokens: request.max_tokens,
+            cancelled,
+            pieces: pieces_tx,
+            done,
+        })?;
+        Ok(Running { pieces, outcome, _stop: stop })
     }
 
     /// The model cache directory.
@@ -58,22 +142,32 @@ impl LocalProvider {
     }
 }
 
-/// The loaded model for `path`, loading it on first use (blocking).
-fn cached_model(cache: &ModelCache, path: &std::path::Path) -> Result<Arc<LoadedModel>, ProviderError> {
+/// The worker of the model at `path`, loading it and starting the worker on first use (blocking).
+fn cached_batcher(
+    cache: &ModelCache,
+    path: &std::path::Path,
+    settings: RunSettings,
+    batched: bool,
+    counters: Arc<Counters>,
+) -> Result<Arc<Batcher>, ProviderError> {
     let mut loaded = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(model) = loaded.get(path) {
-        return Ok(model.clone());
+    if let Some(batcher) = loaded.get(path) {
+        return Ok(batcher.clone());
     }
     let model = Arc::new(generate::load(path)?);
-    loaded.insert(path.to_path_buf(), model.clone());
-    Ok(model)
+    let batcher = Arc::new(Batcher::start(model, settings, batched, counters)?);
+    loaded.insert(path.to_path_buf(), batcher.clone());
+    Ok(batcher)
 }
 
-/// The conversation as (role, text) turns for the chat template.
+/// The conversation as (role, text) turns for the chat template. The system turn
+/// opens with the run's shared prefix, so sibling agents' prompts share their first
+/// tokens and the batcher decodes them once.
 fn turns(request: &AgentRequest) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    if !request.system_prompt.is_empty() {
-        out.push(("system".to_string(), request.system_prompt.clone()));
+    let system = request.system_text();
+    if !system.is_empty() {
+        out.push(("system".to_string(), system));
     }
     for message in &request.messages {
         match message {
@@ -87,7 +181,8 @@ fn turns(request: &AgentRequest) -> Vec<(String, String)> {
     out
 }
 
-/// Sets the flag when dropped: an aborted node stops its generation thread.
+/// Sets the flag when dropped: an aborted node ends its generation, freeing its sequence.
+#[derive(Debug)]
 struct StopOnDrop(Arc<AtomicBool>);
 
 impl Drop for StopOnDrop {
@@ -120,30 +215,20 @@ impl Provider for LocalProvider {
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
-        let (model_name, dir) = (request.model.clone(), self.dir.clone());
-        let cache = self.loaded.clone();
-        let messages = turns(request);
-        let schema = request.output_schema.as_ref().map(|s| (*s.schema).clone());
-        let settings = self.settings;
         let max_tokens = request.max_tokens as usize;
-        let cancelled = Arc::new(AtomicBool::new(false));
-        let _guard = StopOnDrop(cancelled.clone());
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let flag = cancelled.clone();
-        let job = tokio::task::spawn_blocking(move || {
-            // Finding the model may hash it (once): off the async threads too.
-            let path = model::resolve(&model_name, &dir)?;
-            let loaded = cached_model(&cache, &path)?;
-            let mut send = |piece: &str| {
-                let _ = tx.send(piece.to_string());
-            };
-            generate::generate(&loaded, settings, &messages, schema.as_ref(), max_tokens, &flag, &mut send)
-        });
-        while let Some(piece) = rx.recv().await {
+        let mut running = self
+            .submit(LocalRequest {
+                model: request.model.clone(),
+                turns: turns(request),
+                schema: request.output_schema.as_ref().map(|s| (*s.schema).clone()),
+                max_tokens,
+            })
+            .await?;
+        while let Some(piece) = running.pieces.recv().await {
             stream.text(&piece).await;
         }
-        let generate::Generation { text, timings, finished } =
-            job.await.map_err(|e| ProviderError::Malformed(format!("the local model's thread failed: {e}")))??;
+        let Generation { text, timings, finished } = running.outcome().await?;
+        let settings = self.settings;
         if !finished && timings.generated_tokens < max_tokens {
             // The budget was what the context had left, not the agent's `max_tokens`.
             return Err(ProviderError::Truncated(format!(
@@ -159,14 +244,11 @@ impl Provider for LocalProvider {
                 timings.generated_tokens
             )));
         }
-        let usage = Usage {
-            input_tokens: timings.prompt_tokens as u64,
-            output_tokens: timings.generated_tokens as u64,
-            cost_usd: None,
-        };
+        let usage = Usage::tokens(timings.prompt_tokens as u64, timings.generated_tokens as u64);
         tracing::debug!(
             prompt = timings.prompt_tokens,
             generated = timings.generated_tokens,
+            reused = timings.reused_tokens,
             prefill_ms = timings.prefill.as_millis() as u64,
             decode_ms = timings.decode.as_millis() as u64,
             "local generation"

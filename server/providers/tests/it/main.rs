@@ -2,6 +2,7 @@
 
 mod bounded_reads;
 mod dialects;
+mod local_batch;
 mod local_servers;
 mod prompt_caching;
 mod providers_http;
