@@ -2,7 +2,7 @@
 //! the Writer's miscounts, the findings by file (unanchored ones apart), merged
 //! near-duplicates, agreements, lowering notes, and tokens and cost per agent.
 
-use conclave_shared::{Anchor, BaselineState, Finding, FindingGroup, Severity, Stance};
+use conclave_shared::{Anchor, BaselineState, Finding, FindingGroup, Severity, Stance, Usage};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -389,37 +389,51 @@ fn lowerings(out: &mut String, r: &ReviewReport) {
     out.push('\n');
 }
 
-/// Tokens and cost per agent, with the total.
+/// Tokens and cost per agent, with the total; with the prompt cache's reads, writes
+/// and what it saved when any token was cached.
 fn usage(out: &mut String, r: &ReviewReport) {
     if r.usage.is_empty() {
         return;
     }
+    let cached = r.usage.iter().any(|a| a.usage.cache_read_tokens + a.usage.cache_write_tokens > 0);
     let _ = writeln!(out, "## Tokens and cost\n");
-    let _ = writeln!(out, "| Agent | Provider | Model | Input tokens | Output tokens | Cost |");
-    let _ = writeln!(out, "|---|---|---|---:|---:|---:|");
-    let (mut input, mut output, mut cost) = (0, 0, None::<f64>);
+    if cached {
+        let _ = writeln!(
+            out,
+            "| Agent | Provider | Model | Input tokens | Cache reads | Cache writes | Output tokens | Cost | Saved by caching |"
+        );
+        let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|");
+    } else {
+        let _ = writeln!(out, "| Agent | Provider | Model | Input tokens | Output tokens | Cost |");
+        let _ = writeln!(out, "|---|---|---|---:|---:|---:|");
+    }
+    let mut total = Usage::default();
     for a in &r.usage {
-        input += a.usage.input_tokens;
-        output += a.usage.output_tokens;
-        if let Some(c) = a.usage.cost_usd {
-            cost = Some(cost.unwrap_or(0.0) + c);
-        }
+        total.add(&a.usage);
         let agent = match &a.cached_from {
             Some(run) => format!("{} (cached, from run {run})", a.node_id),
             None => a.node_id.clone(),
         };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
-            agent,
-            a.provider,
-            cell(&a.model),
-            a.usage.input_tokens,
-            a.usage.output_tokens,
-            money(a.usage.cost_usd)
-        );
+        let _ = writeln!(out, "| {agent} | {} | {} | {} |", a.provider, cell(&a.model), usage_cells(&a.usage, cached));
     }
-    let _ = writeln!(out, "| **total** | | | {input} | {output} | {} |", money(cost));
+    let _ = writeln!(out, "| **total** | | | {} |", usage_cells(&total, cached));
+}
+
+/// The token and cost cells of one row.
+fn usage_cells(u: &Usage, cached: bool) -> String {
+    if cached {
+        format!(
+            "{} | {} | {} | {} | {} | {}",
+            u.input_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.output_tokens,
+            money(u.cost_usd),
+            money(u.cache_savings_usd)
+        )
+    } else {
+        format!("{} | {} | {}", u.input_tokens, u.output_tokens, money(u.cost_usd))
+    }
 }
 
 fn group(out: &mut String, g: &FindingGroup) {
