@@ -17,6 +17,7 @@ mod provider_claude_code;
 mod providers_cli;
 mod record_replay;
 mod review_analyzers;
+mod review_caching;
 mod review_e2e;
 mod review_history;
 mod review_post;
