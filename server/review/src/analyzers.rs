@@ -210,7 +210,7 @@ pub fn apply_lanes(conclave: &mut CheckedConclave, lanes: &[AnalyzerLane], base:
         let mut argv = Vec::with_capacity(command.argv.len() + lane.files.len());
         for (i, arg) in command.argv.iter().enumerate() {
             match arg.as_str() {
-                FILES_PLACEHOLDER => argv.extend(lane.files.iter().cloned()),
+                FILES_PLACEHOLDER => argv.extend(lane.files.iter().map(|f| as_argument(f))),
                 BASE_PLACEHOLDER => argv.push(base.to_string()),
                 _ if i == 0 => argv.push(lane.path.as_ref().map_or_else(|| arg.clone(), |p| p.display().to_string())),
                 _ => argv.push(arg.clone()),
@@ -218,6 +218,13 @@ pub fn apply_lanes(conclave: &mut CheckedConclave, lanes: &[AnalyzerLane], base:
         }
         conclave.set_argv(&lane.name, argv);
     }
+}
+
+/// A repository path as a program's argument: one that starts with `-` (a file the
+/// change added may be named anything) is written `./-name`, so that no program takes
+/// it for an option.
+fn as_argument(path: &str) -> String {
+    if path.starts_with('-') { format!("./{path}") } else { path.to_string() }
 }
 
 /// The changed files a lane reads: those a glob of its `files` matches, whole or by
@@ -283,6 +290,13 @@ mod tests {
             AnalyzerSelection::parse("shellcheck, ruff,"),
             AnalyzerSelection::Only(vec!["shellcheck".into(), "ruff".into()])
         );
+    }
+
+    #[test]
+    fn a_file_named_like_an_option_is_passed_as_a_path() {
+        assert_eq!(as_argument("-rf.sh"), "./-rf.sh");
+        assert_eq!(as_argument("scripts/-x.sh"), "scripts/-x.sh");
+        assert_eq!(as_argument("a.sh"), "a.sh");
     }
 
     #[test]
