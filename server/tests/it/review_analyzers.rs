@@ -95,7 +95,7 @@ fn args(repo: &Path, workdir: &Path, extra: &[&str]) -> Vec<String> {
     args
 }
 
-fn at<'a>(findings: &'a Value, line: u64) -> Vec<&'a Value> {
+fn at(findings: &Value, line: u64) -> Vec<&Value> {
     findings.as_array().into_iter().flatten().filter(|f| f["line"] == line).collect()
 }
 
