@@ -52,6 +52,9 @@ pub struct Route {
 /// Routes by marker, each with the replies still to give.
 type RouteTable = Vec<(String, VecDeque<Reply>)>;
 
+/// A prompt cache the server keeps, with whose rules.
+type KeptCache = (CacheRules, Arc<PromptCache>);
+
 /// Answers a request body when neither a route nor the script has a reply.
 pub type Responder = fn(&Value) -> Reply;
 
@@ -66,7 +69,7 @@ struct Shared {
     /// Bytes of flood bodies handed to the socket.
     flooded: Arc<AtomicUsize>,
     /// The vendor's prompt cache, when the server keeps one.
-    cache: Arc<Mutex<Option<(CacheRules, Arc<PromptCache>)>>>,
+    cache: Arc<Mutex<Option<KeptCache>>>,
 }
 
 /// The fake server; it stops when dropped.
