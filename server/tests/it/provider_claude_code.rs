@@ -62,9 +62,12 @@ fn a_successful_transcript_gives_the_structured_output_and_streams_events_live()
     assert!(args.windows(2).any(|w| w == ["--max-turns", "8"]), "the agent's turn limit: {args:?}");
     let schema_at = args.iter().position(|a| *a == "--json-schema").expect("a schema") + 1;
     assert!(!args[schema_at].contains("$schema"), "no draft 2020-12 metadata for the CLI's validator");
-    assert!(args.windows(2).any(|w| w == ["--append-system-prompt", "Review the change."]), "{args:?}");
+    // The run input leads the system prompt (it is the prefix every agent shares),
+    // then the agent's own instructions; the prompt points at it.
+    let system = std::fs::read_to_string(dir.path().join("claude.args")).expect("args recorded");
+    assert!(system.contains("--append-system-prompt\n## Run input\n\nthe diff\n\nReview the change.\n"), "{system}");
     let stdin = std::fs::read_to_string(dir.path().join("claude.stdin")).expect("stdin recorded");
-    assert!(stdin.starts_with("## Run input\n\nthe diff"), "the prompt carries the input: {stdin}");
+    assert!(stdin.starts_with("Your input is the run input given above."), "the prompt points at the input: {stdin}");
 
     let env = std::fs::read_to_string(dir.path().join("claude.env")).expect("env recorded");
     assert!(
