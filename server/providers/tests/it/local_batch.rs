@@ -45,7 +45,8 @@ fn shared_system() -> String {
     text
 }
 
-/// What each agent is asked after the shared text.
+/// What each agent is asked after the shared text. They begin with different words, so
+/// the prefix one copies from another ends where its own tokens begin (see the first test).
 const FOCUS: [&str; 4] = [
     "Security: look for paths built from request input.",
     "Correctness: look for unwrap on a missing parameter.",
@@ -129,9 +130,14 @@ async fn three_agents_at_once_answer_as_alone_and_read_their_shared_prefix_once(
     for text in [&a, &b, &c] {
         assert_schema_valid(text);
     }
-    // Greedy decoding in a shared context gives each sequence the same logits as a
-    // context of its own on this model and CPU (measured: 0 tokens differ), so the
-    // answers are the same text.
+    // Measured on this model and CPU: the three answers are the same text as alone (0
+    // tokens differ), so the test asserts equality. It is measured, not guaranteed: in
+    // the shared context a sequence's cells sit elsewhere and among other sequences'
+    // masked cells, so attention sums in another order. Endings that began with the
+    // same words (copied cells decoded in another batch) changed the answer of an agent
+    // that reused a kept prompt, and a real review's 7,300-token prompts gave longer or
+    // shorter (always schema-valid) answers than alone. Should this fail on other
+    // hardware, the bound to keep is the schema check above.
     assert_eq!(vec![a, b, c], expected);
 
     let counts = batched.prompt_counts();
