@@ -81,6 +81,7 @@ async fn eval_once(dataset: &Path) -> (Duration, Duration) {
         jobs: 4,
         max_diff_bytes: 1 << 20,
         no_cache: false,
+        analyzers: conclave_review::pipeline::AnalyzerSelection::None,
     };
     let ctx =
         EvalContext { catalog: workspace.catalog(), providers: &workspace.providers, engine: &engine, store: &store };

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use conclave_core::{RunQueue, RunStore};
 use conclave_engine::Engine;
 use conclave_review::ConclaveChoice;
+use conclave_review::pipeline::AnalyzerSelection;
 use conclave_review::eval::summary::{Comparison, EvalSummary};
 use conclave_review::eval::{self, EvalContext, EvalError, EvalRequest, compare, html, markdown};
 use std::path::{Path, PathBuf};
@@ -65,6 +66,11 @@ pub struct EvalArgs {
     /// Run cached nodes again, and keep nothing they answer.
     #[arg(long)]
     pub no_cache: bool,
+    /// The analyzer lanes to run on each case, by name (comma-separated), or `none`
+    /// (the default: what is installed differs between machines, and an eval and
+    /// its recordings must give the same figures everywhere).
+    #[arg(long, value_name = "NAME,...|none")]
+    pub analyzers: Option<String>,
     /// How many nodes run at once.
     #[command(flatten)]
     pub concurrency: Concurrency,
@@ -121,6 +127,7 @@ pub async fn run(args: EvalArgs, workspace: Workspace, queue: Arc<dyn RunQueue>)
         jobs: usize::from(args.jobs),
         max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
         no_cache: args.no_cache,
+        analyzers: args.analyzers.as_deref().map_or(AnalyzerSelection::None, AnalyzerSelection::parse),
     };
     let ctx =
         EvalContext { catalog: workspace.catalog(), providers: &workspace.providers, engine: &engine, store: &store };

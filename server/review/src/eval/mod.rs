@@ -59,6 +59,9 @@ pub struct EvalRequest {
     pub max_diff_bytes: usize,
     /// Ignore the cache.
     pub no_cache: bool,
+    /// The analyzer lanes run on each case (none unless named: what is installed
+    /// differs between machines, and an eval must give the same figures everywhere).
+    pub analyzers: pipeline::AnalyzerSelection,
 }
 
 /// Why an eval stopped.
@@ -214,8 +217,7 @@ async fn prepare_case(
         samples: request.samples,
         budget: None,
         no_cache: request.no_cache,
-        // The conclave's analyzer lanes run as a review would run them.
-        analyzers: pipeline::AnalyzerSelection::Default,
+        analyzers: request.analyzers.clone(),
     };
     pipeline::prepare(&review, ctx.catalog, ctx.providers)
         .await
