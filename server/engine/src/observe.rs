@@ -207,12 +207,12 @@ pub(crate) fn chat_span(provider: &str, request: &AgentRequest, capture: bool) -
         gen_ai.output.messages = Empty,
     );
     if capture && !span.is_disabled() {
-        let system: Vec<serde_json::Value> = [&request.shared_prefix, &request.system_prompt]
+        let system: Vec<Value> = [&request.shared_prefix, &request.system_prompt]
             .into_iter()
             .filter(|text| !text.is_empty())
             .map(|text| json!({"type": "text", "content": text}))
             .collect();
-        let system = serde_json::Value::Array(system);
+        let system = Value::Array(system);
         span.record("gen_ai.system_instructions", system.to_string().as_str());
         span.record("gen_ai.input.messages", input_messages(&request.messages).to_string().as_str());
     }
