@@ -182,6 +182,16 @@ pub enum CommandParse {
 }
 
 impl CommandParse {
+    /// Every reading, in the order the editor offers them.
+    pub const ALL: [CommandParse; 6] = [
+        CommandParse::Text,
+        CommandParse::Json,
+        CommandParse::Sarif,
+        CommandParse::Diagnostics,
+        CommandParse::Shellcheck,
+        CommandParse::Cargo,
+    ];
+
     fn is_default(&self) -> bool {
         *self == CommandParse::default()
     }

@@ -193,10 +193,7 @@ pub fn CommandForm(id: String) -> impl IntoView {
     let parse_id = id.clone();
     let on_parse = move |ev: web_sys::Event| {
         let chosen = event_target_value(&ev);
-        let Some(parse) = [CommandParse::Text, CommandParse::Json, CommandParse::Sarif, CommandParse::Diagnostics]
-            .into_iter()
-            .find(|p| p.as_str() == chosen)
-        else {
+        let Some(parse) = CommandParse::ALL.into_iter().find(|p| p.as_str() == chosen) else {
             return;
         };
         edit_node(editor, &parse_id, move |n| {
@@ -218,7 +215,7 @@ pub fn CommandForm(id: String) -> impl IntoView {
             write=command(|c, v| c.argv = v.lines().map(str::trim).filter(|a| !a.is_empty()).map(str::to_string).collect())/>
         <label>"Read stdout as"
             <select data-testid="command-parse" on:change=on_parse>
-                {[CommandParse::Text, CommandParse::Json, CommandParse::Sarif, CommandParse::Diagnostics].into_iter().map(|p| view! {
+                {CommandParse::ALL.into_iter().map(|p| view! {
                     <option value=p.as_str() selected=move || parse.get().flatten() == Some(p)>{p.as_str()}</option>
                 }).collect_view()}
             </select>
