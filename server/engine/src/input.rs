@@ -80,7 +80,7 @@ impl AgentInput {
     pub fn first_message(&self) -> String {
         let own = self.own_sections();
         match own.trim_start() {
-            "" => "Your input is the run input given above.".to_string(),
+            "" => "Do what your instructions say with the run input given above.".to_string(),
             own => own.to_string(),
         }
     }

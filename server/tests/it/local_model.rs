@@ -127,10 +127,11 @@ async fn a_prompt_built_to_loop_inside_a_string_still_ends_with_valid_json() {
         "the bound added for the local model held"
     );
 
-    let (tight, _) = run(&engine, &store, one_agent(system, Some(schema), None, 12), "Start.").await;
+    // Four tokens cannot hold even `{"description":""}`.
+    let (tight, _) = run(&engine, &store, one_agent(system, Some(schema), None, 4), "Start.").await;
     assert_eq!(tight.status, RunStatus::Failed);
     assert_eq!(tight.error_kind, Some(conclave_shared::ErrorKind::Provider));
-    assert!(tight.error.as_deref().unwrap_or("").contains("reached its budget of 12 tokens"), "{:?}", tight.error);
+    assert!(tight.error.as_deref().unwrap_or("").contains("reached its budget of 4 tokens"), "{:?}", tight.error);
 }
 
 #[test]

@@ -67,7 +67,10 @@ fn a_successful_transcript_gives_the_structured_output_and_streams_events_live()
     let system = std::fs::read_to_string(dir.path().join("claude.args")).expect("args recorded");
     assert!(system.contains("--append-system-prompt\n## Run input\n\nthe diff\n\nReview the change.\n"), "{system}");
     let stdin = std::fs::read_to_string(dir.path().join("claude.stdin")).expect("stdin recorded");
-    assert!(stdin.starts_with("Your input is the run input given above."), "the prompt points at the input: {stdin}");
+    assert!(
+        stdin.starts_with("Do what your instructions say with the run input given above."),
+        "the prompt points at the input: {stdin}"
+    );
 
     let env = std::fs::read_to_string(dir.path().join("claude.env")).expect("env recorded");
     assert!(
