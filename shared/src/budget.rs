@@ -2,7 +2,7 @@
 //! it may use, set in a conclave's `settings.budget` and on the command line or the
 //! API, which combine as the tighter of the two.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// The most a run may spend. An absent limit is no limit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -17,9 +17,22 @@ pub struct Budget {
     pub max_cost_usd: Option<f64>,
     /// The most tokens (prompt and generated, cached ones included) the run's
     /// provider calls may use together.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
     pub max_tokens: Option<u64>,
+}
+
+/// A count as JSON Schema's `integer` reads it: `1482` or `1482.0`, never `1482.5`
+/// or below zero.
+fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else { return Ok(None) };
+    if let Some(n) = number.as_u64() {
+        return Ok(Some(n));
+    }
+    match number.as_f64() {
+        Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => Ok(Some(f as u64)),
+        _ => Err(serde::de::Error::custom(format!("`{number}` is not a whole number of tokens at least 0"))),
+    }
 }
 
 impl Budget {
@@ -50,6 +63,16 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_count_is_any_whole_number_json_writes() {
+        let read = |text: &str| serde_json::from_str::<Budget>(text).map(|b| b.max_tokens);
+        assert_eq!(read(r#"{"max_tokens": 1482}"#).ok(), Some(Some(1482)));
+        assert_eq!(read(r#"{"max_tokens": 1482.0}"#).ok(), Some(Some(1482)), "JSON Schema's integer");
+        assert_eq!(read(r#"{}"#).ok(), Some(None));
+        assert!(read(r#"{"max_tokens": 1482.5}"#).is_err());
+        assert!(read(r#"{"max_tokens": -3}"#).is_err());
+    }
 
     #[test]
     fn the_tighter_limit_wins_limit_by_limit() {
