@@ -66,13 +66,8 @@ impl AnthropicProvider {
     }
 
     /// The request body for `request` (public for tests that pin the wire format),
-    /// laid out for the prompt cache.
-    pub fn request_body(request: &AgentRequest) -> Value {
-        Self::body(request, true)
-    }
-
-    /// The request body, with cache marks when `cache`.
-    pub fn body(request: &AgentRequest, cache: bool) -> Value {
+    /// laid out for the prompt cache when `cache`.
+    pub fn request_body(request: &AgentRequest, cache: bool) -> Value {
         let tools: &[conclave_core::ToolSpec] = if cache { &request.tools } else { request.callable_tools() };
         let mut body = json!({
             "model": request.model,
@@ -213,7 +208,7 @@ impl Provider for AnthropicProvider {
             .post(format!("{}/v1/messages", self.base_url))
             .header("x-api-key", key.map(Secret::expose).unwrap_or_default())
             .header("anthropic-version", API_VERSION)
-            .json(&Self::body(request, self.cache));
+            .json(&Self::request_body(request, self.cache));
         let response = send(http).await?;
         read_stream(response, stream).await
     }
