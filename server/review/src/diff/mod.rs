@@ -185,7 +185,7 @@ fn git_bytes(root: &Path, args: &[&str]) -> Result<Vec<u8>, ChangeError> {
     Ok(out.stdout)
 }
 
-fn git(root: &Path, args: &[&str]) -> Result<String, ChangeError> {
+pub(crate) fn git(root: &Path, args: &[&str]) -> Result<String, ChangeError> {
     git_bytes(root, args).map(|out| String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -207,16 +207,39 @@ pub fn git_author(root: &Path) -> Option<String> {
 /// working tree against `HEAD`. `None` when there is nothing to review. Files are
 /// left out, largest first, until the numbered diff fits in `max_diff_bytes`.
 pub fn collect_change(repo: &Path, base: Option<&str>, max_diff_bytes: usize) -> Result<Option<Change>, ChangeError> {
+    collect_change_since(repo, base, None, max_diff_bytes)
+}
+
+/// [`collect_change`], reviewing only what is new since the commit `since` (an
+/// ancestor of `HEAD` an earlier review reviewed) when it is given: the diff of
+/// `since..HEAD`, and with a base only the files the change `BASE...HEAD` has too,
+/// so commits merged in from the base are not reviewed as the branch's own.
+pub fn collect_change_since(
+    repo: &Path,
+    base: Option<&str>,
+    since: Option<&str>,
+    max_diff_bytes: usize,
+) -> Result<Option<Change>, ChangeError> {
     let root = repository_root(repo)?;
     let diff_args = ["diff", "--patch-with-raw", "-z", "--no-color", "--no-ext-diff", "--find-renames", "-U3"];
-    let range = match base {
-        Some(base) => format!("{}...HEAD", verify_base(&root, base)?),
-        None if git(&root, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_ok() => "HEAD".to_string(),
+    let branch_range = match base {
+        Some(base) => Some(format!("{}...HEAD", verify_base(&root, base)?)),
+        None => None,
+    };
+    let range = match (&branch_range, since) {
+        (_, Some(since)) => format!("{}..HEAD", verify_base(&root, since)?),
+        (Some(range), None) => range.clone(),
+        (None, None) if git(&root, &["rev-parse", "--verify", "--quiet", "HEAD"]).is_ok() => "HEAD".to_string(),
         // No commit yet: everything staged is new, compared with the empty tree.
-        None => "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string(),
+        (None, None) => "4b825dc642cb6eb9a060e54bf8d69288fbee4904".to_string(),
     };
     let mut files = parse_patch_with_raw(&git_bytes(&root, &[&diff_args[..], &[range.as_str(), "--"]].concat())?)?;
-    if base.is_none() {
+    if let (Some(branch_range), Some(_)) = (&branch_range, since) {
+        let listed = git_bytes(&root, &["diff", "--name-only", "-z", "--no-renames", branch_range.as_str(), "--"])?;
+        let of_branch: std::collections::HashSet<&[u8]> = listed.split(|&b| b == 0).collect();
+        files.retain(|f| of_branch.contains(f.file.path.as_bytes()));
+    }
+    if base.is_none() && since.is_none() {
         files.extend(untracked(&root)?);
     }
     if files.is_empty() {
@@ -268,7 +291,7 @@ fn keep_under(files: &mut Vec<ParsedFile>, max_bytes: usize) -> Result<Vec<Omitt
 /// The commit `base` names, as a full hash. Anything that starts with `-` is refused
 /// before git sees it, and git is told where its options end, so a base can never
 /// become an option (`--output=...`).
-fn verify_base(root: &Path, base: &str) -> Result<String, ChangeError> {
+pub(crate) fn verify_base(root: &Path, base: &str) -> Result<String, ChangeError> {
     let invalid = |reason: &str| ChangeError::InvalidBase { base: base.to_string(), reason: reason.to_string() };
     if base.starts_with('-') {
         return Err(invalid(" (it starts with `-`, like an option)"));
