@@ -10,7 +10,9 @@
 //! reviewers (`compare.rs`, `similarity.rs`), support
 //! (`support.rs`: how many reviewers raised a finding), samples (`samples.rs`: K runs
 //! of a reviewer merged, each finding's stability), baselines and dismissals
-//! (`baseline.rs`, `dismissals.rs`), and the reports (`report/`).
+//! (`baseline.rs`, `dismissals.rs`), incremental reviews (`incremental.rs`: what is
+//! new since the branch's last review, and the earlier findings carried), and the
+//! reports (`report/`).
 //!
 //! **Invariant:** the comparison and counts checks are pure functions of agent
 //! outputs; they call no provider and touch no file. Nothing here knows HTTP routes or
@@ -25,6 +27,7 @@ pub mod dismissals;
 pub mod eval;
 pub mod fallback;
 pub mod findings;
+pub mod incremental;
 pub mod pipeline;
 pub mod policy;
 pub mod report;

@@ -12,7 +12,7 @@
 //! - [`finish`] builds the report of the finished run and stores it in every format.
 
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
-use conclave_core::{ProviderRegistry, ReviewOf, RunStore, StoreError};
+use conclave_core::{ProviderRegistry, RunStore, StoreError};
 use conclave_engine::{Commands, Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
 use conclave_shared::NodeKind;
 use std::path::{Path, PathBuf};
@@ -22,9 +22,11 @@ pub use crate::analyzers::{AnalyzerLane, AnalyzerSelection, UnknownAnalyzer};
 use crate::analyzers::{apply_lanes, locate_program, plan_lanes};
 use crate::anchor::anchor_findings;
 use crate::baseline::Baseline;
-use crate::diff::{Change, ChangeError, Head, collect_change};
+use crate::diff::{Change, ChangeError, collect_change, collect_change_since};
 use crate::dismissals::{DismissalError, Dismissals};
 use crate::fallback::{Fallback, fallback_to_local};
+pub use crate::incremental::latest_review_of;
+use crate::incremental::{Scope, carry_forward};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report, carry_dropped};
 use crate::repository_anchors::{anchor_in_repository, quote_cited_lines};
@@ -72,6 +74,10 @@ pub struct ReviewRequest {
     pub budget: Option<conclave_shared::Budget>,
     /// Which analyzer lanes run.
     pub analyzers: AnalyzerSelection,
+    /// What the review covers, when only the commits since an earlier review were
+    /// asked for ([`crate::incremental::resolve`] decides it): with an incremental
+    /// scope only `since..HEAD` is read.
+    pub scope: Option<Scope>,
 }
 
 /// Which conclave reviews a change.
@@ -119,6 +125,9 @@ pub struct PreparedReview {
     /// The conclave's analyzer lanes, which run and why the others do not; the run
     /// input carries them for the report.
     pub analyzers: Vec<AnalyzerLane>,
+    /// What the review covers, when an incremental review was asked for; the run
+    /// input carries it for the report.
+    pub scope: Option<Scope>,
 }
 
 /// Why a review could not be prepared or finished.
@@ -179,15 +188,20 @@ pub async fn prepare(
     let request = request.clone();
     let (dir, context, providers) = (catalog.dir.to_path_buf(), catalog.context.clone(), providers.clone());
     tokio::task::spawn_blocking(move || {
-        let change =
-            collect_change(&request.repository, request.base.as_deref(), request.max_diff_bytes)?.ok_or_else(|| {
-                ReviewError::NothingToReview {
-                    repository: request.repository.display().to_string(),
-                    against: request
-                        .base
-                        .as_deref()
-                        .map_or_else(|| "the working tree against HEAD".to_string(), |b| format!("{b}...HEAD")),
-                }
+        let since = match &request.scope {
+            Some(Scope::Incremental { since, .. }) => Some(since.as_str()),
+            _ => None,
+        };
+        let change = collect_change_since(&request.repository, request.base.as_deref(), since, request.max_diff_bytes)?
+            .ok_or_else(|| ReviewError::NothingToReview {
+                repository: request.repository.display().to_string(),
+                against: match (since, request.base.as_deref()) {
+                    (Some(since), _) => {
+                        format!("nothing new since {}, which was reviewed", crate::incremental::short(since))
+                    }
+                    (None, Some(b)) => format!("{b}...HEAD"),
+                    (None, None) => "the working tree against HEAD".to_string(),
+                },
             })?;
         prepare_change(change, &request, Catalog { dir: &dir, context: &context }, &providers)
     })
@@ -219,6 +233,7 @@ pub fn prepare_change(
     review.fallback = fallback;
     review.no_cache = request.no_cache;
     review.budget = request.budget;
+    review.scope = request.scope.clone();
     Ok(review)
 }
 
@@ -254,6 +269,7 @@ pub fn prepare_recorded(
         no_cache: false,
         budget: None,
         analyzers: Vec::new(),
+        scope: None,
     })
 }
 
@@ -319,6 +335,9 @@ impl PreparedReview {
         {
             object.insert("analyzers".into(), serde_json::json!(self.analyzers));
         }
+        if let (Some(scope), Some(object)) = (&self.scope, input.as_object_mut()) {
+            object.insert(crate::incremental::SCOPE_KEY.into(), serde_json::json!(scope));
+        }
         input
     }
 
@@ -368,26 +387,46 @@ pub async fn finish_against(
     // Anchoring walks the repository and reads its files: a blocking thread's work.
     let input = record.input;
     let root = input.get("repository").and_then(serde_json::Value::as_str).unwrap_or("of the run").to_string();
-    let mut report = tokio::task::spawn_blocking(move || anchor_report(report, &input))
-        .await
-        .map_err(|e| ReviewError::Repository { root, message: format!("the task reading it stopped: {e}") })??;
+    let baseline = baseline.cloned();
+    let mut report = tokio::task::spawn_blocking(move || {
+        let mut report = anchor_report(report, &input)?;
+        if let Some(baseline) = baseline {
+            compare_with(&mut report, &baseline, &input)?;
+        }
+        Ok::<_, DismissalError>(report)
+    })
+    .await
+    .map_err(|e| ReviewError::Repository { root, message: format!("the task reading it stopped: {e}") })??;
     report.degraded.extend(fell_back.iter().map(|n| n.trim_start_matches("note: ").to_string()));
-    if let Some(baseline) = baseline {
-        report.absent = baseline.compare(&mut report.findings);
-        report.baseline = Some(baseline.source.clone());
-    }
     for format in ReportFormat::ALL {
         store.put_report(run_id, format.as_str(), &report.render(format)).await?;
     }
     Ok(report)
 }
 
-/// The newest succeeded review run of the repository at `root` whose reviewed head
-/// was the branch `branch` (written as a base may be: `main`, `origin/main`); `None`
-/// when there is none. One indexed query of the store, however many runs it holds.
-pub async fn latest_review_of(store: &dyn RunStore, root: &Path, branch: &str) -> Result<Option<String>, StoreError> {
-    let review = ReviewOf { repository: root.display().to_string(), branches: Head::names_for(branch) };
-    store.latest_review(&review).await
+/// Marks the report's findings new, unchanged or updated against `baseline`, and
+/// lists the baseline's others as absent. In an incremental review (its run input
+/// says so), the earlier findings on code the new commits did not touch are carried
+/// into the findings instead, `unchanged`, and the repository's dismissals apply to
+/// them as to the others. Reads the repository: call it on a blocking thread.
+fn compare_with(
+    report: &mut ReviewReport,
+    baseline: &Baseline,
+    input: &serde_json::Value,
+) -> Result<(), DismissalError> {
+    let absent = baseline.compare(&mut report.findings);
+    report.baseline = Some(baseline.source.clone());
+    let incremental = Scope::of_input(input).is_some_and(|s| s.is_incremental());
+    let (Some(root), true) = (input.get("repository").and_then(serde_json::Value::as_str), incremental) else {
+        report.absent = absent;
+        return Ok(());
+    };
+    let files = input.get("files").cloned().unwrap_or_default();
+    let changed: Vec<crate::diff::ChangedFile> = serde_json::from_value(files).unwrap_or_default();
+    let before = report.findings.len();
+    report.absent = carry_forward(&mut report.findings, absent, &changed, Path::new(root));
+    Dismissals::load(Path::new(root))?.apply(&mut report.findings[before..]);
+    Ok(())
 }
 
 /// Checks the quotes of the report's findings against the files of the reviewed

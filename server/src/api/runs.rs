@@ -224,6 +224,7 @@ async fn start_review(
         no_cache: false,
         budget,
         analyzers: Default::default(),
+        scope: None,
     };
     let prepared = match what {
         Review::Target(target) => {

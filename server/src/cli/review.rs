@@ -6,6 +6,7 @@ use conclave_core::{RunQueue, RunStore};
 use conclave_engine::Engine;
 use conclave_review::baseline::Baseline;
 use conclave_review::diff::ChangeError;
+use conclave_review::incremental::{self, Since};
 use conclave_review::pipeline::{self, AnalyzerSelection, ReviewError, ReviewRequest};
 use conclave_review::report::RepeatSummary;
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewReport};
@@ -69,8 +70,19 @@ pub struct ReviewArgs {
     /// (a unique prefix is enough), a branch (its latest stored review), or `auto`
     /// (the latest stored review of the --base branch). Findings are marked new,
     /// unchanged or updated, gone ones absent, and gates count new and updated ones.
-    #[arg(long, value_name = "REF|RUN_ID|FILE|auto")]
+    #[arg(long, value_name = "REF|RUN_ID|FILE|auto", conflicts_with = "since")]
     pub baseline: Option<String>,
+    /// Review only what is new since an earlier review of this branch: `auto` (the
+    /// commit its latest stored review reviewed) or a commit. Earlier findings on code
+    /// the new commits did not touch are carried forward, unchanged; a branch without
+    /// a stored review, or whose reviewed commit is no longer in its history (a
+    /// force-push), is reviewed in full, saying why. With --post this is the default
+    /// when the store has a review of the branch.
+    #[arg(long, value_name = "auto|COMMIT", conflicts_with = "full")]
+    pub since: Option<String>,
+    /// Review the whole change, even with --post and a stored review of the branch.
+    #[arg(long)]
+    pub full: bool,
     /// Count in gates only findings that at least N distinct reviewers raised (or a
     /// near-duplicate of them); the report still lists every finding with its support.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -156,7 +168,23 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         Ok(target) => target,
         Err(code) => return code,
     };
-    let request = review_request(&args, &workspace);
+    let mut request = review_request(&args, &workspace);
+    let earlier = match since(&args, post_to.is_some()) {
+        Some(since) => {
+            match incremental::resolve(store.as_ref(), &request.repository, args.base.as_deref(), &since).await {
+                Ok(resolution) => {
+                    eprintln!("{}", resolution.scope.describe());
+                    request.scope = Some(resolution.scope);
+                    resolution.earlier
+                }
+                Err(e) => {
+                    eprintln!("error: {e} (--since)");
+                    return exit::CONFIG;
+                }
+            }
+        }
+        None => None,
+    };
     let review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
         Ok(review) => review,
         Err(e) => return explain_review_error(e),
@@ -165,6 +193,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         return code;
     }
     let baseline = match &args.baseline {
+        None if earlier.is_some() => earlier,
         Some(spec) => match load_baseline(spec, args.base.as_deref(), &review.change.root, store.as_ref()).await {
             Ok(baseline) => baseline,
             Err((code, message)) => {
@@ -216,6 +245,16 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     code.max(posted)
 }
 
+/// What to review since, if only what is new was asked for: `--since`, or with
+/// `--post` (and neither `--full` nor `--baseline`) the branch's last stored review.
+fn since(args: &ReviewArgs, posting: bool) -> Option<Since> {
+    match (&args.since, args.full) {
+        (Some(since), _) => Some(Since::parse(since)),
+        (None, false) if posting && args.baseline.is_none() => Some(Since::Auto),
+        _ => None,
+    }
+}
+
 /// What `conclave review` asks the review pipeline for.
 fn review_request(args: &ReviewArgs, workspace: &Workspace) -> ReviewRequest {
     ReviewRequest {
@@ -234,6 +273,7 @@ fn review_request(args: &ReviewArgs, workspace: &Workspace) -> ReviewRequest {
         no_cache: args.no_cache,
         budget: args.budget.budget(),
         analyzers: args.analyzers.as_deref().map_or_else(Default::default, AnalyzerSelection::parse),
+        scope: None,
     }
 }
 

@@ -182,6 +182,7 @@ async fn rerun_review(
         no_cache: args.no_cache,
         budget: args.budget.budget(),
         analyzers: Default::default(),
+        scope: None,
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());

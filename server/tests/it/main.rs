@@ -20,6 +20,7 @@ mod review_analyzers;
 mod review_caching;
 mod review_e2e;
 mod review_history;
+mod review_incremental;
 mod review_post;
 mod review_samples;
 mod review_verified;

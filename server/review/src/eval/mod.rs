@@ -218,6 +218,7 @@ async fn prepare_case(
         budget: None,
         no_cache: request.no_cache,
         analyzers: request.analyzers.clone(),
+        scope: None,
     };
     pipeline::prepare(&review, ctx.catalog, ctx.providers)
         .await

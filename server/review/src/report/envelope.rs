@@ -55,6 +55,9 @@ pub(super) fn render(report: &ReviewReport) -> String {
             "omitted": report.omitted.iter().map(|(path, bytes)| json!({"path": path, "diff_bytes": bytes})).collect::<Vec<_>>(),
         },
     });
+    if let (Some(scope), Some(review)) = (&report.scope, doc.get_mut("review").and_then(Value::as_object_mut)) {
+        review.insert("scope".into(), json!(scope));
+    }
     // Only a run with a budget says what it spent against it.
     if let (Some(budget), Some(doc)) = (&report.budget, doc.as_object_mut()) {
         doc.insert("budget".into(), json!(budget));

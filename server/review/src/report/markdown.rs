@@ -12,6 +12,7 @@ use super::review_report::{LoweringSummary, ReviewReport, anchor_counts, listed}
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
     verdict(&mut out, r);
+    super::scope::markdown(&mut out, r);
     repeated(&mut out, r);
     conflicts(&mut out, r);
     miscounts(&mut out, r);
@@ -243,11 +244,16 @@ fn baseline(out: &mut String, r: &ReviewReport) {
     let count = |state: BaselineState| r.findings.iter().filter(|f| f.baseline == Some(state)).count();
     let _ = writeln!(
         out,
-        "Against the baseline `{source}`: {} new, {} updated, {} unchanged, {} fixed. Gates count new and updated findings only.\n",
+        "Against the baseline `{source}`: {} new, {} updated, {} unchanged, {} fixed. {}\n",
         count(BaselineState::New),
         count(BaselineState::Updated),
         count(BaselineState::Unchanged),
-        r.absent.len()
+        r.absent.len(),
+        if r.incremental() {
+            "Gates count every finding: the earlier review was of this branch."
+        } else {
+            "Gates count new and updated findings only."
+        }
     );
     if r.absent.is_empty() {
         return;

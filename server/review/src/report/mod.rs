@@ -12,6 +12,7 @@ mod rdjsonl;
 mod repeats;
 mod review_report;
 mod sarif;
+mod scope;
 
 pub use analyzer_lanes::carry_dropped;
 pub use budget::{AgentSpend, BudgetSummary};
@@ -131,6 +132,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         min_stability: 0.0,
         repeat: None,
         budget: budget::budget_of(record, events),
+        scope: crate::incremental::Scope::of_input(&record.input),
     }
 }
 

@@ -99,6 +99,9 @@ pub struct ReviewReport {
     /// What the run spent against its budget, when it has one (or an agent has a
     /// `max_cost`).
     pub budget: Option<super::budget::BudgetSummary>,
+    /// What the review covered, when only what is new since an earlier review was
+    /// asked for: the commits reviewed now and earlier, or why the review is full.
+    pub scope: Option<crate::incremental::Scope>,
 }
 
 impl ReviewReport {
@@ -129,7 +132,15 @@ impl ReviewReport {
     /// Whether a finding counts in gates and is posted: [`gates`], and at least as
     /// much support and stability as asked for.
     pub fn counts(&self, f: &Finding) -> bool {
-        gates(f) && self.supported(f) && self.stable(f)
+        // An incremental review's baseline is the branch's own earlier review: what
+        // it found is still the branch's, so unchanged findings gate too.
+        let gating = if self.incremental() { listed(f) } else { gates(f) };
+        gating && self.supported(f) && self.stable(f)
+    }
+
+    /// Whether only what is new since an earlier review of the branch was reviewed.
+    pub fn incremental(&self) -> bool {
+        self.scope.as_ref().is_some_and(crate::incremental::Scope::is_incremental)
     }
 
     /// Whether a finding has the support `--min-support` asks for (findings without a
