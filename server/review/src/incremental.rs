@@ -111,6 +111,31 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// A few Markdown lines for a pull request's summary: which commits were
+    /// reviewed now and which earlier, or why the review is full.
+    pub fn summary(&self) -> String {
+        match self {
+            Scope::Incremental { since, earlier_run, now, earlier } => {
+                let listed: Vec<String> =
+                    now.listed.iter().take(5).map(|c| format!("`{}` {}", short(&c.commit), c.subject.trim())).collect();
+                let more = now.total.saturating_sub(listed.len());
+                let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+                let by = earlier_run.as_deref().map(|r| format!(" (run `{r}`)")).unwrap_or_default();
+                format!(
+                    "{} commit(s) reviewed now, since `{}`: {}{more}. {} commit(s) reviewed earlier{by}; what it found on \
+                     code the new commits did not touch is carried forward.",
+                    now.total,
+                    short(since),
+                    listed.join("; "),
+                    earlier.total
+                )
+            }
+            Scope::Full { why } => format!("Full review: {why}."),
+        }
+    }
+}
+
 /// The first 12 digits of a hash.
 pub fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)

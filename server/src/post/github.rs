@@ -83,7 +83,8 @@ fn pull_request_number(env: &dyn Fn(&str) -> Option<String>) -> Result<u64, Stri
 }
 
 /// Posts the items on the pull request.
-pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<Posted, PostError> {
+/// `scope`, when given, says what was reviewed at the head of a new review's body.
+pub async fn post(config: &Config, items: &[Item], mark_fixed: bool, scope: Option<&str>) -> Result<Posted, PostError> {
     let headers = vec![("accept", "application/vnd.github+json"), ("x-github-api-version", "2022-11-28")];
     let token = Secret::new(format!("Bearer {}", config.token.expose()));
     let api = Api::new(
@@ -111,7 +112,7 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<P
         api.send(method, url, Some(&json!({"body": edit.body}))).await?;
     }
     if !plan.inline.is_empty() || !plan.outside.is_empty() {
-        let review = review(&plan, &head);
+        let review = review(&plan, &head, scope);
         api.send(Method::POST, pull(&[&number, "reviews"]), Some(&review)).await?;
     }
     Ok(Posted::from(&plan))
@@ -134,12 +135,16 @@ fn conclave_comments(list: &[Value], summary: bool) -> Vec<Existing> {
 }
 
 /// The new review: a comment review on the head commit, with its inline comments.
-fn review(plan: &Plan, head: &str) -> Value {
+fn review(plan: &Plan, head: &str, scope: Option<&str>) -> Value {
     let comments: Vec<Value> =
         plan.inline.iter().map(|c| json!({"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body})).collect();
     let mut title = format!("**Conclave review**: {} new comment(s) on the diff", plan.inline.len());
     if !plan.outside.is_empty() {
-        title.push_str(&format!(", {} outside it:", plan.outside.len()));
+        title.push_str(&format!(", {} outside it", plan.outside.len()));
+        title.push_str(if scope.is_some() { " (listed below)." } else { ":" });
+    }
+    if let Some(scope) = scope {
+        title.push_str(&format!("\n\n{scope}"));
     }
     let body = plan::summary(&title, &plan.outside);
     let mut review = json!({"body": body, "event": "COMMENT", "comments": comments});

@@ -66,7 +66,8 @@ fn merge_request_iid(env: &dyn Fn(&str) -> Option<String>) -> Result<u64, String
 }
 
 /// Posts the items on the merge request.
-pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<Posted, PostError> {
+/// `scope`, when given, says what was reviewed at the head of a new note.
+pub async fn post(config: &Config, items: &[Item], mark_fixed: bool, scope: Option<&str>) -> Result<Posted, PostError> {
     let api = Api::new(
         config.api.clone(),
         ("private-token", config.token.clone()),
@@ -100,7 +101,11 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool) -> Result<P
         api.send(Method::POST, mr(&["discussions"]), Some(&discussion(inline, &refs))).await?;
     }
     if !plan.outside.is_empty() {
-        let body = plan::summary("**Conclave review**: findings outside the diff", &plan.outside);
+        let mut title = "**Conclave review**: findings outside the diff".to_string();
+        if let Some(scope) = scope {
+            title.push_str(&format!("\n\n{scope}"));
+        }
+        let body = plan::summary(&title, &plan.outside);
         api.send(Method::POST, mr(&["notes"]), Some(&json!({"body": body}))).await?;
     }
     Ok(Posted::from(&plan))

@@ -74,9 +74,12 @@ pub async fn publish(target: &Target, report: &ReviewReport, repository: &Path) 
     let items = plan::items(&report.findings, &groups.iter().collect::<Vec<_>>(), keep);
     // An agent that failed reports nothing, which is no evidence that anything was fixed.
     let mark_fixed = report.degraded.is_empty();
+    // What was reviewed (in an incremental review, which commits now and which
+    // earlier) heads the summary a posting writes.
+    let scope = report.scope.as_ref().map(conclave_review::incremental::Scope::summary);
     match target {
-        Target::GitHub(config) => github::post(config, &items, mark_fixed).await,
-        Target::GitLab(config) => gitlab::post(config, &items, mark_fixed).await,
+        Target::GitHub(config) => github::post(config, &items, mark_fixed, scope.as_deref()).await,
+        Target::GitLab(config) => gitlab::post(config, &items, mark_fixed, scope.as_deref()).await,
     }
 }
 

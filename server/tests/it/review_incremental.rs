@@ -164,8 +164,9 @@ fn reviewer_requests(reviewed: &Reviewed) -> Vec<&String> {
     reviewed.requests.iter().filter(|r| !r.contains("You are the Writer")).collect()
 }
 
+/// The header of a file's part of the diff the agents read.
 fn diff_of(file: &str) -> String {
-    format!("diff --git a/{file} b/{file}")
+    format!("--- {file} (modified)")
 }
 
 fn states(report: &Value) -> Vec<(String, String)> {
@@ -243,7 +244,7 @@ async fn a_push_of_one_commit_reviews_that_commit_and_carries_the_rest_then_a_fo
     for file in ["src/auth.rs", "src/db/users.rs"] {
         assert!(second.requests.iter().all(|r| !r.contains(&diff_of(file))), "{file} was not touched: not sent");
     }
-    assert!(reviewers.iter().all(|r| !r.contains(&format!("+    {}", HTTP.replace('"', "\\\"")))), "only the new hunk");
+    assert!(reviewers.iter().all(|r| r.contains(HTTP_NEW)), "the new code is sent");
     assert_eq!(
         states(&second.report),
         [
