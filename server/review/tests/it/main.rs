@@ -3,5 +3,6 @@
 mod baseline_lookup;
 mod degraded;
 mod fallback;
+mod incremental;
 mod review_compare;
 mod tools_sandbox;
