@@ -1,6 +1,7 @@
 //! What an engine is given ([`EngineConfig`], shared by all its runs) and what each
 //! run brings besides its conclave and input ([`RunOptions`], with the agents it
-//! samples: [`Samples`]).
+//! samples: [`Samples`], and the agents that run once per part of a partitioned
+//! input: [`Parts`]).
 
 use conclave_core::{PriceTable, RetryPolicy, ToolRunner};
 use std::collections::HashMap;
@@ -70,6 +71,29 @@ pub struct RunOptions {
     /// A budget given for this run besides the conclave's own (the command line, the
     /// API): the tighter of the two holds, limit by limit, and is stored with the run.
     pub budget: Option<conclave_shared::Budget>,
+    /// The run input is partitioned (its array field [`PARTS_FIELD`]) and these
+    /// agents run once per part, their answers merged by the policy.
+    pub parts: Option<Parts>,
+}
+
+/// The run input's field holding its parts, when a run is partitioned.
+pub const PARTS_FIELD: &str = "parts";
+
+/// Which agents run once per part of a partitioned run input. Each part is an object
+/// whose fields override the run input's for those agents (the run input without
+/// [`PARTS_FIELD`]); every other node receives the run input without the parts. The
+/// parts live in the run input, so a worker or a resumed run finds the same ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parts {
+    /// The agents that run once per part.
+    pub nodes: Vec<String>,
+}
+
+impl Parts {
+    /// Whether `node_id` runs once per part.
+    pub fn covers(&self, node_id: &str) -> bool {
+        self.nodes.iter().any(|n| n == node_id)
+    }
 }
 
 /// The programs a run's command nodes may start, and the workspace they may run in.

@@ -31,6 +31,7 @@ pub mod input;
 pub mod limits;
 pub mod node_error;
 pub mod observe;
+pub mod parts;
 pub mod plan;
 pub mod policy;
 pub mod policy_call;
@@ -56,7 +57,7 @@ pub use agent::AgentContext;
 pub use approval::{Decision, DecisionError, cancel_waiting, decide};
 pub use budget::{BudgetExceeded, Ledger};
 pub use bus::{BusSink, EventBus};
-pub use config::{Commands, EngineConfig, MAX_SAMPLES, RunOptions, Samples};
+pub use config::{Commands, EngineConfig, MAX_SAMPLES, PARTS_FIELD, Parts, RunOptions, Samples};
 pub use fleet::FleetLimits;
 pub use input::{AgentInput, ComparisonHeadings};
 pub use limits::Limits;
@@ -310,7 +311,9 @@ impl Engine {
         let metrics = observe::RunMetrics::start(&conclave.id);
         let conclave_id = conclave.id.clone();
         let cache = (!no_cache).then(|| self.store.clone());
-        let start = scheduler::Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache };
+        let parts = options.parts;
+        let start =
+            scheduler::Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache, parts };
         let task = tokio::spawn(scheduler::drive(start, cancel.clone()).instrument(span));
         RunHandle { run_id, bus, cancel, events: Some(events), task }
     }

@@ -67,4 +67,13 @@ pub trait OutputPolicy: Send + Sync + fmt::Debug {
         // With nothing better to do, the first answer.
         answers.into_iter().next().unwrap_or(Value::Null)
     }
+
+    /// Merges the validated answers of an agent that ran once per part of a
+    /// partitioned run input (in part order, the parts that failed left out) into its
+    /// output; `failed` says which parts gave none and why. Called off the async
+    /// threads: it may read files.
+    fn merge_parts(&self, answers: Vec<Value>, _findings_field: &str, _failed: &[String]) -> Value {
+        // With nothing better to do, the first answer.
+        answers.into_iter().next().unwrap_or(Value::Null)
+    }
 }

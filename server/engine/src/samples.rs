@@ -28,32 +28,58 @@ pub(crate) async fn run_sampled(
     node_id: String,
     input: AgentInput,
 ) -> Result<(NodeOutput, Usage), NodeError> {
-    let started = Arc::new(AtomicBool::new(false));
+    let started = AtomicBool::new(false);
     let message = input.render();
-    let samples = (0..plan.samples).map(|i| {
-        let (plan, ctx, limits, node_id, input) = (&plan, &ctx, &limits, &node_id, input.clone());
-        let (started, message) = (started.clone(), &message);
-        async move {
-            let _permits = limits.acquire(Some(&plan.config.provider)).await;
-            if !started.swap(true, Ordering::SeqCst) {
-                let event = EventKind::NodeStarted { node_id: node_id.clone(), input: Some(message.clone()) };
-                ctx.bus.emit(event).await;
-            }
-            let sink = BusSink::new(ctx.bus.clone(), node_id.clone()).quiet(i > 0);
-            let work = run_agent_with(plan, ctx, node_id, input, sink);
-            match plan.timeout {
-                Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or(Err(NodeError::Timeout(limit))),
-                None => work.await,
-            }
-        }
-    });
-    let results = futures::future::join_all(samples).await;
+    let calls = Calls { plan: &plan, ctx: &ctx, limits: &limits, node_id: &node_id, started: &started };
+    let results = calls.sample(input, &message, true).await;
     merge(&plan, &ctx, results).await
+}
+
+/// What each call of one node shares: the agent, the run, and whether the node
+/// was announced (`node_started` goes out once, when the first call has its permits).
+#[derive(Clone, Copy)]
+pub(crate) struct Calls<'a> {
+    pub(crate) plan: &'a AgentPlan,
+    pub(crate) ctx: &'a AgentContext,
+    pub(crate) limits: &'a RunLimits,
+    pub(crate) node_id: &'a str,
+    pub(crate) started: &'a AtomicBool,
+}
+
+impl Calls<'_> {
+    /// Runs the agent `plan.samples` times concurrently on `input`, each run under
+    /// its own permits and timeout; `message` is what `node_started` shows. Only the
+    /// first sample streams, and only when `streams`.
+    pub(crate) async fn sample(
+        self,
+        input: AgentInput,
+        message: &str,
+        streams: bool,
+    ) -> Vec<Result<(NodeOutput, Usage), NodeError>> {
+        let samples = (0..self.plan.samples.max(1)).map(|i| {
+            let input = input.clone();
+            async move {
+                let _permits = self.limits.acquire(Some(&self.plan.config.provider)).await;
+                if !self.started.swap(true, Ordering::SeqCst) {
+                    let node_id = self.node_id.to_string();
+                    let event = EventKind::NodeStarted { node_id, input: Some(message.to_string()) };
+                    self.ctx.bus.emit(event).await;
+                }
+                let sink = BusSink::new(self.ctx.bus.clone(), self.node_id.to_string()).quiet(i > 0 || !streams);
+                let work = run_agent_with(self.plan, self.ctx, self.node_id, input, sink);
+                match self.plan.timeout {
+                    Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or(Err(NodeError::Timeout(limit))),
+                    None => work.await,
+                }
+            }
+        });
+        futures::future::join_all(samples).await
+    }
 }
 
 /// The merged output of the samples that answered, with the usage of all of them;
 /// the first error when none answered.
-async fn merge(
+pub(crate) async fn merge(
     plan: &AgentPlan,
     ctx: &AgentContext,
     results: Vec<Result<(NodeOutput, Usage), NodeError>>,

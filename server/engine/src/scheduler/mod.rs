@@ -24,10 +24,12 @@ use crate::agent::{AgentContext, run_agent};
 use crate::bus::EventBus;
 use crate::cache;
 use crate::command;
+use crate::config::Parts;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
 use crate::node_error::NodeError;
 use crate::observe::{self, RunMetrics};
+use crate::parts::{self, Partitioned};
 use crate::plan::{AgentPlan, Plan};
 use crate::policy::SiblingOutput;
 use crate::policy_call::{self, PolicyFailure};
@@ -79,6 +81,8 @@ pub struct Start {
     /// Where cached nodes look up and keep their outputs; `None` when the run
     /// ignores the cache.
     pub cache: Option<Arc<dyn RunStore>>,
+    /// The agents that run once per part when the run input is partitioned.
+    pub parts: Option<Parts>,
 }
 
 /// A run taken up again after the process running it stopped.
@@ -119,12 +123,21 @@ struct Run {
     loop_starts: HashMap<usize, (u32, Map<String, Value>)>,
     /// For each cached node that is running: the key its output will be kept under.
     cache_keys: Vec<Option<(String, CacheSetting)>>,
+    /// Each part's input, when the run input is partitioned and names agents of this
+    /// plan (never in a loop's body or a nested conclave).
+    parted: Option<Arc<Partitioned>>,
 }
 
 /// Drives the run to its end and emits `run_finished`.
 pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
-    let Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache } = start;
+    let Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache, parts } = start;
+    // Every node receives the run input without its parts; the agents named run once per part.
+    let (input, parted) = match parts::partition(&input, parts.as_ref()) {
+        Some((shared, parted)) => (shared, Some(Arc::new(parted))),
+        None => (input, None),
+    };
     let mut run = Run::new(plan, agents, input, limits, cache, String::new(), Vec::new());
+    run.parted = parted;
     if let Some(Reused { from_run, mut nodes }) = reused {
         run.reused = (from_run, run.plan.nodes.iter().map(|p| nodes.remove(&p.id)).collect());
     }
@@ -179,6 +192,7 @@ impl Run {
             scope,
             outer,
             loop_starts: HashMap::new(),
+            parted: None,
         }
     }
 
@@ -349,7 +363,9 @@ impl Run {
             comparison,
             headings: self.agents.policy.as_ref().map(|p| p.comparison_headings()).unwrap_or_default(),
         };
-        if let Some(setting) = agent.config.cache.filter(|c| c.enabled() && agent.samples == 1) {
+        let part_inputs = self.parted.as_ref().filter(|p| p.parts.covers(&node.id)).map(|p| p.inputs.clone());
+        if let Some(setting) = agent.config.cache.filter(|c| c.enabled() && agent.samples == 1 && part_inputs.is_none())
+        {
             let message = input.render();
             let key = cache::agent_key(&agent, &message);
             if self.take_cached(i, &key, Some(message)).await {
@@ -360,7 +376,11 @@ impl Run {
         let span = observe::agent_span(&node.id, &node.label, &agent.config.provider, &agent.config.model);
         let (agents, limits, node_id) = (self.agents.clone(), self.limits.clone(), self.scoped(i));
         let work = async move {
-            let (result, duration_ms) = if agent.samples > 1 {
+            let (result, duration_ms) = if let Some(inputs) = part_inputs {
+                let started = Instant::now();
+                let result = parts::run_parted(&agent, &agents, &limits, &node_id, (input, inputs)).await;
+                (result, started.elapsed().as_millis() as u64)
+            } else if agent.samples > 1 {
                 let started = Instant::now();
                 let result = run_sampled(agent, agents, limits, node_id, input).await;
                 (result, started.elapsed().as_millis() as u64)
