@@ -323,6 +323,7 @@ pub fn run_options(review: &PreparedReview, reuse: Option<Reuse>) -> RunOptions 
         // checked against its allowed programs when it was saved or posted.
         commands: Some(Arc::new(Commands::any(None))),
         budget: review.budget,
+        parts: None,
     }
 }
 
