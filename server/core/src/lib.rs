@@ -33,8 +33,8 @@ pub use retry::RetryPolicy;
 pub use secret::Secret;
 pub use sink::{DiscardSink, StreamSink};
 pub use store::{
-    CachedOutput, NewRun, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunStore, StoreError, dequeued_event,
-    interrupted_event,
+    CachedOutput, NewRun, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunStore, StoreError, StoredDismissal,
+    dequeued_event, interrupted_event,
 };
 pub use tools::{ToolOutcome, ToolRunner};
 

@@ -1,5 +1,6 @@
-//! The run store boundary: where runs, their events and node outputs are kept, and
-//! the evals of conclaves (`conclave eval`'s summaries).
+//! The run store boundary: where runs, their events and node outputs are kept, the
+//! evals of conclaves (`conclave eval`'s summaries), and the dismissals of findings
+//! made by replying on a pull request.
 //!
 //! The engine appends events; the store derives run and node state from them in the
 //! same write, so a stored run is always consistent with its event log.
@@ -29,6 +30,25 @@ pub struct ReviewOf {
     pub repository: String,
     /// The branch names that count; a review of any of them matches.
     pub branches: Vec<String>,
+}
+
+/// A finding dismissed for one repository, kept in the run store so that every
+/// server and worker sharing it applies it to later reviews of that repository.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StoredDismissal {
+    /// The repository's key, as the forge names it (`owner/name` on GitHub, the
+    /// project's path or id on GitLab), or as `--repository-key` gives it.
+    pub repository: String,
+    /// The finding's fingerprint.
+    pub fingerprint: String,
+    /// Why it does not apply.
+    pub reason: String,
+    /// Who dismissed it.
+    pub author: String,
+    /// When it was stored, Unix milliseconds.
+    pub created_at_ms: u64,
+    /// Where it was made, for people: `github acme/app#7 comment 123`.
+    pub source: String,
 }
 
 /// A run about to start.
@@ -159,6 +179,14 @@ pub trait RunStore: Send + Sync + fmt::Debug {
 
     /// A kept eval, whole, or `None` when there is none with this id.
     async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError>;
+
+    /// Keeps a dismissal, once per repository and fingerprint: a later one of the
+    /// same finding leaves the first as it is. Returns whether it was new.
+    async fn put_dismissal(&self, dismissal: &StoredDismissal) -> Result<bool, StoreError>;
+
+    /// The dismissals of `repository` (of every repository when `None`), ordered by
+    /// repository, then fingerprint.
+    async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError>;
 
     /// Notices, pushed by the database, of runs whose events any process sharing the
     /// store has just committed (a run id per notice), so that a server streams another

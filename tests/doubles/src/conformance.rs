@@ -2,7 +2,7 @@
 //!
 //! Backends call [`run_all`] from their tests with a factory for fresh, empty stores.
 //! The checks panic with a message naming the broken behaviour. Those of kept evals
-//! are in `conformance/evals.rs`.
+//! are in `conformance/evals.rs`, those of dismissals in `conformance/dismissals.rs`.
 
 use conclave_shared::{
     AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, OutputDialect, RunEvent,
@@ -13,8 +13,10 @@ use std::sync::Arc;
 
 use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
 
+mod dismissals;
 mod evals;
 
+pub use dismissals::stored_dismissal;
 pub use evals::stored_eval;
 
 /// Runs every check against fresh stores from `make`.
@@ -37,6 +39,7 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     the_latest_review_is_the_newest_succeeded_one_of_the_branch(make()).await;
     the_latest_review_among_a_thousand_runs(make()).await;
     evals::run_all(make).await;
+    dismissals::run_all(make).await;
 }
 
 /// A small conclave: trigger -> a, trigger -> b.

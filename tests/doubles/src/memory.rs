@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use conclave_core::{
     CachedOutput, Cancel, Job, Lease, NewRun, QueueStats, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf,
-    RunQueue, RunStore, StoreError, dequeued_event, interrupted_event,
+    RunQueue, RunStore, StoreError, StoredDismissal, dequeued_event, interrupted_event,
 };
 
 #[derive(Debug)]
@@ -49,6 +49,8 @@ pub struct MemoryStore {
     cache: Mutex<HashMap<String, CachedOutput>>,
     /// Kept evals by id.
     evals: Mutex<HashMap<String, StoredEval>>,
+    /// Dismissals by repository and fingerprint.
+    dismissals: Mutex<std::collections::BTreeMap<(String, String), StoredDismissal>>,
 }
 
 impl MemoryStore {
@@ -199,6 +201,21 @@ impl RunStore for MemoryStore {
     async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
         let evals = self.evals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(evals.get(id).cloned())
+    }
+
+    async fn put_dismissal(&self, dismissal: &StoredDismissal) -> Result<bool, StoreError> {
+        let mut kept = self.dismissals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (dismissal.repository.clone(), dismissal.fingerprint.clone());
+        if kept.contains_key(&key) {
+            return Ok(false);
+        }
+        kept.insert(key, dismissal.clone());
+        Ok(true)
+    }
+
+    async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
+        let kept = self.dismissals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(kept.values().filter(|d| repository.is_none_or(|r| d.repository == r)).cloned().collect())
     }
 
     async fn mark_interrupted(

@@ -3,7 +3,7 @@
 //! the whole log) for an event stream.
 
 use async_trait::async_trait;
-use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
+use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError, StoredDismissal};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::sync::{Arc, Mutex};
@@ -112,6 +112,13 @@ impl RunStore for RecordingStore {
     async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
         self.read("get_eval", None);
         self.inner.get_eval(id).await
+    }
+    async fn put_dismissal(&self, dismissal: &StoredDismissal) -> Result<bool, StoreError> {
+        self.inner.put_dismissal(dismissal).await
+    }
+    async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
+        self.read("dismissals", None);
+        self.inner.dismissals(repository).await
     }
     async fn mark_interrupted(
         &self,

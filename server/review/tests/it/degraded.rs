@@ -80,6 +80,12 @@ impl RunStore for FlakyStore {
     async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
         self.inner.get_eval(id).await
     }
+    async fn put_dismissal(&self, dismissal: &StoredDismissal) -> Result<bool, StoreError> {
+        self.inner.put_dismissal(dismissal).await
+    }
+    async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
+        self.inner.dismissals(repository).await
+    }
     async fn mark_interrupted(
         &self,
         owner_alive: &(dyn for<'s> Fn(&'s str) -> bool + Sync),

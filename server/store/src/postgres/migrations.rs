@@ -160,6 +160,19 @@ CREATE TABLE evals (
 CREATE INDEX evals_by_created ON evals (created_ms DESC, id DESC);
 CREATE INDEX evals_by_conclave ON evals (conclave, created_ms DESC, id DESC);
 "#,
+    // Findings dismissed by replying on a pull request: one per repository and
+    // fingerprint, listed by repository on the primary key.
+    r#"
+CREATE TABLE dismissals (
+    repository  TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    author      TEXT NOT NULL,
+    created_ms  BIGINT NOT NULL,
+    source      TEXT NOT NULL,
+    PRIMARY KEY (repository, fingerprint)
+);
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

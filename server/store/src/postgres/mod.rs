@@ -4,13 +4,14 @@
 //! `rows.rs` how an event's `effect_of` changes node and run rows, `queue.rs` the run
 //! queue (claims with `FOR UPDATE SKIP LOCKED`), `listen.rs` the LISTEN connection
 //! that tells this process about events other servers commit, `evals.rs` the kept
-//! evals of conclaves.
+//! evals of conclaves, `dismissals.rs` the dismissals of findings.
 //!
 //! **Invariant:** node and run rows change only in the transaction that stores the
 //! event causing the change, with the run's row locked, so a stored run always agrees
 //! with its event log whichever server wrote it.
 
 mod connection;
+mod dismissals;
 mod evals;
 mod listen;
 mod lookups;
@@ -25,7 +26,8 @@ mod tests;
 
 use async_trait::async_trait;
 use conclave_core::{
-    CachedOutput, NewRun, REDACTED, ReviewOf, RunStore, StoreError, interrupted_event, mask_url_credentials,
+    CachedOutput, NewRun, REDACTED, ReviewOf, RunStore, StoreError, StoredDismissal, interrupted_event,
+    mask_url_credentials,
 };
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
@@ -307,6 +309,14 @@ impl RunStore for PostgresStore {
 
     async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
         evals::get_eval(&self.client().await?, id).await
+    }
+
+    async fn put_dismissal(&self, dismissal: &StoredDismissal) -> Result<bool, StoreError> {
+        dismissals::put_dismissal(&self.client().await?, dismissal).await
+    }
+
+    async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
+        dismissals::dismissals(&self.client().await?, repository).await
     }
 
     async fn mark_interrupted(

@@ -3,7 +3,8 @@
 //!
 //! Layout: `schema.rs` opens connections, migrates and maps rows; `writer.rs` is the
 //! one writer thread with group commit; `write.rs` the writes it applies; `read.rs`
-//! the reads, on blocking threads with read connections of their own; `queue.rs` the
+//! the reads, on blocking threads with read connections of their own;
+//! `dismissals.rs` the dismissals' write and read; `queue.rs` the
 //! run queue (claims in the writer's immediate transactions, so one process at a
 //! time, and never two workers on one run).
 //!
@@ -13,6 +14,7 @@
 //! (`synchronous = NORMAL`: safe against a killed process; an OS crash or power loss
 //! may lose the last commits). Nothing here blocks the async runtime's threads.
 
+mod dismissals;
 mod queue;
 mod read;
 mod schema;
@@ -23,7 +25,7 @@ mod writer;
 mod tests;
 
 use async_trait::async_trait;
-use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
+use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError, StoredDismissal};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
@@ -181,6 +183,16 @@ impl RunStore for SqliteStore {
     async fn get_eval(&self, id: &str) -> Result<Option<StoredEval>, StoreError> {
         let id = id.to_string();
         self.readers.run(move |conn| read::get_eval(conn, &id)).await
+    }
+
+    async fn put_dismissal(&self, dismissal: &StoredDismissal) -> Result<bool, StoreError> {
+        let dismissal = dismissal.clone();
+        self.writer.submit(move |conn| dismissals::put_dismissal(conn, &dismissal)).await
+    }
+
+    async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
+        let repository = repository.map(str::to_string);
+        self.readers.run(move |conn| dismissals::dismissals(conn, repository.as_deref())).await
     }
 
     /// Which runs' owners are dead is asked here, on the caller's side (the check is

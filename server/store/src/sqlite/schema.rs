@@ -157,6 +157,19 @@ CREATE TABLE evals (
 CREATE INDEX evals_by_created ON evals (created_ms DESC, id DESC);
 CREATE INDEX evals_by_conclave ON evals (conclave, created_ms DESC, id DESC);
 "#,
+    // Findings dismissed by replying on a pull request: one per repository and
+    // fingerprint, listed by repository on the primary key.
+    r#"
+CREATE TABLE dismissals (
+    repository  TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    author      TEXT NOT NULL,
+    created_ms  INTEGER NOT NULL,
+    source      TEXT NOT NULL,
+    PRIMARY KEY (repository, fingerprint)
+) WITHOUT ROWID;
+"#,
 ];
 
 /// Prepared statements kept per connection; more than the store has.
