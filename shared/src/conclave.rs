@@ -85,6 +85,11 @@ pub struct Settings {
     /// fit in what is left is not made, and its agent fails with `budget`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<crate::Budget>,
+    /// In review runs, give reviewers the repository's rules files (`AGENTS.md`,
+    /// `CLAUDE.md`, `REVIEW.md` and `.conclave/rules/*.md`) in the run input
+    /// (default true); `false` reads none of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<bool>,
 }
 
 impl Settings {

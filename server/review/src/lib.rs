@@ -11,8 +11,9 @@
 //! (`support.rs`: how many reviewers raised a finding), samples (`samples.rs`: K runs
 //! of a reviewer merged, each finding's stability), baselines and dismissals
 //! (`baseline.rs`, `dismissals.rs`), incremental reviews (`incremental.rs`: what is
-//! new since the branch's last review, and the earlier findings carried), and the
-//! reports (`report/`).
+//! new since the branch's last review, and the earlier findings carried), the
+//! repository's rules for its reviewers (`rules.rs`: `AGENTS.md` and the like, read
+//! through the sandbox, selected by the changed paths), and the reports (`report/`).
 //!
 //! **Invariant:** the comparison and counts checks are pure functions of agent
 //! outputs; they call no provider and touch no file. Nothing here knows HTTP routes or
@@ -32,6 +33,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod report;
 pub mod repository_anchors;
+pub mod rules;
 pub mod same_issue;
 pub mod samples;
 pub mod similarity;

@@ -30,6 +30,7 @@ use crate::incremental::{Scope, carry_forward};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report, carry_dropped};
 use crate::repository_anchors::{anchor_in_repository, quote_cited_lines};
+use crate::rules::{RepositoryRules, RulesError};
 use crate::samples::carry_stability;
 use crate::support::count_support;
 use crate::tools::RepoTools;
@@ -78,6 +79,10 @@ pub struct ReviewRequest {
     /// asked for ([`crate::incremental::resolve`] decides it): with an incremental
     /// scope only `since..HEAD` is read.
     pub scope: Option<Scope>,
+    /// More rules files for the reviewers, read from these paths as they are (the
+    /// command line's; never taken from a request over HTTP), besides the
+    /// repository's own (see `rules.rs`).
+    pub rules: Vec<PathBuf>,
 }
 
 /// Which conclave reviews a change.
@@ -128,6 +133,10 @@ pub struct PreparedReview {
     /// What the review covers, when an incremental review was asked for; the run
     /// input carries it for the report.
     pub scope: Option<Scope>,
+    /// The rules files found for the change (`None`: the conclave's `rules: false`
+    /// turned the repository's off and none were given); the run input carries
+    /// those that apply, through [`crate::rules::insert_rules`].
+    pub rules: Option<RepositoryRules>,
 }
 
 /// Why a review could not be prepared or finished.
@@ -175,6 +184,9 @@ pub enum ReviewError {
     /// The selection of analyzers names a lane the conclave does not have.
     #[error(transparent)]
     UnknownAnalyzer(#[from] UnknownAnalyzer),
+    /// A rules file given with the request cannot be used.
+    #[error(transparent)]
+    Rules(#[from] RulesError),
 }
 
 /// Prepares a review: reads the change, picks and checks the conclave, applies the
@@ -234,7 +246,32 @@ pub fn prepare_change(
     review.no_cache = request.no_cache;
     review.budget = request.budget;
     review.scope = request.scope.clone();
+    review.rules = read_rules(&review, &request.allow_paths, &request.rules)?;
     Ok(review)
+}
+
+/// The rules files for a prepared review's change: the repository's, read through
+/// the tools' sandbox unless the conclave's `rules: false` turned them off, then the
+/// `given` ones. Reads the file system: call it on a blocking thread.
+fn read_rules(
+    review: &PreparedReview,
+    allow_paths: &[String],
+    given: &[PathBuf],
+) -> Result<Option<RepositoryRules>, ReviewError> {
+    let off = review.conclave.conclave().settings.rules == Some(false);
+    if off && given.is_empty() {
+        return Ok(None);
+    }
+    let sandbox = if off {
+        None
+    } else {
+        let root = &review.change.root;
+        let sandbox = crate::tools::Sandbox::new(root, allow_paths)
+            .map_err(|e| ReviewError::Repository { root: root.display().to_string(), message: e.to_string() })?;
+        Some(sandbox)
+    };
+    let rules = RepositoryRules::read(sandbox.as_ref(), &review.change.paths(), given)?;
+    Ok(Some(rules))
 }
 
 /// Prepares a review whose conclave is already chosen (as it is stored with a queued
@@ -270,6 +307,7 @@ pub fn prepare_recorded(
         budget: None,
         analyzers: Vec::new(),
         scope: None,
+        rules: None,
     })
 }
 
@@ -338,6 +376,9 @@ impl PreparedReview {
         }
         if let (Some(scope), Some(object)) = (&self.scope, input.as_object_mut()) {
             object.insert(crate::incremental::SCOPE_KEY.into(), serde_json::json!(scope));
+        }
+        if let Some(object) = input.as_object_mut() {
+            crate::rules::insert_rules(object, self.rules.as_ref(), &self.change.paths());
         }
         input
     }

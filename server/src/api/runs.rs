@@ -225,6 +225,9 @@ async fn start_review(
         budget,
         analyzers: Default::default(),
         scope: None,
+        // The repository's own rules files are read through the sandbox; no more are
+        // taken over HTTP: a path on the server's disk is not the caller's to name.
+        rules: Vec::new(),
     };
     let prepared = match what {
         Review::Target(target) => {
@@ -268,6 +271,7 @@ fn review_error(conclave_id: &str, repository: &str, error: ReviewError) -> ApiE
         }
         e @ ReviewError::UnknownProvider { .. } => ApiError::bad_field("/review/provider", e.to_string()),
         e @ ReviewError::UnknownAnalyzer(_) => ApiError::bad_field("/review/analyzers", e.to_string()),
+        e @ ReviewError::Rules(_) => ApiError::bad_field("/review", e.to_string()),
         ReviewError::Start(e) => start_error(e),
         ReviewError::Store(e) => e.into(),
     }

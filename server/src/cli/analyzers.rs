@@ -45,6 +45,7 @@ pub fn run(args: AnalyzersArgs, workspace: &Workspace) -> u8 {
         budget: None,
         analyzers: args.analyzers.as_deref().map_or_else(Default::default, AnalyzerSelection::parse),
         scope: None,
+        rules: Vec::new(),
     };
     let (conclave, lanes) = match pipeline::list_analyzers(&request, workspace.catalog()) {
         Ok(listed) => listed,

@@ -103,6 +103,12 @@ pub struct ReviewArgs {
     /// reads a changed file (`conclave analyzers` lists them).
     #[arg(long, value_name = "NAME,...|none")]
     pub analyzers: Option<String>,
+    /// Give the reviewers this rules file too (repeatable), after the repository's
+    /// own (`AGENTS.md`, `CLAUDE.md`, `REVIEW.md`, `.conclave/rules/*.md`); a `paths:`
+    /// front matter limits it to the changes it matches. Read even when the
+    /// conclave's `rules: false` turns the repository's off.
+    #[arg(long = "rules", value_name = "PATH")]
+    pub rules: Vec<PathBuf>,
     /// Most bytes of diff sent to the agents; the largest files are left out beyond
     /// it, and the report lists them (default 1 MiB, or CONCLAVE_MAX_DIFF_BYTES).
     #[arg(long, value_name = "BYTES")]
@@ -274,6 +280,7 @@ fn review_request(args: &ReviewArgs, workspace: &Workspace) -> ReviewRequest {
         budget: args.budget.budget(),
         analyzers: args.analyzers.as_deref().map_or_else(Default::default, AnalyzerSelection::parse),
         scope: None,
+        rules: args.rules.clone(),
     }
 }
 
@@ -380,7 +387,8 @@ fn explain_review_error(error: ReviewError) -> u8 {
         | ReviewError::UnknownProvider { .. }
         | ReviewError::Repository { .. }
         | ReviewError::UnknownAnalyzer(_)
-        | ReviewError::Dismissals(_)) => {
+        | ReviewError::Dismissals(_)
+        | ReviewError::Rules(_)) => {
             eprintln!("error: {e}{}", flag_hint(&e));
             exit::CONFIG
         }
@@ -394,6 +402,7 @@ fn flag_hint(error: &ReviewError) -> &'static str {
         ReviewError::Change(ChangeError::TooLarge { .. }) => " (--max-diff-bytes)",
         ReviewError::UnknownProvider { .. } => " (--provider)",
         ReviewError::UnknownAnalyzer(_) => " (--analyzers)",
+        ReviewError::Rules(_) => " (--rules)",
         _ => "",
     }
 }

@@ -183,6 +183,7 @@ async fn rerun_review(
         budget: args.budget.budget(),
         analyzers: Default::default(),
         scope: None,
+        rules: Vec::new(),
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());

@@ -22,6 +22,7 @@ mod review_e2e;
 mod review_history;
 mod review_incremental;
 mod review_post;
+mod review_rules;
 mod review_samples;
 mod review_verified;
 mod run_events;

@@ -219,6 +219,7 @@ async fn prepare_case(
         no_cache: request.no_cache,
         analyzers: request.analyzers.clone(),
         scope: None,
+        rules: Vec::new(),
     };
     pipeline::prepare(&review, ctx.catalog, ctx.providers)
         .await

@@ -58,6 +58,10 @@ pub(super) fn render(report: &ReviewReport) -> String {
     if let (Some(scope), Some(review)) = (&report.scope, doc.get_mut("review").and_then(Value::as_object_mut)) {
         review.insert("scope".into(), json!(scope));
     }
+    // Only a review that had rules files (or refused some) says which.
+    if let (false, Some(review)) = (report.rules.is_empty(), doc.get_mut("review").and_then(Value::as_object_mut)) {
+        review.insert("rules".into(), json!(report.rules));
+    }
     // Only a run with a budget says what it spent against it.
     if let (Some(budget), Some(doc)) = (&report.budget, doc.as_object_mut()) {
         doc.insert("budget".into(), json!(budget));

@@ -11,6 +11,7 @@ mod markdown;
 mod rdjsonl;
 mod repeats;
 mod review_report;
+mod rules;
 mod sarif;
 mod scope;
 
@@ -133,6 +134,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         repeat: None,
         budget: budget::budget_of(record, events),
         scope: crate::incremental::Scope::of_input(&record.input),
+        rules: crate::rules::RulesRead::of_input(&record.input),
     }
 }
 

@@ -102,6 +102,9 @@ pub struct ReviewReport {
     /// What the review covered, when only what is new since an earlier review was
     /// asked for: the commits reviewed now and earlier, or why the review is full.
     pub scope: Option<crate::incremental::Scope>,
+    /// The repository's rules files given to the reviewers, and those refused or left
+    /// out with why (`rules.rs`); empty when the review had none.
+    pub rules: crate::rules::RulesRead,
 }
 
 impl ReviewReport {

@@ -95,12 +95,40 @@ impl Sandbox {
         self.open_unlisted(relative).map(|(_, opened)| opened)
     }
 
+    /// Opens a file the repository itself designates (a rules file, relative to the
+    /// root) without following any symlink, even one that stays inside the root: a
+    /// symlink on the way or at the end is refused, saying whether it leads outside.
+    /// `.git/`, ignored files and special files are refused as [`Sandbox::open`]
+    /// refuses them; `None` when there is nothing at that path.
+    pub fn open_unlinked(&self, relative: &str) -> Result<Option<Opened>, Refused> {
+        let shown = relative.escape_debug().to_string();
+        let components = self.lexical(relative, &shown)?;
+        let opened = match self.open_relative(&components, &shown) {
+            Ok(Step::Done(opened)) => opened,
+            Ok(Step::Symlink { at, target }) => {
+                let link = join(&components[..=at]);
+                let whither = match self.follow(&components, at, &target, &shown) {
+                    Ok(_) => "a symlink",
+                    Err(_) => "a symlink leading outside the repository",
+                };
+                return Err(Refused(format!(
+                    "`{link}` is {whither}; rules files are read only as regular files of the repository, never through a symlink"
+                )));
+            }
+            Ok(Step::Missing) => return Ok(None),
+            Err(refused) => return Err(refused),
+        };
+        self.check_visible(&join(&components), &shown)?;
+        Ok(Some(opened))
+    }
+
     fn open_unlisted(&self, requested: &str) -> Result<(String, Opened), Refused> {
         let shown = requested.escape_debug().to_string();
         let mut relative = self.lexical(requested, &shown)?;
         for _ in 0..=MAX_SYMLINKS {
             match self.open_relative(&relative, &shown)? {
                 Step::Done(opened) => return Ok((join(&relative), opened)),
+                Step::Missing => return Err(Refused(format!("`{shown}` does not exist in the repository"))),
                 Step::Symlink { at, target } => relative = self.follow(&relative, at, &target, &shown)?,
             }
         }
@@ -191,11 +219,10 @@ impl Sandbox {
     /// Opens `components` from the root, one directory at a time, never following a
     /// symlink; stops at the first symlink met.
     fn open_relative(&self, components: &[String], shown: &str) -> Result<Step, Refused> {
-        let cannot = |e: std::io::Error| match e.kind() {
-            ErrorKind::NotFound => Refused(format!("`{shown}` does not exist in the repository")),
-            ErrorKind::NotADirectory => Refused(format!("`{shown}` does not exist in the repository")),
-            _ => Refused(format!("`{shown}` cannot be opened: {e}")),
-        };
+        let cannot = |e: std::io::Error| Refused(format!("`{shown}` cannot be opened: {e}"));
+        // What is missing (or a file where a directory should be) is no refusal: the
+        // caller says what it means for it.
+        let missing = |e: &std::io::Error| matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
         let Some((last, parents)) = components.split_last() else { return Ok(Step::Done(Opened::Dir)) };
         let mut dir = self.dir.try_clone().map_err(cannot)?;
         for (at, name) in parents.iter().enumerate() {
@@ -203,7 +230,11 @@ impl Sandbox {
                 let target = dir.read_link_contents(name).map_err(cannot)?;
                 return Ok(Step::Symlink { at, target });
             }
-            dir = dir.open_dir_nofollow(name).map_err(cannot)?;
+            dir = match dir.open_dir_nofollow(name) {
+                Ok(dir) => dir,
+                Err(e) if missing(&e) => return Ok(Step::Missing),
+                Err(e) => return Err(cannot(e)),
+            };
         }
         if is_symlink(&dir, last) {
             let target = dir.read_link_contents(last).map_err(cannot)?;
@@ -212,7 +243,11 @@ impl Sandbox {
         let mut options = OpenOptions::new();
         // Non-blocking, so a FIFO swapped in cannot hang the read; it is refused below.
         options.read(true).follow(FollowSymlinks::No).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-        let file = dir.open_with(last, &options).map_err(cannot)?;
+        let file = match dir.open_with(last, &options) {
+            Ok(file) => file,
+            Err(e) if missing(&e) => return Ok(Step::Missing),
+            Err(e) => return Err(cannot(e)),
+        };
         let meta = file.metadata().map_err(cannot)?;
         if meta.is_dir() {
             Ok(Step::Done(Opened::Dir))
@@ -265,6 +300,8 @@ enum Step {
     Done(Opened),
     /// Component `at` is a symlink to `target`.
     Symlink { at: usize, target: PathBuf },
+    /// Nothing is there.
+    Missing,
 }
 
 fn is_symlink(dir: &Dir, name: &str) -> bool {
