@@ -250,6 +250,11 @@ pub struct ReviewTarget {
     /// file (`--analyzers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analyzers: Option<Vec<String>>,
+    /// The most parts a change too large for one request is split into (default 8);
+    /// beyond, the largest files are not reviewed and the report lists them
+    /// (`--max-parts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parts: Option<usize>,
 }
 
 /// A started run.

@@ -4,7 +4,10 @@
 //! `$CONCLAVE_CONFIG_DIR/pricing.json` overrides or extends it. A model matches
 //! exactly or by the longest listed prefix; unknown models have no cost. Besides
 //! `input` and `output`, a model may price prompt-cache reads (`cache_read`) and
-//! writes (`cache_write`); a missing one costs what an input token costs.
+//! writes (`cache_write`); a missing one costs what an input token costs. A model
+//! may also give its `context` window in tokens, as its vendor documents it (what
+//! one call can hold: prompt and answer); the embedded model's is the context it is
+//! run with, `CONCLAVE_LOCAL_CONTEXT` or its default.
 
 use conclave_shared::Usage;
 use serde_json::Value;
@@ -57,7 +60,11 @@ impl Price {
 #[derive(Debug, Clone, Default)]
 pub struct PriceTable {
     prices: HashMap<String, HashMap<String, Price>>,
+    contexts: HashMap<String, HashMap<String, u64>>,
 }
+
+/// The provider whose context window is the one it is run with.
+const EMBEDDED_PROVIDER: &str = "local";
 
 impl PriceTable {
     /// The built-in table alone; reads no file.
@@ -84,6 +91,12 @@ impl PriceTable {
         };
         for (provider, models) in providers {
             let Value::Object(models) = models else { continue };
+            let contexts = self.contexts.entry(provider.clone()).or_default();
+            for (model, figures) in &models {
+                if let Some(context) = figures.get("context").and_then(Value::as_u64) {
+                    contexts.insert(model.clone(), context);
+                }
+            }
             let entry = self.prices.entry(provider).or_default();
             for (model, price) in models {
                 let rate = |name: &str| price.get(name).and_then(Value::as_f64);
@@ -104,6 +117,27 @@ impl PriceTable {
                 .filter(|(name, _)| model.starts_with(name.as_str()))
                 .max_by_key(|(name, _)| name.len())
                 .map(|(_, p)| *p)
+        })
+    }
+
+    /// The context window of `model` on `provider` in tokens, by exact name or
+    /// longest prefix; for the embedded model, `CONCLAVE_LOCAL_CONTEXT` when set (as
+    /// the provider reads it). `None` when unknown.
+    pub fn context_window(&self, provider: &str, model: &str) -> Option<u64> {
+        if provider == EMBEDDED_PROVIDER
+            && let Some(context) =
+                std::env::var("CONCLAVE_LOCAL_CONTEXT").ok().and_then(|v| v.trim().parse::<u64>().ok())
+            && context >= 512
+        {
+            return Some(context);
+        }
+        let models = self.contexts.get(provider)?;
+        models.get(model).copied().or_else(|| {
+            models
+                .iter()
+                .filter(|(name, _)| model.starts_with(name.as_str()))
+                .max_by_key(|(name, _)| name.len())
+                .map(|(_, c)| *c)
         })
     }
 
@@ -143,6 +177,21 @@ mod tests {
         table.apply("anthropic", "claude-sonnet-4-5", &mut usage);
         assert_eq!(usage.cost_usd, Some(10.5));
         assert_eq!(usage.cache_savings_usd, None, "nothing was cached");
+    }
+
+    #[test]
+    fn context_windows_come_from_the_table_by_longest_prefix_and_unknown_models_have_none() {
+        let table = PriceTable::builtin();
+        assert_eq!(table.context_window("anthropic", "claude-sonnet-4-5"), Some(200_000));
+        assert_eq!(table.context_window("openai", "gpt-4o-mini-2024"), Some(128_000));
+        assert_eq!(table.context_window("openai", "gpt-4.1-nano"), Some(1_047_576));
+        assert_eq!(table.context_window("openai", "unknown-model"), None);
+        assert_eq!(table.context_window("fake", "any"), None);
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("pricing.json"), r#"{"acme": {"m": {"context": 32000}}}"#).expect("write");
+        let table = PriceTable::load(Some(dir.path()));
+        assert_eq!(table.context_window("acme", "m-1"), Some(32_000), "a context without a price still counts");
+        assert_eq!(table.price("acme", "m-1"), None);
     }
 
     #[test]

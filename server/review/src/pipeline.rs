@@ -13,7 +13,7 @@
 
 use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderRegistry, RunStore, StoreError};
-use conclave_engine::{Commands, Engine, Reuse, RunHandle, RunOptions, Samples, StartError};
+use conclave_engine::{Commands, Engine, Parts, Reuse, RunHandle, RunOptions, Samples, StartError};
 use conclave_shared::NodeKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,8 +65,12 @@ pub struct ReviewRequest {
     pub fallback: bool,
     /// Globs of files the tools may read although `.git/` or `.gitignore` hide them.
     pub allow_paths: Vec<String>,
-    /// The most diff text sent to providers, in bytes; larger files are left out.
+    /// The most diff text one call of a reviewer takes, in bytes; a larger change is
+    /// split into parts (a reviewer's model may make them smaller still).
     pub max_diff_bytes: usize,
+    /// The most parts a change is split into (each specialist reviews every part);
+    /// beyond, the largest files are not reviewed.
+    pub max_parts: usize,
     /// Runs of each reviewer, merged by fingerprint (1: once).
     pub samples: u32,
     /// Ignore the cache: cached nodes run again and their answers are not stored.
@@ -123,6 +127,8 @@ pub struct PreparedReview {
     pub policy: Arc<ReviewPolicy>,
     /// The reviewers run several times, when the request asked for samples.
     pub samples: Option<Samples>,
+    /// The reviewers that review each part, when the change is split into parts.
+    pub parts: Option<Parts>,
     /// Whether the run ignores the cache.
     pub no_cache: bool,
     /// The run's budget besides the conclave's (the tighter holds).
@@ -204,8 +210,8 @@ pub async fn prepare(
             Some(Scope::Incremental { since, .. }) => Some(since.as_str()),
             _ => None,
         };
-        let change = collect_change_since(&request.repository, request.base.as_deref(), since, request.max_diff_bytes)?
-            .ok_or_else(|| ReviewError::NothingToReview {
+        let change = collect_change_since(&request.repository, request.base.as_deref(), since)?.ok_or_else(|| {
+            ReviewError::NothingToReview {
                 repository: request.repository.display().to_string(),
                 against: match (since, request.base.as_deref()) {
                     (Some(since), _) => {
@@ -214,7 +220,8 @@ pub async fn prepare(
                     (None, Some(b)) => format!("{b}...HEAD"),
                     (None, None) => "the working tree against HEAD".to_string(),
                 },
-            })?;
+            }
+        })?;
         prepare_change(change, &request, Catalog { dir: &dir, context: &context }, &providers)
     })
     .await
@@ -226,7 +233,7 @@ pub async fn prepare(
 /// with the same input. The same choices as [`prepare`], without reading git; the
 /// request's repository and base are not read again.
 pub fn prepare_change(
-    change: Change,
+    mut change: Change,
     request: &ReviewRequest,
     catalog: Catalog<'_>,
     providers: &ProviderRegistry,
@@ -238,6 +245,8 @@ pub fn prepare_change(
     } else if request.fallback {
         fallback = fallback_to_local(&mut conclave, providers);
     }
+    // The reviewers' models are known now: they bound the parts a large change needs.
+    change.split_into_parts(part_bytes(&conclave, &change, request.max_diff_bytes), request.max_parts)?;
     let analyzers = decide_analyzers(&mut conclave, &change, &request.analyzers)?;
     let mut review = prepare_recorded(change, conclave, &request.allow_paths, request.samples)?;
     review.analyzers = analyzers;
@@ -294,6 +303,8 @@ pub fn prepare_recorded(
     }
     .in_repository(change.root.clone());
     let samples = (samples > 1).then(|| Samples { count: samples, nodes: sampled_agents(&conclave) });
+    // The parts are in the change (and so in a stored run's input): a worker finds them.
+    let parts = (!change.parts.is_empty()).then(|| Parts { nodes: sampled_agents(&conclave) });
     let (tools, policy) = (Arc::new(tools), Arc::new(policy));
     Ok(PreparedReview {
         change,
@@ -303,6 +314,7 @@ pub fn prepare_recorded(
         tools,
         policy,
         samples,
+        parts,
         no_cache: false,
         budget: None,
         analyzers: Vec::new(),
@@ -319,7 +331,7 @@ pub fn list_analyzers(
     catalog: Catalog<'_>,
 ) -> Result<(CheckedConclave, Vec<AnalyzerLane>), ReviewError> {
     let conclave = review_conclave(&request.conclave, catalog)?;
-    let change = collect_change(&request.repository, request.base.as_deref(), request.max_diff_bytes)?;
+    let change = collect_change(&request.repository, request.base.as_deref())?;
     let changed = change.as_ref().map(existing_files).unwrap_or_default();
     let lanes = plan_lanes(&conclave, &changed, &request.analyzers, locate_program)?;
     Ok((conclave, lanes))
@@ -361,7 +373,7 @@ pub fn run_options(review: &PreparedReview, reuse: Option<Reuse>) -> RunOptions 
         // checked against its allowed programs when it was saved or posted.
         commands: Some(Arc::new(Commands::any(None))),
         budget: review.budget,
-        parts: None,
+        parts: review.parts.clone(),
     }
 }
 
@@ -531,6 +543,36 @@ fn switch_provider(
         conclave.reassign(&id, provider, &model);
     }
     Ok(())
+}
+
+/// The most diff bytes one call of a reviewer may take: `max_diff_bytes`, or less
+/// when a reviewer's model has a smaller context window than its prompt without the
+/// diff, the diff and its answer (`max_tokens`) need. A token is at least one byte,
+/// so a window of N tokens holds at least N bytes: counting bytes as tokens is
+/// conservative. A model whose window is unknown leaves `max_diff_bytes` alone.
+fn part_bytes(conclave: &CheckedConclave, change: &Change, max_diff_bytes: usize) -> usize {
+    /// What the request holds besides the prompts and the input: tool specs, the
+    /// output contract's wording, message framing.
+    const ALLOWANCE: usize = 8 * 1024;
+    let prices = conclave_core::PriceTable::builtin();
+    let shared = conclave.conclave().settings.shared_prompt.as_ref().map_or(0, String::len);
+    let mut input = change.run_input();
+    if let Some(object) = input.as_object_mut() {
+        object.remove("diff");
+    }
+    let input_bytes = serde_json::to_string(&input).map_or(0, |s| s.len());
+    sampled_agents(conclave)
+        .iter()
+        .filter_map(|id| {
+            let agent = conclave.conclave().node(id)?.agent.as_ref()?;
+            let window = prices.context_window(&agent.provider, &agent.model)? as usize;
+            let schema = conclave.output(id).map_or(0, |o| o.schema.to_string().len());
+            let answer = agent.max_tokens.unwrap_or(4096) as usize;
+            let prompt = agent.system_prompt.len() + shared + input_bytes + schema + ALLOWANCE;
+            Some(window.saturating_sub(prompt + answer))
+        })
+        .fold(max_diff_bytes, usize::min)
+        .max(1)
 }
 
 /// The agents `--samples` runs several times: the findings-shaped reviewers that

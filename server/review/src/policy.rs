@@ -2,7 +2,8 @@
 //! starts: it narrows the `file` of findings to the files of the change (review runs
 //! only), normalizes finding paths before validation, compares the findings of
 //! sibling reviewers, checks a Writer's counts against its findings, and merges the
-//! answers of a sampled reviewer (`samples.rs`). An agent with tools whose quoted
+//! answers of a sampled reviewer, or of one that reviewed a change in parts
+//! (`samples.rs`). An agent with tools whose quoted
 //! evidence is nowhere in the file is told so while it has retries left.
 
 use conclave_engine::{ComparisonHeadings, OutputPolicy, SiblingOutput};
@@ -94,6 +95,10 @@ impl OutputPolicy for ReviewPolicy {
 
     fn merge_samples(&self, answers: Vec<Value>, findings_field: &str, failed: &[String]) -> Value {
         merge_samples(answers, findings_field, failed, self.root.as_deref())
+    }
+
+    fn merge_parts(&self, answers: Vec<Value>, findings_field: &str, failed: &[String]) -> Value {
+        crate::samples::merge_parts(answers, findings_field, failed, self.root.as_deref())
     }
 }
 

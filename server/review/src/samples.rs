@@ -71,6 +71,46 @@ pub fn merge_samples(answers: Vec<Value>, field: &str, failed: &[String], root: 
     Value::Object(output)
 }
 
+/// Merges the validated `answers` of one reviewer that reviewed a change in parts
+/// (in part order; `failed` says which parts gave none and why): the findings of
+/// every part, a finding of one part that is the same issue (by the one rule) as
+/// one of an earlier part merged into it (a file split by hunks is seen by two
+/// parts near their boundary), `counts` recomputed, and a `parts` object saying how
+/// many answered and why any failed. The first part's other fields stand.
+pub fn merge_parts(answers: Vec<Value>, field: &str, failed: &[String], root: Option<&Path>) -> Value {
+    let answered = answers.len();
+    let mut placed: Vec<(usize, Value, Finding)> = Vec::new();
+    let mut unplaced: Vec<Value> = Vec::new();
+    for (part, answer) in answers.iter().enumerate() {
+        for item in answer.get(field).and_then(Value::as_array).into_iter().flatten() {
+            match read_finding("part", item) {
+                Some(finding) => placed.push((part, item.clone(), finding)),
+                None => unplaced.push(item.clone()),
+            }
+        }
+    }
+    let mut findings: Vec<Finding> = placed.iter().map(|(_, _, f)| f.clone()).collect();
+    match root {
+        Some(root) => anchor_in_repository(&mut findings, root),
+        None => anchor_findings(&mut findings, |_| None),
+    }
+    let mut kept: Vec<(usize, Value, Finding)> = Vec::new();
+    for ((part, item, _), finding) in placed.into_iter().zip(findings) {
+        if !kept.iter().any(|(p, _, f)| *p != part && same_issue(f, &finding)) {
+            kept.push((part, item, finding));
+        }
+    }
+    let items: Vec<Value> = kept.into_iter().map(|(_, item, _)| item).chain(unplaced).collect();
+    let mut output = answers.into_iter().next().and_then(|a| a.as_object().cloned()).unwrap_or_default();
+    recount(&mut output, &items);
+    output.insert(field.to_string(), Value::Array(items));
+    output.insert(
+        "parts".into(),
+        json!({ "requested": answered + failed.len(), "answered": answered, "failed": failed }),
+    );
+    Value::Object(output)
+}
+
 fn with_stability(mut item: Value, stability: Stability) -> Value {
     if let Some(object) = item.as_object_mut() {
         object.insert("stability".into(), json!(stability));

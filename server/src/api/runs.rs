@@ -220,6 +220,7 @@ async fn start_review(
         fallback: true,
         allow_paths: workspace.allow_paths.clone(),
         max_diff_bytes: workspace.max_diff_bytes,
+        max_parts: conclave_review::diff::DEFAULT_MAX_PARTS,
         samples: 1,
         no_cache: false,
         budget,
@@ -233,6 +234,11 @@ async fn start_review(
         Review::Target(target) => {
             (request.base, request.provider, request.model) = (target.base, target.provider, target.model);
             request.fallback = !target.no_fallback;
+            request.max_parts = match target.max_parts {
+                None => request.max_parts,
+                Some(parts @ 1..=MAX_PARTS) => parts,
+                Some(_) => return Err(invalid_field("/review/max_parts", MAX_PARTS_MESSAGE)),
+            };
             request.analyzers = match target.analyzers {
                 None => AnalyzerSelection::Default,
                 Some(names) if names.is_empty() => AnalyzerSelection::None,
@@ -276,6 +282,10 @@ fn review_error(conclave_id: &str, repository: &str, error: ReviewError) -> ApiE
         ReviewError::Store(e) => e.into(),
     }
 }
+
+/// The most parts a review may ask for: each is a call of every specialist.
+const MAX_PARTS: usize = 64;
+const MAX_PARTS_MESSAGE: &str = "max_parts is the most parts a large change is split into: give 1 to 64";
 
 /// The request's budget, refused when a limit is negative.
 fn checked_budget(budget: Option<Budget>) -> Result<Option<Budget>, ApiError> {

@@ -40,6 +40,7 @@ pub fn run(args: AnalyzersArgs, workspace: &Workspace) -> u8 {
         fallback: false,
         allow_paths: Vec::new(),
         max_diff_bytes: workspace.max_diff_bytes,
+        max_parts: conclave_review::diff::DEFAULT_MAX_PARTS,
         samples: 1,
         no_cache: false,
         budget: None,

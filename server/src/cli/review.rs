@@ -109,10 +109,16 @@ pub struct ReviewArgs {
     /// conclave's `rules: false` turns the repository's off.
     #[arg(long = "rules", value_name = "PATH")]
     pub rules: Vec<PathBuf>,
-    /// Most bytes of diff sent to the agents; the largest files are left out beyond
-    /// it, and the report lists them (default 1 MiB, or CONCLAVE_MAX_DIFF_BYTES).
+    /// Most bytes of diff one call of a reviewer takes (default 1 MiB, or
+    /// CONCLAVE_MAX_DIFF_BYTES); a larger change is split into parts, each reviewed
+    /// on its own (a reviewer's model with a smaller context makes parts smaller).
     #[arg(long, value_name = "BYTES")]
     pub max_diff_bytes: Option<usize>,
+    /// Most parts a large change is split into (each is a call of every specialist);
+    /// beyond, the smallest files are reviewed and the report lists the rest.
+    #[arg(long, value_name = "N", default_value_t = conclave_review::diff::DEFAULT_MAX_PARTS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub max_parts: u64,
     /// Publish the review on its pull request (GitHub) or merge request (GitLab),
     /// updating Conclave's earlier comments instead of duplicating them; where and
     /// with which token come from the CI environment (see the README).
@@ -275,6 +281,7 @@ fn review_request(args: &ReviewArgs, workspace: &Workspace) -> ReviewRequest {
         fallback: !args.no_fallback && !in_ci(),
         allow_paths: workspace.allow_paths.iter().chain(&args.allow_paths).cloned().collect(),
         max_diff_bytes: args.max_diff_bytes.unwrap_or(workspace.max_diff_bytes),
+        max_parts: args.max_parts as usize,
         samples: args.samples,
         no_cache: args.no_cache,
         budget: args.budget.budget(),

@@ -178,6 +178,7 @@ async fn rerun_review(
         fallback: true,
         allow_paths: workspace.allow_paths.clone(),
         max_diff_bytes: workspace.max_diff_bytes,
+        max_parts: conclave_review::diff::DEFAULT_MAX_PARTS,
         samples: 1,
         no_cache: args.no_cache,
         budget: args.budget.budget(),

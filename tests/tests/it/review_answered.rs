@@ -127,7 +127,7 @@ async fn quoted_unicode_and_spaced_paths_are_reviewed_exactly() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_diff_over_the_cap_leaves_the_largest_files_out_and_says_so() {
+async fn a_hunk_over_the_cap_is_left_out_and_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).expect("mkdir");
@@ -140,8 +140,14 @@ async fn a_diff_over_the_cap_leaves_the_largest_files_out_and_says_so() {
 
     let (code, report, stderr) = review_json(&repo, &["--max-diff-bytes", "4096"]).await;
     assert_eq!(code, Some(0), "{stderr}");
-    assert_eq!(report["review"]["omitted"], serde_json::json!([{"path": "generated.json", "diff_bytes": 340047}]));
-    assert!(stderr.contains("reviewing 1 file(s)"), "{stderr}");
+    // The one hunk of the generated file is larger than a part: only it is left out.
+    assert_eq!(
+        report["review"]["parts"]["left_out"],
+        serde_json::json!([{"path": "generated.json", "lines": [1, 20000], "diff_bytes": 340020}])
+    );
+    assert_eq!(report["review"]["omitted"], serde_json::json!([]));
+    assert_eq!(report["review"]["degraded"], true, "a hunk not reviewed makes the review degraded");
+    assert!(stderr.contains("reviewing 2 file(s)"), "{stderr}");
 
     let (code, _, stderr) = review_json(&repo, &["--max-diff-bytes", "10"]).await;
     assert_eq!(code, Some(2), "nothing fits: the review refuses: {stderr}");

@@ -1,10 +1,11 @@
 //! The change under review, read from git: the diff of `BASE...HEAD`, or of the
 //! working tree (staged, unstaged and untracked files) against `HEAD`, parsed into
 //! files with their exact paths and changed line ranges (`parse.rs`), re-rendered
-//! with new-file line numbers on every line so reviewers can cite lines exactly, and
-//! kept under a size cap by leaving the largest files out (and saying so).
+//! with new-file line numbers on every line so reviewers can cite lines exactly, and,
+//! when it is larger than one agent call can take, split into parts (`parts.rs`).
 
 mod parse;
+pub mod parts;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -13,6 +14,7 @@ use std::process::Command;
 
 pub use parse::{ChangedFile, ParseError};
 use parse::{ParsedFile, parse_patch_with_raw, parse_single};
+pub use parts::{DEFAULT_MAX_PARTS, LeftOutHunk, Part};
 
 /// The default cap on the diff text sent to providers.
 pub const DEFAULT_MAX_DIFF_BYTES: usize = 1024 * 1024;
@@ -42,19 +44,19 @@ pub enum ChangeError {
     /// git's output could not be read.
     #[error(transparent)]
     Parse(#[from] ParseError),
-    /// Even the smallest file's diff is over the cap.
+    /// Even the smallest hunk is larger than a part.
     #[error(
-        "the change is too large to review: the smallest file's diff is {smallest} bytes and the cap is {max} bytes; review a smaller change or raise the cap"
+        "the change is too large to review: the smallest hunk is {smallest} bytes and a part holds {max} bytes; review a smaller change or raise the cap"
     )]
     TooLarge {
-        /// The smallest file's diff, in bytes.
+        /// The smallest hunk's diff, in bytes.
         smallest: usize,
         /// The cap.
         max: usize,
     },
 }
 
-/// A file left out of the review to keep the diff under the cap.
+/// A file left out of the review: beyond the cap on parts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OmittedFile {
     /// Its path.
@@ -72,10 +74,15 @@ pub struct Change {
     pub base: Option<String>,
     /// The files changed.
     pub files: Vec<ChangedFile>,
-    /// The diff with new-file line numbers on every line.
+    /// The diff with new-file line numbers on every line; in a change split into
+    /// parts, a note saying so (each part has its own diff).
     pub annotated: String,
-    /// Files left out because the diff was over the cap, largest first.
+    /// Files left out because the change needed more parts than allowed, largest first.
     pub omitted: Vec<OmittedFile>,
+    /// The parts of a change too large for one agent call; empty when it fits in one.
+    pub parts: Vec<Part>,
+    /// Hunks left out because each alone is larger than a part.
+    pub left_out: Vec<LeftOutHunk>,
     /// What was reviewed: the branch and commit checked out.
     pub head: Head,
 }
@@ -133,12 +140,58 @@ impl Change {
             "diff": self.annotated,
             "head": self.head,
         });
-        if !self.omitted.is_empty()
-            && let Some(object) = input.as_object_mut()
-        {
-            object.insert("omitted".into(), json!(self.omitted));
+        if let Some(object) = input.as_object_mut() {
+            if !self.omitted.is_empty() {
+                object.insert("omitted".into(), json!(self.omitted));
+            }
+            if !self.parts.is_empty() {
+                object.insert(conclave_engine::PARTS_FIELD.into(), Value::Array(self.parts_input()));
+            }
+            if !self.left_out.is_empty() {
+                object.insert(LEFT_OUT_KEY.into(), json!(self.left_out));
+            }
         }
         input
+    }
+
+    /// The input of each part: the fields of the part that replace the run input's
+    /// for a reviewer of that part (its `diff`, its `files`, which part it is). The
+    /// one place a part's input is built: what else a part needs (such as the
+    /// repository's rules that apply to its files) is added here.
+    pub fn parts_input(&self) -> Vec<Value> {
+        self.parts.iter().map(|part| json!(part)).collect()
+    }
+
+    /// Splits a change larger than `part_bytes` into parts of at most `part_bytes`
+    /// (at most `max_parts` of them; the files beyond go to `omitted`), leaving out
+    /// only hunks larger than a part. A change that fits, or one already split (read
+    /// back from a run), stays as it is. An error when no hunk fits in a part.
+    pub fn split_into_parts(&mut self, part_bytes: usize, max_parts: usize) -> Result<(), ChangeError> {
+        if !self.parts.is_empty() || self.annotated.len() < part_bytes {
+            return Ok(());
+        }
+        let sections = file_sections(&self.annotated, &self.files)?;
+        let diffs: Vec<parts::FileDiff<'_>> =
+            self.files.iter().zip(&sections).map(|(file, diff)| parts::FileDiff { file, diff }).collect();
+        let split = parts::split(&diffs, part_bytes, max_parts);
+        if split.parts.is_empty() {
+            let smallest = split.left_out.iter().map(|h| h.diff_bytes).min().unwrap_or(self.annotated.len());
+            return Err(ChangeError::TooLarge { smallest, max: part_bytes });
+        }
+        let beyond: std::collections::HashSet<&str> = split.not_reviewed.iter().map(|f| f.path.as_str()).collect();
+        let files = self.files.iter().filter(|f| !beyond.contains(f.path.as_str())).cloned().collect();
+        let mut parts = split.parts;
+        self.annotated = match parts.len() {
+            1 => parts.pop().map(|p| p.diff).unwrap_or_default(),
+            n => format!(
+                "(This change is too large for one request: it was split into {n} parts and each reviewer reviewed every part on its own; their findings are what you have of it. Read a file with the tools to see its code.)"
+            ),
+        };
+        self.files = files;
+        self.parts = parts;
+        self.omitted = split.not_reviewed;
+        self.left_out = split.left_out;
+        Ok(())
     }
 
     /// The change a review run reviewed, read back from its stored run input (see
@@ -154,6 +207,14 @@ impl Change {
                 Some(list) => serde_json::from_value(list.clone()).ok()?,
                 None => Vec::new(),
             },
+            parts: match field(conclave_engine::PARTS_FIELD) {
+                Some(list) => serde_json::from_value(list.clone()).ok()?,
+                None => Vec::new(),
+            },
+            left_out: match field(LEFT_OUT_KEY) {
+                Some(list) => serde_json::from_value(list.clone()).ok()?,
+                None => Vec::new(),
+            },
             head: field("head").and_then(|h| serde_json::from_value(h.clone()).ok()).unwrap_or_default(),
         })
     }
@@ -162,6 +223,29 @@ impl Change {
     pub fn paths(&self) -> Vec<String> {
         self.files.iter().map(|f| f.path.clone()).collect()
     }
+}
+
+/// The run input's key of the hunks left out because each alone is larger than a part.
+pub const LEFT_OUT_KEY: &str = "left_out";
+
+/// Each file's part of the annotated diff, which joins them with a newline: every
+/// annotated line has text, so an empty line is always a join.
+fn file_sections<'a>(annotated: &'a str, files: &[ChangedFile]) -> Result<Vec<&'a str>, ChangeError> {
+    let mut sections = Vec::with_capacity(files.len());
+    let mut start = 0;
+    for (k, file) in files.iter().enumerate() {
+        let end = match k + 1 == files.len() {
+            true => annotated.len(),
+            false => annotated[start..].find("\n\n").map(|p| start + p + 1).unwrap_or(annotated.len()),
+        };
+        let section = &annotated[start..end];
+        if !section.starts_with(&format!("--- {} (", file.path)) {
+            return Err(ParseError(format!("the numbered diff of `{}` is not where it should be", file.path)).into());
+        }
+        sections.push(section);
+        start = (end + 1).min(annotated.len());
+    }
+    Ok(sections)
 }
 
 fn git_bytes(root: &Path, args: &[&str]) -> Result<Vec<u8>, ChangeError> {
@@ -204,10 +288,10 @@ pub fn git_author(root: &Path) -> Option<String> {
 }
 
 /// Reads the change in `repo`: `base...HEAD` when `base` is given, otherwise the
-/// working tree against `HEAD`. `None` when there is nothing to review. Files are
-/// left out, largest first, until the numbered diff fits in `max_diff_bytes`.
-pub fn collect_change(repo: &Path, base: Option<&str>, max_diff_bytes: usize) -> Result<Option<Change>, ChangeError> {
-    collect_change_since(repo, base, None, max_diff_bytes)
+/// working tree against `HEAD`. `None` when there is nothing to review. The change is
+/// read whole: [`Change::split_into_parts`] splits one too large for a call.
+pub fn collect_change(repo: &Path, base: Option<&str>) -> Result<Option<Change>, ChangeError> {
+    collect_change_since(repo, base, None)
 }
 
 /// [`collect_change`], reviewing only what is new since the commit `since` (an
@@ -218,7 +302,6 @@ pub fn collect_change_since(
     repo: &Path,
     base: Option<&str>,
     since: Option<&str>,
-    max_diff_bytes: usize,
 ) -> Result<Option<Change>, ChangeError> {
     let root = repository_root(repo)?;
     let diff_args = ["diff", "--patch-with-raw", "-z", "--no-color", "--no-ext-diff", "--find-renames", "-U3"];
@@ -245,7 +328,6 @@ pub fn collect_change_since(
     if files.is_empty() {
         return Ok(None);
     }
-    let omitted = keep_under(&mut files, max_diff_bytes)?;
     let annotated = files.iter().map(|f| f.annotated.as_str()).collect::<Vec<_>>().join("\n");
     Ok(Some(Change {
         head: Head::of(&root),
@@ -253,7 +335,9 @@ pub fn collect_change_since(
         base: base.map(str::to_string),
         files: files.into_iter().map(|f| f.file).collect(),
         annotated,
-        omitted,
+        omitted: Vec::new(),
+        parts: Vec::new(),
+        left_out: Vec::new(),
     }))
 }
 
@@ -268,24 +352,6 @@ fn untracked(root: &Path) -> Result<Vec<ParsedFile>, ChangeError> {
         files.push(parse_single(path, "added", &patch)?);
     }
     Ok(files)
-}
-
-/// Leaves out the largest files until the numbered diff fits in `max_bytes`;
-/// returns what was left out, largest first. When nothing fits, the change is too
-/// large to review.
-fn keep_under(files: &mut Vec<ParsedFile>, max_bytes: usize) -> Result<Vec<OmittedFile>, ChangeError> {
-    let mut total: usize = files.iter().map(|f| f.annotated.len() + 1).sum();
-    let mut omitted = Vec::new();
-    while total > max_bytes {
-        let Some((largest, _)) = files.iter().enumerate().max_by_key(|(_, f)| f.annotated.len()) else { break };
-        if files.len() == 1 {
-            return Err(ChangeError::TooLarge { smallest: files[largest].annotated.len(), max: max_bytes });
-        }
-        let file = files.remove(largest);
-        total -= file.annotated.len() + 1;
-        omitted.push(OmittedFile { path: file.file.path, diff_bytes: file.annotated.len() });
-    }
-    Ok(omitted)
 }
 
 /// The commit `base` names, as a full hash. Anything that starts with `-` is refused
@@ -321,6 +387,8 @@ mod tests {
             files: vec![ChangedFile { path: "a.rs".into(), status: "modified".into(), changed_lines: vec![(1, 3)] }],
             annotated: "diff --git a/a.rs b/a.rs\n1 + x".into(),
             omitted: vec![OmittedFile { path: "big.json".into(), diff_bytes: 9 }],
+            parts: Vec::new(),
+            left_out: Vec::new(),
             head: Head { branch: Some("feature".into()), commit: Some("0123abcd".into()) },
         };
         let input = change.run_input();
@@ -346,6 +414,8 @@ mod tests {
             files: vec![],
             annotated: String::new(),
             omitted: vec![],
+            parts: vec![],
+            left_out: vec![],
             head,
         };
         let input = change.run_input();

@@ -214,6 +214,7 @@ async fn prepare_case(
         fallback: false,
         allow_paths: Vec::new(),
         max_diff_bytes: request.max_diff_bytes,
+        max_parts: crate::diff::DEFAULT_MAX_PARTS,
         samples: request.samples,
         budget: None,
         no_cache: request.no_cache,

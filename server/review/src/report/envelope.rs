@@ -62,6 +62,10 @@ pub(super) fn render(report: &ReviewReport) -> String {
     if let (false, Some(review)) = (report.rules.is_empty(), doc.get_mut("review").and_then(Value::as_object_mut)) {
         review.insert("rules".into(), json!(report.rules));
     }
+    // Only a change reviewed in parts (or with hunks left out) says so.
+    if let (false, Some(review)) = (report.parts.is_empty(), doc.get_mut("review").and_then(Value::as_object_mut)) {
+        review.insert("parts".into(), json!(report.parts));
+    }
     // Only a run with a budget says what it spent against it.
     if let (Some(budget), Some(doc)) = (&report.budget, doc.as_object_mut()) {
         doc.insert("budget".into(), json!(budget));

@@ -19,6 +19,7 @@ pub(super) fn render(r: &ReviewReport) -> String {
     findings(&mut out, r);
     refuted(&mut out, r);
     omitted(&mut out, r);
+    super::parts::markdown(&mut out, &r.parts);
     super::rules::markdown(&mut out, r);
     super::analyzer_lanes::render_markdown(&mut out, r);
     merged(&mut out, r);

@@ -8,6 +8,7 @@ mod analyzer_lanes;
 mod budget;
 mod envelope;
 mod markdown;
+mod parts;
 mod rdjsonl;
 mod repeats;
 mod review_report;
@@ -17,6 +18,7 @@ mod scope;
 
 pub use analyzer_lanes::carry_dropped;
 pub use budget::{AgentSpend, BudgetSummary};
+pub use parts::{PartFiles, PartsRead};
 pub use repeats::{stability_distribution, support_distribution};
 pub use review_report::{
     AgentUsage, LoweringSummary, RepeatSummary, ReviewReport, SampledAgent, anchor_counts, fingerprint, gates, lane,
@@ -109,6 +111,8 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
     let samples = repeats::sampled_agents(record);
     let mut degraded = degraded_nodes(record, events);
     degraded.extend(repeats::failed_samples(&samples));
+    let parts = PartsRead::of_run(record);
+    degraded.extend(parts.degraded());
     ReviewReport {
         run_id: record.summary.id.clone(),
         conclave: (conclave.id.clone(), conclave.name.clone()),
@@ -135,6 +139,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         budget: budget::budget_of(record, events),
         scope: crate::incremental::Scope::of_input(&record.input),
         rules: crate::rules::RulesRead::of_input(&record.input),
+        parts,
     }
 }
 

@@ -105,6 +105,9 @@ pub struct ReviewReport {
     /// The repository's rules files given to the reviewers, and those refused or left
     /// out with why (`rules.rs`); empty when the review had none.
     pub rules: crate::rules::RulesRead,
+    /// A change reviewed in parts: the parts and their files, the hunks left out
+    /// (each larger than a part), the parts a reviewer failed on; empty when it fit.
+    pub parts: super::parts::PartsRead,
 }
 
 impl ReviewReport {

@@ -20,6 +20,8 @@ async fn review(store: &RecordingStore, id: &str, created_ms: u64, root: &Path, 
         files: vec![],
         annotated: String::new(),
         omitted: vec![],
+        parts: vec![],
+        left_out: vec![],
         head,
     };
     let run = NewRun {

@@ -2,6 +2,7 @@
 
 mod baseline_lookup;
 mod degraded;
+mod diff_parts;
 mod fallback;
 mod incremental;
 mod review_compare;

@@ -1,0 +1,204 @@
+//! Large changes reviewed in parts: `conclave review` on a change five times larger
+//! than `--max-diff-bytes` splits it by directory and, for a file too large for a
+//! part, by hunks; every specialist reviews every part (the fake's request log shows
+//! each file's diff in some part's request), their findings are merged and compared
+//! (a concern in one part and another specialist's approval of the same line in
+//! another part contradict), and the Writer, which sees no diff, runs once. A hunk
+//! larger than a part is left out and makes the review degraded; `--max-parts`
+//! lists the files beyond it.
+
+use conclave_testkit::git;
+use conclave_testkit::wire::Vendor;
+use conclave_testkit::{FakeServer, Reply};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::review_e2e::{findings, review};
+
+/// The cap on one part's diff.
+const PART: usize = 4000;
+
+/// `count` lines of Rust, each naming its file and number, about 40 bytes each.
+fn lines(tag: &str, from: usize, count: usize, version: &str) -> String {
+    (from..from + count).fold(String::new(), |mut out, n| {
+        let _ = writeln!(out, "let {tag}_{n} = \"{version} value number {n}\";");
+        out
+    })
+}
+
+/// A repository whose `feature` branch changes files in three directories, and a
+/// file `big/huge.rs` whose ten changed blocks together fill three parts (so it is
+/// split by hunks); with `huge_hunk`, also `big/generated.rs`, one hunk larger than
+/// a part.
+fn repository(dir: &Path, huge_hunk: bool) -> PathBuf {
+    let repo = dir.join("repo");
+    for sub in ["alpha", "beta", "gamma", "big"] {
+        std::fs::create_dir_all(repo.join(sub)).expect("mkdir");
+    }
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let huge = |version: &str| {
+        (0..10).fold(String::new(), |out, block| {
+            out + &lines("kept", block * 40, 28, "old") + &lines("block", block * 40 + 28, 12, version)
+        })
+    };
+    std::fs::write(repo.join("big/huge.rs"), huge("old")).expect("write");
+    std::fs::write(repo.join("README.md"), "# Parts\n").expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["checkout", "-q", "-b", "feature"]);
+    std::fs::write(repo.join("big/huge.rs"), huge("new")).expect("write");
+    for (path, tag) in [("alpha/auth.rs", "auth"), ("alpha/session.rs", "session"), ("beta/store.rs", "store")] {
+        std::fs::write(repo.join(path), lines(tag, 1, 30, "new")).expect("write");
+    }
+    std::fs::write(repo.join("gamma/config.rs"), lines("config", 1, 30, "new")).expect("write");
+    if huge_hunk {
+        std::fs::write(repo.join("big/generated.rs"), lines("generated", 1, 150, "new")).expect("write");
+    }
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "feature"]);
+    repo
+}
+
+/// The built-in review conclave without tools, so each part of a specialist is one
+/// call.
+fn conclave(workdir: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conclaves/light-code-review.conclave.json");
+    let mut conclave: Value = serde_json::from_str(&std::fs::read_to_string(source).expect("read")).expect("json");
+    conclave["id"] = json!("parts-review");
+    for node in conclave["nodes"].as_array_mut().expect("nodes") {
+        if let Some(agent) = node.get_mut("agent").and_then(Value::as_object_mut) {
+            agent.remove("tools");
+        }
+    }
+    let path = workdir.join("parts-review.conclave.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&conclave).expect("json")).expect("write");
+    path
+}
+
+const WEAK: &str = "The session token is compared with `==`, which leaks its length through timing.";
+const FINE: &str = "The token comparison here is fine: both sides are hashes of equal length.";
+
+/// The security reviewer raises a concern about `alpha/auth.rs` line 3 in the part
+/// holding `alpha/`; the correctness reviewer approves the same line in the part
+/// holding `gamma/`; every other call finds nothing. The Writer reports nothing.
+fn answer_by_part(body: &Value) -> Reply {
+    let text = body.to_string();
+    let item = |severity: &str, description: &str, by: &str, stance: &str| json!([{"severity": severity, "file": "alpha/auth.rs", "line": 3, "description": description, "raisedBy": by, "stance": stance}]);
+    let answer = if text.contains("You are the security reviewer") && text.contains("--- alpha/auth.rs (") {
+        findings(item("major", WEAK, "security", "concern"), [0, 1, 0, 0])
+    } else if text.contains("You are the correctness reviewer") && text.contains("--- gamma/config.rs (") {
+        findings(item("nit", FINE, "correctness", "approval"), [0, 0, 0, 1])
+    } else {
+        findings(json!([]), [0, 0, 0, 0])
+    };
+    Vendor::Anthropic.answer(&answer)
+}
+
+struct Reviewed {
+    code: Option<i32>,
+    stderr: String,
+    report: Value,
+    requests: Vec<Value>,
+}
+
+async fn review_in_parts(huge_hunk: bool, extra: &[&str]) -> Reviewed {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = repository(dir.path(), huge_hunk);
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let report = workdir.join("review.json");
+    let mut args: Vec<String> = vec![repo.display().to_string(), "--base".into(), "main".into()];
+    args.extend(["--conclave".into(), conclave(&workdir).display().to_string()]);
+    args.extend(["--max-diff-bytes".into(), PART.to_string()]);
+    args.extend(["--format".into(), "json".into(), "--output-file".into(), report.display().to_string()]);
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let server = FakeServer::start_responding(answer_by_part).await;
+    let out = review(&workdir, &server, args).await;
+    let report = serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_default()).unwrap_or(Value::Null);
+    let requests = server.requests().into_iter().map(|r| r.body).collect();
+    Reviewed { code: out.status.code(), stderr: String::from_utf8_lossy(&out.stderr).into_owned(), report, requests }
+}
+
+fn of_lane<'a>(requests: &'a [Value], lane: &str) -> Vec<&'a Value> {
+    let marker = format!("You are the {lane}");
+    requests.iter().filter(|r| r.to_string().contains(&marker)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_five_times_the_cap_is_reviewed_in_parts_every_file_seen_and_the_parts_findings_compared() {
+    let Reviewed { code, stderr, report, requests } = review_in_parts(false, &[]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let parts = report["review"]["parts"]["parts"].as_array().cloned().unwrap_or_default();
+    assert!(parts.len() >= 5, "a change about five times the cap: {}", report["review"]["parts"]);
+    assert_eq!(requests.len(), parts.len() * 3 + 1, "parts × specialists + the Writer");
+
+    let specialists: Vec<String> = ["security", "correctness", "conventions"]
+        .iter()
+        .flat_map(|lane| of_lane(&requests, &format!("{lane} reviewer")))
+        .map(Value::to_string)
+        .collect();
+    for path in ["alpha/auth.rs", "alpha/session.rs", "beta/store.rs", "gamma/config.rs", "big/huge.rs"] {
+        assert!(specialists.iter().any(|r| r.contains(&format!("--- {path} ("))), "{path} is in some part's request");
+    }
+    for block in 0..10 {
+        let first_new = format!("block_{} = \\\"new value", block * 40 + 28);
+        assert!(specialists.iter().any(|r| r.contains(&first_new)), "hunk {block} of big/huge.rs is reviewed");
+    }
+    let huge_parts = parts.iter().filter(|p| p["files"].as_array().is_some_and(|f| f.contains(&json!("big/huge.rs"))));
+    assert!(huge_parts.count() >= 2, "the big file is split by hunks: {parts:?}");
+    let alpha: Vec<&Value> = parts.iter().filter(|p| p["files"].to_string().contains("alpha/")).collect();
+    assert_eq!(alpha.len(), 1, "a directory that fits stays in one part");
+    assert_eq!(alpha[0]["files"], json!(["alpha/auth.rs", "alpha/session.rs"]));
+
+    let writer = of_lane(&requests, "Writer");
+    assert_eq!(writer.len(), 1);
+    assert!(!writer[0].to_string().contains("--- alpha/auth.rs ("), "the Writer sees no diff that does not fit");
+    assert!(writer[0].to_string().contains("split into"), "it is told the change was reviewed in parts");
+
+    let contradictions: Vec<Value> = report["review"]["findings_checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["check"]["contradictions"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(contradictions.len(), 1, "{}", report["review"]["findings_checks"]);
+    assert_eq!(
+        (contradictions[0]["file"].clone(), contradictions[0]["line"].clone()),
+        (json!("alpha/auth.rs"), json!(3))
+    );
+    let agents: Vec<&str> = contradictions[0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["agent"].as_str())
+        .collect();
+    assert_eq!(agents, ["security", "correctness"], "findings of two parts, merged per specialist, then compared");
+    assert_eq!(report["review"]["degraded"], false, "{}", report["review"]["degraded_reasons"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hunk_larger_than_a_part_is_left_out_and_degrades_and_max_parts_lists_the_files_beyond() {
+    let Reviewed { code, stderr, report, requests } = review_in_parts(true, &["--fail-on", "blocker"]).await;
+    assert_eq!(code, Some(6), "a hunk not reviewed makes the review degraded: {stderr}");
+    let left_out = &report["review"]["parts"]["left_out"];
+    assert_eq!(left_out.as_array().map(Vec::len), Some(1), "{left_out}");
+    assert_eq!(
+        (left_out[0]["path"].clone(), left_out[0]["lines"].clone()),
+        (json!("big/generated.rs"), json!([1, 150]))
+    );
+    assert!(left_out[0]["diff_bytes"].as_u64().is_some_and(|b| b as usize > PART), "{left_out}");
+    let reasons = report["review"]["degraded_reasons"].to_string();
+    assert!(reasons.contains("a hunk of `big/generated.rs` (lines 1-150"), "{reasons}");
+    assert!(!requests.iter().any(|r| r.to_string().contains("generated_1 = ")), "no request holds the huge hunk");
+
+    let Reviewed { code, stderr, report, requests } = review_in_parts(false, &["--max-parts", "2"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let parts = report["review"]["parts"]["parts"].as_array().cloned().unwrap_or_default();
+    assert_eq!(parts.len(), 2, "{}", report["review"]["parts"]);
+    assert_eq!(requests.len(), 2 * 3 + 1);
+    let omitted: Vec<&str> =
+        report["review"]["omitted"].as_array().expect("omitted").iter().filter_map(|f| f["path"].as_str()).collect();
+    assert_eq!(omitted, ["big/huge.rs"], "the largest file is beyond the cap; the small ones are reviewed");
+    assert_eq!(report["review"]["degraded"], false, "files beyond the cap are listed, not a degraded review");
+}
