@@ -241,3 +241,41 @@ fn a_given_file_that_cannot_be_used_is_an_error_naming_it() {
         )
     );
 }
+
+#[test]
+fn pipes_ignored_files_and_a_symlinked_rules_directory_are_refused_and_nothing_else_is_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (root, elsewhere) = (dir.path().join("repo"), dir.path().join("elsewhere"));
+    fs::create_dir_all(&root).expect("mkdir");
+    fs::create_dir_all(&elsewhere).expect("mkdir");
+    let git = std::process::Command::new("git").args(["init", "-q"]).current_dir(&root).status().expect("git runs");
+    assert!(git.success());
+    fs::write(root.join(".gitignore"), "CLAUDE.md\n").expect("write");
+    fs::write(root.join("CLAUDE.md"), "Ignored rules.").expect("write");
+    let fifo = std::process::Command::new("mkfifo").arg(root.join("AGENTS.md")).status().expect("mkfifo runs");
+    assert!(fifo.success());
+    fs::write(elsewhere.join("x.md"), "Rules from elsewhere.").expect("write");
+    std::os::unix::fs::symlink(&elsewhere, root.join(".conclave")).expect("symlink");
+    let sandbox = Sandbox::new(&root, &[]).expect("sandbox");
+
+    let rules = RepositoryRules::read(Some(&sandbox), &paths(&["a.rs"]), &[]).expect("reads");
+    let selection = rules.select(&paths(&["a.rs"]));
+    assert_eq!(selection.text, None, "nothing was read");
+    let refused: Vec<(&str, &str)> = selection.read.refused.iter().map(|r| (r.path.as_str(), r.why.as_str())).collect();
+    assert_eq!(
+        refused,
+        [
+            ("AGENTS.md", "`AGENTS.md` is not a regular file (a device, socket or pipe)"),
+            (
+                "CLAUDE.md",
+                "`CLAUDE.md` is ignored by the repository's .gitignore, so the tools do not read it; list_files shows \
+                 what they read"
+            ),
+            (
+                ".conclave/rules",
+                "`.conclave` is a symlink leading outside the repository; rules files are read only as regular files \
+                 of the repository, never through a symlink"
+            ),
+        ]
+    );
+}
