@@ -6,7 +6,13 @@
 //! The file is configuration: a malformed one is an error that names the file, the
 //! JSON path and what to do, and is never skipped. `conclave dismiss` writes it with
 //! the entries sorted by fingerprint, so each dismissal is one readable change.
+//!
+//! Dismissals made by replying on a pull request are kept in the run store instead,
+//! under the repository's key (recorded in the run input as [`REPOSITORY_KEY_INPUT`]);
+//! a review applies them merged with the file's, the file winning on a conflict, and
+//! `conclave dismissals export` writes them into the file ([`merge_into_file`]).
 
+use conclave_core::StoredDismissal;
 use conclave_shared::{Dismissal, Finding};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -17,6 +23,10 @@ pub const FILE: &str = ".conclave/dismissed.json";
 
 /// The file's format version.
 const VERSION: u32 = 1;
+
+/// The key of a review run's input that records the repository's key, under which
+/// the run store keeps the dismissals made on its pull requests.
+pub const REPOSITORY_KEY_INPUT: &str = "repository_key";
 
 /// The dismissals of one repository, by fingerprint.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -108,6 +118,26 @@ impl Dismissals {
         Ok(Dismissals { by_fingerprint })
     }
 
+    /// The dismissals kept in the run store, by fingerprint; those that are not a
+    /// fingerprint or have no reason are left out.
+    pub fn from_stored(stored: &[StoredDismissal]) -> Dismissals {
+        let by_fingerprint = stored
+            .iter()
+            .filter(|d| is_fingerprint(&d.fingerprint) && !d.reason.trim().is_empty())
+            .map(|d| (d.fingerprint.clone(), Dismissal { reason: d.reason.clone(), author: d.author.clone() }))
+            .collect();
+        Dismissals { by_fingerprint }
+    }
+
+    /// These dismissals with `other`'s added where these have none of a fingerprint:
+    /// on a conflict, these win (the repository's file over the run store's).
+    pub fn over(mut self, other: &Dismissals) -> Dismissals {
+        for (fingerprint, dismissal) in &other.by_fingerprint {
+            self.by_fingerprint.entry(fingerprint.clone()).or_insert_with(|| dismissal.clone());
+        }
+        self
+    }
+
     /// How many fingerprints are dismissed.
     pub fn len(&self) -> usize {
         self.by_fingerprint.len()
@@ -162,7 +192,25 @@ pub fn dismiss(root: &Path, fingerprint: &str, reason: &str, author: &str) -> Re
     Ok(replaced)
 }
 
-fn is_fingerprint(text: &str) -> bool {
+/// Adds the `stored` dismissals to the file of the repository at `root` (created
+/// when missing), one entry per fingerprint: an entry already in the file stays as
+/// it is. Returns how many were added.
+pub fn merge_into_file(root: &Path, stored: &[StoredDismissal]) -> Result<usize, DismissalError> {
+    let file = Dismissals::load(root)?;
+    let before = file.len();
+    let merged = file.over(&Dismissals::from_stored(stored));
+    let added = merged.len() - before;
+    let path = root.join(FILE);
+    let io = |e: std::io::Error| DismissalError::Io { path: path.clone(), message: e.to_string() };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    std::fs::write(&path, merged.render()).map_err(io)?;
+    Ok(added)
+}
+
+/// Whether `text` is a finding's fingerprint: 32 lowercase hex digits.
+pub fn is_fingerprint(text: &str) -> bool {
     text.len() == 32 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
@@ -195,6 +243,41 @@ mod tests {
         Dismissals::load(dir.path()).expect("load").apply(&mut findings);
         assert_eq!(findings[0].dismissed.as_ref().map(|d| d.reason.as_str()), Some("the caller validates the name"));
         assert_eq!(findings[1].dismissed, None);
+    }
+
+    #[test]
+    fn stored_dismissals_merge_under_the_file_and_export_into_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let other = "ffffffffffffffffffffffffffffffff";
+        dismiss(dir.path(), FP, "the file's reason", "Ann").expect("dismiss");
+        let stored = |fingerprint: &str, reason: &str| StoredDismissal {
+            repository: "acme/app".into(),
+            fingerprint: fingerprint.into(),
+            reason: reason.into(),
+            author: "@bo".into(),
+            created_at_ms: 1,
+            source: "github acme/app#7 comment 1".into(),
+        };
+        let stored = [stored(FP, "the store's reason"), stored(other, "generated code"), stored("x", "not one")];
+        let merged = Dismissals::load(dir.path()).expect("load").over(&Dismissals::from_stored(&stored));
+        let mut findings: Vec<Finding> =
+            [FP, other].iter().map(|f| Finding { fingerprint: Some(f.to_string()), ..Finding::default() }).collect();
+        merged.apply(&mut findings);
+        let reasons: Vec<Option<&str>> =
+            findings.iter().map(|f| f.dismissed.as_ref().map(|d| d.reason.as_str())).collect();
+        assert_eq!(reasons, [Some("the file's reason"), Some("generated code")], "the file wins on a conflict");
+
+        assert_eq!(merge_into_file(dir.path(), &stored).expect("export"), 1, "only the new fingerprint is added");
+        assert_eq!(merge_into_file(dir.path(), &stored).expect("export"), 0, "exporting again adds nothing");
+        let text = std::fs::read_to_string(dir.path().join(FILE)).expect("written");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(
+            value,
+            serde_json::json!({"version": 1, "dismissed": [
+                {"fingerprint": FP, "reason": "the file's reason", "author": "Ann"},
+                {"fingerprint": other, "reason": "generated code", "author": "@bo"}
+            ]})
+        );
     }
 
     #[test]

@@ -139,6 +139,10 @@ pub struct PreparedReview {
     /// What the review covers, when an incremental review was asked for; the run
     /// input carries it for the report.
     pub scope: Option<Scope>,
+    /// The repository's key (the forge's `owner/name`, or `--repository-key`), under
+    /// which the run store keeps the dismissals made on its pull requests; the run
+    /// input carries it, and the report applies those dismissals.
+    pub repository_key: Option<String>,
     /// The rules files found for the change (`None`: the conclave's `rules: false`
     /// turned the repository's off and none were given); the run input carries
     /// those that apply, through [`crate::rules::insert_rules`].
@@ -319,6 +323,7 @@ pub fn prepare_recorded(
         budget: None,
         analyzers: Vec::new(),
         scope: None,
+        repository_key: None,
         rules: None,
     })
 }
@@ -392,6 +397,9 @@ impl PreparedReview {
         if let Some(object) = input.as_object_mut() {
             crate::rules::insert_rules(object, self.rules.as_ref(), &self.change.paths());
         }
+        if let (Some(key), Some(object)) = (&self.repository_key, input.as_object_mut()) {
+            object.insert(crate::dismissals::REPOSITORY_KEY_INPUT.into(), serde_json::json!(key));
+        }
         input
     }
 
@@ -436,6 +444,7 @@ pub async fn finish_against(
     fell_back: &[String],
 ) -> Result<ReviewReport, ReviewError> {
     let record = store.get_run(run_id).await?.ok_or_else(|| StoreError::UnknownRun(run_id.to_string()))?;
+    let stored = stored_dismissals(store, &record.input).await?;
     let events = store.events(run_id, 0).await?;
     let report = build_report(&record, &events);
     // Anchoring walks the repository and reads its files: a blocking thread's work.
@@ -443,9 +452,9 @@ pub async fn finish_against(
     let root = input.get("repository").and_then(serde_json::Value::as_str).unwrap_or("of the run").to_string();
     let baseline = baseline.cloned();
     let mut report = tokio::task::spawn_blocking(move || {
-        let mut report = anchor_report(report, &input)?;
+        let mut report = anchor_report(report, &input, &stored)?;
         if let Some(baseline) = baseline {
-            compare_with(&mut report, &baseline, &input)?;
+            compare_with(&mut report, &baseline, &input, &stored)?;
         }
         Ok::<_, DismissalError>(report)
     })
@@ -467,6 +476,7 @@ fn compare_with(
     report: &mut ReviewReport,
     baseline: &Baseline,
     input: &serde_json::Value,
+    stored: &Dismissals,
 ) -> Result<(), DismissalError> {
     let absent = baseline.compare(&mut report.findings);
     report.baseline = Some(baseline.source.clone());
@@ -479,14 +489,28 @@ fn compare_with(
     let changed: Vec<crate::diff::ChangedFile> = serde_json::from_value(files).unwrap_or_default();
     let before = report.findings.len();
     report.absent = carry_forward(&mut report.findings, absent, &changed, Path::new(root));
-    Dismissals::load(Path::new(root))?.apply(&mut report.findings[before..]);
+    Dismissals::load(Path::new(root))?.over(stored).apply(&mut report.findings[before..]);
     Ok(())
+}
+
+/// The dismissals the run store keeps for the repository key the run input records
+/// (none without one), to apply with the repository's file.
+async fn stored_dismissals(store: &dyn RunStore, input: &serde_json::Value) -> Result<Dismissals, ReviewError> {
+    let key = input.get(crate::dismissals::REPOSITORY_KEY_INPUT).and_then(serde_json::Value::as_str);
+    match key {
+        Some(key) => Ok(Dismissals::from_stored(&store.dismissals(Some(key)).await?)),
+        None => Ok(Dismissals::default()),
+    }
 }
 
 /// Checks the quotes of the report's findings against the files of the reviewed
 /// repository (named by the run input) and fingerprints every finding, then marks the findings the repository dismissed.
 /// It reads the repository: call it on a blocking thread.
-fn anchor_report(mut report: ReviewReport, input: &serde_json::Value) -> Result<ReviewReport, DismissalError> {
+fn anchor_report(
+    mut report: ReviewReport,
+    input: &serde_json::Value,
+    stored: &Dismissals,
+) -> Result<ReviewReport, DismissalError> {
     match input.get("repository").and_then(serde_json::Value::as_str) {
         Some(root) => {
             // Analyzers name a line: its text is their quote.
@@ -495,12 +519,13 @@ fn anchor_report(mut report: ReviewReport, input: &serde_json::Value) -> Result<
             carry_dropped(&mut report, input);
             anchor_in_repository(&mut report.findings, Path::new(root));
             anchor_in_repository(&mut report.raised, Path::new(root));
-            Dismissals::load(Path::new(root))?.apply(&mut report.findings);
+            Dismissals::load(Path::new(root))?.over(stored).apply(&mut report.findings);
         }
         None => {
             carry_dropped(&mut report, input);
             anchor_findings(&mut report.findings, |_| None);
             anchor_findings(&mut report.raised, |_| None);
+            stored.apply(&mut report.findings);
         }
     }
     count_support(&mut report.findings, &report.raised);

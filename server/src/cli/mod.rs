@@ -7,6 +7,7 @@ mod budget;
 mod concurrency;
 mod connections;
 mod dismiss;
+mod dismissals;
 mod eval;
 pub mod exit;
 mod format_arg;
@@ -59,6 +60,10 @@ pub enum Command {
     Analyzers(analyzers::AnalyzersArgs),
     /// Record that a finding does not apply, in the repository's .conclave/dismissed.json.
     Dismiss(dismiss::DismissArgs),
+    /// The dismissals made by replying `/conclave dismiss` on pull requests, kept in
+    /// the --db store: list them, or export them into .conclave/dismissed.json.
+    #[command(subcommand)]
+    Dismissals(dismissals::DismissalsCommand),
     /// Run a conclave with an input.
     Run(run::RunArgs),
     /// Score a conclave's reviews on a dataset of labelled changes; `eval compare`
@@ -145,6 +150,10 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         },
         Command::Approve(args) => match store(&cli.db).await {
             Ok(store) => approve::run(args, workspace, store).await,
+            Err(code) => code,
+        },
+        Command::Dismissals(cmd) => match store(&cli.db).await {
+            Ok(store) => dismissals::run(cmd, store).await,
             Err(code) => code,
         },
         Command::Runs(cmd) => match store(&cli.db).await {

@@ -124,6 +124,12 @@ pub struct ReviewArgs {
     /// with which token come from the CI environment (see the README).
     #[arg(long, value_enum, value_name = "FORGE")]
     pub post: Option<crate::post::Forge>,
+    /// The repository's key for the dismissals kept in the run store (those made by
+    /// replying `/conclave dismiss` on a pull request): GitHub's `owner/name`,
+    /// GitLab's project path. With --post the forge's is used; without, stored
+    /// dismissals apply only when this names the repository.
+    #[arg(long, value_name = "KEY", env = "CONCLAVE_REPOSITORY_KEY")]
+    pub repository_key: Option<String>,
     /// With --post: the pull (merge) request number, instead of the CI environment's.
     #[arg(long, value_name = "N", requires = "post")]
     pub pr: Option<u64>,
@@ -180,6 +186,8 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         Ok(target) => target,
         Err(code) => return code,
     };
+    // Dismissals replied on the request are stored first, so this review applies them.
+    let replies = super::post::gather_replies(post_to.as_ref(), store.as_ref()).await;
     let mut request = review_request(&args, &workspace);
     let earlier = match since(&args, post_to.is_some()) {
         Some(since) => {
@@ -197,13 +205,15 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         }
         None => None,
     };
-    let review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
+    let mut review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
         Ok(review) => review,
         Err(e) => return explain_review_error(e),
     };
     if let Some(code) = refuse_in_ci(&args, &review, &workspace) {
         return code;
     }
+    let forge_key = post_to.as_ref().map(|target| target.repository_key().to_string());
+    review.repository_key = forge_key.or_else(|| args.repository_key.clone());
     let baseline = match &args.baseline {
         None if earlier.is_some() => earlier,
         Some(spec) => match load_baseline(spec, args.base.as_deref(), &review.change.root, store.as_ref()).await {
@@ -253,7 +263,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     let Some((mut report, status)) = reports.pop() else { return worst };
     report.repeat = repeat;
     let code = worst.max(deliver(&args, &mut report, status).await);
-    let posted = super::post::publish(post_to.as_ref(), &report, status, &request.repository).await;
+    let posted = super::post::publish_answering(post_to.as_ref(), &report, status, &request.repository, &replies).await;
     code.max(posted)
 }
 

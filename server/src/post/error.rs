@@ -34,6 +34,9 @@ pub enum PostError {
     /// An answer Conclave cannot read.
     #[error("{request} answered something Conclave cannot read: {message}")]
     Malformed { request: String, message: String },
+    /// GitHub's GraphQL API answered with errors (it does so with HTTP 200).
+    #[error("{request} was refused by GitHub's GraphQL API: {message}")]
+    GraphQl { request: String, message: String },
     /// A patch of the diff cannot be read.
     #[error(transparent)]
     Patch(#[from] lines::PatchError),

@@ -1,28 +1,38 @@
 //! Posting on a GitHub pull request: the environment of GitHub Actions, one review
 //! per posting with inline comments on diff lines (items outside the diff in its
-//! body), and Conclave's earlier comments and review bodies edited in place.
+//! body), Conclave's earlier comments and review bodies edited in place, the threads
+//! of fixed findings resolved (`github_threads.rs`), and `/conclave dismiss` replies
+//! read (with their authors' permission) and answered in their threads.
 
 use conclave_core::Secret;
 use reqwest::{Method, Url};
 use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
 
 use super::ci_env::{api_url, required};
 use super::error::PostError;
+use super::github_threads;
 use super::http::Api;
 use super::lines::Diff;
 use super::plan::Posted;
-use super::plan::{self, Existing, Item, Options, Plan, SUMMARY_MARKER};
+use super::plan::{self, Existing, Options, Plan, Posting, SUMMARY_MARKER};
+use super::replies::{self, Reply, Verdict};
 
 /// What a token needs to post, for the permission error.
 const PERMISSION_HINT: &str = "give GITHUB_TOKEN `pull-requests: write` (in GitHub Actions: `permissions: \
                                pull-requests: write` on the workflow or job; a pull request from a fork gets a \
                                read-only token)";
 
+/// Who may dismiss a finding by replying, for the answer to one who may not.
+const WHO_MAY: &str = "people with write access (the write, maintain or admin role)";
+
 /// Where and how to post on GitHub.
 #[derive(Debug)]
 pub struct Config {
     /// `GITHUB_API_URL` (default `https://api.github.com`).
     pub api: Url,
+    /// `GITHUB_GRAPHQL_URL`, else beside `api` (see [`github_threads::endpoint`]).
+    pub graphql: Url,
     /// `GITHUB_TOKEN`.
     pub token: Secret,
     /// `GITHUB_REPOSITORY`: `owner/name`.
@@ -48,13 +58,16 @@ impl Config {
         }
         let base = env("GITHUB_API_URL").filter(|v| !v.trim().is_empty());
         let api = api_url(base.as_deref().unwrap_or("https://api.github.com"), "GITHUB_API_URL", &mut problems);
+        let graphql = env("GITHUB_GRAPHQL_URL").filter(|v| !v.trim().is_empty());
+        let graphql = graphql.and_then(|g| api_url(&g, "GITHUB_GRAPHQL_URL", &mut problems));
         let number = match pr {
             Some(n) => Some(n),
             None => pull_request_number(env).map_err(|p| problems.push(p)).ok(),
         };
         match (api, number) {
             (Some(api), Some(number)) if problems.is_empty() => {
-                Ok(Config { api, token: Secret::new(token), repository, number })
+                let graphql = github_threads::endpoint(&api, graphql);
+                Ok(Config { api, graphql, token: Secret::new(token), repository, number })
             }
             _ => Err(problems),
         }
@@ -82,28 +95,33 @@ fn pull_request_number(env: &dyn Fn(&str) -> Option<String>) -> Result<u64, Stri
     })
 }
 
-/// Posts the items on the pull request.
-/// `scope`, when given, says what was reviewed at the head of a new review's body.
-pub async fn post(config: &Config, items: &[Item], mark_fixed: bool, scope: Option<&str>) -> Result<Posted, PostError> {
+/// The REST client of the pull request's API, with GitHub's headers and token.
+fn client(config: &Config) -> Result<Api, PostError> {
     let headers = vec![("accept", "application/vnd.github+json"), ("x-github-api-version", "2022-11-28")];
     let token = Secret::new(format!("Bearer {}", config.token.expose()));
-    let api = Api::new(
-        config.api.clone(),
-        ("authorization", token),
-        &config.token,
-        headers,
-        ("GITHUB_TOKEN", PERMISSION_HINT),
-    )?;
-    let number = config.number.to_string();
+    Api::new(config.api.clone(), ("authorization", token), &config.token, headers, ("GITHUB_TOKEN", PERMISSION_HINT))
+}
+
+/// The URL of `tail` under the pull requests of the repository.
+fn pulls(api: &Api, config: &Config, tail: &[&str]) -> Url {
     let (owner, name) = config.repository.split_once('/').unwrap_or((&config.repository, ""));
-    let pull = |tail: &[&str]| api.url(&[&["repos", owner, name, "pulls"], tail].concat());
+    api.url(&[&["repos", owner, name, "pulls"], tail].concat())
+}
+
+/// Posts the items on the pull request, resolves the threads of the fixed ones, and
+/// answers the replies.
+pub async fn post(config: &Config, posting: &Posting<'_>) -> Result<Posted, PostError> {
+    let api = client(config)?;
+    let number = config.number.to_string();
+    let pull = |tail: &[&str]| pulls(&api, config, tail);
     let (_, pr) = api.send(Method::GET, pull(&[&number]), None).await?;
     let head = pr.pointer("/head/sha").and_then(Value::as_str).unwrap_or_default().to_string();
     let diff =
         Diff::from_files(&api.get_all(pull(&[&number, "files"])).await?, ["filename", "previous_filename", "patch"])?;
     let mut existing = conclave_comments(&api.get_all(pull(&[&number, "comments"])).await?, false);
     existing.extend(conclave_comments(&api.get_all(pull(&[&number, "reviews"])).await?, true));
-    let plan = plan::plan(items, &diff, &existing, Options { mark_fixed, append_to_summary: false });
+    let options = Options { mark_fixed: posting.mark_fixed, append_to_summary: false };
+    let plan = plan::plan_keeping(posting.items, &diff, &existing, options, posting.dismissed);
     for edit in &plan.edits {
         let (method, url) = match edit.summary {
             true => (Method::PUT, pull(&[&number, "reviews", &edit.id])),
@@ -111,11 +129,87 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool, scope: Opti
         };
         api.send(method, url, Some(&json!({"body": edit.body}))).await?;
     }
+    let fixed: Vec<String> =
+        plan.edits.iter().filter(|e| !e.summary && e.resolve == Some(true)).map(|e| e.id.clone()).collect();
+    github_threads::resolve(&api, &config.graphql, &config.repository, config.number, &fixed).await?;
     if !plan.inline.is_empty() || !plan.outside.is_empty() {
-        let review = review(&plan, &head, scope);
+        let review = review(&plan, &head, posting.scope);
         api.send(Method::POST, pull(&[&number, "reviews"]), Some(&review)).await?;
     }
-    Ok(Posted::from(&plan))
+    for reply in posting.replies {
+        let body = json!({"body": reply.answer(WHO_MAY)});
+        api.send(Method::POST, pull(&[&number, "comments", &reply.thread, "replies"]), Some(&body)).await?;
+    }
+    Ok(Posted { answered: posting.replies.len(), ..Posted::from(&plan) })
+}
+
+/// The `/conclave dismiss` replies to Conclave's inline comments not answered yet,
+/// each with its verdict (its author's permission asked once per author).
+pub async fn read_replies(config: &Config) -> Result<Vec<Reply>, PostError> {
+    let api = client(config)?;
+    let comments = api.get_all(pulls(&api, config, &[&config.number.to_string(), "comments"])).await?;
+    let answered: BTreeSet<String> = comments.iter().filter_map(|c| replies::answered(c["body"].as_str()?)).collect();
+    let ours: HashMap<u64, Vec<String>> = comments
+        .iter()
+        .filter(|c| c["in_reply_to_id"].is_null() && c["body"].as_str().is_some_and(plan::is_conclave))
+        .filter_map(|c| Some((c["id"].as_u64()?, replies::fingerprints(c["body"].as_str()?))))
+        .filter(|(_, fingerprints)| !fingerprints.is_empty())
+        .collect();
+    let mut may: HashMap<String, bool> = HashMap::new();
+    let mut found = Vec::new();
+    for comment in &comments {
+        let (Some(id), Some(to), Some(body), Some(author)) = (
+            comment["id"].as_u64(),
+            comment["in_reply_to_id"].as_u64(),
+            comment["body"].as_str(),
+            comment.pointer("/user/login").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let (Some(fingerprints), Some(reason)) = (ours.get(&to), replies::command(body)) else { continue };
+        if answered.contains(&id.to_string()) {
+            continue;
+        }
+        let verdict = match reason.is_empty() {
+            true => Verdict::NoReason,
+            false if may_dismiss(&api, config, author, &mut may).await? => Verdict::Dismissed,
+            false => Verdict::NoPermission,
+        };
+        found.push(Reply {
+            id: id.to_string(),
+            thread: to.to_string(),
+            fingerprints: fingerprints.clone(),
+            author: author.to_string(),
+            reason,
+            verdict,
+            source: format!("github {}#{} comment {id}", config.repository, config.number),
+        });
+    }
+    Ok(found)
+}
+
+/// Whether `login` has write access to the repository (the write, maintain or admin
+/// role), asked once per login; someone who is not a collaborator (404) has not.
+async fn may_dismiss(
+    api: &Api,
+    config: &Config,
+    login: &str,
+    may: &mut HashMap<String, bool>,
+) -> Result<bool, PostError> {
+    if let Some(known) = may.get(login) {
+        return Ok(*known);
+    }
+    let (owner, name) = config.repository.split_once('/').unwrap_or((&config.repository, ""));
+    let url = api.url(&["repos", owner, name, "collaborators", login, "permission"]);
+    let allowed = match api.send(Method::GET, url, None).await {
+        Ok((_, answer)) => ["permission", "role_name"]
+            .iter()
+            .any(|k| matches!(answer[*k].as_str(), Some("admin" | "maintain" | "write"))),
+        Err(PostError::Status { status: 404, .. }) => false,
+        Err(e) => return Err(e),
+    };
+    may.insert(login.to_string(), allowed);
+    Ok(allowed)
 }
 
 /// Conclave's inline review comments (`summary` false), or its review bodies that
@@ -129,7 +223,9 @@ fn conclave_comments(list: &[Value], summary: bool) -> Vec<Existing> {
                 false => plan::is_conclave(body),
             };
             let id = c.get("id")?.as_u64()?.to_string();
-            ours.then(|| Existing { id, thread: None, summary, body: body.to_string() })
+            // A reply in a thread (a person's, or an answer) is not a comment to reconcile.
+            let reply = c.get("in_reply_to_id").is_some_and(|r| !r.is_null());
+            (ours && !reply).then(|| Existing { id, thread: None, summary, body: body.to_string() })
         })
         .collect()
 }

@@ -1,21 +1,30 @@
 //! Posting on a GitLab merge request: the environment of GitLab CI, one discussion
 //! per inline item (positioned on the diff's `diff_refs`), one note for the items
-//! outside the diff, edited in place later, and fixed discussions resolved.
+//! outside the diff, edited in place later, fixed discussions resolved, and
+//! `/conclave dismiss` notes in Conclave's discussions read (with their authors'
+//! access level) and answered in the discussion.
 
 use conclave_core::Secret;
 use reqwest::{Method, Url};
 use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
 
 use super::ci_env::{api_url, required};
 use super::error::PostError;
 use super::http::Api;
 use super::lines::Diff;
 use super::plan::Posted;
-use super::plan::{self, Existing, Item, NewInline, Options, SUMMARY_MARKER};
+use super::plan::{self, Existing, NewInline, Options, Posting, SUMMARY_MARKER};
+use super::replies::{self, Reply, Verdict};
 
 /// What a token needs to post, for the permission error.
 const PERMISSION_HINT: &str = "give GITLAB_TOKEN the `api` scope, from a user or bot with at least the Reporter \
                                role on the project (a project access token works)";
+
+/// Who may dismiss a finding by replying, for the answer to one who may not.
+const WHO_MAY: &str = "project members with the Developer role or above";
+/// The least access level that may dismiss: Developer.
+const DEVELOPER: u64 = 30;
 
 /// Where and how to post on GitLab.
 #[derive(Debug)]
@@ -26,6 +35,9 @@ pub struct Config {
     pub token: Secret,
     /// `CI_PROJECT_ID` (a number, or a `group/name` path).
     pub project: String,
+    /// The repository's key for stored dismissals: `CI_PROJECT_PATH` (`group/name`)
+    /// when set, else the project.
+    pub key: String,
     /// The merge request: `--pr`, else `CI_MERGE_REQUEST_IID`.
     pub iid: u64,
 }
@@ -43,13 +55,15 @@ impl Config {
         let base = required(env, "CI_API_V4_URL", "the API base URL; GitLab CI sets it", &mut problems);
         let api = if base.is_empty() { None } else { api_url(&base, "CI_API_V4_URL", &mut problems) };
         let project = required(env, "CI_PROJECT_ID", "the project; GitLab CI sets it", &mut problems);
+        let key = env("CI_PROJECT_PATH").map(|p| p.trim().to_string()).filter(|p| !p.is_empty());
         let iid = match pr {
             Some(n) => Some(n),
             None => merge_request_iid(env).map_err(|p| problems.push(p)).ok(),
         };
         match (api, iid) {
             (Some(api), Some(iid)) if problems.is_empty() => {
-                Ok(Config { api, token: Secret::new(token), project, iid })
+                let key = key.unwrap_or_else(|| project.clone());
+                Ok(Config { api, token: Secret::new(token), project, key, iid })
             }
             _ => Err(problems),
         }
@@ -65,18 +79,23 @@ fn merge_request_iid(env: &dyn Fn(&str) -> Option<String>) -> Result<u64, String
     }
 }
 
-/// Posts the items on the merge request.
-/// `scope`, when given, says what was reviewed at the head of a new note.
-pub async fn post(config: &Config, items: &[Item], mark_fixed: bool, scope: Option<&str>) -> Result<Posted, PostError> {
-    let api = Api::new(
-        config.api.clone(),
-        ("private-token", config.token.clone()),
-        &config.token,
-        vec![],
-        ("GITLAB_TOKEN", PERMISSION_HINT),
-    )?;
+/// The REST client of the project's API, with its token.
+fn client(config: &Config) -> Result<Api, PostError> {
+    let auth = ("private-token", config.token.clone());
+    Api::new(config.api.clone(), auth, &config.token, vec![], ("GITLAB_TOKEN", PERMISSION_HINT))
+}
+
+/// The URL of `tail` under the merge request.
+fn merge_request(api: &Api, config: &Config, tail: &[&str]) -> Url {
     let iid = config.iid.to_string();
-    let mr = |tail: &[&str]| api.url(&[&["projects", config.project.as_str(), "merge_requests", &iid], tail].concat());
+    api.url(&[&["projects", config.project.as_str(), "merge_requests", &iid], tail].concat())
+}
+
+/// Posts the items on the merge request, and answers the replies.
+/// The posting's scope, when given, says what was reviewed at the head of a new note.
+pub async fn post(config: &Config, posting: &Posting<'_>) -> Result<Posted, PostError> {
+    let api = client(config)?;
+    let mr = |tail: &[&str]| merge_request(&api, config, tail);
     let (_, request) = api.send(Method::GET, mr(&[]), None).await?;
     let refs = ["base_sha", "start_sha", "head_sha"]
         .map(|k| request.pointer(&format!("/diff_refs/{k}")).and_then(Value::as_str).unwrap_or_default().to_string());
@@ -86,7 +105,8 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool, scope: Opti
     }
     let diff = Diff::from_files(&api.get_all(mr(&["diffs"])).await?, ["new_path", "old_path", "diff"])?;
     let existing = discussions(&api.get_all(mr(&["discussions"])).await?);
-    let plan = plan::plan(items, &diff, &existing, Options { mark_fixed, append_to_summary: true });
+    let options = Options { mark_fixed: posting.mark_fixed, append_to_summary: true };
+    let plan = plan::plan_keeping(posting.items, &diff, &existing, options, posting.dismissed);
     for edit in &plan.edits {
         let thread = edit.thread.as_deref().unwrap_or_default();
         let body = json!({"body": edit.body});
@@ -102,13 +122,75 @@ pub async fn post(config: &Config, items: &[Item], mark_fixed: bool, scope: Opti
     }
     if !plan.outside.is_empty() {
         let mut title = "**Conclave review**: findings outside the diff".to_string();
-        if let Some(scope) = scope {
+        if let Some(scope) = posting.scope {
             title.push_str(&format!("\n\n{scope}"));
         }
         let body = plan::summary(&title, &plan.outside);
         api.send(Method::POST, mr(&["notes"]), Some(&json!({"body": body}))).await?;
     }
-    Ok(Posted::from(&plan))
+    for reply in posting.replies {
+        let body = json!({"body": reply.answer(WHO_MAY)});
+        api.send(Method::POST, mr(&["discussions", &reply.thread, "notes"]), Some(&body)).await?;
+    }
+    Ok(Posted { answered: posting.replies.len(), ..Posted::from(&plan) })
+}
+
+/// The `/conclave dismiss` notes in Conclave's discussions not answered yet, each
+/// with its verdict (its author's access level asked once per author).
+pub async fn read_replies(config: &Config) -> Result<Vec<Reply>, PostError> {
+    let api = client(config)?;
+    let discussions = api.get_all(merge_request(&api, config, &["discussions"])).await?;
+    let notes = |d: &Value| d["notes"].as_array().cloned().unwrap_or_default();
+    let answered: BTreeSet<String> =
+        discussions.iter().flat_map(notes).filter_map(|n| replies::answered(n["body"].as_str()?)).collect();
+    let mut may: HashMap<u64, bool> = HashMap::new();
+    let mut found = Vec::new();
+    for discussion in &discussions {
+        let (Some(thread), notes) = (discussion["id"].as_str(), notes(discussion)) else { continue };
+        let Some(first) = notes.iter().position(|n| {
+            n["system"] != true
+                && n["body"].as_str().is_some_and(|b| plan::is_conclave(b) && !b.contains(SUMMARY_MARKER))
+        }) else {
+            continue;
+        };
+        let fingerprints = replies::fingerprints(notes[first]["body"].as_str().unwrap_or_default());
+        for note in notes.iter().skip(first + 1).filter(|_| !fingerprints.is_empty()) {
+            let (Some(id), Some(body), Some(user), Some(author)) = (
+                note["id"].as_u64(),
+                note["body"].as_str(),
+                note.pointer("/author/id").and_then(Value::as_u64),
+                note.pointer("/author/username").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let Some(reason) = replies::command(body).filter(|_| !answered.contains(&id.to_string())) else { continue };
+            let verdict = match reason.is_empty() {
+                true => Verdict::NoReason,
+                false if may_dismiss(&api, config, user, &mut may).await? => Verdict::Dismissed,
+                false => Verdict::NoPermission,
+            };
+            let source = format!("gitlab {}!{} note {id}", config.key, config.iid);
+            let (id, thread, author) = (id.to_string(), thread.to_string(), author.to_string());
+            found.push(Reply { id, thread, fingerprints: fingerprints.clone(), author, reason, verdict, source });
+        }
+    }
+    Ok(found)
+}
+
+/// Whether user `user` is a member of the project with the Developer role or above
+/// (inherited membership counts), asked once per user; a non-member (404) is not.
+async fn may_dismiss(api: &Api, config: &Config, user: u64, may: &mut HashMap<u64, bool>) -> Result<bool, PostError> {
+    if let Some(known) = may.get(&user) {
+        return Ok(*known);
+    }
+    let url = api.url(&["projects", config.project.as_str(), "members", "all", &user.to_string()]);
+    let allowed = match api.send(Method::GET, url, None).await {
+        Ok((_, member)) => member["access_level"].as_u64().is_some_and(|level| level >= DEVELOPER),
+        Err(PostError::Status { status: 404, .. }) => false,
+        Err(e) => return Err(e),
+    };
+    may.insert(user, allowed);
+    Ok(allowed)
 }
 
 /// Conclave's discussions: each one's first note with a marker.

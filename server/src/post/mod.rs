@@ -3,23 +3,29 @@
 //!
 //! Layout: `plan.rs` is the pure part both forges share (which items post, their
 //! bodies and hidden markers, reconciling with posted comments into writes);
-//! `lines.rs` reads which lines of the diff take a comment; `http.rs` is the REST
-//! client (typed errors, rate limits waited out, retries with `backon`,
-//! pagination); `github.rs` and `gitlab.rs` speak each forge's API.
+//! `replies.rs` the pure part of dismissals from replies (the command, the answers
+//! and their markers); `lines.rs` reads which lines of the diff take a comment;
+//! `http.rs` is the REST client (typed errors, rate limits waited out, retries with
+//! `backon`, pagination); `github.rs` and `gitlab.rs` speak each forge's API, and
+//! `github_threads.rs` GitHub's GraphQL API to resolve review threads.
 
 mod ci_env;
 pub mod error;
 pub mod github;
+pub mod github_threads;
 pub mod gitlab;
 pub mod http;
 pub mod lines;
 pub mod plan;
+pub mod replies;
 
 pub use error::PostError;
 pub use plan::Posted;
+pub use replies::{Reply, Verdict};
 
 use conclave_review::ReviewReport;
 use conclave_shared::FindingGroup;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Where to post.
@@ -58,6 +64,26 @@ impl Target {
         })
     }
 
+    /// The repository's key, under which the run store keeps the dismissals made on
+    /// its requests: GitHub's `owner/name`; GitLab's `CI_PROJECT_PATH`, else the
+    /// project id. The one place it is derived: a review without `--post` gives the
+    /// same with `--repository-key`.
+    pub fn repository_key(&self) -> &str {
+        match self {
+            Target::GitHub(c) => &c.repository,
+            Target::GitLab(c) => &c.key,
+        }
+    }
+
+    /// The `/conclave dismiss` replies to Conclave's comments not answered yet, with
+    /// their verdicts.
+    pub async fn read_replies(&self) -> Result<Vec<Reply>, PostError> {
+        match self {
+            Target::GitHub(config) => github::read_replies(config).await,
+            Target::GitLab(config) => gitlab::read_replies(config).await,
+        }
+    }
+
     /// The request, for messages: `GitHub pull request acme/app#7`.
     pub fn describe(&self) -> String {
         match self {
@@ -67,8 +93,14 @@ impl Target {
     }
 }
 
-/// Publishes `report` (a review of `repository`) on the request.
-pub async fn publish(target: &Target, report: &ReviewReport, repository: &Path) -> Result<Posted, PostError> {
+/// Publishes `report` (a review of `repository`) on the request, and answers the
+/// `/conclave dismiss` `replies` in their threads.
+pub async fn publish(
+    target: &Target,
+    report: &ReviewReport,
+    repository: &Path,
+    replies: &[Reply],
+) -> Result<Posted, PostError> {
     let groups = anchored_contradictions(report, repository).await;
     let keep = |f: &conclave_shared::Finding| report.supported(f) && report.stable(f);
     let items = plan::items(&report.findings, &groups.iter().collect::<Vec<_>>(), keep);
@@ -77,9 +109,12 @@ pub async fn publish(target: &Target, report: &ReviewReport, repository: &Path) 
     // What was reviewed (in an incremental review, which commits now and which
     // earlier) heads the summary a posting writes.
     let scope = report.scope.as_ref().map(conclave_review::incremental::Scope::summary);
+    let dismissed: BTreeSet<String> =
+        report.findings.iter().filter(|f| f.dismissed.is_some()).map(conclave_review::report::fingerprint).collect();
+    let posting = plan::Posting { items: &items, mark_fixed, scope: scope.as_deref(), dismissed: &dismissed, replies };
     match target {
-        Target::GitHub(config) => github::post(config, &items, mark_fixed, scope.as_deref()).await,
-        Target::GitLab(config) => gitlab::post(config, &items, mark_fixed, scope.as_deref()).await,
+        Target::GitHub(config) => github::post(config, &posting).await,
+        Target::GitLab(config) => gitlab::post(config, &posting).await,
     }
 }
 

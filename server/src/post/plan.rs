@@ -273,17 +273,45 @@ pub fn fixed_text(content: &str) -> String {
     )
 }
 
+/// What one posting publishes, whichever the forge.
+#[derive(Debug, Clone, Copy)]
+pub struct Posting<'a> {
+    /// The items the review reports.
+    pub items: &'a [Item],
+    /// Mark posted items no longer reported as fixed (see [`Options::mark_fixed`]).
+    pub mark_fixed: bool,
+    /// What was reviewed, at the head of a new summary.
+    pub scope: Option<&'a str>,
+    /// Fingerprints of dismissed findings: their comments are left as they are,
+    /// neither reposted nor marked fixed.
+    pub dismissed: &'a BTreeSet<String>,
+    /// The `/conclave dismiss` replies to answer in their threads.
+    pub replies: &'a [super::replies::Reply],
+}
+
 /// Reconciles the items with the comments already posted: new items become new
 /// comments (inline where the diff has their line, else outside it); posted ones are
 /// edited only when their text changed; posted ones no longer reported are marked
 /// fixed once.
 pub fn plan(items: &[Item], diff: &Diff, existing: &[Existing], options: Options) -> Plan {
+    plan_keeping(items, diff, existing, options, &BTreeSet::new())
+}
+
+/// [`plan`], leaving the posted items of the `dismissed` fingerprints as they are:
+/// a dismissed finding is not reported, and is not fixed either.
+pub fn plan_keeping(
+    items: &[Item],
+    diff: &Diff,
+    existing: &[Existing],
+    options: Options,
+    dismissed: &BTreeSet<String>,
+) -> Plan {
     let current: BTreeMap<&str, &Item> = items.iter().map(|i| (i.key.as_str(), i)).collect();
     let mut posted: BTreeSet<String> = BTreeSet::new();
     let mut plan = Plan::default();
     let mut summary_to_extend: Option<(usize, Option<Edit>)> = None;
     for (index, comment) in existing.iter().enumerate() {
-        let edit = reconcile(comment, &current, &mut posted, options.mark_fixed);
+        let edit = reconcile(comment, &current, &mut posted, options.mark_fixed, dismissed);
         if comment.summary && options.append_to_summary && summary_to_extend.is_none() {
             summary_to_extend = Some((index, edit));
         } else {
@@ -328,6 +356,7 @@ fn reconcile(
     current: &BTreeMap<&str, &Item>,
     posted: &mut BTreeSet<String>,
     mark_fixed: bool,
+    dismissed: &BTreeSet<String>,
 ) -> Option<Edit> {
     let (preamble, sections) = split(&comment.body);
     let (mut fixed, mut reopened) = (0, false);
@@ -344,7 +373,7 @@ fn reconcile(
                 let content = if comment.summary { &item.listed } else { &item.inline };
                 updated.push(Section { state: State::Open, content: content.clone(), ..section });
             }
-            None if mark_fixed && section.state == State::Open => {
+            None if mark_fixed && section.state == State::Open && !dismissed.contains(&section.key) => {
                 fixed += 1;
                 updated.push(Section { state: State::Fixed, content: fixed_text(&section.content), ..section });
             }
@@ -401,6 +430,8 @@ pub struct Posted {
     pub edited: usize,
     /// Items marked fixed.
     pub fixed: usize,
+    /// `/conclave dismiss` replies answered.
+    pub answered: usize,
 }
 
 impl fmt::Display for Posted {
@@ -412,7 +443,11 @@ impl fmt::Display for Posted {
             f,
             "{} new comment(s) on the diff, {} outside it, {} comment(s) edited ({} item(s) marked fixed)",
             self.inline, self.outside, self.edited, self.fixed
-        )
+        )?;
+        match self.answered {
+            0 => Ok(()),
+            n => write!(f, ", {n} `/conclave dismiss` reply(ies) answered"),
+        }
     }
 }
 
@@ -423,6 +458,7 @@ impl From<&Plan> for Posted {
             outside: plan.outside.len(),
             edited: plan.edits.len(),
             fixed: plan.edits.iter().map(|e| e.fixed).sum(),
+            answered: 0,
         }
     }
 }

@@ -23,6 +23,7 @@ mod review_history;
 mod review_incremental;
 mod review_parts;
 mod review_post;
+mod review_replies;
 mod review_rules;
 mod review_samples;
 mod review_verified;

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use crate::review_e2e::{fixture_repo, routes, writer_routes};
 
-const TOKEN: &str = "ghs_fake_token_0123456789";
+pub(crate) const TOKEN: &str = "ghs_fake_token_0123456789";
 
 /// A header long enough that its first lines are outside every hunk of the change.
 const HEADER: &str = "//! Saving uploaded files.
@@ -50,18 +50,18 @@ pub fn save_upload(root: &Path, name: &str, data: &[u8]) -> io::Result<()> {
 }
 ";
 
-const JOIN: &str = "let target = root.join(name);";
-const WRITE: &str = "std::fs::write(target, data)";
+pub(crate) const JOIN: &str = "let target = root.join(name);";
+pub(crate) const WRITE: &str = "std::fs::write(target, data)";
 const OFF_DIFF: &str = "//! Uploads arrive from the web form and are stored under one root.";
 
-struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
-    repo: PathBuf,
-    workdir: PathBuf,
+    pub(crate) repo: PathBuf,
+    pub(crate) workdir: PathBuf,
 }
 
 /// A repository whose `feature` branch, checked out, rewrites the code under the header.
-fn fixture() -> Fixture {
+pub(crate) fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(repo.join("src")).expect("mkdir");
@@ -77,14 +77,14 @@ fn fixture() -> Fixture {
     Fixture { _dir: dir, repo, workdir }
 }
 
-fn git_out(repo: &Path, args: &[&str]) -> String {
+pub(crate) fn git_out(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git").arg("-C").arg(repo).args(args).output().expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The pull request as a forge shows it: each changed file's hunks against `main`.
-fn patches(repo: &Path) -> Vec<(String, String)> {
+pub(crate) fn patches(repo: &Path) -> Vec<(String, String)> {
     let names = git_out(repo, &["diff", "--name-only", "main...HEAD"]);
     names
         .lines()
@@ -97,13 +97,13 @@ fn patches(repo: &Path) -> Vec<(String, String)> {
 }
 
 /// The line of `file` in the working tree that reads `text` (1-based).
-fn line_of(repo: &Path, file: &str, text: &str) -> u64 {
+pub(crate) fn line_of(repo: &Path, file: &str, text: &str) -> u64 {
     let content = std::fs::read_to_string(repo.join(file)).expect("read");
     content.lines().position(|l| l.trim() == text.trim()).expect("the line exists") as u64 + 1
 }
 
 /// A finding of the security lane on `src/upload.rs` quoting `evidence`.
-fn at(repo: &Path, severity: &str, evidence: &str, description: &str) -> Value {
+pub(crate) fn at(repo: &Path, severity: &str, evidence: &str, description: &str) -> Value {
     json!({"severity": severity, "file": "src/upload.rs", "line": line_of(repo, "src/upload.rs", evidence),
            "description": description, "raisedBy": "security", "evidence": evidence})
 }
@@ -142,7 +142,7 @@ async fn review(fx: &Fixture, llm: &FakeServer, args: &[&str], env: &[(String, S
 }
 
 /// Reviews with the Writer reporting `items`.
-async fn review_reporting(
+pub(crate) async fn review_reporting(
     fx: &Fixture,
     items: &Value,
     args: &[&str],
@@ -152,7 +152,7 @@ async fn review_reporting(
     review(fx, &llm, args, env).await
 }
 
-fn github_env(fx: &Fixture, github: &FakeGitHub, number: u64) -> Vec<(String, String)> {
+pub(crate) fn github_env(fx: &Fixture, github: &FakeGitHub, number: u64) -> Vec<(String, String)> {
     let event = fx.workdir.join("event.json");
     std::fs::write(&event, json!({"action": "synchronize", "pull_request": {"number": number}}).to_string())
         .expect("write");
@@ -166,19 +166,19 @@ fn github_env(fx: &Fixture, github: &FakeGitHub, number: u64) -> Vec<(String, St
     .to_vec()
 }
 
-fn gitlab_env(gitlab: &FakeGitLab) -> Vec<(String, String)> {
+pub(crate) fn gitlab_env(gitlab: &FakeGitLab) -> Vec<(String, String)> {
     [("GITLAB_TOKEN", TOKEN), ("CI_API_V4_URL", &gitlab.api()), ("CI_PROJECT_ID", "42"), ("CI_MERGE_REQUEST_IID", "3")]
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .to_vec()
 }
 
-fn writes(requests: &[ForgeRequest]) -> Vec<String> {
+pub(crate) fn writes(requests: &[ForgeRequest]) -> Vec<String> {
     requests.iter().filter(|r| r.writes()).map(|r| format!("{} {}?{}", r.method, r.path, r.query)).collect()
 }
 
 /// Reviews and posts again, asserting that the forge was not written to; the
 /// requests it made.
-async fn posts_nothing<S: ForgeState>(
+pub(crate) async fn posts_nothing<S: ForgeState>(
     fx: &Fixture,
     items: &Value,
     forge: &str,
@@ -195,11 +195,11 @@ async fn posts_nothing<S: ForgeState>(
     requests
 }
 
-fn ours(comments: &[Value]) -> Vec<Value> {
+pub(crate) fn ours(comments: &[Value]) -> Vec<Value> {
     comments.iter().filter(|c| c["body"].as_str().is_some_and(|b| b.contains("<!-- conclave:"))).cloned().collect()
 }
 
-fn head(repo: &Path) -> String {
+pub(crate) fn head(repo: &Path) -> String {
     git_out(repo, &["rev-parse", "HEAD"]).trim().to_string()
 }
 
@@ -257,7 +257,15 @@ async fn github_posts_once_then_nothing_then_marks_the_fixed_comment() {
     let (code, stderr) = review_reporting(&fx, &now, &["--post", "github"], &env).await;
     assert_eq!(code, Some(0), "{stderr}");
     let minor_id = posted[1]["id"].to_string();
-    assert_eq!(writes(&github.requests()[before..]), [format!("PATCH /repos/acme/uploads/pulls/comments/{minor_id}?")]);
+    assert_eq!(
+        writes(&github.requests()[before..]),
+        [format!("PATCH /repos/acme/uploads/pulls/comments/{minor_id}?"), "POST /graphql?".to_string()],
+        "the fixed comment is edited and its thread resolved"
+    );
+    let thread = format!("PRRT_{minor_id}");
+    assert_eq!(github.mutations(), std::slice::from_ref(&thread), "resolveReviewThread for the fixed comment's thread");
+    let resolved: Vec<String> = github.threads().into_iter().filter(|(_, r)| *r).map(|(t, _)| t.id()).collect();
+    assert_eq!(resolved, std::slice::from_ref(&thread), "only that thread is resolved");
     let fixed = ours(&github.comments())[1]["body"].as_str().expect("body").to_string();
     assert!(
         fixed.starts_with("**Fixed**") && fixed.contains("Not atomic.") && fixed.contains("state=fixed"),
@@ -266,6 +274,7 @@ async fn github_posts_once_then_nothing_then_marks_the_fixed_comment() {
     assert_eq!(ours(&github.comments())[0]["body"], posted[0]["body"], "the blocker's comment is left alone");
 
     posts_nothing(&fx, &now, "github", &env, &github, "a fixed comment is marked once").await;
+    assert_eq!(github.mutations(), [thread], "a resolved thread is resolved once");
 }
 
 #[tokio::test]
@@ -424,8 +433,9 @@ async fn permission_refusals_are_explained_and_rate_limits_waited_out() {
         stderr.contains("was rate limited (the forge asks to wait 1s)") && stderr.contains("retrying in 1.0s"),
         "{stderr}"
     );
-    let pulls = github.requests()[before..].iter().filter(|r| r.path == "/repos/acme/uploads/pulls/7").count();
-    assert_eq!(pulls, 2, "the refused request was sent again");
+    let again = &github.requests()[before..];
+    let first = |r: &ForgeRequest| (r.method.clone(), r.path.clone(), r.query.clone());
+    assert_eq!(first(&again[0]), first(&again[1]), "the refused request was sent again");
     assert_eq!(ours(&github.comments()).len(), 1);
 
     let mut wrong = env.clone();

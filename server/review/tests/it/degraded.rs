@@ -2,7 +2,7 @@
 //! its first lines, with the store's message, even when every agent answered.
 
 use async_trait::async_trait;
-use conclave_core::{CachedOutput, NewRun, ProviderRegistry, ReviewOf, RunStore, StoreError};
+use conclave_core::{CachedOutput, NewRun, ProviderRegistry, ReviewOf, RunStore, StoreError, StoredDismissal};
 use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;

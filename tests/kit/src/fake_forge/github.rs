@@ -1,12 +1,16 @@
 //! A fake of GitHub's pull-request REST API: the pull request, its files with their
-//! patches, review comments and reviews, paginated with `Link` headers.
+//! patches, review comments (replies joining their thread) and reviews, paginated
+//! with `Link` headers; collaborators' permissions; and the GraphQL endpoint of
+//! `github_graphql.rs` for review threads.
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Request, Response};
 use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
+use super::github_graphql::{Graph, Thread};
 use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, page, page_url, serve, start};
 
 /// One pull request's state on the fake.
@@ -26,6 +30,13 @@ pub struct PullState {
     pub comments: Vec<Value>,
     /// Reviews, as `GET …/reviews` lists them.
     pub reviews: Vec<Value>,
+    /// Collaborators' permissions (`admin`, `maintain`, `write`, `triage`, `read`)
+    /// by login; anyone else has `read`.
+    pub permissions: HashMap<String, String>,
+    /// The ids of resolved review threads.
+    pub resolved: BTreeSet<String>,
+    /// The threads `resolveReviewThread` was asked to resolve, in order.
+    pub mutations: Vec<String>,
     /// Paging, refusals and the requests seen.
     pub behaviour: Behaviour,
     base: String,
@@ -75,6 +86,29 @@ impl FakeForge<PullState> {
             "commit_id": head, "user": {"login": "octocat"}}));
     }
 
+    /// Adds a reply by `login` to review comment `to`, as GitHub lists it (its
+    /// `in_reply_to_id` names the thread's first comment); its id.
+    pub fn add_reply(&self, to: u64, login: &str, body: &str) -> u64 {
+        let mut state = self.state.lock().expect("lock");
+        reply(&mut state, to, login, body).map_or(0, |c| c["id"].as_u64().unwrap_or_default())
+    }
+
+    /// Gives `login` a permission on the repository (`write`, `read`, ...).
+    pub fn set_permission(&self, login: &str, permission: &str) {
+        self.state.lock().expect("lock").permissions.insert(login.into(), permission.into());
+    }
+
+    /// The review threads now (each keyed by its first comment) and whether each is resolved.
+    pub fn threads(&self) -> Vec<(Thread, bool)> {
+        let state = self.state.lock().expect("lock");
+        threads(&state).into_iter().map(|t| (t.clone(), state.resolved.contains(&t.id()))).collect()
+    }
+
+    /// The threads `resolveReviewThread` was asked to resolve, in order.
+    pub fn mutations(&self) -> Vec<String> {
+        self.state.lock().expect("lock").mutations.clone()
+    }
+
     /// The review comments now.
     pub fn comments(&self) -> Vec<Value> {
         self.state.lock().expect("lock").comments.clone()
@@ -98,14 +132,21 @@ fn route(state: &mut PullState, incoming: &Incoming) -> Answer {
     if auth != format!("Bearer {}", state.token) {
         return Answer::status(401, "Bad credentials");
     }
-    let prefix = ["repos".to_string()].into_iter().chain(state.repository.split('/').map(str::to_string));
-    let prefix: Vec<String> = prefix.chain(["pulls".to_string()]).collect();
-    if !incoming.segments.starts_with(&prefix) {
+    if incoming.method == "POST" && incoming.segments == ["graphql"] {
+        return graphql(state, &incoming.body);
+    }
+    let repo: Vec<String> = ["repos"].into_iter().chain(state.repository.split('/')).map(str::to_string).collect();
+    if !incoming.segments.starts_with(&repo) {
         return Answer::status(404, "Not Found");
     }
-    let rest: Vec<&str> = incoming.segments[prefix.len()..].iter().map(String::as_str).collect();
+    let rest: Vec<&str> = incoming.segments[repo.len()..].iter().map(String::as_str).collect();
     let number = state.number.to_string();
     match (incoming.method.as_str(), rest.as_slice()) {
+        ("GET", ["collaborators", login, "permission"]) => return permission(state, login),
+        (_, ["pulls", ..]) => {}
+        _ => return Answer::status(404, "Not Found"),
+    }
+    match (incoming.method.as_str(), &rest[1..]) {
         ("GET", [n]) if *n == number => {
             Answer::ok(json!({"number": state.number, "state": "open", "head": {"sha": state.head_sha}}))
         }
@@ -113,6 +154,11 @@ fn route(state: &mut PullState, incoming: &Incoming) -> Answer {
         ("GET", [n, "comments"]) if *n == number => list(state, incoming, |s| &s.comments),
         ("GET", [n, "reviews"]) if *n == number => list(state, incoming, |s| &s.reviews),
         ("POST", [n, "reviews"]) if *n == number => create_review(state, &incoming.body),
+        ("POST", [n, "comments", id, "replies"]) if *n == number => reply_from(state, id, &incoming.body),
+        ("POST", [n, "comments"]) if *n == number && incoming.body["in_reply_to"].is_u64() => {
+            let to = incoming.body["in_reply_to"].to_string();
+            reply_from(state, &to, &incoming.body)
+        }
         ("PUT", [n, "reviews", id]) if *n == number => edit(&mut state.reviews, id, &incoming.body),
         ("PATCH", ["comments", id]) => edit(&mut state.comments, id, &incoming.body),
         _ => Answer::status(404, "Not Found"),
@@ -173,4 +219,67 @@ fn edit(list: &mut [Value], id: &str, body: &Value) -> Answer {
         }
         None => Answer::status(404, "Not Found"),
     }
+}
+
+/// The review threads: each top-level comment with the replies to it.
+fn threads(state: &PullState) -> Vec<Thread> {
+    let mut threads: Vec<Thread> = Vec::new();
+    for comment in &state.comments {
+        let id = comment["id"].as_u64().unwrap_or_default();
+        match comment["in_reply_to_id"].as_u64() {
+            Some(to) => match threads.iter_mut().find(|t| t.comments.first() == Some(&to)) {
+                Some(thread) => thread.comments.push(id),
+                None => threads.push(Thread { comments: vec![id] }),
+            },
+            None => threads.push(Thread { comments: vec![id] }),
+        }
+    }
+    threads
+}
+
+/// `POST /graphql`: answered from the review threads (always HTTP 200, errors in the body).
+fn graphql(state: &mut PullState, body: &Value) -> Answer {
+    let threads = threads(state);
+    let mut graph = Graph {
+        repository: &state.repository,
+        number: state.number,
+        threads,
+        resolved: &mut state.resolved,
+        mutations: &mut state.mutations,
+        page_size: state.behaviour.page_size,
+    };
+    Answer::ok(super::github_graphql::answer(body, &mut graph))
+}
+
+/// `GET /repos/{owner}/{repo}/collaborators/{login}/permission`.
+fn permission(state: &PullState, login: &str) -> Answer {
+    let permission = state.permissions.get(login).map_or("read", String::as_str);
+    let legacy = match permission {
+        "maintain" => "write",
+        "triage" => "read",
+        other => other,
+    };
+    Answer::ok(json!({"permission": legacy, "role_name": permission, "user": {"login": login}}))
+}
+
+/// A reply to comment `to` by the token's bot (`POST …/comments/{id}/replies`).
+fn reply_from(state: &mut PullState, to: &str, body: &Value) -> Answer {
+    let Some(text) = body["body"].as_str() else { return Answer::status(422, "body is missing") };
+    let Ok(to) = to.parse::<u64>() else { return Answer::status(404, "Not Found") };
+    match reply(state, to, "github-actions[bot]", text) {
+        Some(comment) => Answer::ok(comment),
+        None => Answer::status(404, "Not Found"),
+    }
+}
+
+/// Adds a reply to comment `to` (to its thread's first comment, as GitHub does).
+fn reply(state: &mut PullState, to: u64, login: &str, text: &str) -> Option<Value> {
+    let parent = state.comments.iter().find(|c| c["id"].as_u64() == Some(to))?.clone();
+    let first = parent["in_reply_to_id"].as_u64().unwrap_or(to);
+    let id = state.behaviour.id();
+    let comment = json!({"id": id, "in_reply_to_id": first, "pull_request_review_id": parent["pull_request_review_id"],
+        "path": parent["path"], "line": parent["line"], "side": "RIGHT", "body": text,
+        "commit_id": state.head_sha, "user": {"login": login}});
+    state.comments.push(comment.clone());
+    Some(comment)
 }

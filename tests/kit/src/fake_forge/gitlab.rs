@@ -1,11 +1,13 @@
 //! A fake of GitLab's merge-request REST API (v4): the merge request with its
-//! `diff_refs`, its diffs, discussions with notes (created, edited, resolved) and
-//! plain notes, paginated with `X-Next-Page`.
+//! `diff_refs`, its diffs, discussions with notes (created, edited, resolved, and
+//! replies added to them) and plain notes, paginated with `X-Next-Page`; and the
+//! project's members with their access levels.
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Request, Response};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, page, serve, start};
@@ -25,6 +27,9 @@ pub struct MergeRequestState {
     pub diffs: Vec<Value>,
     /// Discussions as `GET …/discussions` lists them.
     pub discussions: Vec<Value>,
+    /// Members' access levels (10 guest, 20 reporter, 30 developer, 40 maintainer,
+    /// 50 owner) by user id; anyone else is not a member (404).
+    pub members: HashMap<u64, u64>,
     /// Paging, refusals and the requests seen.
     pub behaviour: Behaviour,
 }
@@ -78,6 +83,19 @@ impl FakeForge<MergeRequestState> {
              "author": {"username": "ann"}}]}));
     }
 
+    /// Adds a note by user `user_id` (`username`) to discussion `discussion`, as a
+    /// reply in its thread; the note's id.
+    pub fn add_human_note(&self, discussion: &str, user_id: u64, username: &str, body: &str) -> u64 {
+        let mut state = self.state.lock().expect("lock");
+        let author = json!({"id": user_id, "username": username});
+        add_note(&mut state, discussion, author, body).map_or(0, |n| n["id"].as_u64().unwrap_or_default())
+    }
+
+    /// Makes user `user_id` a member with `access_level` (30 is developer).
+    pub fn set_member(&self, user_id: u64, access_level: u64) {
+        self.state.lock().expect("lock").members.insert(user_id, access_level);
+    }
+
     /// The discussions now.
     pub fn discussions(&self) -> Vec<Value> {
         self.state.lock().expect("lock").discussions.clone()
@@ -93,6 +111,13 @@ fn route(state: &mut MergeRequestState, incoming: &Incoming) -> Answer {
     if token != state.token {
         return Answer::status(401, "401 Unauthorized");
     }
+    let project = ["api", "v4", "projects", state.project.as_str()];
+    let segments: Vec<&str> = incoming.segments.iter().map(String::as_str).collect();
+    if let ("GET", [p @ .., "members", "all", user]) = (incoming.method.as_str(), segments.as_slice())
+        && *p == project
+    {
+        return member(state, user);
+    }
     let iid = state.iid.to_string();
     let prefix = ["api", "v4", "projects", state.project.as_str(), "merge_requests", iid.as_str()];
     if !incoming.segments.iter().map(String::as_str).take(prefix.len()).eq(prefix) {
@@ -106,6 +131,14 @@ fn route(state: &mut MergeRequestState, incoming: &Incoming) -> Answer {
         ("POST", ["discussions"]) => create_discussion(state, &incoming.body),
         ("POST", ["notes"]) => create_note(state, &incoming.body),
         ("PUT", ["discussions", id, "notes", note]) => edit_note(state, id, note, &incoming.body),
+        ("POST", ["discussions", id, "notes"]) => {
+            let Some(text) = incoming.body["body"].as_str() else { return Answer::status(400, "body is missing") };
+            let author = json!({"id": 1, "username": "conclave-bot"});
+            match add_note(state, id, author, text) {
+                Some(note) => Answer::ok(note),
+                None => Answer::status(404, "404 Discussion Not Found"),
+            }
+        }
         ("PUT", ["discussions", id]) => resolve(state, id, incoming.query.get("resolved").map(String::as_str)),
         _ => Answer::status(404, "404 Not found"),
     }
@@ -186,4 +219,24 @@ fn resolve(state: &mut MergeRequestState, id: &str, resolved: Option<&str>) -> A
         }
     }
     Answer::ok(discussion.clone())
+}
+
+/// `GET /projects/:id/members/all/:user_id`: a member with its access level, else 404.
+fn member(state: &MergeRequestState, user: &str) -> Answer {
+    let level = user.parse::<u64>().ok().and_then(|id| state.members.get(&id).map(|level| (id, *level)));
+    match level {
+        Some((id, level)) => Answer::ok(json!({"id": id, "username": format!("user{id}"), "state": "active",
+            "access_level": level})),
+        None => Answer::status(404, "404 Not found"),
+    }
+}
+
+/// Adds a note by `author` to a discussion; the note.
+fn add_note(state: &mut MergeRequestState, discussion: &str, author: Value, text: &str) -> Option<Value> {
+    let id = state.behaviour.id();
+    let thread = state.discussions.iter_mut().find(|d| d["id"] == discussion)?;
+    let note = json!({"id": id, "type": "DiffNote", "body": text, "system": false, "resolvable": true,
+        "resolved": false, "author": author});
+    thread["notes"].as_array_mut()?.push(note.clone());
+    Some(note)
 }

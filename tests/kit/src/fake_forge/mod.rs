@@ -2,9 +2,11 @@
 //! --post`: they speak the real JSON shapes and pagination (`Link` on GitHub,
 //! `X-Next-Page` on GitLab) with small pages, keep the comments they are sent
 //! (created, edited, resolved), record every request, and can refuse writes (403)
-//! or ask the client to slow down (429 with `retry-after`).
+//! or ask the client to slow down (429 with `retry-after`). GitHub's GraphQL
+//! endpoint for review threads is `github_graphql.rs`.
 
 pub mod github;
+pub mod github_graphql;
 pub mod gitlab;
 
 use axum::body::Body;
@@ -27,9 +29,12 @@ pub struct ForgeRequest {
 }
 
 impl ForgeRequest {
-    /// Whether it changes anything.
+    /// Whether it changes anything: any request but a `GET` and a GraphQL query
+    /// (a `POST /graphql` that is no mutation).
     pub fn writes(&self) -> bool {
-        self.method != "GET"
+        let query = self.path.ends_with("/graphql")
+            && self.body["query"].as_str().is_some_and(|q| !q.trim_start().starts_with("mutation"));
+        self.method != "GET" && !query
     }
 }
 
