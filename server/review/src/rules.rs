@@ -100,6 +100,10 @@ pub struct AppliedRules {
     /// Given on the command line rather than found in the repository.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub given: bool,
+    /// One of the changed paths: the change under review edits the rules it is
+    /// reviewed under, which whoever reads the report should know.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
 }
 
 /// A rules file that was not given to the reviewers, and why.
@@ -257,6 +261,7 @@ impl RepositoryRules {
                 truncated: file.truncated,
                 globs,
                 given: file.given,
+                changed: !file.given && paths.contains(&file.path),
             });
         }
         let text = (!sections.is_empty()).then(|| {

@@ -30,6 +30,9 @@ pub(super) fn markdown(out: &mut String, r: &ReviewReport) {
         if file.given {
             about.push("given for this review".into());
         }
+        if file.changed {
+            about.push("**edited by this change**, which is reviewed under the rules as it leaves them".into());
+        }
         let _ = writeln!(out, "- `{}` ({})", file.path, about.join("; "));
     }
     if !rules.applied.is_empty() {

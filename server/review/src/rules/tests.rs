@@ -128,6 +128,11 @@ fn selection_applies_root_files_always_directory_files_below_them_and_globs_wher
     assert!(!text.contains("Source rules."));
     assert_eq!(db.read.refused, rules.refused, "refusals are reported whatever the paths");
 
+    assert!(db.read.applied.iter().all(|a| !a.changed), "no rules file is among the changed paths");
+    let edited = rules.select(&paths(&["AGENTS.md"]));
+    let changed: Vec<(&str, bool)> = edited.read.applied.iter().map(|a| (a.path.as_str(), a.changed)).collect();
+    assert_eq!(changed, [("AGENTS.md", true)], "a change that edits a rules file is marked");
+
     let src = rules.select(&paths(&["src/lib.rs"]));
     let names: Vec<&str> = src.read.applied.iter().map(|a| a.path.as_str()).collect();
     assert_eq!(names, ["AGENTS.md", "src/AGENTS.md"]);
