@@ -81,7 +81,8 @@ pub const PARTS_FIELD: &str = "parts";
 
 /// Which agents run once per part of a partitioned run input. Each part is an object
 /// whose fields override the run input's for those agents (the run input without
-/// [`PARTS_FIELD`]); every other node receives the run input without the parts. The
+/// [`PARTS_FIELD`]; a null field removes the run input's); every other node receives
+/// the run input without the parts. The
 /// parts live in the run input, so a worker or a resumed run finds the same ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parts {

@@ -33,7 +33,8 @@ pub(crate) struct Partitioned {
 }
 
 /// Splits a run input whose [`PARTS_FIELD`] is a non-empty array of objects: the
-/// input every node receives (without the parts) and the partitioned run. `None`
+/// input every node receives (without the parts) and the partitioned run, each
+/// part's fields over the shared ones (a null field removing the shared one). `None`
 /// (the input as it is) when the run names no agents or the input has no parts.
 pub(crate) fn partition(input: &Value, parts: Option<&Parts>) -> Option<(Value, Partitioned)> {
     let parts = parts.filter(|p| !p.nodes.is_empty())?;
@@ -46,8 +47,12 @@ pub(crate) fn partition(input: &Value, parts: Option<&Parts>) -> Option<(Value, 
         .into_iter()
         .map(|part| {
             let mut own = shared.clone();
-            if let Value::Object(fields) = part {
-                own.extend(fields);
+            for (key, value) in part.as_object().into_iter().flatten() {
+                // A part's null field hides the shared one from that part.
+                match value {
+                    Value::Null => own.remove(key),
+                    value => own.insert(key.clone(), value.clone()),
+                };
             }
             Value::Object(own)
         })
@@ -129,14 +134,11 @@ mod tests {
 
     #[test]
     fn each_part_overrides_the_shared_input_and_the_others_lose_the_parts() {
-        let input = json!({"paths": ["a", "b"], "text": "too long", "parts": [{"text": "a"}, {"text": "b", "n": 2}]});
+        let input = json!({"paths": ["a", "b"], "text": "too long", "parts": [{"text": "a"}, {"text": "b", "n": 2, "paths": null}]});
         let parts = Parts { nodes: vec!["x".into()] };
         let (shared, partitioned) = partition(&input, Some(&parts)).expect("partitioned");
         assert_eq!(shared, json!({"paths": ["a", "b"], "text": "too long"}));
-        assert_eq!(
-            partitioned.inputs,
-            [json!({"paths": ["a", "b"], "text": "a"}), json!({"paths": ["a", "b"], "text": "b", "n": 2})]
-        );
+        assert_eq!(partitioned.inputs, [json!({"paths": ["a", "b"], "text": "a"}), json!({"text": "b", "n": 2})]);
         assert!(partition(&input, None).is_none(), "no agents named: the input as it is");
         assert!(partition(&json!({"parts": []}), Some(&parts)).is_none(), "no parts: the input as it is");
         assert!(partition(&json!("text"), Some(&parts)).is_none());

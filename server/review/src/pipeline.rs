@@ -397,6 +397,11 @@ impl PreparedReview {
         if let Some(object) = input.as_object_mut() {
             crate::rules::insert_rules(object, self.rules.as_ref(), &self.change.paths());
         }
+        // Each part carries the rules that apply to its own files.
+        if let (false, Some(object)) = (self.change.parts.is_empty(), input.as_object_mut()) {
+            let parts = self.change.parts_input(self.rules.as_ref());
+            object.insert(conclave_engine::PARTS_FIELD.into(), serde_json::Value::Array(parts));
+        }
         if let (Some(key), Some(object)) = (&self.repository_key, input.as_object_mut()) {
             object.insert(crate::dismissals::REPOSITORY_KEY_INPUT.into(), serde_json::json!(key));
         }
@@ -574,11 +579,16 @@ fn switch_provider(
 /// when a reviewer's model has a smaller context window than its prompt without the
 /// diff, the diff and its answer (`max_tokens`) need. A token is at least one byte,
 /// so a window of N tokens holds at least N bytes: counting bytes as tokens is
-/// conservative. A model whose window is unknown leaves `max_diff_bytes` alone.
+/// conservative. A model whose window is unknown leaves `max_diff_bytes` alone. A
+/// part is never made smaller than `MIN_PART_BYTES` for a model (a small window,
+/// such as the embedded model's, would leave nothing at a byte per token): its
+/// provider says when a call does not fit, as it did before parts.
 fn part_bytes(conclave: &CheckedConclave, change: &Change, max_diff_bytes: usize) -> usize {
     /// What the request holds besides the prompts and the input: tool specs, the
     /// output contract's wording, message framing.
-    const ALLOWANCE: usize = 8 * 1024;
+    const ALLOWANCE: usize = 2 * 1024;
+    /// The smallest part a model's window makes.
+    const MIN_PART_BYTES: usize = 8 * 1024;
     let prices = conclave_core::PriceTable::builtin();
     let shared = conclave.conclave().settings.shared_prompt.as_ref().map_or(0, String::len);
     let mut input = change.run_input();
@@ -594,7 +604,7 @@ fn part_bytes(conclave: &CheckedConclave, change: &Change, max_diff_bytes: usize
             let schema = conclave.output(id).map_or(0, |o| o.schema.to_string().len());
             let answer = agent.max_tokens.unwrap_or(4096) as usize;
             let prompt = agent.system_prompt.len() + shared + input_bytes + schema + ALLOWANCE;
-            Some(window.saturating_sub(prompt + answer))
+            Some(window.saturating_sub(prompt + answer).max(MIN_PART_BYTES))
         })
         .fold(max_diff_bytes, usize::min)
         .max(1)

@@ -33,7 +33,7 @@ fn lines(tag: &str, from: usize, count: usize, version: &str) -> String {
 /// a part.
 fn repository(dir: &Path, huge_hunk: bool) -> PathBuf {
     let repo = dir.join("repo");
-    for sub in ["alpha", "beta", "gamma", "big"] {
+    for sub in ["alpha", "beta", "gamma", "big", ".conclave/rules"] {
         std::fs::create_dir_all(repo.join(sub)).expect("mkdir");
     }
     git(&repo, &["init", "-q", "-b", "main"]);
@@ -44,6 +44,8 @@ fn repository(dir: &Path, huge_hunk: bool) -> PathBuf {
     };
     std::fs::write(repo.join("big/huge.rs"), huge("old")).expect("write");
     std::fs::write(repo.join("README.md"), "# Parts\n").expect("write");
+    let rule = format!("---\npaths: [\"gamma/**\"]\n---\n{GAMMA_RULE}\n");
+    std::fs::write(repo.join(".conclave/rules/gamma.md"), rule).expect("write");
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-q", "-m", "base"]);
     git(&repo, &["checkout", "-q", "-b", "feature"]);
@@ -75,6 +77,9 @@ fn conclave(workdir: &Path) -> PathBuf {
     std::fs::write(&path, serde_json::to_string_pretty(&conclave).expect("json")).expect("write");
     path
 }
+
+/// A repository rule for the files under `gamma/` only.
+const GAMMA_RULE: &str = "Configuration values are validated where they are loaded.";
 
 const WEAK: &str = "The session token is compared with `==`, which leaks its length through timing.";
 const FINE: &str = "The token comparison here is fine: both sides are hashes of equal length.";
@@ -150,6 +155,11 @@ async fn a_change_five_times_the_cap_is_reviewed_in_parts_every_file_seen_and_th
     let alpha: Vec<&Value> = parts.iter().filter(|p| p["files"].to_string().contains("alpha/")).collect();
     assert_eq!(alpha.len(), 1, "a directory that fits stays in one part");
     assert_eq!(alpha[0]["files"], json!(["alpha/auth.rs", "alpha/session.rs"]));
+
+    let with_gamma = specialists.iter().filter(|r| r.contains("--- gamma/config.rs ("));
+    assert!(with_gamma.clone().count() == 3 && with_gamma.clone().all(|r| r.contains(GAMMA_RULE)), "its rule");
+    let without = specialists.iter().filter(|r| !r.contains("--- gamma/config.rs ("));
+    assert!(without.clone().count() > 0 && without.clone().all(|r| !r.contains(GAMMA_RULE)), "a part's own rules only");
 
     let writer = of_lane(&requests, "Writer");
     assert_eq!(writer.len(), 1);

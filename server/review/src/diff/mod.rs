@@ -14,7 +14,9 @@ use std::process::Command;
 
 pub use parse::{ChangedFile, ParseError};
 use parse::{ParsedFile, parse_patch_with_raw, parse_single};
-pub use parts::{DEFAULT_MAX_PARTS, LeftOutHunk, Part};
+pub use parts::{DEFAULT_MAX_PARTS, LeftOutHunk, OmittedFile, Part};
+
+use crate::rules::{RULES_FILES_KEY, RULES_KEY, RepositoryRules, insert_rules};
 
 /// The default cap on the diff text sent to providers.
 pub const DEFAULT_MAX_DIFF_BYTES: usize = 1024 * 1024;
@@ -54,15 +56,6 @@ pub enum ChangeError {
         /// The cap.
         max: usize,
     },
-}
-
-/// A file left out of the review: beyond the cap on parts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OmittedFile {
-    /// Its path.
-    pub path: String,
-    /// The size of its part of the diff, in bytes.
-    pub diff_bytes: usize,
 }
 
 /// A change ready for review.
@@ -145,7 +138,7 @@ impl Change {
                 object.insert("omitted".into(), json!(self.omitted));
             }
             if !self.parts.is_empty() {
-                object.insert(conclave_engine::PARTS_FIELD.into(), Value::Array(self.parts_input()));
+                object.insert(conclave_engine::PARTS_FIELD.into(), Value::Array(self.parts_input(None)));
             }
             if !self.left_out.is_empty() {
                 object.insert(LEFT_OUT_KEY.into(), json!(self.left_out));
@@ -155,11 +148,26 @@ impl Change {
     }
 
     /// The input of each part: the fields of the part that replace the run input's
-    /// for a reviewer of that part (its `diff`, its `files`, which part it is). The
-    /// one place a part's input is built: what else a part needs (such as the
-    /// repository's rules that apply to its files) is added here.
-    pub fn parts_input(&self) -> Vec<Value> {
-        self.parts.iter().map(|part| json!(part)).collect()
+    /// for a reviewer of that part (its `diff`, its `files`, which part it is, and
+    /// the repository's rules whose paths match its files, when the review has
+    /// `rules`). The one place a part's input is built: what else a part needs is
+    /// added here.
+    pub fn parts_input(&self, rules: Option<&RepositoryRules>) -> Vec<Value> {
+        self.parts
+            .iter()
+            .map(|part| {
+                let Value::Object(mut fields) = json!(part) else { return json!(part) };
+                if rules.is_some() {
+                    let paths: Vec<String> = part.files.iter().map(|f| f.path.clone()).collect();
+                    insert_rules(&mut fields, rules, &paths);
+                    // Null hides the whole change's rules from a part none of them apply to.
+                    for key in [RULES_KEY, RULES_FILES_KEY] {
+                        fields.entry(key).or_insert(Value::Null);
+                    }
+                }
+                Value::Object(fields)
+            })
+            .collect()
     }
 
     /// Splits a change larger than `part_bytes` into parts of at most `part_bytes`

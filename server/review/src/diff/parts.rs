@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::OmittedFile;
 use super::parse::ChangedFile;
 
 /// The default cap on the parts of one change (`--max-parts`).
@@ -33,6 +32,15 @@ pub struct Part {
     pub files: Vec<ChangedFile>,
     /// The part's annotated diff.
     pub diff: String,
+}
+
+/// A file left out of the review: beyond the cap on parts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OmittedFile {
+    /// Its path.
+    pub path: String,
+    /// The size of its part of the diff, in bytes.
+    pub diff_bytes: usize,
 }
 
 /// A hunk left out because it alone is larger than a part.

@@ -69,7 +69,8 @@ fn a_file_too_large_for_a_part_is_split_by_whole_hunks_under_its_header_and_only
         let mut lines = part.diff.lines().skip(1).peekable();
         while let Some(header) = lines.next() {
             assert!(header.starts_with("@@ -"), "{header}");
-            let added = header.split(' ').nth(2).and_then(|n| n.split_once(',')).map(|(s, n)| (s.to_string(), n));
+            let new = header.split(' ').nth(2).and_then(|n| n.strip_prefix('+'));
+            let added = new.and_then(|n| n.split_once(',')).map(|(s, n)| (s.to_string(), n));
             let (start, count) = added.expect("a hunk header");
             let count: usize = count.parse().expect("a count");
             let body: Vec<&str> = (0..count).filter_map(|_| lines.next()).collect();
@@ -104,7 +105,7 @@ fn beyond_the_cap_on_parts_the_smallest_files_are_reviewed_and_the_rest_listed_l
     assert_eq!(all.parts.len(), 3, "two small files share a part");
     let capped = split(&diffs(&files), part_bytes, 2);
     let reviewed: Vec<Vec<&str>> = capped.parts.iter().map(paths).collect();
-    assert_eq!(reviewed, [vec!["a/medium.rs"], vec!["c/smallest.rs", "d/small.rs"]], "in path order");
+    assert_eq!(reviewed, [vec!["a/medium.rs", "c/smallest.rs"], vec!["d/small.rs"]], "in path order");
     let size = |i: usize| files[i].1.len();
     assert_eq!(capped.not_reviewed, [OmittedFile { path: "b/largest.rs".into(), diff_bytes: size(1) }]);
     let one = split(&diffs(&files), part_bytes, 1);
@@ -143,4 +144,38 @@ fn a_change_split_into_parts_is_read_back_from_its_run_input_and_one_that_fits_i
     let mut tiny = change.clone();
     let error = tiny.split_into_parts(60, 8).expect_err("no hunk fits");
     assert!(error.to_string().starts_with("the change is too large to review: the smallest hunk is"), "{error}");
+}
+
+#[test]
+fn the_policy_merges_parts_findings_the_same_issue_across_a_boundary_once_and_recounts() {
+    use conclave_engine::OutputPolicy;
+    use serde_json::json;
+    let finding = |file: &str, line: u64, severity: &str, description: &str| json!({"file": file, "line": line, "severity": severity, "description": description});
+    let leak = "The handle opened here is never closed when the parse fails, leaking a descriptor.";
+    let answer = |items: Vec<serde_json::Value>, summary: &str| json!({"findings": items, "counts": {"blocker": 0, "major": 9, "minor": 9}, "summary": summary});
+    let first = answer(
+        vec![finding("src/big.rs", 120, "major", leak), finding("a/one.rs", 3, "minor", "A name shadows the import.")],
+        "part one",
+    );
+    // The same leak, seen again by the next part near the boundary of the split file.
+    let second =
+        answer(vec![finding("src/big.rs", 121, "major", leak), finding("b/two.rs", 9, "major", "Off by one.")], "two");
+    let merged = conclave_review::ReviewPolicy::default().merge_parts(
+        vec![first, second],
+        "findings",
+        &["part 3 of 3: the provider refused the key".to_string()],
+    );
+    let places: Vec<(String, u64)> = merged["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| (f["file"].as_str().unwrap_or_default().to_string(), f["line"].as_u64().unwrap_or(0)))
+        .collect();
+    assert_eq!(places, [("src/big.rs".into(), 120), ("a/one.rs".into(), 3), ("b/two.rs".into(), 9)]);
+    assert_eq!(merged["counts"], json!({"blocker": 0, "major": 2, "minor": 1}), "counts of the merged findings");
+    assert_eq!(merged["summary"], "part one", "the first part's other fields stand");
+    assert_eq!(
+        merged["parts"],
+        json!({"requested": 3, "answered": 2, "failed": ["part 3 of 3: the provider refused the key"]})
+    );
 }
