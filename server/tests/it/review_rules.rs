@@ -1,7 +1,8 @@
 //! Repository rules, end to end: `conclave review` of a fixture repository with a
 //! `.conclave/rules/sql.md` for `db/**` and an `AGENTS.md` symlink out of the
 //! repository, Anthropic faked over loopback; what reached the reviewers is read
-//! from the fake's request log, what was applied from the reports.
+//! from the fake's request log, what was applied from the reports. And a review
+//! through the HTTP API: the repository's rules, no path the request names.
 
 use conclave_testkit::wire::Vendor;
 use conclave_testkit::{FakeServer, Route, git};
@@ -191,4 +192,37 @@ async fn rules_false_sends_none_and_dash_dash_rules_adds_a_file_the_report_lists
     assert!(stderr.contains(&format!("error: cannot read the rules file {missing}: ")), "{stderr}");
     assert!(stderr.trim_end().ends_with("give a readable Markdown file (--rules)"), "{stderr}");
     assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn a_review_through_the_api_reads_the_repositorys_rules_and_no_path_the_request_names() {
+    let api = crate::api::api_with(None);
+    let repo = api.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("a.rs"), "fn a() {}\n").expect("write");
+    let api_rule = "API-RULE: name what each function returns.\n";
+    std::fs::write(repo.join("REVIEW.md"), api_rule).expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "a"]);
+    std::fs::write(repo.join("a.rs"), "fn a() { b() }\n").expect("write");
+    let outside = api.dir.path().join("outside.md");
+    std::fs::write(&outside, format!("{OUTSIDE}\n")).expect("write");
+    let answer = r#"json={"findings":[],"counts":{"blocker":0,"major":0,"minor":0,"nit":0}}"#;
+    let mut review = crate::api::conclave("mini-review", answer);
+    review["nodes"][1]["agent"]["output_schema_ref"] = json!("review.findings.v1");
+    assert_eq!(api.send("POST", "/api/conclaves", review).await.0, axum::http::StatusCode::CREATED);
+    let body = json!({"conclave_id": "mini-review", "review": {"repository": repo.display().to_string(), "rules": [outside.display().to_string()]}});
+    let (status, started, _) = api.send("POST", "/api/runs", body).await;
+    assert_eq!(status, axum::http::StatusCode::ACCEPTED, "{started}");
+    let id = started["run_id"].as_str().expect("id");
+    let (status, run, text) = api.get(&format!("/api/runs/{id}")).await;
+    assert_eq!(status, axum::http::StatusCode::OK, "{text}");
+    let rules = run["input"]["rules"].as_str().unwrap_or_else(|| panic!("the run input has rules: {text}"));
+    assert!(rules.contains("# From `REVIEW.md`\n\nAPI-RULE: name what each function returns."), "{rules}");
+    assert!(!text.contains("OUTSIDE-SECRET"), "a path in the request is never read: {text}");
+    assert_eq!(
+        run["input"]["rules_files"]["applied"],
+        json!([{"path": "REVIEW.md", "bytes": api_rule.len(), "truncated": false}])
+    );
 }
