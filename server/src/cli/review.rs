@@ -189,21 +189,9 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     // Dismissals replied on the request are stored first, so this review applies them.
     let replies = super::post::gather_replies(post_to.as_ref(), store.as_ref()).await;
     let mut request = review_request(&args, &workspace);
-    let earlier = match since(&args, post_to.is_some()) {
-        Some(since) => {
-            match incremental::resolve(store.as_ref(), &request.repository, args.base.as_deref(), &since).await {
-                Ok(resolution) => {
-                    eprintln!("{}", resolution.scope.describe());
-                    request.scope = Some(resolution.scope);
-                    resolution.earlier
-                }
-                Err(e) => {
-                    eprintln!("error: {e} (--since)");
-                    return exit::CONFIG;
-                }
-            }
-        }
-        None => None,
+    let earlier = match resolve_since(&args, &mut request, store.as_ref(), post_to.is_some()).await {
+        Ok(earlier) => earlier,
+        Err(code) => return code,
     };
     let mut review = match pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await {
         Ok(review) => review,
@@ -212,8 +200,7 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     if let Some(code) = refuse_in_ci(&args, &review, &workspace) {
         return code;
     }
-    let forge_key = post_to.as_ref().map(|target| target.repository_key().to_string());
-    review.repository_key = forge_key.or_else(|| args.repository_key.clone());
+    review.repository_key = repository_key(&args, post_to.as_ref());
     let baseline = match &args.baseline {
         None if earlier.is_some() => earlier,
         Some(spec) => match load_baseline(spec, args.base.as_deref(), &review.change.root, store.as_ref()).await {
@@ -265,6 +252,35 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     let code = worst.max(deliver(&args, &mut report, status).await);
     let posted = super::post::publish_answering(post_to.as_ref(), &report, status, &request.repository, &replies).await;
     code.max(posted)
+}
+
+/// With `--since` (or `--post`'s default), the scope of an incremental review set
+/// on `request` and the earlier review to carry findings from; the exit code when
+/// it cannot be resolved.
+async fn resolve_since(
+    args: &ReviewArgs,
+    request: &mut ReviewRequest,
+    store: &dyn RunStore,
+    posting: bool,
+) -> Result<Option<Baseline>, u8> {
+    let Some(since) = since(args, posting) else { return Ok(None) };
+    match incremental::resolve(store, &request.repository, args.base.as_deref(), &since).await {
+        Ok(resolution) => {
+            eprintln!("{}", resolution.scope.describe());
+            request.scope = Some(resolution.scope);
+            Ok(resolution.earlier)
+        }
+        Err(e) => {
+            eprintln!("error: {e} (--since)");
+            Err(exit::CONFIG)
+        }
+    }
+}
+
+/// The repository key whose stored dismissals the review applies: with `--post`,
+/// the forge's (the key its replies are stored under), else `--repository-key`.
+fn repository_key(args: &ReviewArgs, post_to: Option<&crate::post::Target>) -> Option<String> {
+    post_to.map(|target| target.repository_key().to_string()).or_else(|| args.repository_key.clone())
 }
 
 /// What to review since, if only what is new was asked for: `--since`, or with

@@ -15,7 +15,8 @@ use super::github_threads;
 use super::http::Api;
 use super::lines::Diff;
 use super::plan::Posted;
-use super::plan::{self, Existing, Options, Plan, Posting, SUMMARY_MARKER};
+use super::plan::{self, Existing, Options, Plan, SUMMARY_MARKER};
+use super::posting::Posting;
 use super::replies::{self, Reply, Verdict};
 
 /// What a token needs to post, for the permission error.

@@ -14,7 +14,8 @@ use super::error::PostError;
 use super::http::Api;
 use super::lines::Diff;
 use super::plan::Posted;
-use super::plan::{self, Existing, NewInline, Options, Posting, SUMMARY_MARKER};
+use super::plan::{self, Existing, NewInline, Options, SUMMARY_MARKER};
+use super::posting::Posting;
 use super::replies::{self, Reply, Verdict};
 
 /// What a token needs to post, for the permission error.

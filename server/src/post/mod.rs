@@ -4,7 +4,7 @@
 //! Layout: `plan.rs` is the pure part both forges share (which items post, their
 //! bodies and hidden markers, reconciling with posted comments into writes);
 //! `replies.rs` the pure part of dismissals from replies (the command, the answers
-//! and their markers); `lines.rs` reads which lines of the diff take a comment;
+//! and their markers); `posting.rs` what one posting publishes; `lines.rs` reads which lines of the diff take a comment;
 //! `http.rs` is the REST client (typed errors, rate limits waited out, retries with
 //! `backon`, pagination); `github.rs` and `gitlab.rs` speak each forge's API, and
 //! `github_threads.rs` GitHub's GraphQL API to resolve review threads.
@@ -17,6 +17,7 @@ pub mod gitlab;
 pub mod http;
 pub mod lines;
 pub mod plan;
+pub mod posting;
 pub mod replies;
 
 pub use error::PostError;
@@ -111,7 +112,8 @@ pub async fn publish(
     let scope = report.scope.as_ref().map(conclave_review::incremental::Scope::summary);
     let dismissed: BTreeSet<String> =
         report.findings.iter().filter(|f| f.dismissed.is_some()).map(conclave_review::report::fingerprint).collect();
-    let posting = plan::Posting { items: &items, mark_fixed, scope: scope.as_deref(), dismissed: &dismissed, replies };
+    let posting =
+        posting::Posting { items: &items, mark_fixed, scope: scope.as_deref(), dismissed: &dismissed, replies };
     match target {
         Target::GitHub(config) => github::post(config, &posting).await,
         Target::GitLab(config) => gitlab::post(config, &posting).await,

@@ -273,22 +273,6 @@ pub fn fixed_text(content: &str) -> String {
     )
 }
 
-/// What one posting publishes, whichever the forge.
-#[derive(Debug, Clone, Copy)]
-pub struct Posting<'a> {
-    /// The items the review reports.
-    pub items: &'a [Item],
-    /// Mark posted items no longer reported as fixed (see [`Options::mark_fixed`]).
-    pub mark_fixed: bool,
-    /// What was reviewed, at the head of a new summary.
-    pub scope: Option<&'a str>,
-    /// Fingerprints of dismissed findings: their comments are left as they are,
-    /// neither reposted nor marked fixed.
-    pub dismissed: &'a BTreeSet<String>,
-    /// The `/conclave dismiss` replies to answer in their threads.
-    pub replies: &'a [super::replies::Reply],
-}
-
 /// Reconciles the items with the comments already posted: new items become new
 /// comments (inline where the diff has their line, else outside it); posted ones are
 /// edited only when their text changed; posted ones no longer reported are marked
