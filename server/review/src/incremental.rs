@@ -304,7 +304,7 @@ fn decide(
 fn commits(root: &Path, range: &str) -> Result<Commits, ChangeError> {
     let total = git(root, &["rev-list", "--count", "--end-of-options", range])?.trim().parse().unwrap_or(0);
     let limit = format!("--max-count={MAX_LISTED_COMMITS}");
-    let log = git(root, &["log", "--no-color", "--format=%H%x00%s", &limit, "--end-of-options", range])?;
+    let log = git(root, &["log", "--no-color", "--pretty=tformat:%H%x00%s", &limit, "--end-of-options", range])?;
     let listed = log
         .lines()
         .filter_map(|line| line.split_once('\0'))

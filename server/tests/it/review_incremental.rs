@@ -266,12 +266,17 @@ async fn a_push_of_one_commit_reviews_that_commit_and_carries_the_rest_then_a_fo
     let review_body = github.reviews().last().map(|r| r["body"].to_string()).unwrap_or_default();
     assert!(review_body.contains("1 commit(s) reviewed now"), "the summary says what was reviewed: {review_body}");
 
-    // History is rewritten: the reviewed commit is gone from the branch.
+    force_push_reviews_in_full(&fx, &github, &env, earlier).await;
+}
+
+/// History is rewritten (the reviewed commit is gone from the branch): the next
+/// posting reviews the whole change and says why.
+async fn force_push_reviews_in_full(fx: &Fixture, github: &FakeGitHub, env: &[(String, String)], earlier: Value) {
     git(&fx.repo, &["reset", "-q", "--hard", "HEAD~2"]);
     write(&fx.repo, "web/http.rs", &source(HTTP.replace("unwrap_or_default()", "expect(\"a body\")").as_str()));
     commit(&fx.repo, "fetch, strictly");
     github.set_head(&git_out(&fx.repo, &["rev-parse", "HEAD"]), &patches(&fx.repo));
-    let third = review(&fx, earlier, &["--post", "github"], &env).await;
+    let third = review(fx, earlier, &["--post", "github"], env).await;
     assert_eq!(third.code, Some(0), "{}", third.stderr);
     assert!(
         third.stderr.contains("full review: the last reviewed commit")
