@@ -123,7 +123,9 @@ fn render_value(value: &Value) -> String {
             let mut parts = Vec::new();
             for (key, v) in map {
                 if is_block(v) {
-                    parts.push(format!("`{key}`:\n```\n{}\n```", v.as_str().unwrap_or_default().trim_end()));
+                    let text = v.as_str().unwrap_or_default().trim_end();
+                    let fence = fence_for(text);
+                    parts.push(format!("`{key}`:\n{fence}\n{text}\n{fence}"));
                 } else {
                     parts.push(format!("`{key}`: {}", serde_json::to_string(v).unwrap_or_default()));
                 }
@@ -134,10 +136,36 @@ fn render_value(value: &Value) -> String {
     }
 }
 
+/// A code fence the text cannot close: three backticks, or one more than the
+/// longest run of backticks in it (a diff of Markdown, a rules file with examples).
+fn fence_for(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
 fn is_block(value: &Value) -> bool {
     value.as_str().is_some_and(|s| s.contains('\n') || s.len() > 200)
 }
 
 fn fenced_json(value: &Value) -> String {
     format!("```json\n{}\n```", serde_json::to_string_pretty(value).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_block_holding_fences_is_fenced_longer_so_it_cannot_end_early() {
+        let diff = "--- README.md (modified)\n+    3 | ```sh\n+    4 | make\n+    5 | ```\n";
+        let input = AgentInput { run_input: json!({"diff": diff, "base": "main"}), ..AgentInput::default() };
+        assert_eq!(
+            input.shared_context(),
+            format!("## Run input\n\n`diff`:\n````\n{}\n````\n\n`base`: \"main\"", diff.trim_end())
+        );
+        let plain = AgentInput { run_input: json!({"diff": "a\nb"}), ..AgentInput::default() };
+        assert_eq!(plain.shared_context(), "## Run input\n\n`diff`:\n```\na\nb\n```");
+        assert_eq!(fence_for("x ````` y"), "``````");
+    }
 }
