@@ -123,6 +123,11 @@ pub async fn post(config: &Config, posting: &Posting<'_>) -> Result<Posted, Post
     existing.extend(conclave_comments(&api.get_all(pull(&[&number, "reviews"])).await?, true));
     let options = Options { mark_fixed: posting.mark_fixed, append_to_summary: false };
     let plan = plan::plan_keeping(posting.items, &diff, &existing, options, posting.dismissed);
+    // Threads are resolved before their comments are marked fixed: a posting that
+    // fails between the two leaves the comment open, so the next one does both.
+    let fixed: Vec<String> =
+        plan.edits.iter().filter(|e| !e.summary && e.resolve == Some(true)).map(|e| e.id.clone()).collect();
+    github_threads::resolve(&api, &config.graphql, &config.repository, config.number, &fixed).await?;
     for edit in &plan.edits {
         let (method, url) = match edit.summary {
             true => (Method::PUT, pull(&[&number, "reviews", &edit.id])),
@@ -130,9 +135,6 @@ pub async fn post(config: &Config, posting: &Posting<'_>) -> Result<Posted, Post
         };
         api.send(method, url, Some(&json!({"body": edit.body}))).await?;
     }
-    let fixed: Vec<String> =
-        plan.edits.iter().filter(|e| !e.summary && e.resolve == Some(true)).map(|e| e.id.clone()).collect();
-    github_threads::resolve(&api, &config.graphql, &config.repository, config.number, &fixed).await?;
     if !plan.inline.is_empty() || !plan.outside.is_empty() {
         let review = review(&plan, &head, posting.scope);
         api.send(Method::POST, pull(&[&number, "reviews"]), Some(&review)).await?;

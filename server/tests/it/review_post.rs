@@ -259,8 +259,8 @@ async fn github_posts_once_then_nothing_then_marks_the_fixed_comment() {
     let minor_id = posted[1]["id"].to_string();
     assert_eq!(
         writes(&github.requests()[before..]),
-        [format!("PATCH /repos/acme/uploads/pulls/comments/{minor_id}?"), "POST /graphql?".to_string()],
-        "the fixed comment is edited and its thread resolved"
+        ["POST /graphql?".to_string(), format!("PATCH /repos/acme/uploads/pulls/comments/{minor_id}?")],
+        "the fixed comment's thread is resolved and the comment edited"
     );
     let thread = format!("PRRT_{minor_id}");
     assert_eq!(github.mutations(), std::slice::from_ref(&thread), "resolveReviewThread for the fixed comment's thread");

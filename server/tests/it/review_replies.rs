@@ -220,3 +220,35 @@ async fn the_fake_github_graphql_refuses_an_unknown_field() {
     assert_eq!(answer["errors"][0]["message"], "Field 'bogus' doesn't exist on type 'PullRequest'", "{answer}");
     assert!(github.mutations().is_empty());
 }
+
+#[tokio::test]
+async fn a_graphql_error_fails_the_posting_with_its_message_and_the_next_posting_resolves() {
+    let fx = fixture();
+    let github = FakeGitHub::start("acme/uploads", 7, TOKEN, 2).await;
+    github.set_head(&head(&fx.repo), &patches(&fx.repo));
+    let env = github_env(&fx, &github, 7);
+    let items = json!([at(&fx.repo, "blocker", JOIN, "Path traversal."), at(&fx.repo, "minor", WRITE, "Not atomic.")]);
+    let (code, stderr) = review_reporting(&fx, &items, &["--post", "github"], &env).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let minor = ours(&github.comments())[1]["id"].as_u64().expect("id");
+
+    let only_blocker = json!([at(&fx.repo, "blocker", JOIN, "Path traversal.")]);
+    github.fail_graphql(Some("Resource not accessible by integration"));
+    let (code, stderr) = review_reporting(&fx, &only_blocker, &["--post", "github"], &env).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "POST /graphql (reviewThreads) was refused by GitHub's GraphQL API: Resource not accessible by integration"
+        ),
+        "{stderr}"
+    );
+    let open = ours(&github.comments())[1]["body"].as_str().expect("body").to_string();
+    assert!(open.contains("state=open"), "the comment is not marked fixed while its thread is open: {open}");
+
+    github.fail_graphql(None);
+    let (code, stderr) = review_reporting(&fx, &only_blocker, &["--post", "github"], &env).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(github.mutations(), [format!("PRRT_{minor}")]);
+    let fixed = ours(&github.comments())[1]["body"].as_str().expect("body").to_string();
+    assert!(fixed.starts_with("**Fixed**") && fixed.contains("state=fixed"), "{fixed}");
+}

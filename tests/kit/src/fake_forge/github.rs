@@ -37,6 +37,8 @@ pub struct PullState {
     pub resolved: BTreeSet<String>,
     /// The threads `resolveReviewThread` was asked to resolve, in order.
     pub mutations: Vec<String>,
+    /// When set, every GraphQL request is answered with this error (HTTP 200).
+    pub graphql_error: Option<String>,
     /// Paging, refusals and the requests seen.
     pub behaviour: Behaviour,
     base: String,
@@ -102,6 +104,11 @@ impl FakeForge<PullState> {
     pub fn threads(&self) -> Vec<(Thread, bool)> {
         let state = self.state.lock().expect("lock");
         threads(&state).into_iter().map(|t| (t.clone(), state.resolved.contains(&t.id()))).collect()
+    }
+
+    /// Answers every GraphQL request with `message` as its error (`None`: answers again).
+    pub fn fail_graphql(&self, message: Option<&str>) {
+        self.state.lock().expect("lock").graphql_error = message.map(str::to_string);
     }
 
     /// The threads `resolveReviewThread` was asked to resolve, in order.
@@ -239,6 +246,9 @@ fn threads(state: &PullState) -> Vec<Thread> {
 
 /// `POST /graphql`: answered from the review threads (always HTTP 200, errors in the body).
 fn graphql(state: &mut PullState, body: &Value) -> Answer {
+    if let Some(message) = &state.graphql_error {
+        return Answer::ok(json!({"errors": [{"type": "FORBIDDEN", "message": message}]}));
+    }
     let threads = threads(state);
     let mut graph = Graph {
         repository: &state.repository,
