@@ -579,7 +579,9 @@ fn switch_provider(
 /// when a reviewer's model has a smaller context window than its prompt without the
 /// diff, the diff and its answer (`max_tokens`) need. A token is at least one byte,
 /// so a window of N tokens holds at least N bytes: counting bytes as tokens is
-/// conservative. A model whose window is unknown leaves `max_diff_bytes` alone. A
+/// conservative. A model whose window is unknown leaves `max_diff_bytes` alone. It
+/// reads the pricing file of the configuration directory: call it on a blocking
+/// thread, as [`prepare_change`] is. A
 /// part is never made smaller than `MIN_PART_BYTES` for a model (a small window,
 /// such as the embedded model's, would leave nothing at a byte per token): its
 /// provider says when a call does not fit, as it did before parts.
@@ -589,7 +591,8 @@ fn part_bytes(conclave: &CheckedConclave, change: &Change, max_diff_bytes: usize
     const ALLOWANCE: usize = 2 * 1024;
     /// The smallest part a model's window makes.
     const MIN_PART_BYTES: usize = 8 * 1024;
-    let prices = conclave_core::PriceTable::builtin();
+    // The windows the operator's pricing file gives, over the built-in ones.
+    let prices = conclave_core::PriceTable::load(conclave_schema::refs::user_config_dir().as_deref());
     let shared = conclave.conclave().settings.shared_prompt.as_ref().map_or(0, String::len);
     let mut input = change.run_input();
     if let Some(object) = input.as_object_mut() {

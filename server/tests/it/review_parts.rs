@@ -108,14 +108,26 @@ struct Reviewed {
 }
 
 async fn review_in_parts(huge_hunk: bool, extra: &[&str]) -> Reviewed {
+    review_with(huge_hunk, extra, None).await
+}
+
+/// A review of the fixture; with `window`, the reviewers' model has that context
+/// window in the configuration directory's `pricing.json`.
+async fn review_with(huge_hunk: bool, extra: &[&str], window: Option<u64>) -> Reviewed {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = repository(dir.path(), huge_hunk);
     let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
+    std::fs::create_dir_all(workdir.join("config")).expect("mkdir");
+    if let Some(window) = window {
+        let pricing = json!({"anthropic": {"claude-sonnet-4-5": {"input": 3.0, "output": 15.0, "context": window}}});
+        std::fs::write(workdir.join("config/pricing.json"), pricing.to_string()).expect("write");
+    }
     let report = workdir.join("review.json");
     let mut args: Vec<String> = vec![repo.display().to_string(), "--base".into(), "main".into()];
     args.extend(["--conclave".into(), conclave(&workdir).display().to_string()]);
-    args.extend(["--max-diff-bytes".into(), PART.to_string()]);
+    if window.is_none() {
+        args.extend(["--max-diff-bytes".into(), PART.to_string()]);
+    }
     args.extend(["--format".into(), "json".into(), "--output-file".into(), report.display().to_string()]);
     args.extend(extra.iter().map(|a| a.to_string()));
     let server = FakeServer::start_responding(answer_by_part).await;
@@ -211,4 +223,55 @@ async fn a_hunk_larger_than_a_part_is_left_out_and_degrades_and_max_parts_lists_
         report["review"]["omitted"].as_array().expect("omitted").iter().filter_map(|f| f["path"].as_str()).collect();
     assert_eq!(omitted, ["big/huge.rs"], "the largest file is beyond the cap; the small ones are reviewed");
     assert_eq!(report["review"]["degraded"], false, "files beyond the cap are listed, not a degraded review");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reviewers_model_window_bounds_a_part_below_the_cap_and_a_large_window_leaves_the_change_whole() {
+    // About 21 KB of diff, under the default cap of 1 MiB: one call takes it whole.
+    let Reviewed { code, stderr, report, requests } = review_with(false, &[], Some(200_000)).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(report["review"]["parts"].is_null(), "{}", report["review"]["parts"]);
+    assert_eq!(requests.len(), 3 + 1);
+
+    // A 30,000-token window less the prompt and a 4,096-token answer holds less.
+    let window = 30_000;
+    let Reviewed { code, stderr, report, requests } = review_with(false, &[], Some(window)).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let parts = report["review"]["parts"]["parts"].as_array().cloned().unwrap_or_default();
+    assert!(parts.len() >= 2, "{}", report["review"]["parts"]);
+    assert_eq!(requests.len(), parts.len() * 3 + 1);
+    for request in of_lane(&requests, "security reviewer") {
+        let diff = request.to_string().split("--- ").skip(1).map(str::len).sum::<usize>();
+        assert!(diff < window as usize - 4096, "a part's diff leaves room for the prompt and the answer: {diff}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_markdown_report_lists_the_parts_and_the_hunks_not_reviewed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = repository(dir.path(), true);
+    let workdir = dir.path().join("work");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let report = workdir.join("review.md");
+    let args: Vec<String> = [
+        repo.display().to_string(),
+        "--base".into(),
+        "main".into(),
+        "--conclave".into(),
+        conclave(&workdir).display().to_string(),
+        "--max-diff-bytes".into(),
+        PART.to_string(),
+        "--output-file".into(),
+        report.display().to_string(),
+    ]
+    .into();
+    let server = FakeServer::start_responding(answer_by_part).await;
+    let out = review(&workdir, &server, args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let markdown = std::fs::read_to_string(&report).expect("the report");
+    assert!(markdown.contains("parts\n\nThe change is larger than one request can take"), "{markdown}");
+    assert!(markdown.contains("- Part 1 of "), "{markdown}");
+    assert!(markdown.contains("`alpha/auth.rs`, `alpha/session.rs`"), "{markdown}");
+    assert!(markdown.contains("## Hunks not reviewed (1)"), "{markdown}");
+    assert!(markdown.contains("- `big/generated.rs` lines 1-150 ("), "{markdown}");
 }
