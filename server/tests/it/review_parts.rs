@@ -275,3 +275,49 @@ async fn the_markdown_report_lists_the_parts_and_the_hunks_not_reviewed() {
     assert!(markdown.contains("## Hunks not reviewed (1)"), "{markdown}");
     assert!(markdown.contains("- `big/generated.rs` lines 1-150 ("), "{markdown}");
 }
+
+#[tokio::test]
+async fn the_api_takes_max_parts_in_its_review_object_and_refuses_one_out_of_range() {
+    let api = crate::api::api_with(None);
+    let repo = api.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("README.md"), "# Parts\n").expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    // Three files of about 600 KB in three directories: one file to a part of 1 MiB.
+    for (dir, lines) in [("one", 14_000), ("two", 13_000), ("three", 12_000)] {
+        std::fs::create_dir_all(repo.join(dir)).expect("mkdir");
+        std::fs::write(repo.join(format!("{dir}/data.rs")), self::lines(dir, 1, lines, "new")).expect("write");
+    }
+    let answer = r#"json={"findings":[],"counts":{"blocker":0,"major":0,"minor":0,"nit":0}}"#;
+    let mut review = crate::api::conclave("mini-review", answer);
+    review["nodes"][1]["agent"]["output_schema_ref"] = json!("review.findings.v1");
+    assert_eq!(api.send("POST", "/api/conclaves", review).await.0, axum::http::StatusCode::CREATED);
+
+    let too_many =
+        json!({"conclave_id": "mini-review", "review": {"repository": repo.display().to_string(), "max_parts": 0}});
+    let (status, body, _) = api.send("POST", "/api/runs", too_many).await;
+    assert_eq!(status, axum::http::StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["path"], "/review/max_parts", "{body}");
+    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("give 1 to 64")), "{body}");
+
+    let one =
+        json!({"conclave_id": "mini-review", "review": {"repository": repo.display().to_string(), "max_parts": 1}});
+    let (status, started, _) = api.send("POST", "/api/runs", one).await;
+    assert_eq!(status, axum::http::StatusCode::ACCEPTED, "{started}");
+    let id = started["run_id"].as_str().expect("id").to_string();
+    api.get(&format!("/api/runs/{id}/events")).await;
+    let mut report = Value::Null;
+    for _ in 0..100 {
+        let (status, _, text) = api.get(&format!("/api/runs/{id}/report?format=json")).await;
+        if status == axum::http::StatusCode::OK {
+            report = serde_json::from_str(&text).expect("json");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let omitted: Vec<&str> =
+        report["review"]["omitted"].as_array().expect("omitted").iter().filter_map(|f| f["path"].as_str()).collect();
+    assert_eq!(omitted, ["one/data.rs", "two/data.rs"], "the smallest file reviewed, the others listed largest first");
+}
