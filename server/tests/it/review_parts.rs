@@ -321,3 +321,92 @@ async fn the_api_takes_max_parts_in_its_review_object_and_refuses_one_out_of_ran
         report["review"]["omitted"].as_array().expect("omitted").iter().filter_map(|f| f["path"].as_str()).collect();
     assert_eq!(omitted, ["one/data.rs", "two/data.rs"], "the smallest file reviewed, the others listed largest first");
 }
+
+/// A queued review whose stored input holds its parts: the worker that claims it
+/// rebuilds the same parts from that input, and the findings-shaped reviewer runs
+/// once per part.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_runs_the_parts_a_queued_review_stored_in_its_input() {
+    use conclave_core::{NewRun, ProviderRegistry, RunQueue, RunStore};
+    use conclave_doubles::{FakeProvider, MemoryStore};
+    use conclave_review::diff::{Change, ChangedFile, Head};
+    use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, RunStatus, Settings};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files: Vec<(ChangedFile, String)> = ["a/one.rs", "b/two.rs", "c/three.rs"]
+        .iter()
+        .map(|path| {
+            let source = lines(path, 1, 30, "new");
+            let numbered: String = source.lines().enumerate().map(|(n, l)| format!("+{:>5} | {l}\n", n + 1)).collect();
+            let text = format!("--- {path} (added)\n@@ -0,0 +1,30 @@\n{numbered}");
+            (ChangedFile { path: path.to_string(), status: "added".into(), changed_lines: vec![(1, 30)] }, text)
+        })
+        .collect();
+    let mut change = Change {
+        root: dir.path().to_path_buf(),
+        base: None,
+        files: files.iter().map(|(f, _)| f.clone()).collect(),
+        annotated: files.iter().map(|(_, d)| d.as_str()).collect::<Vec<_>>().join("\n"),
+        omitted: vec![],
+        parts: vec![],
+        left_out: vec![],
+        head: Head::default(),
+    };
+    let largest = files.iter().map(|(_, d)| d.len()).max().unwrap_or_default();
+    change.split_into_parts(largest + 10, 8).expect("splits");
+    assert_eq!(change.parts.len(), 3);
+
+    let mut agent = AgentConfig::new("fake");
+    agent.model = r#"json={"findings":[],"counts":{"blocker":0,"major":0,"minor":0,"nit":0}}"#.into();
+    agent.output_schema_ref = Some("review.findings.v1".into());
+    let conclave = Conclave {
+        version: 1,
+        id: "queued-review".into(),
+        name: "Queued review".into(),
+        description: String::new(),
+        settings: Settings::default(),
+        nodes: vec![
+            Node::new("in", NodeKind::Trigger),
+            Node { agent: Some(agent), ..Node::new("a", NodeKind::Agent) },
+            Node::new("out", NodeKind::Output),
+        ],
+        edges: vec![
+            Edge { from: "in".into(), to: "a".into(), case: None },
+            Edge { from: "a".into(), to: "out".into(), case: None },
+        ],
+    };
+    let queue = Arc::new(MemoryStore::new());
+    let run = NewRun { id: "parts".into(), conclave, input: change.run_input(), created_ms: 1, owner: "api".into() };
+    queue.enqueue(&run, &json!({"kind": "review", "samples": 1})).await.expect("enqueue");
+
+    let fake = Arc::new(FakeProvider::new("fake"));
+    let mut providers = ProviderRegistry::default();
+    providers.register(fake.clone());
+    let engine = conclave_engine::Engine::new(providers, queue.clone(), conclave_engine::EngineConfig::default());
+    let config = conclave_server::worker::WorkerConfig {
+        id: "worker".into(),
+        lease: std::time::Duration::from_millis(600),
+        idle: std::time::Duration::from_millis(20),
+        max_runs: 1,
+    };
+    let worker = conclave_server::worker::Worker::new(queue.clone(), engine, conclave_testkit::test_catalog(), config);
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(worker.work(shutdown.clone()));
+    let mut status = RunStatus::Queued;
+    for _ in 0..500 {
+        status = queue.get_run("parts").await.expect("get").expect("run").summary.status;
+        if status.is_terminal() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    shutdown.cancel();
+    assert_eq!(status, RunStatus::Succeeded);
+    let calls = fake.calls_for("a");
+    assert_eq!(calls.len(), 3, "one call per stored part");
+    for path in ["a/one.rs", "b/two.rs", "c/three.rs"] {
+        let holding = calls.iter().filter(|c| c.input["input"]["diff"].as_str().is_some_and(|d| d.contains(path)));
+        assert_eq!(holding.count(), 1, "{path} is in exactly one part's call");
+    }
+}
