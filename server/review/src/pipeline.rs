@@ -410,8 +410,12 @@ impl PreparedReview {
 
     /// One line saying what is about to be reviewed.
     pub fn describe(&self) -> String {
+        let parts = match self.change.parts.len() {
+            0 => String::new(),
+            n => format!(", in {n} parts (the change is larger than one request can take)"),
+        };
         format!(
-            "reviewing {} file(s) in {} with {}",
+            "reviewing {} file(s) in {} with {}{parts}",
             self.change.files.len(),
             self.change.root.display(),
             self.conclave.conclave().id

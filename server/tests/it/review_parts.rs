@@ -148,6 +148,7 @@ async fn a_change_five_times_the_cap_is_reviewed_in_parts_every_file_seen_and_th
     assert_eq!(code, Some(0), "{stderr}");
     let parts = report["review"]["parts"]["parts"].as_array().cloned().unwrap_or_default();
     assert!(parts.len() >= 5, "a change about five times the cap: {}", report["review"]["parts"]);
+    assert!(stderr.contains(&format!("with parts-review, in {} parts", parts.len())), "{stderr}");
     assert_eq!(requests.len(), parts.len() * 3 + 1, "parts × specialists + the Writer");
 
     let specialists: Vec<String> = ["security", "correctness", "conventions"]
