@@ -108,12 +108,17 @@ struct Reviewed {
 }
 
 async fn review_in_parts(huge_hunk: bool, extra: &[&str]) -> Reviewed {
-    review_with(huge_hunk, extra, None).await
+    review_with(huge_hunk, extra, None, answer_by_part).await
 }
 
 /// A review of the fixture; with `window`, the reviewers' model has that context
 /// window in the configuration directory's `pricing.json`.
-async fn review_with(huge_hunk: bool, extra: &[&str], window: Option<u64>) -> Reviewed {
+async fn review_with(
+    huge_hunk: bool,
+    extra: &[&str],
+    window: Option<u64>,
+    responder: conclave_testkit::fake_server::Responder,
+) -> Reviewed {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = repository(dir.path(), huge_hunk);
     let workdir = dir.path().join("work");
@@ -130,7 +135,7 @@ async fn review_with(huge_hunk: bool, extra: &[&str], window: Option<u64>) -> Re
     }
     args.extend(["--format".into(), "json".into(), "--output-file".into(), report.display().to_string()]);
     args.extend(extra.iter().map(|a| a.to_string()));
-    let server = FakeServer::start_responding(answer_by_part).await;
+    let server = FakeServer::start_responding(responder).await;
     let out = review(&workdir, &server, args).await;
     let report = serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_default()).unwrap_or(Value::Null);
     let requests = server.requests().into_iter().map(|r| r.body).collect();
@@ -229,14 +234,14 @@ async fn a_hunk_larger_than_a_part_is_left_out_and_degrades_and_max_parts_lists_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reviewers_model_window_bounds_a_part_below_the_cap_and_a_large_window_leaves_the_change_whole() {
     // About 21 KB of diff, under the default cap of 1 MiB: one call takes it whole.
-    let Reviewed { code, stderr, report, requests } = review_with(false, &[], Some(200_000)).await;
+    let Reviewed { code, stderr, report, requests } = review_with(false, &[], Some(200_000), answer_by_part).await;
     assert_eq!(code, Some(0), "{stderr}");
     assert!(report["review"]["parts"].is_null(), "{}", report["review"]["parts"]);
     assert_eq!(requests.len(), 3 + 1);
 
     // A 30,000-token window less the prompt and a 4,096-token answer holds less.
     let window = 30_000;
-    let Reviewed { code, stderr, report, requests } = review_with(false, &[], Some(window)).await;
+    let Reviewed { code, stderr, report, requests } = review_with(false, &[], Some(window), answer_by_part).await;
     assert_eq!(code, Some(0), "{stderr}");
     let parts = report["review"]["parts"]["parts"].as_array().cloned().unwrap_or_default();
     assert!(parts.len() >= 2, "{}", report["review"]["parts"]);
@@ -410,4 +415,34 @@ async fn a_worker_runs_the_parts_a_queued_review_stored_in_its_input() {
         let holding = calls.iter().filter(|c| c.input["input"]["diff"].as_str().is_some_and(|d| d.contains(path)));
         assert_eq!(holding.count(), 1, "{path} is in exactly one part's call");
     }
+}
+
+/// As [`answer_by_part`], but the conventions reviewer's call on the part holding
+/// `beta/` is refused by the provider.
+fn refusing_one_part(body: &Value) -> Reply {
+    let text = body.to_string();
+    if text.contains("You are the conventions reviewer") && text.contains("--- beta/store.rs (") {
+        let error =
+            json!({"type": "error", "error": {"type": "invalid_request_error", "message": "this part is refused"}});
+        return Reply::Status { status: 400, headers: Vec::new(), body: error.to_string() };
+    }
+    answer_by_part(body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_part_that_fails_leaves_the_others_merged_and_the_review_degraded() {
+    let Reviewed { code, stderr, report, .. } =
+        review_with(false, &["--fail-on", "blocker"], None, refusing_one_part).await;
+    assert_eq!(code, Some(6), "a part not reviewed makes the review degraded: {stderr}");
+    let parts = report["review"]["parts"]["parts"].as_array().cloned().unwrap_or_default();
+    let beta = parts.iter().position(|p| p["files"].to_string().contains("beta/")).expect("a part holds beta/") + 1;
+    let failed = report["review"]["parts"]["failed"].as_array().cloned().unwrap_or_default();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let says = failed[0].as_str().unwrap_or_default();
+    let expected = format!("agent `conventions`: part {beta} of {}: ", parts.len());
+    assert!(says.starts_with(&expected) && says.contains("this part is refused"), "{says}");
+    let reasons = report["review"]["degraded_reasons"].to_string();
+    assert!(reasons.contains("that part's findings are missing"), "{reasons}");
+    let contradictions = report["review"]["findings_checks"].to_string();
+    assert!(contradictions.contains(WEAK) && contradictions.contains(FINE), "the other parts still compared");
 }
