@@ -299,14 +299,18 @@ fn unanchored(out: &mut String, r: &ReviewReport) {
     dismissed(out, r);
 }
 
-/// Findings the repository dismissed (`.conclave/dismissed.json`), with the reason.
+/// Findings the repository dismissed (`.conclave/dismissed.json`, or a `/conclave
+/// dismiss` reply on a pull request kept in the run store), with the reason.
 fn dismissed(out: &mut String, r: &ReviewReport) {
     let list: Vec<&Finding> = r.findings.iter().filter(|f| f.dismissed.is_some()).collect();
     if list.is_empty() {
         return;
     }
     let _ = writeln!(out, "### Dismissed ({})\n", list.len());
-    let _ = writeln!(out, "Suppressed by `.conclave/dismissed.json`; they fail no gate.\n");
+    let _ = writeln!(
+        out,
+        "Suppressed by `.conclave/dismissed.json` or a `/conclave dismiss` reply on a pull request; they fail no gate.\n"
+    );
     let _ = writeln!(out, "| File | Line | Severity | Finding | Reason | By |");
     let _ = writeln!(out, "|---|---:|---|---|---|---|");
     for f in list {
