@@ -328,18 +328,9 @@ async fn the_api_takes_max_parts_in_its_review_object_and_refuses_one_out_of_ran
     assert_eq!(omitted, ["one/data.rs", "two/data.rs"], "the smallest file reviewed, the others listed largest first");
 }
 
-/// A queued review whose stored input holds its parts: the worker that claims it
-/// rebuilds the same parts from that input, and the findings-shaped reviewer runs
-/// once per part.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_worker_runs_the_parts_a_queued_review_stored_in_its_input() {
-    use conclave_core::{NewRun, ProviderRegistry, RunQueue, RunStore};
-    use conclave_doubles::{FakeProvider, MemoryStore};
+/// Three new files in three directories, split into three parts, one file each.
+fn three_part_change(root: &Path) -> conclave_review::diff::Change {
     use conclave_review::diff::{Change, ChangedFile, Head};
-    use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, RunStatus, Settings};
-    use std::sync::Arc;
-
-    let dir = tempfile::tempdir().expect("tempdir");
     let files: Vec<(ChangedFile, String)> = ["a/one.rs", "b/two.rs", "c/three.rs"]
         .iter()
         .map(|path| {
@@ -350,7 +341,7 @@ async fn a_worker_runs_the_parts_a_queued_review_stored_in_its_input() {
         })
         .collect();
     let mut change = Change {
-        root: dir.path().to_path_buf(),
+        root: root.to_path_buf(),
         base: None,
         files: files.iter().map(|(f, _)| f.clone()).collect(),
         annotated: files.iter().map(|(_, d)| d.as_str()).collect::<Vec<_>>().join("\n"),
@@ -362,11 +353,16 @@ async fn a_worker_runs_the_parts_a_queued_review_stored_in_its_input() {
     let largest = files.iter().map(|(_, d)| d.len()).max().unwrap_or_default();
     change.split_into_parts(largest + 10, 8).expect("splits");
     assert_eq!(change.parts.len(), 3);
+    change
+}
 
+/// A review conclave of one findings-shaped agent `a` on the fake provider.
+fn one_reviewer() -> conclave_shared::Conclave {
+    use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Settings};
     let mut agent = AgentConfig::new("fake");
     agent.model = r#"json={"findings":[],"counts":{"blocker":0,"major":0,"minor":0,"nit":0}}"#.into();
     agent.output_schema_ref = Some("review.findings.v1".into());
-    let conclave = Conclave {
+    Conclave {
         version: 1,
         id: "queued-review".into(),
         name: "Queued review".into(),
@@ -381,9 +377,23 @@ async fn a_worker_runs_the_parts_a_queued_review_stored_in_its_input() {
             Edge { from: "in".into(), to: "a".into(), case: None },
             Edge { from: "a".into(), to: "out".into(), case: None },
         ],
-    };
+    }
+}
+
+/// A queued review whose stored input holds its parts: the worker that claims it
+/// rebuilds the same parts from that input, and the findings-shaped reviewer runs
+/// once per part.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_runs_the_parts_a_queued_review_stored_in_its_input() {
+    use conclave_core::{NewRun, ProviderRegistry, RunQueue, RunStore};
+    use conclave_doubles::{FakeProvider, MemoryStore};
+    use conclave_shared::RunStatus;
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = three_part_change(dir.path()).run_input();
     let queue = Arc::new(MemoryStore::new());
-    let run = NewRun { id: "parts".into(), conclave, input: change.run_input(), created_ms: 1, owner: "api".into() };
+    let run = NewRun { id: "parts".into(), conclave: one_reviewer(), input, created_ms: 1, owner: "api".into() };
     queue.enqueue(&run, &json!({"kind": "review", "samples": 1})).await.expect("enqueue");
 
     let fake = Arc::new(FakeProvider::new("fake"));
