@@ -299,9 +299,7 @@ fn working_tree_changes_include_staged_unstaged_and_untracked_files() {
     git(&repo, &["add", "README.md"]);
     std::fs::write(repo.join("src/upload.rs"), format!("{VULNERABLE}// unstaged\n")).expect("write");
     std::fs::write(repo.join("src/new.rs"), "pub fn fresh() {}\n").expect("write");
-    let change = conclave_review::diff::collect_change(&repo, None)
-        .expect("git works")
-        .expect("a change");
+    let change = conclave_review::diff::collect_change(&repo, None).expect("git works").expect("a change");
     let files: Vec<(String, String)> = change.files.iter().map(|f| (f.path.clone(), f.status.clone())).collect();
     assert_eq!(
         files,
