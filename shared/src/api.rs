@@ -252,9 +252,11 @@ pub struct ReviewTarget {
     pub analyzers: Option<Vec<String>>,
     /// The most parts a change too large for one request is split into (default 8);
     /// beyond, the largest files are not reviewed and the report lists them
-    /// (`--max-parts`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_parts: Option<usize>,
+    /// (`--max-parts`). A whole number from 1 to 64 (`8.0` reads as `8`, as JSON
+    /// Schema's integer does).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::budget::whole_number")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 64))]
+    pub max_parts: Option<u64>,
 }
 
 /// A started run.

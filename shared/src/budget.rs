@@ -23,15 +23,15 @@ pub struct Budget {
 }
 
 /// A count as JSON Schema's `integer` reads it: `1482` or `1482.0`, never `1482.5`
-/// or below zero.
-fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+/// or below zero. Every count the API takes reads through it.
+pub(crate) fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
     let Some(number) = Option::<serde_json::Number>::deserialize(deserializer)? else { return Ok(None) };
     if let Some(n) = number.as_u64() {
         return Ok(Some(n));
     }
     match number.as_f64() {
         Some(f) if f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => Ok(Some(f as u64)),
-        _ => Err(serde::de::Error::custom(format!("`{number}` is not a whole number of tokens at least 0"))),
+        _ => Err(serde::de::Error::custom(format!("`{number}` is not a whole number at least 0"))),
     }
 }
 
@@ -72,6 +72,9 @@ mod tests {
         assert_eq!(read(r#"{}"#).ok(), Some(None));
         assert!(read(r#"{"max_tokens": 1482.5}"#).is_err());
         assert!(read(r#"{"max_tokens": -3}"#).is_err());
+        let parts = |text: &str| serde_json::from_str::<crate::api::ReviewTarget>(text).map(|t| t.max_parts);
+        assert_eq!(parts(r#"{"repository": "r", "max_parts": 8.0}"#).ok(), Some(Some(8)), "the API's counts too");
+        assert!(parts(r#"{"repository": "r", "max_parts": 20130090957.5}"#).is_err());
     }
 
     #[test]

@@ -236,7 +236,7 @@ async fn start_review(
             request.fallback = !target.no_fallback;
             request.max_parts = match target.max_parts {
                 None => request.max_parts,
-                Some(parts @ 1..=MAX_PARTS) => parts,
+                Some(parts) if (1..=MAX_PARTS as u64).contains(&parts) => parts as usize,
                 Some(_) => return Err(invalid_field("/review/max_parts", MAX_PARTS_MESSAGE)),
             };
             request.analyzers = match target.analyzers {
