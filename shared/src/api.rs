@@ -294,3 +294,18 @@ pub struct ErrorDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Vec<Diagnostic>>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_review_s_part_count_is_any_whole_number_json_writes() {
+        let parts = |text: &str| serde_json::from_str::<ReviewTarget>(text).map(|t| t.max_parts);
+        assert_eq!(parts(r#"{"repository": "r", "max_parts": 8}"#).ok(), Some(Some(8)));
+        assert_eq!(parts(r#"{"repository": "r", "max_parts": 8.0}"#).ok(), Some(Some(8)), "JSON Schema's integer");
+        assert_eq!(parts(r#"{"repository": "r"}"#).ok(), Some(None));
+        assert!(parts(r#"{"repository": "r", "max_parts": 2.5}"#).is_err());
+        assert!(parts(r#"{"repository": "r", "max_parts": -1}"#).is_err());
+    }
+}
