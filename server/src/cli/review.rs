@@ -270,6 +270,11 @@ async fn resolve_since(
             request.scope = Some(resolution.scope);
             Ok(resolution.earlier)
         }
+        // The store failing is not the user's to fix with the flag.
+        Err(e @ incremental::ScopeError::Store(_)) => {
+            eprintln!("error: {e}");
+            Err(exit::OTHER)
+        }
         Err(e) => {
             eprintln!("error: {e} (--since)");
             Err(exit::CONFIG)
