@@ -7,45 +7,12 @@
 //! issue asks for: tokens sent for a one-file push to a 40-file pull request,
 //! against a full review of it.
 
-use conclave_testkit::wire::Vendor;
-use conclave_testkit::{CacheRules, FakeGitHub, FakeServer, Route, git};
+use conclave_testkit::{CacheRules, FakeGitHub, FakeServer, git};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use crate::review_e2e::findings;
-
-const TOKEN: &str = "ghs_fake_token_0123456789";
-
-/// Variables of the machine running the tests that a review could pick up.
-const FOREIGN: &[&str] = &[
-    "CI",
-    "GITHUB_TOKEN",
-    "GITHUB_REPOSITORY",
-    "GITHUB_API_URL",
-    "GITHUB_EVENT_PATH",
-    "GITHUB_HEAD_REF",
-    "GITHUB_REF_NAME",
-    "CI_COMMIT_BRANCH",
-    "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
-    "GITLAB_TOKEN",
-];
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    repo: PathBuf,
-    workdir: PathBuf,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = dir.path().join("repo");
-    let workdir = dir.path().join("work");
-    std::fs::create_dir_all(&workdir).expect("mkdir");
-    std::fs::create_dir_all(&repo).expect("mkdir");
-    git(&repo, &["init", "-q", "-b", "main"]);
-    Fixture { _dir: dir, repo, workdir }
-}
+use crate::review_e2e::writer_routes;
+use crate::review_post::{Fixture, TOKEN, bare_fixture as fixture, github_env, head, line_of, patches};
 
 fn write(repo: &Path, path: &str, text: &str) {
     let path = repo.join(path);
@@ -58,51 +25,9 @@ fn commit(repo: &Path, message: &str) {
     git(repo, &["commit", "-q", "-m", message]);
 }
 
-fn git_out(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").arg("-C").arg(repo).args(args).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// The pull request as GitHub shows it: each changed file's hunks against `main`.
-fn patches(repo: &Path) -> Vec<(String, String)> {
-    git_out(repo, &["diff", "--name-only", "main...HEAD"])
-        .lines()
-        .map(|path| {
-            let patch = git_out(repo, &["diff", "main...HEAD", "--", path]);
-            let hunks = patch.find("@@").map_or("", |at| &patch[at..]);
-            (path.to_string(), hunks.to_string())
-        })
-        .collect()
-}
-
-fn line_of(repo: &Path, file: &str, text: &str) -> u64 {
-    let content = std::fs::read_to_string(repo.join(file)).expect("read");
-    content.lines().position(|l| l.trim() == text.trim()).expect("the line exists") as u64 + 1
-}
-
 fn finding(repo: &Path, severity: &str, file: &str, evidence: &str, description: &str) -> Value {
     json!({"severity": severity, "file": file, "line": line_of(repo, file, evidence), "description": description,
            "raisedBy": "security", "evidence": evidence})
-}
-
-/// The three reviewers answer nothing (after one look around); the Writer reports `items`.
-fn routes(items: Value) -> Vec<Route> {
-    let a = Vendor::Anthropic;
-    let mut routes: Vec<Route> = ["security", "correctness", "conventions"]
-        .iter()
-        .map(|lane| Route {
-            marker: format!("You are the {lane} reviewer"),
-            replies: vec![
-                a.answer("I read the diff; nothing more to look up."),
-                a.answer(&findings(json!([]), [0; 4])),
-            ],
-        })
-        .collect();
-    let counts = ["blocker", "major", "minor", "nit"]
-        .map(|s| items.as_array().map_or(0, |list| list.iter().filter(|f| f["severity"] == s).count() as u64));
-    routes.push(Route { marker: "You are the Writer".into(), replies: vec![a.answer(&findings(items, counts))] });
-    routes
 }
 
 struct Reviewed {
@@ -116,47 +41,23 @@ struct Reviewed {
 }
 
 /// `conclave review REPO --base main --format json ARGS` against a fake LLM whose
-/// Writer reports `items`, with `env`.
+/// reviewers find nothing and whose Writer reports `items`, with `env`.
 async fn review(fx: &Fixture, items: Value, args: &[&str], env: &[(String, String)]) -> Reviewed {
-    let llm = FakeServer::start_routed(routes(items)).await;
+    let llm = FakeServer::start_routed(writer_routes(items)).await;
     let counter = llm.keep_prompt_cache(CacheRules::Anthropic);
     let report_path = fx.workdir.join("review.json");
     let _ = std::fs::remove_file(&report_path);
-    let mut command = Command::new(env!("CARGO_BIN_EXE_conclave"));
-    command.arg("review").arg(&fx.repo).args(["--base", "main", "--format", "json", "--output-file"]);
-    command.arg(&report_path).args(args).current_dir(&fx.workdir);
-    for name in FOREIGN {
-        command.env_remove(name);
-    }
-    command
-        .env("CONCLAVE_DB", fx.workdir.join("runs.db"))
-        .env("CONCLAVE_CONFIG_DIR", fx.workdir.join("config"))
-        .env("ANTHROPIC_BASE_URL", &llm.base)
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env("CONCLAVE_PROMPT_CACHE", "off")
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let out = tokio::task::spawn_blocking(move || command.output().expect("conclave runs")).await.expect("joined");
+    let mut env = env.to_vec();
+    env.push(("CONCLAVE_PROMPT_CACHE".into(), "off".into()));
+    let (code, stderr) = crate::review_post::review(fx, &llm, args, &env).await;
     let report = std::fs::read_to_string(&report_path).ok().and_then(|t| serde_json::from_str(&t).ok());
     Reviewed {
-        code: out.status.code(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code,
+        stderr,
         report: report.unwrap_or(Value::Null),
         requests: llm.requests().iter().map(|r| r.body.to_string()).collect(),
         prompt_tokens: counter.log().iter().map(|u| u.total).sum(),
     }
-}
-
-fn github_env(fx: &Fixture, github: &FakeGitHub) -> Vec<(String, String)> {
-    let event = fx.workdir.join("event.json");
-    std::fs::write(&event, json!({"pull_request": {"number": 5}}).to_string()).expect("write");
-    [
-        ("GITHUB_TOKEN", TOKEN.to_string()),
-        ("GITHUB_REPOSITORY", "acme/shop".to_string()),
-        ("GITHUB_API_URL", github.base.clone()),
-        ("GITHUB_EVENT_PATH", event.display().to_string()),
-    ]
-    .map(|(k, v)| (k.to_string(), v))
-    .to_vec()
 }
 
 /// The reviewers' requests (the Writer's carries their findings, not the diff).
@@ -202,9 +103,9 @@ async fn a_push_of_one_commit_reviews_that_commit_and_carries_the_rest_then_a_fo
         write(&fx.repo, file, &source(line));
         commit(&fx.repo, message);
     }
-    let github = FakeGitHub::start("acme/shop", 5, TOKEN, 3).await;
-    github.set_head(&git_out(&fx.repo, &["rev-parse", "HEAD"]), &patches(&fx.repo));
-    let env = github_env(&fx, &github);
+    let github = FakeGitHub::start("acme/uploads", 5, TOKEN, 3).await;
+    github.set_head(&head(&fx.repo), &patches(&fx.repo));
+    let env = github_env(&fx, &github, 5);
     let earlier = json!([
         finding(&fx.repo, "major", "src/auth.rs", AUTH, "A header without a space panics."),
         finding(&fx.repo, "blocker", "src/db/users.rs", DB, "The name is formatted into SQL: injection."),
@@ -232,7 +133,7 @@ async fn a_push_of_one_commit_reviews_that_commit_and_carries_the_rest_then_a_fo
         &format!("{http}\npub fn retry(config: &Config) -> u64 {{\n    {HTTP_NEW}\n    retries\n}}\n"),
     );
     commit(&fx.repo, "retry");
-    github.set_head(&git_out(&fx.repo, &["rev-parse", "HEAD"]), &patches(&fx.repo));
+    github.set_head(&head(&fx.repo), &patches(&fx.repo));
     let now = json!([finding(&fx.repo, "minor", "web/http.rs", HTTP_NEW, "Milliseconds overflow for large retries.")]);
     let before = github.requests().len();
     let second = review(&fx, now, &["--post", "github"], &env).await;
@@ -262,7 +163,7 @@ async fn a_push_of_one_commit_reviews_that_commit_and_carries_the_rest_then_a_fo
     assert_eq!(second.report["review"]["gated_totals"]["blocker"], 1, "the carried blocker still gates");
     let writes: Vec<String> =
         github.requests()[before..].iter().filter(|r| r.writes()).map(|r| format!("{} {}", r.method, r.path)).collect();
-    assert_eq!(writes, ["POST /repos/acme/shop/pulls/5/reviews"], "one new comment; nothing marked fixed");
+    assert_eq!(writes, ["POST /repos/acme/uploads/pulls/5/reviews"], "one new comment; nothing marked fixed");
     let review_body = github.reviews().last().map(|r| r["body"].to_string()).unwrap_or_default();
     assert!(review_body.contains("1 commit(s) reviewed now"), "the summary says what was reviewed: {review_body}");
 
@@ -275,7 +176,7 @@ async fn force_push_reviews_in_full(fx: &Fixture, github: &FakeGitHub, env: &[(S
     git(&fx.repo, &["reset", "-q", "--hard", "HEAD~2"]);
     write(&fx.repo, "web/http.rs", &source(HTTP.replace("unwrap_or_default()", "expect(\"a body\")").as_str()));
     commit(&fx.repo, "fetch, strictly");
-    github.set_head(&git_out(&fx.repo, &["rev-parse", "HEAD"]), &patches(&fx.repo));
+    github.set_head(&head(&fx.repo), &patches(&fx.repo));
     let third = review(fx, earlier, &["--post", "github"], env).await;
     assert_eq!(third.code, Some(0), "{}", third.stderr);
     assert!(

@@ -77,6 +77,16 @@ pub(crate) fn fixture() -> Fixture {
     Fixture { _dir: dir, repo, workdir }
 }
 
+/// A repository with a `main` branch and no commit yet, and a working directory beside it.
+pub(crate) fn bare_fixture() -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (repo, workdir) = (dir.path().join("repo"), dir.path().join("work"));
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    git(&repo, &["init", "-q", "-b", "main"]);
+    Fixture { _dir: dir, repo, workdir }
+}
+
 pub(crate) fn git_out(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git").arg("-C").arg(repo).args(args).output().expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -111,6 +121,11 @@ pub(crate) fn at(repo: &Path, severity: &str, evidence: &str, description: &str)
 /// Every variable a review could pick up from the machine running the tests.
 const FOREIGN: &[&str] = &[
     "CI",
+    "GITHUB_HEAD_REF",
+    "GITHUB_REF_NAME",
+    "CI_COMMIT_BRANCH",
+    "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
+    "CONCLAVE_REPOSITORY_KEY",
     "GITHUB_TOKEN",
     "GITHUB_REPOSITORY",
     "GITHUB_API_URL",
@@ -124,7 +139,12 @@ const FOREIGN: &[&str] = &[
 
 /// Runs `conclave review REPO --base main --format json --output-file … ARGS` with
 /// `env`, against an LLM faked by `llm`; the exit code and standard error.
-async fn review(fx: &Fixture, llm: &FakeServer, args: &[&str], env: &[(String, String)]) -> (Option<i32>, String) {
+pub(crate) async fn review(
+    fx: &Fixture,
+    llm: &FakeServer,
+    args: &[&str],
+    env: &[(String, String)],
+) -> (Option<i32>, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_conclave"));
     command.arg("review").arg(&fx.repo).args(["--base", "main", "--format", "json", "--output-file"]);
     command.arg(fx.workdir.join("review.json")).args(args).current_dir(&fx.workdir);
