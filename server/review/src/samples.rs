@@ -30,25 +30,10 @@ struct Merged {
 /// `root` is the reviewed repository, when known, for fingerprints.
 pub fn merge_samples(answers: Vec<Value>, field: &str, failed: &[String], root: Option<&Path>) -> Value {
     let answered = answers.len();
-    let mut placed: Vec<(usize, Value, Finding)> = Vec::new();
-    let mut unplaced: Vec<Value> = Vec::new();
-    for (sample, answer) in answers.iter().enumerate() {
-        for item in answer.get(field).and_then(Value::as_array).into_iter().flatten() {
-            match read_finding("sample", item) {
-                Some(finding) => placed.push((sample, item.clone(), finding)),
-                // Entries that name no place cannot be matched: the first sample's stay.
-                None if sample == 0 => unplaced.push(item.clone()),
-                None => {}
-            }
-        }
-    }
-    let mut findings: Vec<Finding> = placed.iter().map(|(_, _, f)| f.clone()).collect();
-    match root {
-        Some(root) => anchor_in_repository(&mut findings, root),
-        None => anchor_findings(&mut findings, |_| None),
-    }
+    // Entries that name no place cannot be matched: the first sample's stay.
+    let (placed, unplaced) = place(&answers, field, "sample", root, |sample| sample == 0);
     let mut merged: Vec<Merged> = Vec::new();
-    for ((sample, item, _), finding) in placed.into_iter().zip(findings) {
+    for (sample, item, finding) in placed {
         match merged.iter_mut().find(|m| same_issue(&m.finding, &finding)) {
             Some(m) if !m.samples.contains(&sample) => m.samples.push(sample),
             Some(_) => {}
@@ -61,14 +46,7 @@ pub fn merge_samples(answers: Vec<Value>, field: &str, failed: &[String], root: 
         .map(|m| with_stability(m.item, Stability { raised: m.samples.len() as u32, samples }))
         .chain(unplaced)
         .collect();
-    let mut output = answers.into_iter().next().and_then(|a| a.as_object().cloned()).unwrap_or_default();
-    recount(&mut output, &items);
-    output.insert(field.to_string(), Value::Array(items));
-    output.insert(
-        "samples".into(),
-        json!({ "requested": answered + failed.len(), "answered": answered, "failed": failed }),
-    );
-    Value::Object(output)
+    merged_output(answers, field, items, ("samples", failed))
 }
 
 /// Merges the validated `answers` of one reviewer that reviewed a change in parts
@@ -78,14 +56,36 @@ pub fn merge_samples(answers: Vec<Value>, field: &str, failed: &[String], root: 
 /// parts near their boundary), `counts` recomputed, and a `parts` object saying how
 /// many answered and why any failed. The first part's other fields stand.
 pub fn merge_parts(answers: Vec<Value>, field: &str, failed: &[String], root: Option<&Path>) -> Value {
-    let answered = answers.len();
+    let (placed, unplaced) = place(&answers, field, "part", root, |_| true);
+    let mut kept: Vec<(usize, Value, Finding)> = Vec::new();
+    for (part, item, finding) in placed {
+        if !kept.iter().any(|(p, _, f)| *p != part && same_issue(f, &finding)) {
+            kept.push((part, item, finding));
+        }
+    }
+    let items: Vec<Value> = kept.into_iter().map(|(_, item, _)| item).chain(unplaced).collect();
+    merged_output(answers, field, items, ("parts", failed))
+}
+
+/// The findings of every answer (`label` names what an answer is, in messages),
+/// each with the index of its answer, placed in the repository at `root` (or by
+/// their quotes alone) and fingerprinted; and the entries that name no place, of
+/// the answers `keep_unplaced` accepts.
+fn place(
+    answers: &[Value],
+    field: &str,
+    label: &str,
+    root: Option<&Path>,
+    keep_unplaced: impl Fn(usize) -> bool,
+) -> (Vec<(usize, Value, Finding)>, Vec<Value>) {
     let mut placed: Vec<(usize, Value, Finding)> = Vec::new();
     let mut unplaced: Vec<Value> = Vec::new();
-    for (part, answer) in answers.iter().enumerate() {
+    for (index, answer) in answers.iter().enumerate() {
         for item in answer.get(field).and_then(Value::as_array).into_iter().flatten() {
-            match read_finding("part", item) {
-                Some(finding) => placed.push((part, item.clone(), finding)),
-                None => unplaced.push(item.clone()),
+            match read_finding(label, item) {
+                Some(finding) => placed.push((index, item.clone(), finding)),
+                None if keep_unplaced(index) => unplaced.push(item.clone()),
+                None => {}
             }
         }
     }
@@ -94,20 +94,19 @@ pub fn merge_parts(answers: Vec<Value>, field: &str, failed: &[String], root: Op
         Some(root) => anchor_in_repository(&mut findings, root),
         None => anchor_findings(&mut findings, |_| None),
     }
-    let mut kept: Vec<(usize, Value, Finding)> = Vec::new();
-    for ((part, item, _), finding) in placed.into_iter().zip(findings) {
-        if !kept.iter().any(|(p, _, f)| *p != part && same_issue(f, &finding)) {
-            kept.push((part, item, finding));
-        }
-    }
-    let items: Vec<Value> = kept.into_iter().map(|(_, item, _)| item).chain(unplaced).collect();
+    let placed = placed.into_iter().zip(findings).map(|((index, item, _), finding)| (index, item, finding)).collect();
+    (placed, unplaced)
+}
+
+/// The first answer's output with the merged `items` as its findings, `counts`
+/// recomputed, and under `key` how many answers were asked for, how many came and
+/// why the `failed` ones did not.
+fn merged_output(answers: Vec<Value>, field: &str, items: Vec<Value>, (key, failed): (&str, &[String])) -> Value {
+    let answered = answers.len();
     let mut output = answers.into_iter().next().and_then(|a| a.as_object().cloned()).unwrap_or_default();
     recount(&mut output, &items);
     output.insert(field.to_string(), Value::Array(items));
-    output.insert(
-        "parts".into(),
-        json!({ "requested": answered + failed.len(), "answered": answered, "failed": failed }),
-    );
+    output.insert(key.into(), json!({ "requested": answered + failed.len(), "answered": answered, "failed": failed }));
     Value::Object(output)
 }
 
