@@ -257,6 +257,12 @@ pub struct ReviewTarget {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::budget::whole_number")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 64))]
     pub max_parts: Option<u64>,
+    /// Which side of the change configures the review (conclave, schemas, rules,
+    /// dismissals): `base` (the default for a review with a base: the change's own
+    /// edits to them are reported, not applied) or `head`, for a change the caller
+    /// trusts (`--trust-head`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust: Option<crate::Trust>,
 }
 
 /// A started run.

@@ -42,7 +42,7 @@ pub use lowering::{DialectSetting, LowerTarget, LoweringNote, NoteKind, OutputDi
 pub use outcome::{ErrorKind, RunStatus};
 pub use review::{
     Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingIdentity, FindingsCheck, Severity,
-    Stability, Stance,
+    Stability, Stance, Trust,
 };
 pub use route::{Predicate, PredicateOp, RouteCase, RouteConfig};
 pub use run::{Effect, NodeChange, NodeState, NodeSummary, RunRecord, RunSummary, effect_of};

@@ -4,6 +4,22 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Which side of a change configures its review (the conclave, its schemas, the
+/// rules files and the dismissals). A change under review is untrusted: by default a
+/// review with a base reads its configuration from the base side, and the change's
+/// own edits to it are reported, not applied. `head` is the caller's explicit choice
+/// for a change it trusts (a maintainer's own branch).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// The base side (the merge base of base and head): the default.
+    #[default]
+    Base,
+    /// The head side: the change configures its own review.
+    Head,
+}
+
 /// How serious a finding is, most serious first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -138,6 +138,22 @@ impl Dismissals {
         self
     }
 
+    /// The dismissals here that `other` lacks, or has with another reason or author.
+    pub fn not_in(&self, other: &Dismissals) -> Dismissals {
+        let by_fingerprint = self
+            .by_fingerprint
+            .iter()
+            .filter(|(fingerprint, dismissal)| other.by_fingerprint.get(*fingerprint) != Some(*dismissal))
+            .map(|(f, d)| (f.clone(), d.clone()))
+            .collect();
+        Dismissals { by_fingerprint }
+    }
+
+    /// The dismissal of `fingerprint`, if any.
+    pub fn get(&self, fingerprint: &str) -> Option<&Dismissal> {
+        self.by_fingerprint.get(fingerprint)
+    }
+
     /// How many fingerprints are dismissed.
     pub fn len(&self) -> usize {
         self.by_fingerprint.len()

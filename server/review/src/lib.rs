@@ -22,7 +22,9 @@
 pub mod analyzers;
 pub mod anchor;
 pub mod baseline;
+mod choice;
 pub mod compare;
+pub mod configuration;
 pub mod diff;
 pub mod dismissals;
 pub mod eval;

@@ -11,10 +11,10 @@
 //!   review run, whose change [`prepare_change`] prepares again without git);
 //! - [`finish`] builds the report of the finished run and stores it in every format.
 
-use conclave_catalog::{CatalogContext, CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
+use conclave_catalog::{CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderRegistry, RunStore, StoreError};
 use conclave_engine::{Commands, Engine, Parts, Reuse, RunHandle, RunOptions, Samples, StartError};
-use conclave_shared::NodeKind;
+use conclave_shared::{NodeKind, Trust};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,6 +22,10 @@ pub use crate::analyzers::{AnalyzerLane, AnalyzerSelection, UnknownAnalyzer};
 use crate::analyzers::{apply_lanes, locate_program, plan_lanes};
 use crate::anchor::anchor_findings;
 use crate::baseline::Baseline;
+pub use crate::choice::{Catalog, ConclaveChoice};
+use crate::configuration::dismissals::ReviewDismissals;
+use crate::configuration::findings::edit_findings;
+use crate::configuration::{CONFIGURATION_INPUT, Configuration, ConfigurationSource, configure};
 use crate::diff::{Change, ChangeError, collect_change, collect_change_since};
 use crate::dismissals::{DismissalError, Dismissals};
 use crate::fallback::{Fallback, fallback_to_local};
@@ -87,26 +91,10 @@ pub struct ReviewRequest {
     /// command line's; never taken from a request over HTTP), besides the
     /// repository's own (see `rules.rs`).
     pub rules: Vec<PathBuf>,
-}
-
-/// Which conclave reviews a change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConclaveChoice {
-    /// The workspace's `light-code-review`, else the built-in one.
-    Default,
-    /// A file, or an id in the catalog (the command line).
-    PathOrId(String),
-    /// An id in the catalog only, never a path (the HTTP API).
-    Id(String),
-}
-
-/// Where conclaves are found and what they are checked against.
-#[derive(Debug, Clone, Copy)]
-pub struct Catalog<'a> {
-    /// The directory of `*.conclave.json` files.
-    pub dir: &'a Path,
-    /// Schema roots, providers and tools a conclave may use.
-    pub context: &'a CatalogContext,
+    /// Which side of the change configures a review with a base (see
+    /// `configuration/`): the base's by default; the head's only when the caller
+    /// trusts the change.
+    pub trust: Trust,
 }
 
 /// A review ready to start.
@@ -147,6 +135,10 @@ pub struct PreparedReview {
     /// turned the repository's off and none were given); the run input carries
     /// those that apply, through [`crate::rules::insert_rules`].
     pub rules: Option<RepositoryRules>,
+    /// Where the review's configuration was read from and which configuration files
+    /// the change edits (`None` for a review of the working tree); the run input
+    /// carries it for the report.
+    pub configuration: Option<ConfigurationSource>,
 }
 
 /// Why a review could not be prepared or finished.
@@ -242,7 +234,20 @@ pub fn prepare_change(
     catalog: Catalog<'_>,
     providers: &ProviderRegistry,
 ) -> Result<PreparedReview, ReviewError> {
-    let mut conclave = review_conclave(&request.conclave, catalog)?;
+    // A review with a base reads what configures it from the base side (a review
+    // since an earlier one, from the commit it started from).
+    let since = match &request.scope {
+        Some(Scope::Incremental { since, .. }) => Some(since.as_str()),
+        _ => None,
+    };
+    let base = request.base.as_deref().or(since);
+    let configuration = configure(&change.root, base, request.trust, catalog, &request.conclave, &change.files)?;
+    let mut conclave = review_conclave(&configuration.choice, configuration.catalog())
+        .map_err(|e| ReviewError::Conclave(shown_from_base(&configuration, e)))?;
+    // A malformed dismissals file on the side that configures the review stops it
+    // before any agent runs.
+    let input = serde_json::json!({ CONFIGURATION_INPUT: configuration.source, "head": change.head });
+    ReviewDismissals::read(&input, &change.root)?;
     let mut fallback = None;
     if let Some(provider) = &request.provider {
         switch_provider(&mut conclave, providers, provider, request.model.as_deref())?;
@@ -259,15 +264,33 @@ pub fn prepare_change(
     review.no_cache = request.no_cache;
     review.budget = request.budget;
     review.scope = request.scope.clone();
-    review.rules = read_rules(&review, &request.allow_paths, &request.rules)?;
+    review.rules = read_rules(&review, &configuration, &request.allow_paths, &request.rules)?;
+    review.configuration = configuration.source;
     Ok(review)
 }
 
-/// The rules files for a prepared review's change: the repository's, read through
-/// the tools' sandbox unless the conclave's `rules: false` turned them off, then the
-/// `given` ones. Reads the file system: call it on a blocking thread.
+/// `error` with the paths of the base's copy named as the commit's files.
+fn shown_from_base(configuration: &Configuration, error: LoadError) -> LoadError {
+    match error {
+        LoadError::NotFound { given, dir, known } => {
+            LoadError::NotFound { given: configuration.shown(&given), dir: configuration.shown(&dir), known }
+        }
+        LoadError::Invalid { file, mut diagnostics } => {
+            for d in &mut diagnostics {
+                d.file = configuration.shown(&d.file);
+            }
+            LoadError::Invalid { file: configuration.shown(&file), diagnostics }
+        }
+    }
+}
+
+/// The rules files for a prepared review's change: the repository's (the base side's
+/// copy when the base configures the review), read through the tools' sandbox
+/// unless the conclave's `rules: false` turned them off, then the `given` ones.
+/// Reads the file system: call it on a blocking thread.
 fn read_rules(
     review: &PreparedReview,
+    configuration: &Configuration,
     allow_paths: &[String],
     given: &[PathBuf],
 ) -> Result<Option<RepositoryRules>, ReviewError> {
@@ -278,7 +301,7 @@ fn read_rules(
     let sandbox = if off {
         None
     } else {
-        let root = &review.change.root;
+        let root = &configuration.rules_root;
         let sandbox = crate::tools::Sandbox::new(root, allow_paths)
             .map_err(|e| ReviewError::Repository { root: root.display().to_string(), message: e.to_string() })?;
         Some(sandbox)
@@ -296,8 +319,6 @@ pub fn prepare_recorded(
     allow_paths: &[String],
     samples: u32,
 ) -> Result<PreparedReview, ReviewError> {
-    // A malformed dismissals file stops the review before any agent runs.
-    Dismissals::load(&change.root)?;
     let tools = RepoTools::new(&change.root, allow_paths)
         .map_err(|e| ReviewError::Repository { root: change.root.display().to_string(), message: e.to_string() })?;
     let policy = if conclave.conclave().settings.diff_tightening == Some(false) {
@@ -325,6 +346,7 @@ pub fn prepare_recorded(
         scope: None,
         repository_key: None,
         rules: None,
+        configuration: None,
     })
 }
 
@@ -335,8 +357,12 @@ pub fn list_analyzers(
     request: &ReviewRequest,
     catalog: Catalog<'_>,
 ) -> Result<(CheckedConclave, Vec<AnalyzerLane>), ReviewError> {
-    let conclave = review_conclave(&request.conclave, catalog)?;
     let change = collect_change(&request.repository, request.base.as_deref())?;
+    let root = crate::diff::repository_root(&request.repository)?;
+    let files = change.as_ref().map(|c| c.files.clone()).unwrap_or_default();
+    let configuration = configure(&root, request.base.as_deref(), request.trust, catalog, &request.conclave, &files)?;
+    let conclave = review_conclave(&configuration.choice, configuration.catalog())
+        .map_err(|e| ReviewError::Conclave(shown_from_base(&configuration, e)))?;
     let changed = change.as_ref().map(existing_files).unwrap_or_default();
     let lanes = plan_lanes(&conclave, &changed, &request.analyzers, locate_program)?;
     Ok((conclave, lanes))
@@ -401,6 +427,9 @@ impl PreparedReview {
         if let (false, Some(object)) = (self.change.parts.is_empty(), input.as_object_mut()) {
             let parts = self.change.parts_input(self.rules.as_ref());
             object.insert(conclave_engine::PARTS_FIELD.into(), serde_json::Value::Array(parts));
+        }
+        if let (Some(source), Some(object)) = (&self.configuration, input.as_object_mut()) {
+            object.insert(CONFIGURATION_INPUT.into(), serde_json::json!(source));
         }
         if let (Some(key), Some(object)) = (&self.repository_key, input.as_object_mut()) {
             object.insert(crate::dismissals::REPOSITORY_KEY_INPUT.into(), serde_json::json!(key));
@@ -498,7 +527,9 @@ fn compare_with(
     let changed: Vec<crate::diff::ChangedFile> = serde_json::from_value(files).unwrap_or_default();
     let before = report.findings.len();
     report.absent = carry_forward(&mut report.findings, absent, &changed, Path::new(root));
-    Dismissals::load(Path::new(root))?.over(stored).apply(&mut report.findings[before..]);
+    let dismissals = ReviewDismissals::read(input, Path::new(root))?;
+    dismissals.applied.clone().over(stored).apply(&mut report.findings[before..]);
+    report.dismissals_not_applied.extend(dismissals.not_applied(&report.findings[before..]));
     Ok(())
 }
 
@@ -526,9 +557,15 @@ fn anchor_report(
             let lanes: Vec<String> = report.analyzers.iter().map(|l| l.name.clone()).collect();
             quote_cited_lines(&mut report.raised, Path::new(root), |f| lanes.contains(&f.agent));
             carry_dropped(&mut report, input);
+            // The change's edits to the review's configuration, raised for a person.
+            let mut edits = report.configuration.as_ref().map(edit_findings).unwrap_or_default();
+            quote_cited_lines(&mut edits, Path::new(root), |_| true);
+            report.findings.extend(edits);
             anchor_in_repository(&mut report.findings, Path::new(root));
             anchor_in_repository(&mut report.raised, Path::new(root));
-            Dismissals::load(Path::new(root))?.over(stored).apply(&mut report.findings);
+            let dismissals = ReviewDismissals::read(input, Path::new(root))?;
+            dismissals.applied.clone().over(stored).apply(&mut report.findings);
+            report.dismissals_not_applied = dismissals.not_applied(&report.findings);
         }
         None => {
             carry_dropped(&mut report, input);

@@ -229,10 +229,12 @@ async fn start_review(
         // The repository's own rules files are read through the sandbox; no more are
         // taken over HTTP: a path on the server's disk is not the caller's to name.
         rules: Vec::new(),
+        trust: Default::default(),
     };
     let prepared = match what {
         Review::Target(target) => {
             (request.base, request.provider, request.model) = (target.base, target.provider, target.model);
+            request.trust = target.trust.unwrap_or_default();
             request.fallback = !target.no_fallback;
             request.max_parts = match target.max_parts {
                 None => request.max_parts,

@@ -6,6 +6,7 @@ use clap::Args;
 use conclave_review::ConclaveChoice;
 use conclave_review::analyzers::{LaneOff, tool_dir};
 use conclave_review::pipeline::{self, AnalyzerLane, AnalyzerSelection, ReviewError, ReviewRequest};
+use conclave_shared::Trust;
 use std::path::PathBuf;
 
 use super::exit;
@@ -26,6 +27,10 @@ pub struct AnalyzersArgs {
     /// The selection to decide for, as `conclave review --analyzers` takes it.
     #[arg(long, value_name = "NAME,...|none")]
     pub analyzers: Option<String>,
+    /// Read the conclave from the change (the working tree) rather than the base
+    /// side, as `conclave review --trust-head` does.
+    #[arg(long)]
+    pub trust_head: bool,
 }
 
 /// Lists the lanes; returns the exit code. Reads git and the file system: call it on
@@ -47,6 +52,7 @@ pub fn run(args: AnalyzersArgs, workspace: &Workspace) -> u8 {
         analyzers: args.analyzers.as_deref().map_or_else(Default::default, AnalyzerSelection::parse),
         scope: None,
         rules: Vec::new(),
+        trust: if args.trust_head { Trust::Head } else { Trust::Base },
     };
     let (conclave, lanes) = match pipeline::list_analyzers(&request, workspace.catalog()) {
         Ok(listed) => listed,

@@ -10,7 +10,7 @@ use conclave_review::incremental::{self, Since};
 use conclave_review::pipeline::{self, AnalyzerSelection, ReviewError, ReviewRequest};
 use conclave_review::report::RepeatSummary;
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewReport};
-use conclave_shared::{RunStatus, Severity};
+use conclave_shared::{RunStatus, Severity, Trust};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -130,6 +130,12 @@ pub struct ReviewArgs {
     /// dismissals apply only when this names the repository.
     #[arg(long, value_name = "KEY", env = "CONCLAVE_REPOSITORY_KEY")]
     pub repository_key: Option<String>,
+    /// Let the change configure its own review: read the conclave, its schemas, the
+    /// rules files and the dismissals from the change (the working tree) instead of
+    /// the base side. Only for a change you trust, such as your own branch; a review
+    /// with --base otherwise never applies the change's edits to them.
+    #[arg(long)]
+    pub trust_head: bool,
     /// With --post: the pull (merge) request number, instead of the CI environment's.
     #[arg(long, value_name = "N", requires = "post")]
     pub pr: Option<u64>,
@@ -319,6 +325,7 @@ fn review_request(args: &ReviewArgs, workspace: &Workspace) -> ReviewRequest {
         analyzers: args.analyzers.as_deref().map_or_else(Default::default, AnalyzerSelection::parse),
         scope: None,
         rules: args.rules.clone(),
+        trust: if args.trust_head { Trust::Head } else { Trust::Base },
     }
 }
 

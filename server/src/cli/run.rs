@@ -185,6 +185,9 @@ async fn rerun_review(
         analyzers: Default::default(),
         scope: None,
         rules: Vec::new(),
+        // The earlier review read its configuration from the base of its change; so
+        // does the run from its node.
+        trust: Default::default(),
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());

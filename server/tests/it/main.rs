@@ -31,6 +31,7 @@ mod run_events;
 mod runs_from_node;
 mod store_cli;
 mod traces;
+mod untrusted_change;
 mod validate_cli;
 mod worker;
 mod workers_cli;

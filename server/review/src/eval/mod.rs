@@ -221,6 +221,8 @@ async fn prepare_case(
         analyzers: request.analyzers.clone(),
         scope: None,
         rules: Vec::new(),
+        // A case's change is untrusted like any other: its configuration is its base's.
+        trust: Default::default(),
     };
     pipeline::prepare(&review, ctx.catalog, ctx.providers)
         .await

@@ -58,6 +58,12 @@ pub(super) fn render(report: &ReviewReport) -> String {
     if let (Some(scope), Some(review)) = (&report.scope, doc.get_mut("review").and_then(Value::as_object_mut)) {
         review.insert("scope".into(), json!(scope));
     }
+    // Only a review with a base says which side configured it.
+    if let (Some(configuration), Some(review)) =
+        (super::configuration::json(report), doc.get_mut("review").and_then(Value::as_object_mut))
+    {
+        review.insert("configuration".into(), configuration);
+    }
     // Only a review that had rules files (or refused some) says which.
     if let (false, Some(review)) = (report.rules.is_empty(), doc.get_mut("review").and_then(Value::as_object_mut)) {
         review.insert("rules".into(), json!(report.rules));

@@ -6,6 +6,7 @@
 
 mod analyzer_lanes;
 mod budget;
+mod configuration;
 mod envelope;
 mod markdown;
 mod parts;
@@ -140,6 +141,8 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         scope: crate::incremental::Scope::of_input(&record.input),
         rules: crate::rules::RulesRead::of_input(&record.input),
         parts,
+        configuration: crate::configuration::ConfigurationSource::of_input(&record.input),
+        dismissals_not_applied: Vec::new(),
     }
 }
 

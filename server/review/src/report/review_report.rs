@@ -108,6 +108,12 @@ pub struct ReviewReport {
     /// A change reviewed in parts: the parts and their files, the hunks left out
     /// (each larger than a part), the parts a reviewer failed on; empty when it fit.
     pub parts: super::parts::PartsRead,
+    /// Which side of the change configured the review, and the configuration files
+    /// the change edits (`None` for a review of the working tree).
+    pub configuration: Option<crate::configuration::ConfigurationSource>,
+    /// The findings that a dismissal the change itself added would have hidden: not
+    /// applied, they stay and gates count them.
+    pub dismissals_not_applied: Vec<crate::configuration::dismissals::NotApplied>,
 }
 
 impl ReviewReport {

@@ -30,8 +30,12 @@ pub(super) fn markdown(out: &mut String, r: &ReviewReport) {
         if file.given {
             about.push("given for this review".into());
         }
-        if file.changed {
-            about.push("**edited by this change**, which is reviewed under the rules as it leaves them".into());
+        match (file.changed, r.configuration.as_ref().is_some_and(|c| c.from_base())) {
+            (true, true) => about.push("**edited by this change**; the reviewers were given the base's version".into()),
+            (true, false) => {
+                about.push("**edited by this change**, which is reviewed under the rules as it leaves them".into())
+            }
+            _ => {}
         }
         let _ = writeln!(out, "- `{}` ({})", file.path, about.join("; "));
     }

@@ -103,7 +103,8 @@ pub(super) fn render(report: &ReviewReport) -> String {
                 "status": report.status.as_str(),
                 "contradictions": report.contradictions().count(),
                 "degraded": !report.degraded.is_empty(),
-                "degradedReasons": report.degraded
+                "degradedReasons": report.degraded,
+                "configuration": super::configuration::json(report)
             }
         }]
     });

@@ -1,0 +1,211 @@
+//! What configures a review, and from which side of the change it is read.
+//!
+//! The change under review is untrusted: a pull request that edited the review's own
+//! conclave (adding a command node), its rules files (telling reviewers to report
+//! nothing) or its dismissals (dismissing its own blocker) would otherwise decide how
+//! it is reviewed. So a review with a base reads everything that configures it from
+//! the base side, the merge base of base and head, through git's objects
+//! ([`snapshot::Snapshot`]), never from the working tree:
+//! - the conclave file (by id in the catalog, or a path inside the repository) and
+//!   every conclave it nests, when the catalog lies inside the repository;
+//! - the schemas of the catalog's `schemas/` (and any schema root in the repository);
+//! - the rules files (`AGENTS.md`, `CLAUDE.md`, `REVIEW.md`, `.conclave/rules/`);
+//! - `.conclave/dismissed.json` and anything else under `.conclave/`.
+//!
+//! Files outside the repository (a catalog elsewhere, a `--conclave` path the caller
+//! gave outside it, the user's configuration directory) were chosen by the caller and
+//! are read as they are. The change's edits to configuration files are not applied;
+//! they are recorded in the run input ([`ConfigurationSource`], under
+//! [`CONFIGURATION_INPUT`]) for the report to name and raise as findings
+//! (`findings.rs`). [`Trust::Head`] is the caller's explicit opt-in for a change it
+//! trusts; a review of the working tree without a base reads the working tree.
+
+pub mod dismissals;
+mod edits;
+pub mod findings;
+mod layout;
+pub mod snapshot;
+mod source;
+
+use conclave_catalog::CatalogContext;
+use conclave_schema::SchemaCatalog;
+use conclave_shared::Trust;
+use std::path::{Component, Path, PathBuf};
+
+use crate::choice::{Catalog, ConclaveChoice};
+use crate::diff::{ChangeError, ChangedFile};
+pub use layout::Layout;
+pub use snapshot::Snapshot;
+pub use source::{CONFIGURATION_INPUT, ConfigKind, ConfigurationSource, EditedFile, short};
+
+/// Where a review's conclave, schemas and rules are read from: the workspace's
+/// catalog and the repository as they are, or the base side's copy of them.
+#[derive(Debug)]
+pub struct Configuration {
+    /// What the run input records; `None` for a review of the working tree.
+    pub source: Option<ConfigurationSource>,
+    /// The catalog directory to read conclaves from.
+    pub catalog_dir: PathBuf,
+    /// What conclaves are checked against (schema roots and nested conclaves
+    /// pointing into the base's copy where they lie in the repository).
+    pub context: CatalogContext,
+    /// The conclave to review with (a path inside the repository mapped to the copy).
+    pub choice: ConclaveChoice,
+    /// The directory the repository's rules files are read from.
+    pub rules_root: PathBuf,
+    /// The base's copy, kept until the review is prepared.
+    snapshot: Option<Snapshot>,
+}
+
+impl Configuration {
+    /// The catalog, as the pipeline takes it.
+    pub fn catalog(&self) -> Catalog<'_> {
+        Catalog { dir: &self.catalog_dir, context: &self.context }
+    }
+
+    /// Turns a path inside the base's copy in a message back into `COMMIT:PATH`, as
+    /// git names a file of a commit, so errors name the repository's file.
+    pub fn shown(&self, text: &str) -> String {
+        match &self.snapshot {
+            Some(snapshot) => {
+                let prefix = format!("{}/", snapshot.root().display());
+                text.replace(&prefix, &format!("{}:", short(snapshot.commit())))
+            }
+            None => text.to_string(),
+        }
+    }
+}
+
+/// What a review of the change in `root` reads its configuration from. With a `base`
+/// and [`Trust::Base`], the base side's copy (the merge base of `base` and `HEAD`);
+/// with [`Trust::Head`], the working tree, recording that the change configured its
+/// own review; without a base, the working tree as it is. `changed` are the change's
+/// files, of which the configuration files are recorded as edited. Runs git and reads
+/// the file system: call it on a blocking thread.
+pub fn configure(
+    root: &Path,
+    base: Option<&str>,
+    trust: Trust,
+    catalog: Catalog<'_>,
+    choice: &ConclaveChoice,
+    changed: &[ChangedFile],
+) -> Result<Configuration, ChangeError> {
+    let as_is = |source| Configuration {
+        source,
+        catalog_dir: catalog.dir.to_path_buf(),
+        context: catalog.context.clone(),
+        choice: choice.clone(),
+        rules_root: root.to_path_buf(),
+        snapshot: None,
+    };
+    let Some(base) = base else { return Ok(as_is(None)) };
+    let root = root.canonicalize().map_err(|e| ChangeError::NotARepository(format!("{}: {e}", root.display())))?;
+    let layout = layout(&root, catalog, choice);
+    let commit = merge_base(&root, base)?;
+    let snapshot = Snapshot::extract(&root, &commit, &layout)?;
+    let edited = edits::edited(&root, &snapshot, &layout, changed);
+    if trust == Trust::Head {
+        return Ok(as_is(Some(ConfigurationSource { read_from: Trust::Head, commit: None, edited })));
+    }
+    let inside = |dir: &Path| relative_inside(&root, dir).map(|rel| snapshot.path(&rel));
+    let catalog_dir = inside(catalog.dir).unwrap_or_else(|| catalog.dir.to_path_buf());
+    let mut context = catalog.context.clone();
+    let roots = context.schemas.roots().iter().map(|r| inside(r).unwrap_or_else(|| r.clone())).collect();
+    context.schemas = SchemaCatalog::with_roots(roots);
+    if context.catalog.is_some() {
+        context.catalog = Some(catalog_dir.clone());
+    }
+    let choice = match (choice, &layout.conclave_file) {
+        (ConclaveChoice::PathOrId(_), Some(file)) => {
+            ConclaveChoice::PathOrId(snapshot.path(file).display().to_string())
+        }
+        _ => choice.clone(),
+    };
+    let source = ConfigurationSource { read_from: Trust::Base, commit: Some(commit), edited };
+    Ok(Configuration {
+        source: Some(source),
+        catalog_dir,
+        context,
+        choice,
+        rules_root: snapshot.root().to_path_buf(),
+        snapshot: Some(snapshot),
+    })
+}
+
+/// Where the catalog, the schema roots and a conclave given by path lie in the
+/// repository at `root` (canonical).
+fn layout(root: &Path, catalog: Catalog<'_>, choice: &ConclaveChoice) -> Layout {
+    let conclave_file = match choice {
+        ConclaveChoice::PathOrId(given) if looks_like_path(given, catalog.dir) => {
+            relative_inside(root, Path::new(given))
+        }
+        _ => None,
+    };
+    Layout {
+        catalog: relative_inside(root, catalog.dir),
+        schemas: catalog.context.schemas.roots().iter().filter_map(|r| relative_inside(root, r)).collect(),
+        conclave_file,
+    }
+}
+
+/// Whether `--conclave` names a file rather than an id of the catalog: a path with a
+/// separator or a `.json` name, or a file that exists while the catalog has no
+/// conclave of that id (as the catalog's loader decides).
+fn looks_like_path(given: &str, catalog_dir: &Path) -> bool {
+    given.contains('/')
+        || given.ends_with(".json")
+        || (Path::new(given).is_file() && !catalog_dir.join(format!("{given}.conclave.json")).is_file())
+}
+
+/// `path` relative to `root` (canonical), when it lies inside it: resolved against
+/// the current directory, its existing part canonicalized (so a symlink into the
+/// repository counts as inside), `/`-separated; `""` for the root itself.
+pub fn relative_inside(root: &Path, path: &Path) -> Option<String> {
+    let absolute = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().ok()?.join(path) };
+    let resolved = canonical_prefix(&absolute);
+    let relative = resolved.strip_prefix(root).ok()?;
+    let parts: Vec<String> = relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    Some(parts.join("/"))
+}
+
+/// `path` with its longest existing prefix canonicalized and the rest appended,
+/// `.` and `..` in the rest resolved lexically.
+fn canonical_prefix(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    while existing.canonicalize().is_err() {
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut resolved = existing.canonicalize().unwrap_or(existing);
+    for name in rest.into_iter().rev() {
+        match Path::new(&name).components().next() {
+            Some(Component::ParentDir) => {
+                resolved.pop();
+            }
+            Some(Component::CurDir) => {}
+            _ => resolved.push(name),
+        }
+    }
+    resolved
+}
+
+/// The merge base of `base` and `HEAD` in the repository at `root`: the side of the
+/// change that configures its review.
+pub fn merge_base(root: &Path, base: &str) -> Result<String, ChangeError> {
+    let commit = crate::diff::verify_base(root, base)?;
+    let found = crate::diff::git(root, &["merge-base", "--end-of-options", &commit, "HEAD"]).map_err(|_| {
+        ChangeError::InvalidBase {
+            base: base.to_string(),
+            reason: " that shares history with HEAD (they have no common ancestor, so there is no base side to \
+                     read the review's configuration from)"
+                .to_string(),
+        }
+    })?;
+    Ok(found.trim().to_string())
+}
