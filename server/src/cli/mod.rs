@@ -131,6 +131,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
             Err(code) => code,
         },
         Command::Providers(args) => providers::run(args, &workspace, None).await,
+        Command::Review(args) if review::store_from_the_change(&args, &cli.db).await => exit::CONFIG,
         Command::Review(args) => match store(&cli.db).await {
             Ok(store) => review::run(args, workspace, store).await,
             Err(code) => code,

@@ -184,10 +184,45 @@ fn refuse_in_ci(args: &ReviewArgs, review: &pipeline::PreparedReview, workspace:
     Some(exit::CONFIG)
 }
 
+/// Whether the run store `db` is a file the change under review brought (git tracks it
+/// in the repository), for a review that reads its configuration from the base: it
+/// holds earlier reviews, dismissals and cached answers, so a change could bring its
+/// own. Says so and what to do. A PostgreSQL store, a file outside the repository or
+/// one git does not track (made by the caller, as the default `.conclave/conclave.db`
+/// is) is the caller's own.
+pub async fn store_from_the_change(args: &ReviewArgs, db: &Path) -> bool {
+    if args.trust_head || (args.base.is_none() && args.since.is_none()) || crate::workspace::postgres_url(db).is_some()
+    {
+        return false;
+    }
+    let repo = args.repo.clone().unwrap_or_else(|| PathBuf::from("."));
+    let path = db.to_path_buf();
+    let tracked =
+        super::offload::blocking(move || conclave_review::configuration::tracked_in_repository(&repo, &path)).await;
+    if tracked {
+        eprintln!(
+            "error: the run store {} is a file of the repository under review (git tracks it), so the change could \
+             bring its own stored reviews, dismissals and cached answers. Keep the run store outside the \
+             repository (--db, CONCLAVE_DB), or pass --trust-head for a change you trust.",
+            db.display()
+        );
+    }
+    tracked
+}
+
 /// Runs the review; returns the exit code.
 pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
     let config = engine_config_on(args.concurrency.nodes(), &queue).await;
     let store: Arc<dyn RunStore> = queue;
+    // A pull request is reviewed against the branch it merges into, whose side
+    // configures the review: without a base, the change would configure its own.
+    if args.post.is_some() && args.base.is_none() && !args.trust_head {
+        eprintln!(
+            "error: --post reviews a pull request against the branch it merges into: give it with --base (such as \
+             origin/main), so that the review reads its configuration from that side, not from the change"
+        );
+        return exit::CONFIG;
+    }
     let post_to = match super::post::target(args.post, args.pr).await {
         Ok(target) => target,
         Err(code) => return code,

@@ -109,7 +109,15 @@ pub async fn publish(
     let mark_fixed = report.degraded.is_empty();
     // What was reviewed (in an incremental review, which commits now and which
     // earlier) heads the summary a posting writes.
-    let scope = report.scope.as_ref().map(conclave_review::incremental::Scope::summary);
+    // So does which side configured it, when the change edits its configuration.
+    let heads: Vec<String> = [
+        report.scope.as_ref().map(conclave_review::incremental::Scope::summary),
+        report.configuration.as_ref().and_then(|c| c.summary()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let scope = (!heads.is_empty()).then(|| heads.join("\n\n"));
     let dismissed: BTreeSet<String> =
         report.findings.iter().filter(|f| f.dismissed.is_some()).map(conclave_review::report::fingerprint).collect();
     let posting =

@@ -7,12 +7,13 @@
 //! runs or reaches a prompt, its blocker gates, and every report names each edited
 //! configuration file. `--trust-head` is the caller's opt-in, and says so.
 
-use conclave_testkit::{FakeServer, git};
+use conclave_testkit::{FakeGitHub, FakeServer, git};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::review_e2e::{VULNERABLE, routes};
+use crate::review_post::{TOKEN, git_out, patches};
 
 /// The base's rules for its reviewers.
 const BASE_RULE: &str = "BASE-RULE: every path from a client is checked against the upload root.";
@@ -74,18 +75,34 @@ fn hostile_commit(repo: &Path, blocker: &str) {
 /// `conclave review ARGS` run in the repository's root, as CI runs it, with its run
 /// store and configuration directory outside the repository.
 async fn review_in(repo: &Path, store: &Path, server: &FakeServer, args: &[&str]) -> Output {
+    review_in_env(repo, store, server, args, &[]).await
+}
+
+/// [`review_in`] with more environment variables (a forge's).
+async fn review_in_env(
+    repo: &Path,
+    store: &Path,
+    server: &FakeServer,
+    args: &[&str],
+    env: &[(String, String)],
+) -> Output {
     let (repo, store, base) = (repo.to_path_buf(), store.to_path_buf(), server.base.clone());
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let env = env.to_vec();
     tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_conclave"))
-            .arg("review")
-            .args(&args)
-            .current_dir(&repo)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_conclave"));
+        command.arg("review").args(&args).current_dir(&repo);
+        for name in
+            ["CI", "GITHUB_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", "GITHUB_EVENT_PATH", "GITHUB_HEAD_REF"]
+        {
+            command.env_remove(name);
+        }
+        command
             .env("CONCLAVE_DB", store.join("runs.db"))
             .env("CONCLAVE_CONFIG_DIR", store.join("config"))
             .env("ANTHROPIC_BASE_URL", base)
             .env("ANTHROPIC_API_KEY", "sk-ant-test")
-            .env_remove("CI")
+            .envs(env)
             .output()
             .expect("conclave runs")
     })
@@ -264,4 +281,84 @@ async fn a_review_of_the_working_tree_reads_the_working_tree_as_before() {
     assert_eq!(report["review"].get("configuration"), None, "no base: nothing to say about sides");
     let sent: Vec<String> = server.requests().iter().map(|r| r.body.to_string()).collect();
     assert!(sent.iter().any(|b| b.contains("# From `AGENTS.md`\\n\\nHEAD-AGENTS")), "your own rules apply: {sent:?}");
+}
+
+#[tokio::test]
+async fn the_posted_review_names_each_edited_configuration_file_and_says_the_base_s_was_used() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = repository(dir.path());
+    let store = dir.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    let (_, _, before, _, _) = reviewed(&repo, &store, &[]).await;
+    hostile_commit(&repo, &blocker_fingerprint(&before));
+    let github = FakeGitHub::start("acme/uploads", 7, TOKEN, 2).await;
+    github.set_head(git_out(&repo, &["rev-parse", "HEAD"]).trim(), &patches(&repo));
+    let event = store.join("event.json");
+    std::fs::write(&event, json!({"action": "synchronize", "pull_request": {"number": 7}}).to_string()).expect("write");
+    let env: Vec<(String, String)> = [
+        ("GITHUB_TOKEN", TOKEN.to_string()),
+        ("GITHUB_REPOSITORY", "acme/uploads".to_string()),
+        ("GITHUB_API_URL", github.base.clone()),
+        ("GITHUB_EVENT_PATH", event.display().to_string()),
+    ]
+    .map(|(k, v)| (k.to_string(), v))
+    .to_vec();
+    let server = FakeServer::start_routed(routes()).await;
+    let args = ["--base", "main", "--analyzers", "none", "--post", "github", "--full", "--fail-on", "blocker"];
+    let out = review_in_env(&repo, &store, &server, &args, &env).await;
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    let reviews = github.reviews();
+    let body = reviews.iter().filter_map(|r| r["body"].as_str()).collect::<Vec<_>>().join("\n");
+    assert!(body.contains("This change edits the review's configuration"), "{body}");
+    assert!(body.contains("the base's version of each was used"), "{body}");
+    let comments = github.comments().iter().filter_map(|c| c["body"].as_str().map(str::to_string)).collect::<Vec<_>>();
+    let everything = format!("{body}\n{}", comments.join("\n"));
+    for path in EDITED {
+        assert!(everything.contains(&format!("`{path}`")), "the posted review names {path}: {everything}");
+    }
+    assert!(!everything.contains(PWNED), "nothing the change added ran");
+}
+
+#[tokio::test]
+async fn posting_without_a_base_and_a_run_store_the_change_brought_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = repository(dir.path());
+    let store = dir.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    let server = FakeServer::start_routed(routes()).await;
+    let out = review_in(&repo, &store, &server, &["--post", "github"]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--post reviews a pull request against the branch it merges into: give it with --base"),
+        "{stderr}"
+    );
+
+    // A run store committed in the repository came with the change.
+    std::fs::create_dir_all(repo.join(".conclave")).expect("mkdir");
+    std::fs::write(repo.join(".conclave/conclave.db"), b"").expect("write");
+    git(&repo, &["add", "-f", ".conclave/conclave.db"]);
+    git(&repo, &["commit", "-q", "-m", "bring a run store"]);
+    let run = |extra: &'static [&'static str]| {
+        let repo = repo.clone();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_conclave"))
+                .args(["review", "--base", "main", "--analyzers", "none"])
+                .args(extra)
+                .current_dir(&repo)
+                .env_remove("CONCLAVE_DB")
+                .env("ANTHROPIC_API_KEY", "sk-ant-test")
+                .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+                .output()
+                .expect("conclave runs")
+        }
+    };
+    let out = tokio::task::spawn_blocking(run(&[])).await.expect("joined");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the run store .conclave/conclave.db is a file of the repository under review (git tracks it)"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty(), "no provider was called");
 }

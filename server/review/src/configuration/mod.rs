@@ -195,6 +195,19 @@ fn canonical_prefix(path: &Path) -> PathBuf {
     resolved
 }
 
+/// Whether `path` is a file of the repository that `repo` lies in, tracked by git:
+/// one the checkout of a change brought, not one the caller made. A path outside the
+/// repository is not. Runs git: call it on a blocking thread.
+pub fn tracked_in_repository(repo: &Path, path: &Path) -> bool {
+    let Ok(root) = crate::diff::repository_root(repo)
+        .and_then(|r| r.canonicalize().map_err(|e| ChangeError::NotARepository(format!("{}: {e}", r.display()))))
+    else {
+        return false;
+    };
+    let Some(relative) = relative_inside(&root, path) else { return false };
+    !relative.is_empty() && crate::diff::git(&root, &["ls-files", "--error-unmatch", "--", &relative]).is_ok()
+}
+
 /// The merge base of `base` and `HEAD` in the repository at `root`: the side of the
 /// change that configures its review.
 pub fn merge_base(root: &Path, base: &str) -> Result<String, ChangeError> {

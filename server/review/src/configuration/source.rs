@@ -81,6 +81,27 @@ impl ConfigurationSource {
     pub fn from_base(&self) -> bool {
         self.read_from == Trust::Base
     }
+
+    /// One paragraph for a posted summary: which configuration files the change
+    /// edits and which side's were used; `None` when there is nothing to say (the
+    /// base configured the review and the change edits none of it).
+    pub fn summary(&self) -> Option<String> {
+        let files: Vec<String> = self.edited.iter().map(|e| format!("`{}`", e.path)).collect();
+        match (self.from_base(), files.is_empty()) {
+            (true, true) => None,
+            (true, false) => Some(format!(
+                "This change edits the review's configuration ({}): the base's version of each was used, and each \
+                 edit is raised for a person to look at.",
+                files.join(", ")
+            )),
+            (false, true) => Some("The change configured its own review: its head was trusted.".to_string()),
+            (false, false) => Some(format!(
+                "The change configured its own review: its head was trusted, and its edits to the review's \
+                 configuration ({}) were applied.",
+                files.join(", ")
+            )),
+        }
+    }
 }
 
 /// The first 12 characters of a commit hash.
