@@ -51,9 +51,15 @@ pub struct Editor {
     _profile: tempfile::TempDir,
 }
 
-/// Polls `check` until it holds (10 s at most).
+/// How long a browser test waits for something before it fails. Generous: the
+/// deadline only matters when the test fails, and on a busy machine (other test
+/// binaries building or running a model beside this one) a review run through the
+/// server can take many times its quiet-machine time.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Polls `check` until it holds ([`PATIENCE`] at most).
 pub async fn wait_until<F: Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + PATIENCE;
     while !check().await {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -174,9 +180,9 @@ impl Editor {
         self.driver.find(by).await
     }
 
-    /// The first element matching `by`, waiting up to 10 s.
+    /// The first element matching `by`, waiting up to [`PATIENCE`].
     pub async fn wait_for(&self, by: By) -> WebElement {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + PATIENCE;
         loop {
             if let Ok(el) = self.driver.find(by.clone()).await {
                 return el;

@@ -8,6 +8,19 @@
 use conclave_shared::{FindingGroup, FindingsCheck};
 use serde_json::{Map, Value};
 
+use crate::config::RECORD_PREFIX;
+
+/// The run input as nodes receive it: without the fields the run keeps for its own
+/// records (see [`RECORD_PREFIX`]).
+pub(crate) fn without_records(input: Value) -> Value {
+    match input {
+        Value::Object(fields) => {
+            Value::Object(fields.into_iter().filter(|(key, _)| !key.starts_with(RECORD_PREFIX)).collect())
+        }
+        other => other,
+    }
+}
+
 /// What one agent node receives.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentInput {

@@ -57,7 +57,7 @@ pub use agent::AgentContext;
 pub use approval::{Decision, DecisionError, cancel_waiting, decide};
 pub use budget::{BudgetExceeded, Ledger};
 pub use bus::{BusSink, EventBus};
-pub use config::{Commands, EngineConfig, MAX_SAMPLES, PARTS_FIELD, Parts, RunOptions, Samples};
+pub use config::{Commands, EngineConfig, MAX_SAMPLES, PARTS_FIELD, Parts, RECORD_PREFIX, RunOptions, Samples};
 pub use fleet::FleetLimits;
 pub use input::{AgentInput, ComparisonHeadings};
 pub use limits::Limits;

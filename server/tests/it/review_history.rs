@@ -5,11 +5,26 @@
 
 use conclave_testkit::{FakeServer, git};
 use serde_json::{Value, json};
+use std::path::Path;
 use std::process::Command;
 
 use crate::review_e2e::{
     TRAVERSAL, VULNERABLE, assert_valid_sarif, fixture_workspace, review, review_with, writer_routes,
 };
+
+/// Commits the working tree's `path` on `main` and rebases the `feature` branch onto
+/// it: the way a dismissal reaches the
+/// base of later reviews.
+pub(crate) fn land_on_main(repo: &Path, path: &str) {
+    let text = std::fs::read(repo.join(path)).expect("the file to land");
+    git(repo, &["checkout", "-q", "main"]);
+    std::fs::create_dir_all(repo.join(path).parent().expect("a directory")).expect("mkdir");
+    std::fs::write(repo.join(path), text).expect("write");
+    git(repo, &["add", path]);
+    git(repo, &["commit", "-q", "-m", "dismiss a finding"]);
+    git(repo, &["checkout", "-q", "feature"]);
+    git(repo, &["rebase", "-q", "main"]);
+}
 
 #[tokio::test]
 async fn a_dismissed_finding_is_suppressed_with_its_reason_and_gates_nothing() {
@@ -31,6 +46,9 @@ async fn a_dismissed_finding_is_suppressed_with_its_reason_and_gates_nothing() {
     let reason = "The names come from our own upload form, which allows [a-z0-9] only.";
     let out = dismiss(&[&fingerprint, "--reason", reason, "--author", "Ann <ann@example.com>"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // A review with a base reads the dismissals from the base: the dismissal is merged
+    // into `main` first, as a team does.
+    land_on_main(&repo, ".conclave/dismissed.json");
     let out = dismiss(&["not-a-fingerprint", "--reason", "r", "--author", "a"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a finding fingerprint"));
@@ -59,7 +77,16 @@ async fn a_dismissed_finding_is_suppressed_with_its_reason_and_gates_nothing() {
                 "properties": {"author": "Ann <ann@example.com>", "file": ".conclave/dismissed.json"}}])
     );
 
+    // A change's own malformed file is the change's problem: reported, not applied.
     std::fs::write(repo.join(".conclave/dismissed.json"), "{\"version\": 1, \"dismissed\": [{}]}").expect("write");
+    git(&repo, &["commit", "-q", "-am", "break the dismissals"]);
+    let (code, stderr, report) = review_with(&workdir, &repo, blocker.clone(), &[]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(report["review"]["configuration"]["edited"][0]["path"], ".conclave/dismissed.json");
+    assert_eq!(report["review"]["findings"][0]["dismissed"]["reason"], reason, "the base's dismissal applies");
+
+    // The base's malformed file is never skipped.
+    land_on_main(&repo, ".conclave/dismissed.json");
     let (code, stderr, _) = review_with(&workdir, &repo, blocker, &[]).await;
     assert_eq!(code, Some(2), "a malformed file is never skipped: {stderr}");
     assert!(

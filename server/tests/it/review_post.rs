@@ -414,6 +414,7 @@ async fn unanchored_and_dismissed_findings_are_not_posted() {
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    crate::review_history::land_on_main(&fx.repo, ".conclave/dismissed.json");
 
     let github = FakeGitHub::start("acme/uploads", 7, TOKEN, 2).await;
     github.set_head(&head(&fx.repo), &patches(&fx.repo));

@@ -131,7 +131,9 @@ struct Run {
 /// Drives the run to its end and emits `run_finished`.
 pub async fn drive(start: Start, cancel: CancellationToken) -> RunOutcome {
     let Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache, parts } = start;
-    // Every node receives the run input without its parts; the agents named run once per part.
+    // Every node receives the run input without its records and its parts; the agents
+    // named run once per part.
+    let input = crate::input::without_records(input);
     let (input, parted) = match parts::partition(&input, parts.as_ref()) {
         Some((shared, parted)) => (shared, Some(Arc::new(parted))),
         None => (input, None),

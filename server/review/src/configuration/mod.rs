@@ -222,3 +222,93 @@ pub fn merge_base(root: &Path, base: &str) -> Result<String, ChangeError> {
     })?;
     Ok(found.trim().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(root: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git").arg("-C").arg(root).args(args).output().expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let file = root.join(path);
+        std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(file, text).expect("write");
+    }
+
+    #[test]
+    fn the_layout_names_what_each_path_configures() {
+        let layout = Layout {
+            catalog: Some("conclaves".into()),
+            schemas: vec!["conclaves/schemas".into()],
+            conclave_file: Some("ci/review.json".into()),
+        };
+        let kinds = [
+            ("conclaves/light-code-review.conclave.json", Some(ConfigKind::Conclave)),
+            ("conclaves/nested/x.conclave.json", None),
+            ("ci/review.json", Some(ConfigKind::Conclave)),
+            ("conclaves/schemas/review/findings/v1.schema.json", Some(ConfigKind::Schema)),
+            ("conclaves/schemas/notes.md", None),
+            ("AGENTS.md", Some(ConfigKind::Rules)),
+            ("src/db/CLAUDE.md", Some(ConfigKind::Rules)),
+            (".conclave/rules/sql.md", Some(ConfigKind::Rules)),
+            (".conclave/dismissed.json", Some(ConfigKind::Dismissals)),
+            (".conclave/other.json", Some(ConfigKind::Settings)),
+            (".conclaveish/x", None),
+            ("src/main.rs", None),
+        ];
+        for (path, kind) in kinds {
+            assert_eq!(layout.kind_of(path), kind, "{path}");
+        }
+        let at_root = Layout { catalog: Some(String::new()), ..Layout::default() };
+        assert_eq!(at_root.kind_of("x.conclave.json"), Some(ConfigKind::Conclave), "a catalog at the root");
+        assert_eq!(at_root.kind_of("src/x.conclave.json"), None);
+    }
+
+    #[test]
+    fn paths_inside_the_repository_are_found_through_symlinks_and_dot_dot_and_others_are_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical").join("repo");
+        std::fs::create_dir_all(root.join("conclaves")).expect("mkdir");
+        std::os::unix::fs::symlink(root.join("conclaves"), dir.path().join("linked")).expect("symlink");
+        assert_eq!(relative_inside(&root, &root.join("conclaves")).as_deref(), Some("conclaves"));
+        assert_eq!(relative_inside(&root, &dir.path().join("linked")).as_deref(), Some("conclaves"));
+        assert_eq!(relative_inside(&root, &root.join("missing/x.json")).as_deref(), Some("missing/x.json"));
+        assert_eq!(relative_inside(&root, &root.join("conclaves/../../outside")), None);
+        assert_eq!(relative_inside(&root, &root).as_deref(), Some(""));
+        assert_eq!(relative_inside(&root, dir.path()), None);
+    }
+
+    #[test]
+    fn the_base_copy_holds_the_merge_base_s_configuration_files_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        git(&root, &["init", "-q", "-b", "main"]);
+        write(&root, "conclaves/review.conclave.json", "{\"base\": true}\n");
+        write(&root, "src/AGENTS.md", "base rules\n");
+        write(&root, "src/main.rs", "fn main() {}\n");
+        std::os::unix::fs::symlink("/etc/passwd", root.join("AGENTS.md")).expect("symlink");
+        git(&root, &["add", "."]);
+        git(&root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "base"]);
+        git(&root, &["checkout", "-q", "-b", "feature"]);
+        write(&root, "conclaves/review.conclave.json", "{\"head\": true}\n");
+        write(&root, ".conclave/dismissed.json", "{}\n");
+        git(&root, &["add", "."]);
+        git(&root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "head"]);
+        let commit = merge_base(&root, "main").expect("a merge base");
+        let layout = Layout { catalog: Some("conclaves".into()), ..Layout::default() };
+        let snapshot = Snapshot::extract(&root, &commit, &layout).expect("extracted");
+        let read = |p: &str| std::fs::read_to_string(snapshot.path(p)).ok();
+        assert_eq!(read("conclaves/review.conclave.json").as_deref(), Some("{\"base\": true}\n"));
+        assert_eq!(read("src/AGENTS.md").as_deref(), Some("base rules\n"));
+        assert_eq!(read("src/main.rs"), None, "code is not configuration");
+        assert_eq!(read(".conclave/dismissed.json"), None, "the change's file is not the base's");
+        let link = std::fs::symlink_metadata(snapshot.path("AGENTS.md")).expect("made again");
+        assert!(link.file_type().is_symlink(), "a rules file's symlink stays a symlink, for the reader to refuse");
+        assert_eq!(std::fs::read_link(snapshot.path("AGENTS.md")).expect("a link"), Path::new("/etc/passwd"));
+        let no_history = merge_base(&root, "4b825dc642cb6eb9a060e54bf8d69288fbee4904");
+        assert!(no_history.is_err(), "the empty tree is no commit");
+    }
+}

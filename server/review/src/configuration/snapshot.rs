@@ -3,14 +3,16 @@
 //! their repository paths, so that the catalog, the schema search and the rules
 //! reader read them as they read a working tree, and never see the change's edits.
 //!
-//! Only regular files are copied (a symlink or a submodule in the tree is left out,
-//! so nothing can point outside the copy), each at most [`MAX_FILE_BYTES`].
+//! Only regular files are copied, each at most [`MAX_FILE_BYTES`]; a submodule is left
+//! out, and so is a symlink, but for a rules file's: it is made again as the same
+//! symlink, which the rules reader refuses with its usual note (it never follows one).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::layout::Layout;
+use super::source::ConfigKind;
 use crate::diff::ChangeError;
 
 /// The largest configuration file copied; a larger one is left out (a conclave,
@@ -35,10 +37,10 @@ impl Snapshot {
     /// Copies the files `layout` wants from `commit` (a full hash) of the repository
     /// at `root`. Runs git: call it on a blocking thread.
     pub fn extract(root: &Path, commit: &str, layout: &Layout) -> Result<Snapshot, ChangeError> {
-        let entries: Vec<TreeEntry> =
-            tree(root, commit)?.into_iter().filter(|e| e.mode == "100644" || e.mode == "100755").collect();
-        let wanted: Vec<&TreeEntry> =
-            entries.iter().filter(|e| is_plain_relative(&e.path) && layout.wanted(&e.path)).collect();
+        let entries: Vec<TreeEntry> = tree(root, commit)?.into_iter().filter(|e| is_plain_relative(&e.path)).collect();
+        let regular = |e: &&TreeEntry| (e.mode == "100644" || e.mode == "100755") && layout.wanted(&e.path);
+        let linked_rules = |e: &&TreeEntry| e.mode == "120000" && layout.kind_of(&e.path) == Some(ConfigKind::Rules);
+        let wanted: Vec<&TreeEntry> = entries.iter().filter(|e| regular(e) || linked_rules(e)).collect();
         let dir = tempfile::Builder::new()
             .prefix("conclave-base-")
             .tempdir()
@@ -51,7 +53,12 @@ impl Snapshot {
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| io_error(&target, e))?;
             }
-            std::fs::write(&target, bytes).map_err(|e| io_error(&target, e))?;
+            if entry.mode == "120000" {
+                let link = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
+                std::os::unix::fs::symlink(link, &target).map_err(|e| io_error(&target, e))?;
+            } else {
+                std::fs::write(&target, bytes).map_err(|e| io_error(&target, e))?;
+            }
         }
         Ok(Snapshot { dir, commit: commit.to_string() })
     }

@@ -7,7 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The run input's key recording where the configuration was read from.
-pub const CONFIGURATION_INPUT: &str = "configuration";
+/// A record of the run (its name begins with the engine's `RECORD_PREFIX`): no
+/// agent sees it, so a review's prompts do not change with where its configuration
+/// came from.
+pub const CONFIGURATION_INPUT: &str = "_configuration";
 
 /// Where a review's configuration was read from, and which configuration files the
 /// change edits; recorded in the run input for the report.
@@ -80,6 +83,12 @@ impl ConfigurationSource {
     /// Whether the base side configured the review.
     pub fn from_base(&self) -> bool {
         self.read_from == Trust::Base
+    }
+
+    /// Whether a report has something to say about it: the head configured the
+    /// review, or the change edits its configuration.
+    pub fn notable(&self) -> bool {
+        !self.from_base() || !self.edited.is_empty()
     }
 
     /// One paragraph for a posted summary: which configuration files the change

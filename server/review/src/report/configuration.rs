@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 use super::review_report::ReviewReport;
 use crate::configuration::{ConfigurationSource, short};
 
-/// The Markdown section; nothing for a review of the working tree.
+/// The Markdown section; nothing for a review of the working tree, or one the base
+/// configured whose change edits none of its configuration.
 pub(super) fn markdown(out: &mut String, r: &ReviewReport) {
-    let Some(source) = &r.configuration else { return };
+    let Some(source) = r.configuration.as_ref().filter(|s| s.notable()) else { return };
     let _ = writeln!(out, "## Configuration\n");
     match (source.from_base(), &source.commit) {
         (true, Some(commit)) => {
@@ -64,9 +65,9 @@ pub(super) fn markdown(out: &mut String, r: &ReviewReport) {
     }
 }
 
-/// The JSON envelope's `review.configuration`; `None` for a review of the working tree.
+/// The JSON envelope's `review.configuration`; `None` when the Markdown says nothing.
 pub(super) fn json(r: &ReviewReport) -> Option<Value> {
-    let source: &ConfigurationSource = r.configuration.as_ref()?;
+    let source: &ConfigurationSource = r.configuration.as_ref().filter(|s| s.notable())?;
     let not_applied: Vec<Value> = r
         .dismissals_not_applied
         .iter()
