@@ -76,12 +76,6 @@ pub struct RunOptions {
     pub parts: Option<Parts>,
 }
 
-/// What begins the name of a run input's field that the run keeps for its own
-/// records (who asked for it, where its configuration came from): stored with the
-/// run, read by reports, and never given to a node as input, so it changes no prompt,
-/// cache key or recording.
-pub const RECORD_PREFIX: char = '_';
-
 /// The run input's field holding its parts, when a run is partitioned.
 pub const PARTS_FIELD: &str = "parts";
 

@@ -8,7 +8,11 @@
 use conclave_shared::{FindingGroup, FindingsCheck};
 use serde_json::{Map, Value};
 
-use crate::config::RECORD_PREFIX;
+/// What begins the name of a run input's field that the run keeps for its own
+/// records (who asked for it, where its configuration came from): stored with the
+/// run, read by reports, and never given to a node as input, so it changes no prompt,
+/// cache key or recording.
+pub const RECORD_PREFIX: char = '_';
 
 /// The run input as nodes receive it: without the fields the run keeps for its own
 /// records (see [`RECORD_PREFIX`]).

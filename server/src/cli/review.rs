@@ -210,17 +210,25 @@ pub async fn store_from_the_change(args: &ReviewArgs, db: &Path) -> bool {
     tracked
 }
 
-/// Runs the review; returns the exit code.
-pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
-    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
-    let store: Arc<dyn RunStore> = queue;
-    // A pull request is reviewed against the branch it merges into, whose side
-    // configures the review: without a base, the change would configure its own.
-    if args.post.is_some() && args.base.is_none() && !args.trust_head {
+/// Whether `--post` was given without `--base` (and the head is not trusted), said
+/// so: a pull request is reviewed against the branch it merges into, whose side
+/// configures the review; without a base, the change would configure its own.
+fn posting_without_a_base(args: &ReviewArgs) -> bool {
+    let refused = args.post.is_some() && args.base.is_none() && !args.trust_head;
+    if refused {
         eprintln!(
             "error: --post reviews a pull request against the branch it merges into: give it with --base (such as \
              origin/main), so that the review reads its configuration from that side, not from the change"
         );
+    }
+    refused
+}
+
+/// Runs the review; returns the exit code.
+pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
+    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    let store: Arc<dyn RunStore> = queue;
+    if posting_without_a_base(&args) {
         return exit::CONFIG;
     }
     let post_to = match super::post::target(args.post, args.pr).await {

@@ -99,18 +99,26 @@ pub(super) fn render(report: &ReviewReport) -> String {
             }},
             "automationDetails": {"id": format!("conclave/{}/{}", report.conclave.0, report.run_id)},
             "results": results,
-            "properties": {
-                "status": report.status.as_str(),
-                "contradictions": report.contradictions().count(),
-                "degraded": !report.degraded.is_empty(),
-                "degradedReasons": report.degraded,
-                "configuration": super::configuration::json(report)
-            }
+            "properties": run_properties(report)
         }]
     });
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
     text.push('\n');
     text
+}
+
+/// The run's properties: how it ended, and which side configured it.
+fn run_properties(report: &ReviewReport) -> Value {
+    let mut properties = json!({
+        "status": report.status.as_str(),
+        "contradictions": report.contradictions().count(),
+        "degraded": !report.degraded.is_empty(),
+        "degradedReasons": report.degraded
+    });
+    if let (Some(configuration), Some(object)) = (super::configuration::json(report), properties.as_object_mut()) {
+        object.insert("configuration".into(), configuration);
+    }
+    properties
 }
 
 fn capitalize(s: &str) -> String {
