@@ -263,9 +263,14 @@ pub fn tool_dir() -> Option<PathBuf> {
 }
 
 /// Where `program` is: `Some(None)` on `PATH` (or a path that exists),
-/// `Some(Some(path))` only in the tool directory, `None` nowhere. It reads the file
+/// `Some(Some(path))` only in the tool directory (or `conclave` itself, the running
+/// executable), `None` nowhere. It reads the file
 /// system: call it on a blocking thread.
 pub fn locate_program(program: &str) -> Option<Option<PathBuf>> {
+    // Conclave's own lanes (`invisible-text`) run this very program, wherever it is.
+    if program == "conclave" {
+        return std::env::current_exe().ok().map(Some);
+    }
     let executable = |path: &Path| path.is_file();
     if program.contains('/') {
         return executable(Path::new(program)).then_some(None);

@@ -31,6 +31,7 @@ pub mod eval;
 pub mod fallback;
 pub mod findings;
 pub mod incremental;
+pub mod invisible_text;
 pub mod pipeline;
 pub mod policy;
 pub mod report;

@@ -19,6 +19,7 @@ mod recordings;
 mod review;
 mod run;
 mod runs;
+mod scan;
 mod schema;
 mod serve;
 mod validate;
@@ -58,6 +59,10 @@ pub enum Command {
     /// List the review conclave's analyzer lanes, whether each is installed, and
     /// which would run on the change (and why each other one is off).
     Analyzers(analyzers::AnalyzersArgs),
+    /// Run one of Conclave's own analyzers on the working tree's changes, printing
+    /// SARIF (the built-in review conclaves run them as analyzer lanes).
+    #[command(subcommand)]
+    Scan(scan::ScanCommand),
     /// Record that a finding does not apply, in the repository's .conclave/dismissed.json.
     Dismiss(dismiss::DismissArgs),
     /// The dismissals made by replying `/conclave dismiss` on pull requests, kept in
@@ -126,6 +131,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Schema(cmd) => blocking(move || schema::run(cmd, &workspace)).await,
         Command::Dismiss(args) => blocking(move || dismiss::run(args)).await,
         Command::Analyzers(args) => blocking(move || analyzers::run(args, &workspace)).await,
+        Command::Scan(cmd) => blocking(move || scan::run(cmd)).await,
         Command::Providers(args) if args.probe => match store(&cli.db).await {
             Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,
             Err(code) => code,

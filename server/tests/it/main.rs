@@ -21,6 +21,7 @@ mod review_caching;
 mod review_e2e;
 mod review_history;
 mod review_incremental;
+mod review_invisible_text;
 mod review_parts;
 mod review_post;
 mod review_replies;

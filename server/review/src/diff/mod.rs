@@ -349,6 +349,25 @@ pub fn collect_change_since(
     }))
 }
 
+/// The lines of `files` (repository paths) that the working tree adds or changes
+/// against the merge base of `base` and `HEAD` (`HEAD` itself for a review of the
+/// working tree), as analyzers see the change: untracked files count whole. Files
+/// unchanged are left out.
+pub fn working_tree_changes(repo: &Path, base: &str, files: &[String]) -> Result<Vec<ChangedFile>, ChangeError> {
+    let root = repository_root(repo)?;
+    let commit = verify_base(&root, base)?;
+    let mut args = vec!["diff", "--patch-with-raw", "-z", "--no-color", "--no-ext-diff", "--find-renames", "-U0"];
+    args.extend(["--merge-base", commit.as_str(), "--"]);
+    args.extend(files.iter().map(String::as_str));
+    let mut changed: Vec<ChangedFile> =
+        parse_patch_with_raw(&git_bytes(&root, &args)?)?.into_iter().map(|f| f.file).collect();
+    let wanted: std::collections::HashSet<&str> = files.iter().map(String::as_str).collect();
+    changed.extend(
+        untracked(&root)?.into_iter().map(|f| f.file).filter(|f| files.is_empty() || wanted.contains(f.path.as_str())),
+    );
+    Ok(changed)
+}
+
 /// Untracked files (not ignored), each diffed against `/dev/null`; the paths come
 /// from `git ls-files -z`, exact.
 fn untracked(root: &Path) -> Result<Vec<ParsedFile>, ChangeError> {
