@@ -168,7 +168,7 @@ async fn analyzers_none_runs_no_lane_and_a_named_lane_runs_alone() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("error: no analyzer `shelcheck` in conclave `light-code-review`; its analyzers: git-diff-check, shellcheck, ruff, semgrep, clippy (--analyzers)"),
+        stderr.contains("error: no analyzer `shelcheck` in conclave `light-code-review`; its analyzers: git-diff-check, shellcheck, ruff, semgrep, clippy, invisible-text (--analyzers)"),
         "{stderr}"
     );
 }
@@ -187,6 +187,7 @@ async fn conclave_analyzers_lists_each_lane_and_why_it_is_off() {
     assert!(line("git-diff-check").ends_with("`git`, installed; runs on 1 changed file(s): deploy.sh"), "{stdout}");
     assert!(line("shellcheck").ends_with("`shellcheck`, installed; runs on 1 changed file(s): deploy.sh"), "{stdout}");
     assert!(line("ruff").ends_with("off: the change touches no file it reads"), "{stdout}");
+    assert!(line("invisible-text").ends_with("installed; runs on 1 changed file(s): deploy.sh"), "{stdout}");
     assert!(
         line("clippy")
             .ends_with("off: off by default: name it in the selection of analyzers to run it (--analyzers clippy)"),
@@ -195,7 +196,7 @@ async fn conclave_analyzers_lists_each_lane_and_why_it_is_off() {
 
     let selected = conclave(&workdir, &server, &["analyzers", &repo_arg, "--base", "main", "--analyzers", "none"]);
     let stdout = String::from_utf8_lossy(&selected.stdout);
-    assert_eq!(stdout.matches("off: not in the selection of analyzers").count(), 5, "{stdout}");
+    assert_eq!(stdout.matches("off: not in the selection of analyzers").count(), 6, "{stdout}");
 
     // A tool that is nowhere is said to be missing, with where it was looked for: a
     // PATH with git alone.
