@@ -241,7 +241,8 @@ pub fn prepare_change(
         _ => None,
     };
     let base = request.base.as_deref().or(since);
-    let configuration = configure(&change.root, base, request.trust, catalog, &request.conclave, &change.files)?;
+    let asked = (catalog, &request.conclave, request.rules.as_slice());
+    let configuration = configure(&change.root, base, request.trust, asked, &change.files)?;
     let mut conclave = review_conclave(&configuration.choice, configuration.catalog())
         .map_err(|e| ReviewError::Conclave(shown_from_base(&configuration, e)))?;
     // A malformed dismissals file on the side that configures the review stops it
@@ -264,7 +265,7 @@ pub fn prepare_change(
     review.no_cache = request.no_cache;
     review.budget = request.budget;
     review.scope = request.scope.clone();
-    review.rules = read_rules(&review, &configuration, &request.allow_paths, &request.rules)?;
+    review.rules = read_rules(&review, &configuration, &request.allow_paths)?;
     review.configuration = configuration.source;
     Ok(review)
 }
@@ -292,8 +293,8 @@ fn read_rules(
     review: &PreparedReview,
     configuration: &Configuration,
     allow_paths: &[String],
-    given: &[PathBuf],
 ) -> Result<Option<RepositoryRules>, ReviewError> {
+    let given = &configuration.rules_given;
     let off = review.conclave.conclave().settings.rules == Some(false);
     if off && given.is_empty() {
         return Ok(None);
@@ -360,7 +361,8 @@ pub fn list_analyzers(
     let change = collect_change(&request.repository, request.base.as_deref())?;
     let root = crate::diff::repository_root(&request.repository)?;
     let files = change.as_ref().map(|c| c.files.clone()).unwrap_or_default();
-    let configuration = configure(&root, request.base.as_deref(), request.trust, catalog, &request.conclave, &files)?;
+    let asked = (catalog, &request.conclave, &[][..]);
+    let configuration = configure(&root, request.base.as_deref(), request.trust, asked, &files)?;
     let conclave = review_conclave(&configuration.choice, configuration.catalog())
         .map_err(|e| ReviewError::Conclave(shown_from_base(&configuration, e)))?;
     let changed = change.as_ref().map(existing_files).unwrap_or_default();

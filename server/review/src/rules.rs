@@ -51,6 +51,23 @@ pub const RULES_KEY: &str = "rules";
 /// The run input's key for which rules files were applied and which were not read.
 pub const RULES_FILES_KEY: &str = "rules_files";
 
+/// A rules file given with the request: where to read it, and how to name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GivenRules {
+    /// Where it is read (for a file of the repository under review, the base side's
+    /// copy when the base configures the review).
+    pub path: PathBuf,
+    /// Its name in messages and the report: the path as given.
+    pub shown: String,
+}
+
+impl GivenRules {
+    /// A file read where it is, named by its path.
+    pub fn as_is(path: &Path) -> GivenRules {
+        GivenRules { path: path.to_path_buf(), shown: path.display().to_string() }
+    }
+}
+
 /// The rules files found for a change: every candidate, before selection.
 #[derive(Debug, Clone, Default)]
 pub struct RepositoryRules {
@@ -167,14 +184,14 @@ impl RepositoryRules {
     pub fn read(
         sandbox: Option<&Sandbox>,
         changed: &[String],
-        given: &[PathBuf],
+        given: &[GivenRules],
     ) -> Result<RepositoryRules, RulesError> {
         let mut rules = RepositoryRules::default();
         if let Some(sandbox) = sandbox {
             rules.read_repository(sandbox, changed);
         }
         for path in given {
-            rules.files.push(read_given(path)?);
+            rules.files.push(read_given(&path.path, &path.shown)?);
         }
         Ok(rules)
     }
@@ -385,8 +402,8 @@ fn rules_dir_names(sandbox: &Sandbox, refused: &mut Vec<RefusedRules>) -> Vec<St
 }
 
 /// Reads a file given on the command line, front matter and all.
-fn read_given(path: &Path) -> Result<RulesFile, RulesError> {
-    let shown = path.display().to_string();
+fn read_given(path: &Path, shown: &str) -> Result<RulesFile, RulesError> {
+    let shown = shown.to_string();
     let unreadable = |message: String| RulesError::Unreadable { path: shown.clone(), message };
     let file = std::fs::File::open(path).map_err(|e| unreadable(e.to_string()))?;
     let meta = file.metadata().map_err(|e| unreadable(e.to_string()))?;

@@ -362,3 +362,30 @@ async fn posting_without_a_base_and_a_run_store_the_change_brought_are_refused_b
     );
     assert!(server.requests().is_empty(), "no provider was called");
 }
+
+#[tokio::test]
+async fn a_rules_file_given_from_inside_the_repository_is_the_base_s_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = repository(dir.path());
+    let store = dir.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    git(&repo, &["checkout", "-q", "main"]);
+    std::fs::create_dir_all(repo.join("docs")).expect("mkdir");
+    std::fs::write(repo.join("docs/guide.md"), "BASE-GUIDE: uploads stay under the root.\n").expect("write");
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "guide"]);
+    git(&repo, &["checkout", "-q", "feature"]);
+    git(&repo, &["rebase", "-q", "main"]);
+    std::fs::write(repo.join("docs/guide.md"), "HEAD-GUIDE: anything goes.\n").expect("write");
+    git(&repo, &["commit", "-q", "-am", "relax the guide"]);
+    let (code, stderr, report, _, bodies) = reviewed(&repo, &store, &["--rules", "docs/guide.md"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    for body in &bodies {
+        let rules = input_block(&system_text(body), "rules");
+        assert!(rules.contains("BASE-GUIDE") && !rules.contains("HEAD-GUIDE"), "{rules}");
+    }
+    let applied = report["review"]["rules"]["applied"].to_string();
+    assert!(applied.contains("docs/guide.md (the base's version, commit "), "{applied}");
+    let edited = report["review"]["configuration"]["edited"].to_string();
+    assert!(edited.contains("\"docs/guide.md\""), "the edit is named: {edited}");
+}

@@ -17,6 +17,8 @@ pub struct Layout {
     pub schemas: Vec<String>,
     /// A conclave file given by path inside the repository.
     pub conclave_file: Option<String>,
+    /// Rules files given with the request that lie inside the repository.
+    pub given_rules: Vec<String>,
 }
 
 impl Layout {
@@ -32,7 +34,7 @@ impl Layout {
         if self.schemas.iter().any(|root| under(path, root)) && name.ends_with(".schema.json") {
             return Some(ConfigKind::Schema);
         }
-        if INSTRUCTION_FILES.contains(&name) || under(path, RULES_DIR) {
+        if INSTRUCTION_FILES.contains(&name) || under(path, RULES_DIR) || self.given_rules.iter().any(|g| g == path) {
             return Some(ConfigKind::Rules);
         }
         if path == dismissals::FILE {

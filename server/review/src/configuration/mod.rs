@@ -34,6 +34,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::choice::{Catalog, ConclaveChoice};
 use crate::diff::{ChangeError, ChangedFile};
+use crate::rules::GivenRules;
 pub use layout::Layout;
 pub use snapshot::Snapshot;
 pub use source::{CONFIGURATION_INPUT, ConfigKind, ConfigurationSource, EditedFile, short};
@@ -53,6 +54,9 @@ pub struct Configuration {
     pub choice: ConclaveChoice,
     /// The directory the repository's rules files are read from.
     pub rules_root: PathBuf,
+    /// The rules files given with the request, where each is read: one inside the
+    /// repository from the base side's copy when the base configures the review.
+    pub rules_given: Vec<GivenRules>,
     /// The base's copy, kept until the review is prepared.
     snapshot: Option<Snapshot>,
 }
@@ -86,21 +90,22 @@ pub fn configure(
     root: &Path,
     base: Option<&str>,
     trust: Trust,
-    catalog: Catalog<'_>,
-    choice: &ConclaveChoice,
+    request: (Catalog<'_>, &ConclaveChoice, &[PathBuf]),
     changed: &[ChangedFile],
 ) -> Result<Configuration, ChangeError> {
+    let (catalog, choice, given) = request;
     let as_is = |source| Configuration {
         source,
         catalog_dir: catalog.dir.to_path_buf(),
         context: catalog.context.clone(),
         choice: choice.clone(),
         rules_root: root.to_path_buf(),
+        rules_given: given.iter().map(|p| GivenRules::as_is(p)).collect(),
         snapshot: None,
     };
     let Some(base) = base else { return Ok(as_is(None)) };
     let root = root.canonicalize().map_err(|e| ChangeError::NotARepository(format!("{}: {e}", root.display())))?;
-    let layout = layout(&root, catalog, choice);
+    let layout = layout(&root, catalog, choice, given);
     let commit = merge_base(&root, base)?;
     let snapshot = Snapshot::extract(&root, &commit, &layout)?;
     let edited = edits::edited(&root, &snapshot, &layout, changed);
@@ -121,6 +126,16 @@ pub fn configure(
         }
         _ => choice.clone(),
     };
+    let rules_given = given
+        .iter()
+        .map(|path| match relative_inside(&root, path) {
+            Some(rel) => GivenRules {
+                path: snapshot.path(&rel),
+                shown: format!("{} (the base's version, commit {})", path.display(), short(&commit)),
+            },
+            None => GivenRules::as_is(path),
+        })
+        .collect();
     let source = ConfigurationSource { read_from: Trust::Base, commit: Some(commit), edited };
     Ok(Configuration {
         source: Some(source),
@@ -128,13 +143,14 @@ pub fn configure(
         context,
         choice,
         rules_root: snapshot.root().to_path_buf(),
+        rules_given,
         snapshot: Some(snapshot),
     })
 }
 
 /// Where the catalog, the schema roots and a conclave given by path lie in the
 /// repository at `root` (canonical).
-fn layout(root: &Path, catalog: Catalog<'_>, choice: &ConclaveChoice) -> Layout {
+fn layout(root: &Path, catalog: Catalog<'_>, choice: &ConclaveChoice, given: &[PathBuf]) -> Layout {
     let conclave_file = match choice {
         ConclaveChoice::PathOrId(given) if looks_like_path(given, catalog.dir) => {
             relative_inside(root, Path::new(given))
@@ -145,6 +161,7 @@ fn layout(root: &Path, catalog: Catalog<'_>, choice: &ConclaveChoice) -> Layout 
         catalog: relative_inside(root, catalog.dir),
         schemas: catalog.context.schemas.roots().iter().filter_map(|r| relative_inside(root, r)).collect(),
         conclave_file,
+        given_rules: given.iter().filter_map(|p| relative_inside(root, p)).filter(|r| !r.is_empty()).collect(),
     }
 }
 
@@ -244,6 +261,7 @@ mod tests {
             catalog: Some("conclaves".into()),
             schemas: vec!["conclaves/schemas".into()],
             conclave_file: Some("ci/review.json".into()),
+            given_rules: vec!["docs/review-guide.md".into()],
         };
         let kinds = [
             ("conclaves/light-code-review.conclave.json", Some(ConfigKind::Conclave)),

@@ -194,7 +194,7 @@ fn reading_finds_files_in_order_and_refuses_symlinks_with_a_note() {
     let given = dir.path().join("team.md");
     fs::write(&given, "Team rules.").expect("write");
 
-    let rules = RepositoryRules::read(Some(&sandbox), &paths(&["src/db/pool.rs"]), std::slice::from_ref(&given))
+    let rules = RepositoryRules::read(Some(&sandbox), &paths(&["src/db/pool.rs"]), &[GivenRules::as_is(&given)])
         .expect("reads");
     let selection = rules.select(&paths(&["src/db/pool.rs"]));
     let applied: Vec<&str> = selection.read.applied.iter().map(|a| a.path.as_str()).collect();
@@ -223,7 +223,7 @@ fn reading_finds_files_in_order_and_refuses_symlinks_with_a_note() {
     );
     assert!(!selection.text.expect("rules").contains("the secret"));
 
-    let off = RepositoryRules::read(None, &paths(&["src/db/pool.rs"]), &[given]).expect("reads");
+    let off = RepositoryRules::read(None, &paths(&["src/db/pool.rs"]), &[GivenRules::as_is(&given)]).expect("reads");
     let applied: Vec<String> = off.select(&[]).read.applied.into_iter().map(|a| a.path).collect();
     assert_eq!(applied, [given_shown], "with the repository's rules off only the given file is read");
 }
@@ -232,11 +232,11 @@ fn reading_finds_files_in_order_and_refuses_symlinks_with_a_note() {
 fn a_given_file_that_cannot_be_used_is_an_error_naming_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("missing.md");
-    let error = RepositoryRules::read(None, &[], std::slice::from_ref(&missing)).expect_err("refused");
+    let error = RepositoryRules::read(None, &[], &[GivenRules::as_is(&missing)]).expect_err("refused");
     assert!(error.to_string().starts_with(&format!("cannot read the rules file {}: ", missing.display())), "{error}");
     let bad = dir.path().join("bad.md");
     fs::write(&bad, "---\npaths: [\"db/**\"]\nowner: me\n---\n").expect("write");
-    let error = RepositoryRules::read(None, &[], std::slice::from_ref(&bad)).expect_err("refused");
+    let error = RepositoryRules::read(None, &[], &[GivenRules::as_is(&bad)]).expect_err("refused");
     assert_eq!(
         error.to_string(),
         format!(
