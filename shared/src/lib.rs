@@ -4,7 +4,8 @@
 //! the typed run events, `route` route nodes and their predicates, `run` the run records with how an event changes one,
 //! `outcome` a run's status and the class of a failure (which both name),
 //! `diagnostic` the problems validation reports, `api` the HTTP API's bodies,
-//! `fields` the field builder's model of output schemas, `lowering` schema dialects
+//! `fields` the field builder's model of output schemas, `invisible` the invisible and
+//! bidirectional control characters and their escapes, `lowering` schema dialects
 //! and the notes on adapting schemas to them, `review` findings and the checks across
 //! reviewers, `eval` what an eval of a conclave's reviews measured, `compare` the findings of two runs side by side, `layout` the editor's
 //! auto-layout, `number` how the editor writes numbers. Nothing here does I/O, and the
@@ -22,6 +23,7 @@ pub mod eval;
 pub mod events;
 pub mod fields;
 pub mod graph;
+pub mod invisible;
 pub mod layout;
 pub mod lowering;
 pub mod number;
