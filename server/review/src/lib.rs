@@ -13,7 +13,8 @@
 //! (`baseline.rs`, `dismissals.rs`), incremental reviews (`incremental.rs`: what is
 //! new since the branch's last review, and the earlier findings carried), the
 //! repository's rules for its reviewers (`rules.rs`: `AGENTS.md` and the like, read
-//! through the sandbox, selected by the changed paths), and the reports (`report/`).
+//! through the sandbox, selected by the changed paths), the reports (`report/`), and
+//! the sanitizer that makes model-authored Markdown inert in all of them (`inert/`).
 //!
 //! **Invariant:** the comparison and counts checks are pure functions of agent
 //! outputs; they call no provider and touch no file. Nothing here knows HTTP routes or
@@ -29,6 +30,7 @@ pub mod eval;
 pub mod fallback;
 pub mod findings;
 pub mod incremental;
+pub mod inert;
 pub mod pipeline;
 pub mod policy;
 pub mod report;
