@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::repeats::{stability_distribution, support_distribution};
+use crate::inert::code_span;
 use super::review_report::{LoweringSummary, ReviewReport, anchor_counts, listed};
 
 pub(super) fn render(r: &ReviewReport) -> String {
@@ -132,7 +133,7 @@ fn findings(out: &mut String, r: &ReviewReport) {
     }
     for (file, mut findings) in by_file {
         findings.sort_by_key(|f| (f.line, f.severity));
-        let _ = writeln!(out, "### `{file}`\n");
+        let _ = writeln!(out, "### {}\n", code_span(file));
         let _ = writeln!(out, "| Line | Severity | Raised by | Finding |");
         let _ = writeln!(out, "|---:|---|---|---|");
         for f in findings {
@@ -264,7 +265,7 @@ fn baseline(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "| File | Line then | Severity | Finding |");
     let _ = writeln!(out, "|---|---:|---|---|");
     for f in &r.absent {
-        let _ = writeln!(out, "| `{}` | {} | {} | {} |", f.file, f.line, severity_of(f), cell(&f.description));
+        let _ = writeln!(out, "| {} | {} | {} | {} |", code_span(&f.file), f.line, severity_of(f), cell(&f.description));
     }
     out.push('\n');
 }
@@ -286,13 +287,13 @@ fn unanchored(out: &mut String, r: &ReviewReport) {
     for f in list {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            f.file,
+            "| {} | {} | {} | {} | {} | {} |",
+            code_span(&f.file),
             f.line,
             severity_of(f),
             cell(f.raised_by.as_deref().unwrap_or(&f.agent)),
             cell(&f.description),
-            cell(f.evidence.as_deref().unwrap_or(""))
+            f.evidence.as_deref().map(|e| cell(&code_span(e))).unwrap_or_default()
         );
     }
     out.push('\n');
@@ -317,8 +318,8 @@ fn dismissed(out: &mut String, r: &ReviewReport) {
         let Some(d) = &f.dismissed else { continue };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            f.file,
+            "| {} | {} | {} | {} | {} | {} |",
+            code_span(&f.file),
             f.line,
             severity_of(f),
             cell(&f.description),
@@ -337,7 +338,7 @@ fn omitted(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "## Not reviewed ({})\n", r.omitted.len());
     let _ = writeln!(out, "The diff was over the size cap, so these files were left out, largest first:\n");
     for (path, bytes) in &r.omitted {
-        let _ = writeln!(out, "- `{path}` ({bytes} bytes of diff)");
+        let _ = writeln!(out, "- {} ({bytes} bytes of diff)", code_span(path));
     }
     out.push('\n');
 }

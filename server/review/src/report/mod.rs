@@ -13,6 +13,7 @@ mod rdjsonl;
 mod repeats;
 mod review_report;
 mod rules;
+mod sanitized;
 mod sarif;
 mod scope;
 
@@ -20,6 +21,7 @@ pub use analyzer_lanes::carry_dropped;
 pub use budget::{AgentSpend, BudgetSummary};
 pub use parts::{PartFiles, PartsRead};
 pub use repeats::{stability_distribution, support_distribution};
+pub use sanitized::{REPOSITORY_URL_INPUT, links_of_input, sanitize_report};
 pub use review_report::{
     AgentUsage, LoweringSummary, RepeatSummary, ReviewReport, SampledAgent, anchor_counts, fingerprint, gates, lane,
     listed,
@@ -85,14 +87,17 @@ impl std::str::FromStr for ReportFormat {
 }
 
 impl ReviewReport {
-    /// Renders the report.
+    /// Renders the report. The Markdown is sanitized whole once more (its tables put
+    /// each text on one line, and it names paths and commits the change chose), and
+    /// every format passes the process's redactor last.
     pub fn render(&self, format: ReportFormat) -> String {
-        match format {
-            ReportFormat::Markdown => markdown::render(self),
+        let text = match format {
+            ReportFormat::Markdown => crate::inert::sanitize(&markdown::render(self), &self.links),
             ReportFormat::Json => envelope::render(self),
             ReportFormat::Sarif => sarif::render(self),
             ReportFormat::Rdjsonl => rdjsonl::render(self),
-        }
+        };
+        conclave_core::process_redactor().redact(&text)
     }
 }
 
@@ -140,6 +145,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         scope: crate::incremental::Scope::of_input(&record.input),
         rules: crate::rules::RulesRead::of_input(&record.input),
         parts,
+        links: links_of_input(&record.input),
     }
 }
 

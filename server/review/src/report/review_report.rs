@@ -108,6 +108,9 @@ pub struct ReviewReport {
     /// A change reviewed in parts: the parts and their files, the hunks left out
     /// (each larger than a part), the parts a reviewer failed on; empty when it fit.
     pub parts: super::parts::PartsRead,
+    /// The links its text may keep: those into the forge repository's web pages,
+    /// from the run input (see `sanitized.rs`).
+    pub links: crate::inert::LinkPolicy,
 }
 
 impl ReviewReport {
