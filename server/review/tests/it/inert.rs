@@ -4,8 +4,8 @@
 //! outside code, an invisible character); exact outputs for the main cases; and
 //! sanitizing every output again changes nothing.
 
-use comrak::{Options, markdown_to_html};
 use conclave_review::inert::{LinkPolicy, code_span, sanitize};
+use conclave_testkit::{live_parts, render_gfm};
 use regex::Regex;
 
 const ALLOWED: &str = "https://github.com/acme/app";
@@ -43,53 +43,12 @@ fn decode(text: &str) -> String {
         .into_owned()
 }
 
-/// HTML as GitHub would render the text: GFM's extensions, autolinks, and raw HTML
-/// passed through (so any that survived shows).
 fn render(markdown: &str) -> String {
-    let mut options = Options::default();
-    options.extension.strikethrough = true;
-    options.extension.table = true;
-    options.extension.autolink = true;
-    options.extension.tasklist = true;
-    options.extension.footnotes = true;
-    options.render.r#unsafe = true;
-    markdown_to_html(markdown, &options)
+    render_gfm(markdown)
 }
 
-/// Everything live in the rendered HTML of a sanitized text, as complaints.
-fn live_parts(html: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let allowed_tags = [
-        "p", "a", "code", "pre", "em", "strong", "del", "ul", "ol", "li", "blockquote", "h1", "h2", "h3", "h4", "h5",
-        "h6", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "input", "section", "sup",
-    ];
-    let tag = Regex::new(r"<(/?)([A-Za-z][A-Za-z0-9-]*)").expect("regex");
-    for t in tag.captures_iter(html) {
-        if !allowed_tags.contains(&t[2].to_ascii_lowercase().as_str()) {
-            found.push(format!("a <{}{}> element", &t[1], &t[2]));
-        }
-    }
-    if html.contains("<!--") {
-        found.push("an HTML comment".into());
-    }
-    let attribute = Regex::new(r#"\b(href|src|srcset)="([^"]*)""#).expect("regex");
-    for a in attribute.captures_iter(html) {
-        let url = &a[2];
-        let ours = url.starts_with(&format!("{ALLOWED}/")) || url == ALLOWED || url.starts_with('#');
-        if a[1] != *"href" || !ours {
-            found.push(format!("{}={url}", &a[1]));
-        }
-    }
-    let code = Regex::new(r"(?s)<code[^>]*>.*?</code>|<pre[^>]*>.*?</pre>|<a [^>]*>").expect("regex");
-    let outside_code = code.replace_all(html, "");
-    let mention = Regex::new(r"(^|[^A-Za-z0-9])@[A-Za-z0-9_]").expect("regex");
-    if let Some(m) = mention.find(&outside_code) {
-        found.push(format!("a mention `{}` outside code", m.as_str()));
-    }
-    if let Some(c) = html.chars().find(|c| conclave_shared::invisible::is_invisible(*c)) {
-        found.push(format!("the invisible U+{:04X}", c as u32));
-    }
-    found
+fn live(html: &str) -> Vec<String> {
+    live_parts(html, ALLOWED)
 }
 
 #[test]
@@ -105,7 +64,7 @@ fn every_trick_of_the_corpus_renders_inert_and_settles() {
         {
             failures.push(format!("{}: expected\n{expected}\ngot\n{out}", case.name));
         }
-        let live = live_parts(&render(&out));
+        let live = live(&render(&out));
         if !live.is_empty() {
             failures.push(format!("{}: {live:?} in the output\n{out}", case.name));
         }
@@ -120,10 +79,10 @@ fn every_trick_of_the_corpus_renders_inert_and_settles() {
 #[test]
 fn the_checks_catch_what_the_corpus_would_post_unsanitized() {
     // A test that cannot fail is a defect: the raw inputs must trip the checks.
-    let tripped = corpus().iter().filter(|c| !live_parts(&render(&c.input)).is_empty()).count();
+    let tripped = corpus().iter().filter(|c| !live(&render(&c.input)).is_empty()).count();
     assert!(tripped >= 25, "only {tripped} raw inputs were caught");
     for raw in ["![x](https://evil.example/p.png)", "<img src=x>", "@everyone", "https://evil.example", "a\u{202e}b"] {
-        assert!(!live_parts(&render(raw)).is_empty(), "{raw}");
+        assert!(!live(&render(raw)).is_empty(), "{raw}");
     }
 }
 
@@ -142,7 +101,7 @@ fn composed_fragments_stay_inert_together() {
     let joined: Vec<String> = fragments.iter().map(|f| sanitize(f, &links)).collect();
     let body = format!("{}\n\n<!-- conclave:finding fp=1 state=open -->", joined.join("\n\n"));
     let html = render(&body);
-    let live: Vec<String> = live_parts(&html).into_iter().filter(|p| p != "an HTML comment").collect();
+    let live: Vec<String> = live(&html).into_iter().filter(|p| p != "an HTML comment").collect();
     assert!(live.is_empty(), "{live:?}\n{body}");
     assert!(html.ends_with("<!-- conclave:finding fp=1 state=open -->\n"), "the marker is outside every block:\n{html}");
 }
@@ -152,6 +111,6 @@ fn a_path_is_one_code_span_whatever_its_name() {
     for path in ["src/a.rs", "a`![x](https://evil.example/i.png)`b", "x\n# heading\n@ann", "r\u{202e}sr.txt", "``"] {
         let span = code_span(path);
         let html = render(&format!("- {span} line 3"));
-        assert!(live_parts(&html).is_empty() && html.matches("<code>").count() == 1, "{path:?}: {span} -> {html}");
+        assert!(live(&html).is_empty() && html.matches("<code>").count() == 1, "{path:?}: {span} -> {html}");
     }
 }
