@@ -15,11 +15,11 @@ use conclave_shared::{Level, NodeState};
 use leptos::prelude::*;
 
 use super::evals::EvalsPanel;
-use outcome::shown;
 use crate::edit::file::validate;
 use crate::edit::watch::{cancel, decide_and_watch, start_and_watch};
 use crate::run_view::RunView;
 use crate::state::{Editor, Selection};
+use outcome::shown;
 
 pub use history::RunList;
 pub use outcome::RunOutcome;

@@ -164,13 +164,10 @@ impl Redactor {
         while !text.is_char_boundary(from) {
             from -= 1;
         }
-        text[from..]
-            .char_indices()
-            .map(|(i, _)| from + i)
-            .find(|&start| {
-                let tail = &text[start..];
-                self.secrets.iter().any(|s| begins(tail, &s.chars) || s.forms.iter().any(|f| f.begins_with(tail)))
-            })
+        text[from..].char_indices().map(|(i, _)| from + i).find(|&start| {
+            let tail = &text[start..];
+            self.secrets.iter().any(|s| begins(tail, &s.chars) || s.forms.iter().any(|f| f.begins_with(tail)))
+        })
     }
 
     fn redact_reply(&self, mut reply: AgentReply) -> AgentReply {
@@ -412,7 +409,10 @@ mod tests {
         }
         let percent: String = key.bytes().map(|b| format!("%{b:02x}")).collect();
         assert_eq!(r.redact(&format!("q={percent}&x=1")), format!("q={REDACTED}&x=1"));
-        assert_eq!(r.redact("plain words, c2stbGl2 short base64, 736b2d short hex"), "plain words, c2stbGl2 short base64, 736b2d short hex");
+        assert_eq!(
+            r.redact("plain words, c2stbGl2 short base64, 736b2d short hex"),
+            "plain words, c2stbGl2 short base64, 736b2d short hex"
+        );
     }
 
     #[test]

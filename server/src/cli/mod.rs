@@ -111,9 +111,8 @@ pub fn main(providers: ProviderRegistry) -> ExitCode {
 /// the password of a `--db` URL. Every rendered report and posted body passes it last.
 fn install_process_redactor(providers: &ProviderRegistry, db: &std::path::Path) {
     let known = providers.redactor().map(|r| (*r).clone()).unwrap_or_default();
-    let db_secrets = conclave_core::redact::find_url_credentials(&db.to_string_lossy())
-        .into_iter()
-        .flat_map(|found| found.secrets);
+    let db_secrets =
+        conclave_core::redact::find_url_credentials(&db.to_string_lossy()).into_iter().flat_map(|found| found.secrets);
     conclave_core::install_process_redactor(Arc::new(known.with_secrets(db_secrets)));
 }
 

@@ -72,7 +72,8 @@ impl Config {
             (Some(api), Some(number)) if problems.is_empty() => {
                 let graphql = github_threads::endpoint(&api, graphql);
                 let server = env("GITHUB_SERVER_URL").filter(|v| !v.trim().is_empty());
-                let web_url = format!("{}/{repository}", server.as_deref().unwrap_or("https://github.com").trim_end_matches('/'));
+                let web_url =
+                    format!("{}/{repository}", server.as_deref().unwrap_or("https://github.com").trim_end_matches('/'));
                 Ok(Config { api, graphql, token: Secret::new(token), repository, number, web_url })
             }
             _ => Err(problems),

@@ -119,7 +119,11 @@ pub async fn publish(
     let links = target.web_url().and_then(LinkPolicy::repository).unwrap_or_default();
     let items: Vec<plan::Item> = plan::items(&report.findings, &groups.iter().collect::<Vec<_>>(), keep)
         .into_iter()
-        .map(|item| plan::Item { inline: sanitize(&item.inline, &links), listed: sanitize(&item.listed, &links), ..item })
+        .map(|item| plan::Item {
+            inline: sanitize(&item.inline, &links),
+            listed: sanitize(&item.listed, &links),
+            ..item
+        })
         .collect();
     // An agent that failed reports nothing, which is no evidence that anything was fixed.
     let mark_fixed = report.degraded.is_empty();

@@ -112,13 +112,15 @@ fn assert_inert(fx: &Fixture, requests: &[ForgeRequest], pages: &str) {
         let live = live_in(body, pages);
         assert!(live.is_empty(), "{live:?} in the body written:\n{body}");
     }
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(fx.workdir.join("review.json")).expect("report"))
-        .expect("JSON");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(fx.workdir.join("review.json")).expect("report")).expect("JSON");
     let run_id = json["run_id"].as_str().expect("run id");
     let findings = json["review"]["findings"].as_array().expect("findings");
     assert_eq!(findings.len(), 2, "{json}");
-    let mut texts: Vec<(String, String)> =
-        findings.iter().map(|f| ("JSON finding".to_string(), f["description"].as_str().unwrap_or_default().into())).collect();
+    let mut texts: Vec<(String, String)> = findings
+        .iter()
+        .map(|f| ("JSON finding".to_string(), f["description"].as_str().unwrap_or_default().into()))
+        .collect();
     texts.push(("Markdown report".into(), stored_report(fx, run_id, "markdown")));
     let sarif: Value = serde_json::from_str(&stored_report(fx, run_id, "sarif")).expect("SARIF");
     for result in sarif["runs"][0]["results"].as_array().expect("results") {
@@ -130,7 +132,8 @@ fn assert_inert(fx: &Fixture, requests: &[ForgeRequest], pages: &str) {
     }
     for format in ["json", "sarif", "markdown", "rdjsonl"] {
         let whole = stored_report(fx, run_id, format);
-        let bad: Vec<String> = secrets_in(&whole).into_iter().chain(whole.contains('\u{202e}').then(|| "U+202E".into())).collect();
+        let bad: Vec<String> =
+            secrets_in(&whole).into_iter().chain(whole.contains('\u{202e}').then(|| "U+202E".into())).collect();
         assert!(bad.is_empty(), "{bad:?} in the stored {format} report");
     }
 }

@@ -25,8 +25,34 @@ pub fn render_gfm(markdown: &str) -> String {
 pub fn live_parts(html: &str, allowed: &str) -> Vec<String> {
     let mut found = Vec::new();
     let text_markup = [
-        "p", "a", "code", "pre", "em", "strong", "del", "ul", "ol", "li", "blockquote", "h1", "h2", "h3", "h4", "h5",
-        "h6", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "input", "section", "sup",
+        "p",
+        "a",
+        "code",
+        "pre",
+        "em",
+        "strong",
+        "del",
+        "ul",
+        "ol",
+        "li",
+        "blockquote",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "br",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "input",
+        "section",
+        "sup",
     ];
     let tag = Regex::new(r"<(/?)([A-Za-z][A-Za-z0-9-]*)").expect("regex");
     for t in tag.captures_iter(html) {

@@ -22,8 +22,8 @@ pub mod workspace;
 
 pub use checked::{check, checked, test_catalog};
 pub use fake_forge::{FakeForge, ForgeRequest, ForgeState, github::FakeGitHub, gitlab::FakeGitLab};
-pub use inert_check::{live_parts, render_gfm};
 pub use fake_server::{FLOOD_CEILING, FakeServer, Recorded, Reply, Route};
+pub use inert_check::{live_parts, render_gfm};
 pub use prompt_cache::{CacheRules, CacheUsage, PromptCache};
 pub use recording_store::{Read, RecordingStore};
 pub use workspace::{TempWorkspace, cached_tool, fake_conclave, git};

@@ -52,7 +52,11 @@ mod tests {
     fn only_the_repository_s_own_pages_are_allowed() {
         let policy = LinkPolicy::repository("https://github.com/acme/app/").expect("a repository URL");
         assert_eq!(policy.prefix(), Some("https://github.com/acme/app"));
-        for ok in ["https://github.com/acme/app", "https://github.com/acme/app/blob/abc/src/a.rs#L3", "https://github.com/acme/app/commit/0a1b"] {
+        for ok in [
+            "https://github.com/acme/app",
+            "https://github.com/acme/app/blob/abc/src/a.rs#L3",
+            "https://github.com/acme/app/commit/0a1b",
+        ] {
             assert!(policy.allows(ok), "{ok}");
         }
         for refused in [
@@ -69,7 +73,9 @@ mod tests {
             assert!(!policy.allows(refused), "{refused}");
         }
         assert!(!LinkPolicy::none().allows("https://github.com/acme/app"));
-        for bad in ["github.com/acme/app", "https://github.com", "javascript://x/y", "https://h/a/../b", "https://u@h/a"] {
+        for bad in
+            ["github.com/acme/app", "https://github.com", "javascript://x/y", "https://h/a/../b", "https://u@h/a"]
+        {
             assert_eq!(LinkPolicy::repository(bad), None, "{bad}");
         }
     }

@@ -77,7 +77,8 @@ impl Walk<'_> {
                 Event::Start(Tag::Image { .. }) => self.replace_whole(range.clone()),
                 Event::Start(Tag::Link { link_type, dest_url, .. }) => {
                     self.flush();
-                    let kept = matches!(link_type, LinkType::Inline | LinkType::Autolink) && self.links.allows(dest_url);
+                    let kept =
+                        matches!(link_type, LinkType::Inline | LinkType::Autolink) && self.links.allows(dest_url);
                     if !kept {
                         self.replace_whole(range.clone());
                     }
@@ -114,9 +115,8 @@ impl Walk<'_> {
         // A run that starts with an escaped character takes its backslash along, so
         // that writing the run anew replaces the escape too.
         let bytes = self.source.as_bytes();
-        let escaped = range.start >= 1
-            && bytes[range.start - 1] == b'\\'
-            && (range.start < 2 || bytes[range.start - 2] != b'\\');
+        let escaped =
+            range.start >= 1 && bytes[range.start - 1] == b'\\' && (range.start < 2 || bytes[range.start - 2] != b'\\');
         let start = if escaped { range.start - 1 } else { range.start };
         self.run = Some((start..range.end, text.to_string()));
     }
@@ -160,10 +160,8 @@ impl Walk<'_> {
             return;
         }
         let line_start = self.source[..range.start].rfind('\n').map_or(0, |i| i + 1);
-        let prefix: String = self.source[line_start..range.start]
-            .chars()
-            .map(|c| if c == '>' || c == '\t' { c } else { ' ' })
-            .collect();
+        let prefix: String =
+            self.source[line_start..range.start].chars().map(|c| if c == '>' || c == '\t' { c } else { ' ' }).collect();
         let fence = mark.to_string().repeat(width);
         let at_end = range.end >= self.source.trim_end_matches(['\n', '\r']).len();
         let closing = match (block.ends_with('\n'), at_end) {

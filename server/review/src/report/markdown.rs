@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::repeats::{stability_distribution, support_distribution};
-use crate::inert::code_span;
 use super::review_report::{LoweringSummary, ReviewReport, anchor_counts, listed};
+use crate::inert::code_span;
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
@@ -265,7 +265,8 @@ fn baseline(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "| File | Line then | Severity | Finding |");
     let _ = writeln!(out, "|---|---:|---|---|");
     for f in &r.absent {
-        let _ = writeln!(out, "| {} | {} | {} | {} |", code_span(&f.file), f.line, severity_of(f), cell(&f.description));
+        let _ =
+            writeln!(out, "| {} | {} | {} | {} |", code_span(&f.file), f.line, severity_of(f), cell(&f.description));
     }
     out.push('\n');
 }

@@ -21,11 +21,11 @@ pub use analyzer_lanes::carry_dropped;
 pub use budget::{AgentSpend, BudgetSummary};
 pub use parts::{PartFiles, PartsRead};
 pub use repeats::{stability_distribution, support_distribution};
-pub use sanitized::{REPOSITORY_URL_INPUT, links_of_input, sanitize_report};
 pub use review_report::{
     AgentUsage, LoweringSummary, RepeatSummary, ReviewReport, SampledAgent, anchor_counts, fingerprint, gates, lane,
     listed,
 };
+pub use sanitized::{REPOSITORY_URL_INPUT, links_of_input, sanitize_report};
 
 use conclave_shared::{
     Conclave, CountMismatch, EventKind, Finding, FindingsCheck, NodeKind, NodeOutput, NodeState, RunEvent, RunRecord,

@@ -31,7 +31,8 @@ pub fn sanitize_report(report: &mut ReviewReport) {
         sanitize_finding(finding, &links);
     }
     for (_, check) in &mut report.checks {
-        let groups = [&mut check.contradictions, &mut check.disagreements, &mut check.agreements, &mut check.duplicates];
+        let groups =
+            [&mut check.contradictions, &mut check.disagreements, &mut check.agreements, &mut check.duplicates];
         for group in groups.into_iter().flatten() {
             sanitize_group(group, &links);
         }

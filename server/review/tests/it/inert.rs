@@ -103,7 +103,10 @@ fn composed_fragments_stay_inert_together() {
     let html = render(&body);
     let live: Vec<String> = live(&html).into_iter().filter(|p| p != "an HTML comment").collect();
     assert!(live.is_empty(), "{live:?}\n{body}");
-    assert!(html.ends_with("<!-- conclave:finding fp=1 state=open -->\n"), "the marker is outside every block:\n{html}");
+    assert!(
+        html.ends_with("<!-- conclave:finding fp=1 state=open -->\n"),
+        "the marker is outside every block:\n{html}"
+    );
 }
 
 #[test]
