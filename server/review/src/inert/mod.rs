@@ -3,7 +3,7 @@
 //! and GitLab read it (pulldown-cmark, with offsets), it keeps text, emphasis,
 //! lists, tables and code as written, and shows as code or plain text every image,
 //! raw HTML and HTML comment, link outside the repository's own pages, reference
-//! definition and unresolved reference, bare URL, e-mail address and `@` mention;
+//! definition and unresolved full reference (`[x][1]`), bare URL, e-mail address and `@` mention;
 //! invisible and bidirectional characters are shown escaped (`\u202e`), code
 //! included; a fence the text leaves open is closed.
 //!

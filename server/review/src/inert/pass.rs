@@ -24,8 +24,13 @@ fn options() -> Options {
 /// `text` with this pass's edits applied.
 pub(super) fn sanitize_once(text: &str, links: &LinkPolicy) -> String {
     let broken: RefCell<Vec<Range<usize>>> = RefCell::default();
+    // Full and collapsed references (`[x][1]`, `[x][]`) are unmistakably links;
+    // a shortcut (`[x]`) is left as written: tags such as `[SC2086]` read as one, and
+    // it can resolve only through a definition, which no sanitized text keeps.
     let callback = |link: BrokenLink<'_>| {
-        broken.borrow_mut().push(link.span);
+        if matches!(link.link_type, LinkType::Reference | LinkType::Collapsed) {
+            broken.borrow_mut().push(link.span);
+        }
         None
     };
     let parser = Parser::new_with_broken_link_callback(text, options(), Some(callback));

@@ -2,7 +2,9 @@
 //! rendered or stored: descriptions, lanes, reasons, the result's JSON and what the
 //! engine's comparisons quote pass the sanitizer (`inert/`) under the link policy the
 //! run input records; quotes of code and paths keep their text, with invisible
-//! characters escaped in quotes. `pipeline::finish_against` calls it once, after
+//! characters escaped in quotes. Dismissals are people's words (the repository's
+//! file, a reply by someone with write access) and stay as written; the Markdown
+//! report shows them through its whole-document pass. `pipeline::finish_against` calls it once, after
 //! anchoring and the baseline comparison, which need the text as the model wrote it.
 
 use conclave_shared::invisible::escape_invisible;
@@ -52,10 +54,6 @@ fn sanitize_finding(finding: &mut Finding, links: &LinkPolicy) {
     }
     if let Some(evidence) = finding.evidence.as_mut() {
         *evidence = escape_invisible(evidence).into_owned();
-    }
-    if let Some(dismissal) = finding.dismissed.as_mut() {
-        dismissal.reason = sanitize(&dismissal.reason, links);
-        dismissal.author = sanitize(&dismissal.author, links);
     }
 }
 
