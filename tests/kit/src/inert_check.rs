@@ -72,7 +72,7 @@ pub fn live_parts(html: &str, allowed: &str) -> Vec<String> {
         }
     }
     let code = Regex::new(r"(?s)<code[^>]*>.*?</code>|<pre[^>]*>.*?</pre>|<a [^>]*>").expect("regex");
-    let outside_code = code.replace_all(html, "");
+    let outside_code = code.replace_all(html, " ");
     let mention = Regex::new(r"(^|[^A-Za-z0-9])@[A-Za-z0-9_]").expect("regex");
     if let Some(m) = mention.find(&outside_code) {
         found.push(format!("a mention `{}` outside code", m.as_str()));

@@ -11,18 +11,20 @@ use std::borrow::Cow;
 pub fn code_span(text: &str) -> String {
     let escaped = escape_invisible(text);
     let one_line = escaped.replace('\r', "\\r").replace('\n', "\\n");
-    inline_code(&break_markers(&one_line))
+    inline_code(&break_markers(&one_line), 1)
 }
 
 /// `text` (already free of invisible characters) as an inline code span on one
-/// line: line breaks become spaces, as a code span renders them anyway.
-pub(super) fn inline_code(text: &str) -> String {
+/// line: line breaks become spaces, as a code span renders them anyway. Its fence
+/// is at least `at_least` backticks: written into a text whose backtick runs are
+/// all shorter, it can pair with no backtick the text already had.
+pub(super) fn inline_code(text: &str, at_least: usize) -> String {
     let text = text.replace(['\r', '\n'], " ");
     if text.is_empty() {
         return "` `".to_string();
     }
     let longest = longest_run(&text, '`');
-    let fence = "`".repeat(longest + 1);
+    let fence = "`".repeat((longest + 1).max(at_least));
     // A space keeps a backtick at either end from joining the fence, and a span that
     // starts and ends with a space loses one at each end when it is read.
     let pad = text.starts_with('`')
@@ -46,27 +48,22 @@ pub(super) fn longest_run(text: &str, c: char) -> usize {
 /// conclave…`, in any case and spacing) broken as `<!- -`: Conclave finds its
 /// comments again by their markers, in the raw text, code included.
 pub(super) fn break_markers(code: &str) -> Cow<'_, str> {
-    let mut out: Option<String> = None;
-    let mut from = 0;
-    while let Some(at) = code[from..].find("<!--").map(|i| from + i) {
-        let after = code[at + 4..].trim_start();
-        if after.len() >= 8 && after[..8].eq_ignore_ascii_case("conclave") {
-            let out = out.get_or_insert_with(String::new);
-            out.push_str(&code[from..at]);
+    let mut out = String::new();
+    let (mut copied, mut searched) = (0, 0);
+    while let Some(at) = code[searched..].find("<!--").map(|i| searched + i) {
+        searched = at + 4;
+        let word = code[searched..].trim_start().get(..8);
+        if word.is_some_and(|w| w.eq_ignore_ascii_case("conclave")) {
+            out.push_str(&code[copied..at]);
             out.push_str("<!- -");
-            from = at + 4;
-        } else {
-            out.get_or_insert_with(String::new).push_str(&code[from..at + 4]);
-            from = at + 4;
+            copied = searched;
         }
     }
-    match out {
-        Some(mut out) => {
-            out.push_str(&code[from..]);
-            if out == code { Cow::Borrowed(code) } else { Cow::Owned(out) }
-        }
-        None => Cow::Borrowed(code),
+    if copied == 0 {
+        return Cow::Borrowed(code);
     }
+    out.push_str(&code[copied..]);
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -83,5 +80,6 @@ mod tests {
         assert_eq!(code_span(""), "` `");
         assert_eq!(code_span("<!-- conclave:finding fp=1 -->"), "`<!- - conclave:finding fp=1 -->`");
         assert_eq!(break_markers("<!-- TODO --> <!--CONCLAVE:x"), "<!-- TODO --> <!- -CONCLAVE:x");
+        assert_eq!(break_markers("<!-- é conclave"), "<!-- é conclave", "no split inside a character");
     }
 }

@@ -31,16 +31,21 @@ impl LinkPolicy {
     }
 
     /// Whether a link to `url` may stay live: under the prefix at a path boundary,
-    /// plain printable ASCII, and no `..` segment or backslash that a browser would
+    /// of the characters a page's URL needs, and no `..` segment or backslash that a browser would
     /// resolve elsewhere.
     pub fn allows(&self, url: &str) -> bool {
         let Some(prefix) = &self.prefix else { return false };
         let Some(rest) = url.strip_prefix(prefix.as_str()) else { return false };
         let at_boundary = rest.is_empty() || rest.starts_with(['/', '#', '?']);
-        let printable = url.chars().all(|c| c.is_ascii_graphic());
+        // Only what a file, line or commit URL needs, so that no character can end
+        // a forge's autolink early and leave the rest of the text live.
+        let printable = rest.chars().all(|c| c.is_ascii_alphanumeric() || "-._~/#?=&%+:,;".contains(c));
+        // A second URL inside would be linked on its own by GitHub.
+        let lower = rest.to_ascii_lowercase();
+        let one_url = !lower.contains("://") && !lower.contains("www.");
         let path = rest.split(['#', '?']).next().unwrap_or_default();
         let no_dots = !path.split('/').any(|s| s == ".." || s == "." || s.eq_ignore_ascii_case("%2e%2e"));
-        at_boundary && printable && no_dots && !url.contains('\\') && !url.to_ascii_lowercase().contains("%2f")
+        at_boundary && printable && one_url && no_dots && !lower.contains("%2f")
     }
 }
 
@@ -65,6 +70,9 @@ mod tests {
             "https://github.com/acme/app/../../evil/x",
             "https://github.com/acme/app/%2e%2e/x",
             "https://github.com/acme/app/a\\b",
+            "https://github.com/acme/app/x_@1",
+            "https://github.com/acme/app/x>y",
+            "https://github.com/acme/app/x~~~https://evil.example/x",
             "https://evil.example/acme/app",
             "javascript:alert(1)",
             "data:image/png;base64,AAAA",

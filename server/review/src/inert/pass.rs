@@ -7,7 +7,7 @@ use pulldown_cmark::{BrokenLink, CodeBlockKind, Event, LinkType, Options, Parser
 use std::cell::RefCell;
 use std::ops::Range;
 
-use super::code::{break_markers, inline_code};
+use super::code::{break_markers, inline_code, longest_run};
 use super::links::LinkPolicy;
 use super::text::{Edit, run_edits};
 
@@ -37,7 +37,18 @@ pub(super) fn sanitize_once(text: &str, links: &LinkPolicy) -> String {
     let definitions: Vec<Range<usize>> = parser.reference_definitions().iter().map(|(_, d)| d.span.clone()).collect();
     let events: Vec<(Event<'_>, Range<usize>)> = parser.into_offset_iter().collect();
     let mut edits = Vec::new();
-    Walk { source: text, links, edits: &mut edits, run: None, code: 0, skip_until: 0 }.events(&events);
+    // Code spans written into the text are fenced longer than any backtick run it
+    // reads as text, so none pairs with a lone backtick the text had.
+    let fence = events
+        .iter()
+        .filter_map(|(event, range)| match event {
+            Event::Text(_) => Some(longest_run(&text[range.clone()], '`')),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+        + 1;
+    Walk { source: text, links, fence, edits: &mut edits, run: None, code: 0, skip_until: 0 }.events(&events);
     // A reference a definition elsewhere in a composed body could resolve, and a
     // definition another fragment's reference could use, are both made plain text.
     for span in broken.into_inner() {
@@ -56,6 +67,7 @@ pub(super) fn sanitize_once(text: &str, links: &LinkPolicy) -> String {
 struct Walk<'a> {
     source: &'a str,
     links: &'a LinkPolicy,
+    fence: usize,
     edits: &'a mut Vec<Edit>,
     run: Option<(Range<usize>, String)>,
     code: usize,
@@ -86,6 +98,9 @@ impl Walk<'_> {
                         matches!(link_type, LinkType::Inline | LinkType::Autolink) && self.links.allows(dest_url);
                     if !kept {
                         self.replace_whole(range.clone());
+                    } else if *link_type == LinkType::Autolink {
+                        // A kept autolink's text is its URL, which the policy allowed.
+                        self.skip_until = range.end;
                     }
                 }
                 Event::Start(Tag::CodeBlock(kind)) => {
@@ -128,7 +143,7 @@ impl Walk<'_> {
 
     fn flush(&mut self) {
         if let Some((range, content)) = self.run.take() {
-            run_edits(self.source, range, &content, self.links, self.edits);
+            run_edits(self.source, (range, &content), self.links, self.fence, self.edits);
         }
     }
 
@@ -144,7 +159,7 @@ impl Walk<'_> {
     fn replace_whole(&mut self, range: Range<usize>) {
         self.flush();
         let slice = &self.source[range.clone()];
-        self.edits.push((range.clone(), inline_code(&break_markers(slice))));
+        self.edits.push((range.clone(), inline_code(&break_markers(slice), self.fence)));
         self.skip_until = range.end;
     }
 

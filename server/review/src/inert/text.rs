@@ -18,7 +18,8 @@ pub(super) type Edit = (Range<usize>, String);
 /// What forges turn into links or notifications in plain text.
 static TOKENS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?P<url>(?i:\b(?:https?|ftp)://|\bwww\.|\b(?:mailto|xmpp):)[^\s<>`]*)",
+        // No word boundary before a scheme: GitHub links `_https://…` too.
+        r"(?P<url>(?i:(?:https?|ftp)://|www\.|(?:mailto|xmpp):)[^\s<]*)",
         r"|(?P<email>[A-Za-z0-9._+\-]+@[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)+)",
         r"|(?P<mention>@[A-Za-z0-9_][A-Za-z0-9_./\-]*)",
     ))
@@ -31,21 +32,54 @@ struct Token {
     range: Range<usize>,
     /// Whether it may stay as it is (a URL the policy allows).
     live: bool,
+    /// Where the text a forge's autolink would take ends (before trimming the
+    /// punctuation that ends a sentence): if the run ends there too, the autolink
+    /// would carry on into whatever follows.
+    reach: usize,
 }
 
-/// The edits that make a run of text inert: `range` of `source` reads as `content`.
-pub(super) fn run_edits(source: &str, range: Range<usize>, content: &str, links: &LinkPolicy, edits: &mut Vec<Edit>) {
+/// The edits that make a run of text inert: `range` of `source` reads as `content`;
+/// code spans written have fences of at least `fence` backticks.
+pub(super) fn run_edits(
+    source: &str,
+    (range, content): (Range<usize>, &str),
+    links: &LinkPolicy,
+    fence: usize,
+    edits: &mut Vec<Edit>,
+) {
     let slice = &source[range.clone()];
     if reads_as_written(slice, content) {
-        for token in tokens(slice, links).into_iter().filter(|t| !t.live) {
+        for token in tokens(slice, links) {
             let at = range.start + token.range.start..range.start + token.range.end;
-            edits.push((at, inline_code(&slice[token.range])));
+            // A kept URL that runs into the next construct (a code span, a link)
+            // would be linked through it by GitHub, which reads that construct
+            // otherwise: it is shown as code instead.
+            let reach = range.start + token.reach;
+            let runs_on = reach == range.end && source[reach..].starts_with(|c: char| !c.is_whitespace());
+            if token.live && !runs_on {
+                continue;
+            }
+            let code = inline_code(&slice[token.range], fence);
+            edits.push((at.clone(), apart(source, at, code)));
         }
         return;
     }
-    let rewritten = rewrite(content, links);
+    let rewritten = apart(source, range.clone(), rewrite(content, links, fence));
     if rewritten != slice {
         edits.push((range, rewritten));
+    }
+}
+
+/// `replacement` of `at` with a space on a side where a code span it starts or ends
+/// with would touch a backtick of the source, which would join the two fences.
+fn apart(source: &str, at: Range<usize>, replacement: String) -> String {
+    let before = replacement.starts_with('`') && source[..at.start].ends_with('`');
+    let after = replacement.ends_with('`') && source[at.end..].starts_with('`');
+    match (before, after) {
+        (false, false) => replacement,
+        (true, false) => format!(" {replacement}"),
+        (false, true) => format!("{replacement} "),
+        (true, true) => format!(" {replacement} "),
     }
 }
 
@@ -82,7 +116,7 @@ fn reads_as_written(slice: &str, content: &str) -> bool {
 
 /// `content` written so that it reads as itself: tokens as code spans (or, for a
 /// kept URL, an autolink), every other punctuation character escaped.
-fn rewrite(content: &str, links: &LinkPolicy) -> String {
+fn rewrite(content: &str, links: &LinkPolicy, fence: usize) -> String {
     let mut out = String::with_capacity(content.len() * 2);
     let mut at = 0;
     let mut leading = true;
@@ -96,7 +130,7 @@ fn rewrite(content: &str, links: &LinkPolicy) -> String {
                 out.push_str(text);
                 out.push('>');
             }
-            false => out.push_str(&inline_code(text)),
+            false => out.push_str(&inline_code(text, fence)),
         }
         at = token.range.end;
     }
@@ -130,22 +164,28 @@ fn escape_into(out: &mut String, text: &str, leading: &mut bool) {
 /// autolink, and whether the policy keeps it.
 fn tokens(text: &str, links: &LinkPolicy) -> Vec<Token> {
     let Some(regex) = TOKENS.as_ref() else { return Vec::new() };
-    regex
-        .captures_iter(text)
-        .filter_map(|found| {
-            if let Some(url) = found.name("url") {
-                let end = url.start() + trimmed_url(url.as_str()).len();
-                let live = links.allows(&text[url.start()..end]);
-                return (end > url.start()).then_some(Token { range: url.start()..end, live });
-            }
-            if let Some(email) = found.name("email") {
-                return Some(Token { range: email.range(), live: false });
-            }
-            let mention = found.name("mention")?;
-            let len = mention.as_str().trim_end_matches(['.', '/', '-']).len();
-            Some(Token { range: mention.start()..mention.start() + len, live: false })
-        })
-        .collect()
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(captures) = regex.captures_at(text, from) {
+        let Some(whole) = captures.get(0) else { break };
+        let token = if let Some(url) = captures.name("url") {
+            // GitHub's autolink reads the source up to a space or `<`, an entity
+            // such as `&lt;` included; a URL cut at one is shown as code, and what
+            // follows the cut is searched again.
+            let cut = url.as_str().split("&lt;").next().unwrap_or_default();
+            let end = url.start() + trimmed_url(cut).len();
+            let live = cut.len() == url.len() && links.allows(&text[url.start()..end]);
+            Token { range: url.start()..end.max(url.start() + 1), live, reach: url.end() }
+        } else if let Some(email) = captures.name("email") {
+            Token { range: email.range(), live: false, reach: email.end() }
+        } else {
+            let len = whole.as_str().trim_end_matches(['.', '/', '-']).len();
+            Token { range: whole.start()..whole.start() + len, live: false, reach: whole.end() }
+        };
+        from = token.range.end.max(whole.start() + 1);
+        found.push(token);
+    }
+    found
 }
 
 /// A bare URL without the trailing punctuation that ends a sentence, and without a
