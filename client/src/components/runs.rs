@@ -19,6 +19,7 @@ use crate::edit::file::validate;
 use crate::edit::watch::{cancel, decide_and_watch, start_and_watch};
 use crate::run_view::RunView;
 use crate::state::{Editor, Selection};
+use outcome::shown;
 
 pub use history::RunList;
 pub use outcome::RunOutcome;
@@ -165,7 +166,7 @@ pub fn RunPanel() -> impl IntoView {
                         })}
                         <button class="link" on:click=move |_| editor.run.set(None)>"close"</button>
                     </header>
-                    {run.record.summary.error.clone().map(|e| view! { <p class="error-text" data-testid="run-error">{e}</p> })}
+                    {run.record.summary.error.as_deref().map(shown).map(|e| view! { <p class="error-text" data-testid="run-error">{e}</p> })}
                     <Decisions run=run.clone()/>
                     <timeline::Timeline/>
                     {run.comparison.clone().map(|c| view! { <history::ComparisonView comparison=c/> })}
@@ -173,11 +174,11 @@ pub fn RunPanel() -> impl IntoView {
                         <h4>{format!("Contradictions ({})", run.contradictions.len())}</h4>
                         {run.contradictions.iter().map(|c| view! {
                             <div class="contradiction">
-                                <strong>{format!("{}:{}", c.file, c.line)}</strong>" "{c.summary.clone()}
+                                <strong>{shown(&format!("{}:{}", c.file, c.line))}</strong>" "{shown(&c.summary)}
                             </div>
                         }).collect_view()}
                     </div>
-                    {run.report.clone().map(|r| view! { <pre class="report" data-testid="report">{r}</pre> })}
+                    {run.report.as_deref().map(shown).map(|r| view! { <pre class="report" data-testid="report">{r}</pre> })}
                 </section>
             }
         })

@@ -27,7 +27,9 @@ pub use provider::{
     ToolCall, ToolSpec,
 };
 pub use queue::{Cancel, Job, Lease, QueueStats, RunQueue};
-pub use redact::{REDACTED, RedactingProvider, Redactor, mask_url_credentials};
+pub use redact::{
+    REDACTED, RedactingProvider, Redactor, install_process_redactor, mask_url_credentials, process_redactor,
+};
 pub use registry::ProviderRegistry;
 pub use retry::RetryPolicy;
 pub use secret::Secret;

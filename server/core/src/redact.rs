@@ -4,12 +4,14 @@
 //! [`Redactor`] before the engine sees it: before it becomes an event, a stored row,
 //! a log line, a report or an error message.
 //!
-//! A secret is recognised raw, JSON-escaped (`\u0073k-...`, wholly or in part) and
-//! percent-encoded, and credentials in any URL (`scheme://user:pass@host`) are
+//! A secret is recognised raw, JSON-escaped (`\u0073k-...`, wholly or in part),
+//! percent-encoded, base64-encoded (either alphabet, padded or not, inside a longer
+//! encoded text too) and hex-encoded (`encodings.rs`), and credentials in any URL (`scheme://user:pass@host`) are
 //! removed whatever they are (`url_credentials.rs`). Which environment variables hold
 //! secrets is for the caller to say: this crate knows no vendor. Streamed text is held back just long enough that a
 //! secret split across two pieces is still caught.
 
+mod encodings;
 mod url_credentials;
 
 pub use url_credentials::{UrlCredentials, find_url_credentials, mask_url_credentials};
@@ -18,7 +20,7 @@ use async_trait::async_trait;
 use regex::Regex;
 use serde_json::Value;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::provider::{AgentReply, AgentRequest, Capabilities, Provider, ProviderError, ToolCall};
 use crate::sink::StreamSink;
@@ -33,9 +35,32 @@ const MIN_SECRET_LEN: usize = 6;
 #[derive(Clone, Default)]
 pub struct Redactor {
     patterns: Vec<Regex>,
-    secrets: Vec<Vec<char>>,
+    secrets: Vec<Known>,
     longest: usize,
 }
+
+/// One secret as the streamed hold-back looks for its beginning.
+#[derive(Clone)]
+struct Known {
+    /// Its characters, each of which may be raw, JSON-escaped or percent-encoded.
+    chars: Vec<char>,
+    /// Its encoded forms, matched as they are (see `encodings.rs`).
+    forms: Vec<encodings::Form>,
+}
+
+/// The redactor of every secret the process knows, once [`install_process_redactor`]
+/// set it (before that, one of URL credentials only).
+pub fn process_redactor() -> Arc<Redactor> {
+    PROCESS.get().cloned().unwrap_or_default()
+}
+
+/// Sets the process's redactor, which every rendered report and posted body passes
+/// last; the first call wins, so a process's secrets are decided once.
+pub fn install_process_redactor(redactor: Arc<Redactor>) {
+    let _ = PROCESS.set(redactor);
+}
+
+static PROCESS: OnceLock<Arc<Redactor>> = OnceLock::new();
 
 impl fmt::Debug for Redactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -46,16 +71,27 @@ impl fmt::Debug for Redactor {
 impl Redactor {
     /// A redactor for these secrets (and URL credentials, always).
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
-        let mut redactor = Redactor::default();
+        Redactor::default().with_secrets(secrets)
+    }
+
+    /// This redactor with more secrets (those already known, or too short, are left out).
+    pub fn with_secrets(mut self, secrets: impl IntoIterator<Item = String>) -> Redactor {
         for secret in secrets.into_iter().filter(|s| s.chars().count() >= MIN_SECRET_LEN) {
-            if let Ok(pattern) = Regex::new(&disguises(&secret)) {
-                // The longest form a secret can take: every character escaped as `\uXXXX`.
-                redactor.longest = redactor.longest.max(secret.chars().count() * 6);
-                redactor.patterns.push(pattern);
-                redactor.secrets.push(secret.chars().collect());
+            let chars: Vec<char> = secret.chars().collect();
+            if self.secrets.iter().any(|known| known.chars == chars) {
+                continue;
+            }
+            let forms = encodings::encoded_forms(&secret);
+            if let Ok(pattern) = Regex::new(&pattern_of(&secret, &forms)) {
+                // The longest form a secret can take: every character escaped as
+                // `\uXXXX`, or hex of a text of multi-byte characters.
+                let widest = forms.iter().map(|f| f.text.len()).max().unwrap_or(0);
+                self.longest = self.longest.max(chars.len() * 6).max(widest);
+                self.patterns.push(pattern);
+                self.secrets.push(Known { chars, forms });
             }
         }
-        redactor
+        self
     }
 
     /// A redactor for the secrets in the environment that the caller names: the
@@ -128,10 +164,10 @@ impl Redactor {
         while !text.is_char_boundary(from) {
             from -= 1;
         }
-        text[from..]
-            .char_indices()
-            .map(|(i, _)| from + i)
-            .find(|&start| self.secrets.iter().any(|secret| begins(&text[start..], secret)))
+        text[from..].char_indices().map(|(i, _)| from + i).find(|&start| {
+            let tail = &text[start..];
+            self.secrets.iter().any(|s| begins(tail, &s.chars) || s.forms.iter().any(|f| f.begins_with(tail)))
+        })
     }
 
     fn redact_reply(&self, mut reply: AgentReply) -> AgentReply {
@@ -149,6 +185,18 @@ impl Redactor {
         call.name = self.redact(&call.name);
         self.redact_value(&mut call.arguments);
     }
+}
+
+/// A regular expression matching `secret` in every disguise: raw, JSON-escaped or
+/// percent-encoded character by character, or in one of its encoded `forms`.
+fn pattern_of(secret: &str, forms: &[encodings::Form]) -> String {
+    let mut pattern = disguises(secret);
+    for form in forms {
+        let literal = regex::escape(&form.text);
+        pattern.push('|');
+        pattern.push_str(&if form.any_case { format!("(?i:{literal})") } else { literal });
+    }
+    pattern
 }
 
 /// A regular expression matching `secret` raw, JSON-escaped or percent-encoded, each
@@ -334,6 +382,79 @@ mod tests {
         assert_eq!(r.partial_start("percent %73%6"), Some(8));
         assert_eq!(r.partial_start("ends with s"), Some(10));
         assert_eq!(r.partial_start("sk-lime"), None, "diverges from the key");
+    }
+
+    #[test]
+    fn a_secret_is_caught_base64_and_hex_encoded_at_every_alignment() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+        // `>>?` makes the two alphabets differ (`/` against `_`).
+        let key = format!("{KEY}>>?");
+        let r = Redactor::new([key.clone()]);
+        for before in ["", "a", "ab", "Authorization: Bearer "] {
+            for after in ["", "\n", "xy"] {
+                let plain = format!("{before}{key}{after}");
+                for engine in [&STANDARD, &URL_SAFE, &STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+                    let encoded = engine.encode(plain.as_bytes());
+                    let out = r.redact(&format!("token: {encoded} end"));
+                    assert!(out.contains(REDACTED), "{plain:?} as {encoded} -> {out}");
+                    let whole = engine.encode(key.as_bytes());
+                    assert!(!out.contains(&whole[2..whole.len() - 3]), "{out}");
+                }
+            }
+        }
+        for hex in [hex::encode(&key), hex::encode_upper(&key), format!("00{}ff", hex::encode(&key))] {
+            let out = r.redact(&format!("dump {hex}"));
+            assert!(out.contains(REDACTED) && !out.contains(&hex::encode(KEY)[4..20]), "{hex} -> {out}");
+        }
+        let percent: String = key.bytes().map(|b| format!("%{b:02x}")).collect();
+        assert_eq!(r.redact(&format!("q={percent}&x=1")), format!("q={REDACTED}&x=1"));
+        assert_eq!(
+            r.redact("plain words, c2stbGl2 short base64, 736b2d short hex"),
+            "plain words, c2stbGl2 short base64, 736b2d short hex"
+        );
+    }
+
+    #[test]
+    fn a_secret_split_across_streamed_pieces_is_redacted_in_every_encoding() {
+        use base64::Engine as _;
+        let r = Redactor::new([KEY.to_string()]);
+        let b64 = base64::engine::general_purpose::STANDARD.encode(format!("x{KEY}"));
+        for form in [KEY.to_string(), b64, hex::encode(KEY), hex::encode_upper(KEY)] {
+            let text = format!("the value is {form} and that is all");
+            for cut in [13, 15, 20, 13 + form.len() - 1] {
+                let (streamed, shown) = stream(&r, &[&text[..cut], &text[cut..]]);
+                assert!(!shown.iter().any(|piece| piece.contains(&form[4..16])), "{form} cut at {cut}: {shown:?}");
+                assert!(streamed.contains(REDACTED) && streamed.ends_with("and that is all"), "{streamed}");
+            }
+        }
+        assert_eq!(r.partial_start("base64 c2stbGl2ZS0wMT"), Some(7), "the start of the key's base64 is held");
+        assert_eq!(r.partial_start("hex 736B2D6C"), Some(4), "and of its hex, in either case");
+    }
+
+    /// The text a redacting sink passes on when `pieces` are streamed into it, whole
+    /// and piece by piece.
+    fn stream(redactor: &Redactor, pieces: &[&str]) -> (String, Vec<String>) {
+        #[derive(Default)]
+        struct Collect(Mutex<Vec<String>>);
+        #[async_trait]
+        impl StreamSink for Collect {
+            async fn text(&self, text: &str) {
+                self.0.lock().expect("lock").push(text.to_string());
+            }
+            async fn tool_call(&self, _: &str, _: Value) {}
+        }
+        let inner = Collect::default();
+        let sink = RedactingSink { inner: &inner, redactor, pending: Mutex::default() };
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        runtime.block_on(async {
+            for piece in pieces {
+                sink.text(piece).await;
+            }
+            sink.flush().await;
+        });
+        let shown = inner.0.into_inner().expect("lock");
+        (shown.concat(), shown)
     }
 
     #[test]

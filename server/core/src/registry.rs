@@ -54,6 +54,12 @@ impl ProviderRegistry {
         ProviderRegistry { providers, known: self.known, redactor: self.redactor }
     }
 
+    /// The redactor every provider is wrapped with, if any: the secrets the registry's
+    /// builder named.
+    pub fn redactor(&self) -> Option<Arc<Redactor>> {
+        self.redactor.clone()
+    }
+
     /// Adds (or replaces) a provider.
     pub fn register(&mut self, provider: Arc<dyn Provider>) {
         self.providers.insert(provider.name().to_string(), provider);

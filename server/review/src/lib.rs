@@ -13,7 +13,9 @@
 //! (`baseline.rs`, `dismissals.rs`), incremental reviews (`incremental.rs`: what is
 //! new since the branch's last review, and the earlier findings carried), the
 //! repository's rules for its reviewers (`rules.rs`: `AGENTS.md` and the like, read
-//! through the sandbox, selected by the changed paths), and the reports (`report/`).
+//! through the sandbox, selected by the changed paths), the reports (`report/`), and
+//! the sanitizer that makes model-authored Markdown inert in all of them (`inert/`,
+//! keeping links to the repository's web pages only, `forge_url.rs`).
 //!
 //! **Invariant:** the comparison and counts checks are pure functions of agent
 //! outputs; they call no provider and touch no file. Nothing here knows HTTP routes or
@@ -30,7 +32,9 @@ pub mod dismissals;
 pub mod eval;
 pub mod fallback;
 pub mod findings;
+pub mod forge_url;
 pub mod incremental;
+pub mod inert;
 pub mod invisible_text;
 pub mod pipeline;
 pub mod policy;

@@ -139,6 +139,10 @@ pub struct PreparedReview {
     /// the change edits (`None` for a review of the working tree); the run input
     /// carries it for the report.
     pub configuration: Option<ConfigurationSource>,
+    /// The forge repository's web URL, the one place links in the report and a
+    /// posting may point to: the `origin` remote's (see `forge_url.rs`), or the
+    /// posting target's, which the caller sets; the run input carries it.
+    pub repository_url: Option<String>,
 }
 
 /// Why a review could not be prepared or finished.
@@ -267,6 +271,7 @@ pub fn prepare_change(
     review.scope = request.scope.clone();
     review.rules = read_rules(&review, &configuration, &request.allow_paths)?;
     review.configuration = configuration.source;
+    review.repository_url = crate::forge_url::origin_web_url(&review.change.root);
     Ok(review)
 }
 
@@ -348,6 +353,7 @@ pub fn prepare_recorded(
         repository_key: None,
         rules: None,
         configuration: None,
+        repository_url: None,
     })
 }
 
@@ -436,6 +442,9 @@ impl PreparedReview {
         if let (Some(key), Some(object)) = (&self.repository_key, input.as_object_mut()) {
             object.insert(crate::dismissals::REPOSITORY_KEY_INPUT.into(), serde_json::json!(key));
         }
+        if let (Some(url), Some(object)) = (&self.repository_url, input.as_object_mut()) {
+            object.insert(crate::report::REPOSITORY_URL_INPUT.into(), serde_json::json!(url));
+        }
         input
     }
 
@@ -501,6 +510,8 @@ pub async fn finish_against(
     .await
     .map_err(|e| ReviewError::Repository { root, message: format!("the task reading it stopped: {e}") })??;
     report.degraded.extend(fell_back.iter().map(|n| n.trim_start_matches("note: ").to_string()));
+    // Model text is made inert once, after anchoring and the baseline needed it raw.
+    crate::report::sanitize_report(&mut report);
     for format in ReportFormat::ALL {
         store.put_report(run_id, format.as_str(), &report.render(format)).await?;
     }

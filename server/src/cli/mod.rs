@@ -94,6 +94,7 @@ pub enum Command {
 /// Parses the process arguments and runs the command with these providers.
 pub fn main(providers: ProviderRegistry) -> ExitCode {
     let cli = Cli::parse();
+    install_process_redactor(&providers, &cli.db);
     let traces = crate::observe::init_tracing();
     let code = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime.block_on(dispatch(cli, providers)),
@@ -108,6 +109,16 @@ pub fn main(providers: ProviderRegistry) -> ExitCode {
         traces.shutdown();
     }
     ExitCode::from(code)
+}
+
+/// Decides once every secret the process knows: those the providers' redactor was
+/// given (their keys, the server's token, the forges' tokens, URL credentials) and
+/// the password of a `--db` URL. Every rendered report and posted body passes it last.
+fn install_process_redactor(providers: &ProviderRegistry, db: &std::path::Path) {
+    let known = providers.redactor().map(|r| (*r).clone()).unwrap_or_default();
+    let db_secrets =
+        conclave_core::redact::find_url_credentials(&db.to_string_lossy()).into_iter().flat_map(|found| found.secrets);
+    conclave_core::install_process_redactor(Arc::new(known.with_secrets(db_secrets)));
 }
 
 async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {

@@ -250,6 +250,10 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
         return code;
     }
     review.repository_key = repository_key(&args, post_to.as_ref());
+    // Links may point only into the repository posted to (else `origin`'s pages).
+    if let Some(url) = post_to.as_ref().and_then(crate::post::Target::web_url) {
+        review.repository_url = Some(url.to_string());
+    }
     let baseline = match &args.baseline {
         None if earlier.is_some() => earlier,
         Some(spec) => match load_baseline(spec, args.base.as_deref(), &review.change.root, store.as_ref()).await {

@@ -40,6 +40,9 @@ pub struct Config {
     pub repository: String,
     /// The pull request: `--pr`, else `pull_request.number` of `GITHUB_EVENT_PATH`.
     pub number: u64,
+    /// The repository's web pages: `GITHUB_SERVER_URL` (default
+    /// `https://github.com`) and the repository.
+    pub web_url: String,
 }
 
 impl Config {
@@ -68,7 +71,10 @@ impl Config {
         match (api, number) {
             (Some(api), Some(number)) if problems.is_empty() => {
                 let graphql = github_threads::endpoint(&api, graphql);
-                Ok(Config { api, graphql, token: Secret::new(token), repository, number })
+                let server = env("GITHUB_SERVER_URL").filter(|v| !v.trim().is_empty());
+                let web_url =
+                    format!("{}/{repository}", server.as_deref().unwrap_or("https://github.com").trim_end_matches('/'));
+                Ok(Config { api, graphql, token: Secret::new(token), repository, number, web_url })
             }
             _ => Err(problems),
         }

@@ -41,6 +41,8 @@ pub struct Config {
     pub key: String,
     /// The merge request: `--pr`, else `CI_MERGE_REQUEST_IID`.
     pub iid: u64,
+    /// The project's web pages: `CI_PROJECT_URL`, when set.
+    pub web_url: Option<String>,
 }
 
 impl Config {
@@ -64,7 +66,8 @@ impl Config {
         match (api, iid) {
             (Some(api), Some(iid)) if problems.is_empty() => {
                 let key = key.unwrap_or_else(|| project.clone());
-                Ok(Config { api, token: Secret::new(token), project, key, iid })
+                let web_url = env("CI_PROJECT_URL").map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
+                Ok(Config { api, token: Secret::new(token), project, key, iid, web_url })
             }
             _ => Err(problems),
         }

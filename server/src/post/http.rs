@@ -66,7 +66,16 @@ impl Api {
 
     /// Sends one request, retrying rate limits, server errors and broken connections;
     /// the JSON answer (`null` for an empty body) and its headers.
+    /// Whatever it writes passes the process's redactor first (every secret the
+    /// process knows, in every encoding) and this token's.
     pub async fn send(&self, method: Method, url: Url, body: Option<&Value>) -> Result<(HeaderMap, Value), PostError> {
+        let redacted = body.map(|body| {
+            let mut body = body.clone();
+            conclave_core::process_redactor().redact_value(&mut body);
+            self.redactor.redact_value(&mut body);
+            body
+        });
+        let body = redacted.as_ref();
         let backoff = ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(500))
             .with_max_delay(Duration::from_secs(30))

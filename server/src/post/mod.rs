@@ -25,6 +25,7 @@ pub use plan::Posted;
 pub use replies::{Reply, Verdict};
 
 use conclave_review::ReviewReport;
+use conclave_review::inert::{LinkPolicy, sanitize};
 use conclave_shared::FindingGroup;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -76,6 +77,15 @@ impl Target {
         }
     }
 
+    /// The web URL of the repository's pages, the only place links in a posting
+    /// (and the review's reports) may point to.
+    pub fn web_url(&self) -> Option<&str> {
+        match self {
+            Target::GitHub(c) => Some(&c.web_url),
+            Target::GitLab(c) => c.web_url.as_deref(),
+        }
+    }
+
     /// The `/conclave dismiss` replies to Conclave's comments not answered yet, with
     /// their verdicts.
     pub async fn read_replies(&self) -> Result<Vec<Reply>, PostError> {
@@ -104,7 +114,17 @@ pub async fn publish(
 ) -> Result<Posted, PostError> {
     let groups = anchored_contradictions(report, repository).await;
     let keep = |f: &conclave_shared::Finding| report.supported(f) && report.stable(f);
-    let items = plan::items(&report.findings, &groups.iter().collect::<Vec<_>>(), keep);
+    // The forge's link policy, over items built from text the report pass already
+    // sanitized: sanitizing again changes nothing unless the policies differ.
+    let links = target.web_url().and_then(LinkPolicy::repository).unwrap_or_default();
+    let items: Vec<plan::Item> = plan::items(&report.findings, &groups.iter().collect::<Vec<_>>(), keep)
+        .into_iter()
+        .map(|item| plan::Item {
+            inline: sanitize(&item.inline, &links),
+            listed: sanitize(&item.listed, &links),
+            ..item
+        })
+        .collect();
     // An agent that failed reports nothing, which is no evidence that anything was fixed.
     let mark_fixed = report.degraded.is_empty();
     // What was reviewed (in an incremental review, which commits now and which
@@ -117,7 +137,7 @@ pub async fn publish(
     .into_iter()
     .flatten()
     .collect();
-    let scope = (!heads.is_empty()).then(|| heads.join("\n\n"));
+    let scope = (!heads.is_empty()).then(|| sanitize(&heads.join("\n\n"), &links));
     let dismissed: BTreeSet<String> =
         report.findings.iter().filter(|f| f.dismissed.is_some()).map(conclave_review::report::fingerprint).collect();
     let posting =

@@ -2,6 +2,7 @@
 //! bodies with hidden markers, and how they reconcile with the comments already on
 //! the pull request, as a list of writes. Both forges share it; nothing here does I/O.
 
+use conclave_review::inert::code_span;
 use conclave_review::report::{fingerprint, listed};
 use conclave_shared::{Finding, FindingGroup, Stance};
 use std::collections::{BTreeMap, BTreeSet};
@@ -188,7 +189,7 @@ fn finding_item(f: &Finding) -> Item {
         key: fingerprint(f),
         file: f.file.clone(),
         line: f.line,
-        listed: format!("`{}` line {}: {text}", f.file, f.line),
+        listed: format!("{} line {}: {text}", code_span(&f.file), f.line),
         inline: text,
     }
 }
@@ -213,7 +214,7 @@ fn contradiction_item(group: &FindingGroup) -> Item {
         key: keys.join("+"),
         file: group.file.clone(),
         line: group.line,
-        listed: format!("`{}` line {}: {text}", group.file, group.line),
+        listed: format!("{} line {}: {text}", code_span(&group.file), group.line),
         inline: text,
     }
 }

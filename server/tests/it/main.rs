@@ -5,6 +5,7 @@ mod api;
 mod api_approvals;
 mod api_evals;
 mod attack;
+mod attack_posting;
 mod budget;
 mod eval_cli;
 mod eval_injected;

@@ -160,7 +160,7 @@ fn describe(f: &Finding) -> String {
     let severity = f.severity.map_or("no severity", |s| s.as_str());
     let stance = if f.effective_stance() == conclave_shared::Stance::Approval { ", approval" } else { "" };
     let lane = conclave_shared::compare::subject(f);
-    format!("{}:{} [{severity}{stance}, {lane}] {}", f.file, f.line, f.description)
+    super::outcome::shown(&format!("{}:{} [{severity}{stance}, {lane}] {}", f.file, f.line, f.description))
 }
 
 /// What changed in one finding: `file:line [lane] severity: minor → major; ...`.
@@ -183,5 +183,6 @@ fn describe_change(c: &ChangedFinding) -> String {
             _ => format!("description “{}” → “{}”", a.description, b.description),
         })
         .collect();
-    format!("{}:{} [{}] {}", b.file, b.line, conclave_shared::compare::subject(b), parts.join("; "))
+    let line = format!("{}:{} [{}] {}", b.file, b.line, conclave_shared::compare::subject(b), parts.join("; "));
+    super::outcome::shown(&line)
 }

@@ -34,13 +34,13 @@ pub fn RunOutcome(id: String) -> impl IntoView {
                         <p class="hint">{format!("Output reused from run {}", r.chars().take(13).collect::<String>())}</p>
                     })}
                     {attempts.into_iter().map(|a| view! {
-                        <p class="attempt">{format!("Attempt {} failed: {}", a.attempt, a.errors.join("; "))}</p>
+                        <p class="attempt">{shown(&format!("Attempt {} failed: {}", a.attempt, a.errors.join("; ")))}</p>
                     }).collect_view()}
-                    {node.error.clone().map(|e| view! { <p class="error-text">{e}</p> })}
-                    {node.input.clone().map(|text| view! {
+                    {node.error.as_deref().map(|e| view! { <p class="error-text">{shown(e)}</p> })}
+                    {node.input.as_deref().map(shown).map(|text| view! {
                         <Collapsible title="Input" open=show_input toggle="node-input-toggle" testid="node-input" text=text/>
                     })}
-                    {node.output.as_ref().map(output_text).map(|text| view! {
+                    {node.output.as_ref().map(|o| shown(&output_text(o))).map(|text| view! {
                         <Collapsible title="Output" open=show_output toggle="node-output-toggle" testid="node-output" text=text/>
                     })}
                     {finished.then(|| view! {
@@ -104,6 +104,12 @@ fn facts(node: &NodeSummary) -> String {
         parts.push("waiting for its inputs".to_string());
     }
     parts.join(" · ")
+}
+
+/// Model text as the editor shows it: as text (a view never renders it as HTML),
+/// with invisible and bidirectional characters written as escapes.
+pub(super) fn shown(text: &str) -> String {
+    conclave_shared::invisible::escape_invisible(text).into_owned()
 }
 
 /// A node's output as the inspector shows it: JSON pretty-printed, text as is.

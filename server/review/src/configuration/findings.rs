@@ -7,6 +7,7 @@
 use conclave_shared::{Finding, Severity, Stance, Trust};
 
 use super::source::{ConfigKind, ConfigurationSource, EditedFile};
+use crate::inert::code_span;
 
 /// The lane (agent and `raisedBy`) of these findings.
 pub const LANE: &str = "configuration";
@@ -55,13 +56,13 @@ pub fn describe(edit: &EditedFile, read_from: Trust) -> String {
         [] => String::new(),
         ids => format!(
             " It adds or changes the command node(s) {}, which would run programs in every later review.",
-            ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
+            ids.iter().map(|id| code_span(id)).collect::<Vec<_>>().join(", ")
         ),
     };
     format!(
-        "This change {verb} `{}`, {} of Conclave's review. {applied}{commands} Have a person look at this edit \
+        "This change {verb} {}, {} of Conclave's review. {applied}{commands} Have a person look at this edit \
          before merging: once merged, it configures every later review.",
-        edit.path,
+        code_span(&edit.path),
         edit.kind.describe()
     )
 }

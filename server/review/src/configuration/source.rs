@@ -95,7 +95,7 @@ impl ConfigurationSource {
     /// edits and which side's were used; `None` when there is nothing to say (the
     /// base configured the review and the change edits none of it).
     pub fn summary(&self) -> Option<String> {
-        let files: Vec<String> = self.edited.iter().map(|e| format!("`{}`", e.path)).collect();
+        let files: Vec<String> = self.edited.iter().map(|e| crate::inert::code_span(&e.path)).collect();
         match (self.from_base(), files.is_empty()) {
             (true, true) => None,
             (true, false) => Some(format!(

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use super::review_report::ReviewReport;
 use crate::configuration::{ConfigurationSource, short};
+use crate::inert::code_span;
 
 /// The Markdown section; nothing for a review of the working tree, or one the base
 /// configured whose change edits none of its configuration.
@@ -40,7 +41,7 @@ pub(super) fn markdown(out: &mut String, r: &ReviewReport) {
                 [] => String::new(),
                 ids => format!("; adds or changes command node(s) {}", quoted(ids)),
             };
-            let _ = writeln!(out, "- `{}` ({}, {}{commands})", edit.path, edit.status, edit.kind.describe());
+            let _ = writeln!(out, "- {} ({}, {}{commands})", code_span(&edit.path), edit.status, edit.kind.describe());
         }
         out.push('\n');
     }
@@ -54,8 +55,8 @@ pub(super) fn markdown(out: &mut String, r: &ReviewReport) {
         for n in &r.dismissals_not_applied {
             let _ = writeln!(
                 out,
-                "- `{}` line {} (`{}`): dismissal added by this change, not applied (its reason: {})",
-                n.file,
+                "- {} line {} (`{}`): dismissal added by this change, not applied (its reason: {})",
+                code_span(&n.file),
                 n.line,
                 n.fingerprint,
                 one_line(&n.reason)
@@ -84,7 +85,7 @@ pub(super) fn json(r: &ReviewReport) -> Option<Value> {
 }
 
 fn quoted(ids: &[String]) -> String {
-    ids.iter().map(|id| format!("`{id}`")).collect::<Vec<_>>().join(", ")
+    ids.iter().map(|id| code_span(id)).collect::<Vec<_>>().join(", ")
 }
 
 fn one_line(text: &str) -> String {

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use super::repeats::{stability_distribution, support_distribution};
 use super::review_report::{LoweringSummary, ReviewReport, anchor_counts, listed};
+use crate::inert::code_span;
 
 pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
@@ -133,7 +134,7 @@ fn findings(out: &mut String, r: &ReviewReport) {
     }
     for (file, mut findings) in by_file {
         findings.sort_by_key(|f| (f.line, f.severity));
-        let _ = writeln!(out, "### `{file}`\n");
+        let _ = writeln!(out, "### {}\n", code_span(file));
         let _ = writeln!(out, "| Line | Severity | Raised by | Finding |");
         let _ = writeln!(out, "|---:|---|---|---|");
         for f in findings {
@@ -265,7 +266,8 @@ fn baseline(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "| File | Line then | Severity | Finding |");
     let _ = writeln!(out, "|---|---:|---|---|");
     for f in &r.absent {
-        let _ = writeln!(out, "| `{}` | {} | {} | {} |", f.file, f.line, severity_of(f), cell(&f.description));
+        let _ =
+            writeln!(out, "| {} | {} | {} | {} |", code_span(&f.file), f.line, severity_of(f), cell(&f.description));
     }
     out.push('\n');
 }
@@ -287,13 +289,13 @@ fn unanchored(out: &mut String, r: &ReviewReport) {
     for f in list {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            f.file,
+            "| {} | {} | {} | {} | {} | {} |",
+            code_span(&f.file),
             f.line,
             severity_of(f),
             cell(f.raised_by.as_deref().unwrap_or(&f.agent)),
             cell(&f.description),
-            cell(f.evidence.as_deref().unwrap_or(""))
+            f.evidence.as_deref().map(|e| cell(&code_span(e))).unwrap_or_default()
         );
     }
     out.push('\n');
@@ -318,8 +320,8 @@ fn dismissed(out: &mut String, r: &ReviewReport) {
         let Some(d) = &f.dismissed else { continue };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} | {} |",
-            f.file,
+            "| {} | {} | {} | {} | {} | {} |",
+            code_span(&f.file),
             f.line,
             severity_of(f),
             cell(&f.description),
@@ -338,7 +340,7 @@ fn omitted(out: &mut String, r: &ReviewReport) {
     let _ = writeln!(out, "## Not reviewed ({})\n", r.omitted.len());
     let _ = writeln!(out, "The diff was over the size cap, so these files were left out, largest first:\n");
     for (path, bytes) in &r.omitted {
-        let _ = writeln!(out, "- `{path}` ({bytes} bytes of diff)");
+        let _ = writeln!(out, "- {} ({bytes} bytes of diff)", code_span(path));
     }
     out.push('\n');
 }

@@ -14,6 +14,7 @@ mod rdjsonl;
 mod repeats;
 mod review_report;
 mod rules;
+mod sanitized;
 mod sarif;
 mod scope;
 
@@ -25,6 +26,7 @@ pub use review_report::{
     AgentUsage, LoweringSummary, RepeatSummary, ReviewReport, SampledAgent, anchor_counts, fingerprint, gates, lane,
     listed,
 };
+pub use sanitized::{REPOSITORY_URL_INPUT, links_of_input, sanitize_report};
 
 use conclave_shared::{
     Conclave, CountMismatch, EventKind, Finding, FindingsCheck, NodeKind, NodeOutput, NodeState, RunEvent, RunRecord,
@@ -86,14 +88,17 @@ impl std::str::FromStr for ReportFormat {
 }
 
 impl ReviewReport {
-    /// Renders the report.
+    /// Renders the report. The Markdown is sanitized whole once more (its tables put
+    /// each text on one line, and it names paths and commits the change chose), and
+    /// every format passes the process's redactor last.
     pub fn render(&self, format: ReportFormat) -> String {
-        match format {
-            ReportFormat::Markdown => markdown::render(self),
+        let text = match format {
+            ReportFormat::Markdown => crate::inert::sanitize(&markdown::render(self), &self.links),
             ReportFormat::Json => envelope::render(self),
             ReportFormat::Sarif => sarif::render(self),
             ReportFormat::Rdjsonl => rdjsonl::render(self),
-        }
+        };
+        conclave_core::process_redactor().redact(&text)
     }
 }
 
@@ -143,6 +148,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         parts,
         configuration: crate::configuration::ConfigurationSource::of_input(&record.input),
         dismissals_not_applied: Vec::new(),
+        links: links_of_input(&record.input),
     }
 }
 

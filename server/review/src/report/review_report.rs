@@ -114,6 +114,9 @@ pub struct ReviewReport {
     /// The findings that a dismissal the change itself added would have hidden: not
     /// applied, they stay and gates count them.
     pub dismissals_not_applied: Vec<crate::configuration::dismissals::NotApplied>,
+    /// The links its text may keep: those into the forge repository's web pages,
+    /// from the run input (see `sanitized.rs`).
+    pub links: crate::inert::LinkPolicy,
 }
 
 impl ReviewReport {

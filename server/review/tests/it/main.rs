@@ -5,5 +5,6 @@ mod degraded;
 mod diff_parts;
 mod fallback;
 mod incremental;
+mod inert;
 mod review_compare;
 mod tools_sandbox;
