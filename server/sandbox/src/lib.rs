@@ -69,16 +69,17 @@ pub struct Confinement {
 pub fn confine(command: &mut Command, policy: &Policy) -> Result<Confinement, SandboxError> {
     let probe = probe();
     probe.can_confine()?;
-    let landlock = files::ruleset(policy, probe.landlock_abi)?.ok_or_else(|| Unavailable {
+    let abi = policy.landlock_abi_at_most.map_or(probe.landlock_abi, |most| most.clamp(1, probe.landlock_abi));
+    let landlock = files::ruleset(policy, abi)?.ok_or_else(|| Unavailable {
         reason: "the kernel refused to create a Landlock ruleset".into(),
     })?;
-    let signal_targets = (probe.landlock_abi < probe::ABI_SCOPES).then(ancestors::signal_targets);
+    let signal_targets = (abi < probe::ABI_SCOPES).then(ancestors::signal_targets);
     let seccomp = seccomp::program(&seccomp::Refusals { sockets: !policy.network, signal_targets })?;
     let mut record = SandboxRecord {
         confined: true,
-        layers: probe.layers(policy.network),
+        layers: probe.layers(abi, policy.network),
         network: policy.network,
-        gaps: probe.gaps(),
+        gaps: probe.gaps(abi),
     };
     let (cgroup, cgroup_procs, nproc) = process_limit(probe, policy.limits.processes, &mut record);
     let plan = ChildPlan {

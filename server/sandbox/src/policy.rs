@@ -21,13 +21,23 @@ pub struct Policy {
     pub network: bool,
     /// Its resource limits.
     pub limits: Limits,
+    /// Confine as a kernel with at most this Landlock ABI would (tests of the
+    /// fallbacks older kernels get); `None` uses all the kernel offers.
+    pub landlock_abi_at_most: Option<u32>,
 }
 
 impl Policy {
     /// A policy with only `scratch` and the default limits: no network, nothing to
     /// read beyond the system.
     pub fn new(scratch: PathBuf) -> Policy {
-        Policy { read: Vec::new(), write: Vec::new(), scratch, network: false, limits: Limits::default() }
+        Policy {
+            read: Vec::new(),
+            write: Vec::new(),
+            scratch,
+            network: false,
+            limits: Limits::default(),
+            landlock_abi_at_most: None,
+        }
     }
 }
 

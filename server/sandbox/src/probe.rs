@@ -93,19 +93,20 @@ impl Probe {
         }
     }
 
-    /// The layers a command gets here, the network closed or `network` open.
-    pub fn layers(&self, network: bool) -> Vec<SandboxLayer> {
+    /// The layers a command gets here, the network closed or `network` open, when
+    /// the Landlock ABI used is `abi` (the kernel's, or less in tests).
+    pub fn layers(&self, abi: u32, network: bool) -> Vec<SandboxLayer> {
         let mut layers = vec![SandboxLayer::LandlockFiles];
-        if !network && self.landlock_abi >= ABI_TCP {
+        if !network && abi >= ABI_TCP {
             layers.push(SandboxLayer::LandlockTcp);
         }
-        if self.landlock_abi >= ABI_SCOPES {
+        if abi >= ABI_SCOPES {
             layers.push(SandboxLayer::LandlockScopes);
         }
         if !network {
             layers.push(SandboxLayer::SeccompSockets);
         }
-        if self.landlock_abi < ABI_SCOPES {
+        if abi < ABI_SCOPES {
             layers.push(SandboxLayer::SeccompSignals);
         }
         layers.extend([SandboxLayer::SeccompPrivileged, SandboxLayer::NoNewPrivs]);
@@ -121,19 +122,18 @@ impl Probe {
         layers
     }
 
-    /// What is not enforced here though the sandbox runs, in words.
-    pub fn gaps(&self) -> Vec<String> {
+    /// What is not enforced here though the sandbox runs, in words, when the
+    /// Landlock ABI used is `abi`.
+    pub fn gaps(&self, abi: u32) -> Vec<String> {
         let mut gaps = Vec::new();
-        if self.landlock_abi > 0 && self.landlock_abi < ABI_TCP {
+        if abi > 0 && abi < ABI_TCP {
             gaps.push(format!(
-                "Landlock ABI {} has no TCP rules (4 and later); seccomp's socket refusal still closes TCP",
-                self.landlock_abi
+                "Landlock ABI {abi} has no TCP rules (4 and later); seccomp's socket refusal still closes TCP"
             ));
         }
-        if self.landlock_abi > 0 && self.landlock_abi < ABI_SCOPES {
+        if abi > 0 && abi < ABI_SCOPES {
             gaps.push(format!(
-                "Landlock ABI {} has no signal scope (6 and later): seccomp refuses signals to Conclave and its ancestors instead, and abstract sockets are closed only by the socket refusal",
-                self.landlock_abi
+                "Landlock ABI {abi} has no signal scope (6 and later): seccomp refuses signals to Conclave and its ancestors instead, and abstract sockets are closed only by the socket refusal"
             ));
         }
         if let Some(why) = &self.pids_cgroup_missing {

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 /// A confined run's outcome.
+#[derive(Debug)]
 pub struct Ran {
     pub output: Output,
     pub record: conclave_shared::SandboxRecord,
