@@ -24,6 +24,7 @@ pub mod budget_exceeded;
 pub mod bus;
 pub mod cache;
 pub mod command;
+pub mod command_sandbox;
 pub mod config;
 pub mod dialects;
 pub mod fleet;
@@ -185,13 +186,13 @@ impl Engine {
     /// without starting it.
     pub fn plan(&self, conclave: &CheckedConclave, options: &RunOptions) -> Result<Plan, StartError> {
         let Some(policy) = options.policy.clone() else {
-            return build_plan(conclave, &self.providers, self.config.node_timeout, options);
+            return build_plan(conclave, &self.providers, &self.config, options);
         };
         // Planning asks the policy to shape each agent's schema; a panic there is kept
         // and refuses the run.
         let guard = Arc::new(policy_call::ShapingGuard::new(policy));
         let guarded = RunOptions { policy: Some(guard.clone()), ..options.clone() };
-        let plan = build_plan(conclave, &self.providers, self.config.node_timeout, &guarded);
+        let plan = build_plan(conclave, &self.providers, &self.config, &guarded);
         match guard.failure() {
             Some(failure) => Err(failure.into()),
             None => plan,

@@ -1,0 +1,136 @@
+//! The sandbox of one command node: its scratch directory (its `HOME` and `TMPDIR`),
+//! its environment (the scrubbed variables, then the node's `sandbox.env`), and its
+//! confinement through `conclave-sandbox` (read access to the repository, the
+//! workspace, the program file and the node's declared paths; writes to the scratch
+//! directory and the declared paths; the network only when the node opens it). Where
+//! the kernel cannot confine, the command runs unconfined only when the engine allows
+//! it, and the record says so; otherwise the node fails with
+//! [`NodeError::SandboxUnavailable`].
+
+use conclave_sandbox::{Confinement, Limits, Policy, Scratch, expand_home, real_home};
+use conclave_shared::sandbox::SCRATCH_PLACEHOLDER;
+use conclave_shared::{CommandConfig, SandboxConfig, SandboxRecord};
+use std::path::{Path, PathBuf};
+
+use crate::node_error::NodeError;
+
+/// The variables a command inherits, when set: what programs need to find
+/// themselves and their language, and nothing that holds a secret. `HOME` and
+/// `TMPDIR` are the scratch directory.
+pub const INHERITED_VARIABLES: &[&str] = &["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER"];
+
+/// A command's sandbox, kept until it ended: dropping it kills what is left in its
+/// cgroup and removes its scratch directory.
+#[derive(Debug)]
+pub struct Sandbox {
+    /// What confined it, for its `command_exited` event.
+    pub record: SandboxRecord,
+    confinement: Option<Confinement>,
+    scratch: Scratch,
+}
+
+impl Sandbox {
+    /// The scratch directory.
+    pub fn scratch(&self) -> &Path {
+        self.scratch.path()
+    }
+
+    /// Ends the sandbox: leftover processes killed, the scratch directory removed.
+    pub fn end(self) {
+        drop(self.confinement);
+        drop(self.scratch);
+    }
+}
+
+/// Where the command runs and what it may reach besides its node's settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Reach<'a> {
+    /// Its directory (the repository or the workspace).
+    pub workdir: &'a Path,
+    /// The workspace, read too.
+    pub workspace: Option<&'a Path>,
+    /// Whether it may run unconfined where the kernel cannot confine.
+    pub allow_unsandboxed: bool,
+}
+
+/// Sets up `command`'s environment and sandbox for node `node_id`.
+pub fn prepare(
+    command: &mut tokio::process::Command,
+    config: &CommandConfig,
+    node_id: &str,
+    reach: Reach<'_>,
+) -> Result<Sandbox, NodeError> {
+    let program = config.program();
+    let scratch = Scratch::create(node_id)
+        .map_err(|e| NodeError::Command(format!("could not make a scratch directory for `{program}`: {e}")))?;
+    let sandbox_config = config.sandbox.clone().unwrap_or_default();
+    set_environment(command, &sandbox_config, scratch.path());
+    let unavailable = match conclave_sandbox::probe().can_confine() {
+        Ok(()) => None,
+        Err(unavailable) => Some(unavailable.reason),
+    };
+    let (record, confinement) = match unavailable {
+        None => {
+            let policy = policy(config, &sandbox_config, reach, scratch.path());
+            let confinement = conclave_sandbox::confine(command.as_std_mut(), &policy)
+                .map_err(|e| NodeError::Command(format!("could not confine `{program}`: {e}")))?;
+            (confinement.record.clone(), Some(confinement))
+        }
+        Some(reason) if reach.allow_unsandboxed => {
+            let gaps = vec![format!("ran unconfined: the sandbox is unavailable here ({reason})")];
+            (SandboxRecord { confined: false, layers: Vec::new(), network: true, gaps }, None)
+        }
+        Some(reason) => return Err(NodeError::SandboxUnavailable { program: program.to_string(), reason }),
+    };
+    Ok(Sandbox { record, confinement, scratch })
+}
+
+/// The scrubbed environment, `HOME` and `TMPDIR` the scratch directory, then the
+/// node's variables (`{scratch}` and a leading `~/` expanded).
+fn set_environment(command: &mut tokio::process::Command, sandbox: &SandboxConfig, scratch: &Path) {
+    command
+        .env_clear()
+        .envs(INHERITED_VARIABLES.iter().filter_map(|name| Some((*name, std::env::var_os(name)?))))
+        .env("HOME", scratch)
+        .env("TMPDIR", scratch);
+    let home = real_home();
+    for (name, value) in &sandbox.env {
+        let value = value.replace(SCRATCH_PLACEHOLDER, &scratch.to_string_lossy());
+        let value = match value.starts_with("~/") {
+            true => expand_home(&value, home.as_deref()).map_or(value, |p| p.to_string_lossy().into_owned()),
+            false => value,
+        };
+        command.env(name, value);
+    }
+}
+
+/// The policy of a command: the repository, the workspace, its program file and
+/// the node's read paths readable; the node's write paths writable; its network
+/// and limits.
+fn policy(config: &CommandConfig, sandbox: &SandboxConfig, reach: Reach<'_>, scratch: &Path) -> Policy {
+    let home = real_home();
+    let expand = |paths: &[String]| -> Vec<PathBuf> {
+        paths.iter().filter_map(|p| expand_home(p, home.as_deref())).collect()
+    };
+    let mut policy = Policy::new(scratch.to_path_buf());
+    policy.read.push(reach.workdir.to_path_buf());
+    policy.read.extend(reach.workspace.map(Path::to_path_buf));
+    policy.read.extend(program_file(config.program(), reach.workdir));
+    policy.read.extend(expand(&sandbox.read));
+    policy.write = expand(&sandbox.write);
+    policy.network = sandbox.network;
+    policy.limits = Limits::from_config(&sandbox.limits.unwrap_or_default());
+    policy
+}
+
+/// The file the program runs from: found on the inherited `PATH` when it names no
+/// directory, else relative to `workdir`; links followed.
+fn program_file(program: &str, workdir: &Path) -> Option<PathBuf> {
+    let found = if program.contains('/') {
+        Some(workdir.join(program))
+    } else {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path).map(|dir| dir.join(program)).find(|candidate| candidate.is_file())
+    };
+    found.and_then(|file| std::fs::canonicalize(file).ok())
+}
