@@ -54,6 +54,12 @@ impl ProviderRegistry {
         ProviderRegistry { providers, known: self.known, redactor: self.redactor }
     }
 
+    /// The redactor every provider was wrapped with, if any: the secrets this
+    /// process knows, which the engine also takes out of what commands print.
+    pub fn redactor(&self) -> Option<Arc<Redactor>> {
+        self.redactor.clone()
+    }
+
     /// Adds (or replaces) a provider.
     pub fn register(&mut self, provider: Arc<dyn Provider>) {
         self.providers.insert(provider.name().to_string(), provider);

@@ -165,11 +165,22 @@ impl RunHandle {
 }
 
 impl Engine {
-    /// An engine over these providers and store.
-    pub fn new(providers: ProviderRegistry, store: Arc<dyn RunStore>, config: EngineConfig) -> Engine {
+    /// An engine over these providers and store. Without a redactor of its own, the
+    /// config takes the registry's, so commands' output loses the same secrets as
+    /// the providers'.
+    pub fn new(providers: ProviderRegistry, store: Arc<dyn RunStore>, mut config: EngineConfig) -> Engine {
+        if config.redactor.is_none() {
+            config.redactor = providers.redactor();
+        }
         let limits =
             Arc::new(Limits::new(config.max_concurrency, &config.provider_limits).with_fleet(config.fleet.clone()));
         Engine { providers: Arc::new(providers), store, config, limits }
+    }
+
+    /// Whether its command nodes may run unconfined where the kernel cannot
+    /// confine them.
+    pub fn allows_unsandboxed(&self) -> bool {
+        self.config.allow_unsandboxed
     }
 
     /// The store runs are recorded in.

@@ -94,7 +94,8 @@ fn v1_pids_dir(mountinfo: &str, membership: &str) -> Option<PathBuf> {
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
         controllers.split(',').any(|c| c == "pids").then_some(path)
     })?;
-    Some(Path::new(mount).join(path.trim_start_matches('/')))
+    let dir = Path::new(mount).join(path.trim_start_matches('/'));
+    Some(dir.components().collect())
 }
 
 /// cgroup v2: this process's directory, when `pids` is among its controllers and
@@ -105,7 +106,7 @@ fn v2_dir(mountinfo: &str, membership: &str) -> Option<PathBuf> {
         (after.split_whitespace().next()? == "cgroup2").then(|| mount.split_whitespace().nth(4))?
     })?;
     let path = membership.lines().find_map(|line| line.strip_prefix("0::"))?;
-    let dir = Path::new(mount).join(path.trim_start_matches('/'));
+    let dir: PathBuf = Path::new(mount).join(path.trim_start_matches('/')).components().collect();
     let controllers = fs::read_to_string(dir.join("cgroup.controllers")).ok()?;
     if !controllers.split_whitespace().any(|c| c == "pids") {
         return None;

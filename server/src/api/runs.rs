@@ -229,6 +229,7 @@ async fn start_review(
         // The repository's own rules files are read through the sandbox; no more are
         // taken over HTTP: a path on the server's disk is not the caller's to name.
         rules: Vec::new(),
+        allow_unsandboxed: state.engine.allows_unsandboxed(),
     };
     let prepared = match what {
         Review::Target(target) => {

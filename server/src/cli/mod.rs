@@ -19,6 +19,7 @@ mod recordings;
 mod review;
 mod run;
 mod runs;
+mod sandbox;
 mod schema;
 mod serve;
 mod validate;
@@ -84,10 +85,19 @@ pub enum Command {
     Providers(providers::ProvidersArgs),
     /// Claim queued runs from the --db database and run them.
     Worker(worker::WorkerArgs),
+    /// The sandbox commands run in: `conclave sandbox check` says what confines them
+    /// here and tests it.
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCommand),
 }
 
 /// Parses the process arguments and runs the command with these providers.
 pub fn main(providers: ProviderRegistry) -> ExitCode {
+    // As ssh-agent does: no process of the same user reads Conclave's memory or
+    // environment (its keys) through /proc or ptrace, and it leaves no core dump.
+    if let Err(e) = conclave_sandbox::make_non_dumpable() {
+        eprintln!("warning: could not make this process non-dumpable: {e}");
+    }
     let cli = Cli::parse();
     let traces = crate::observe::init_tracing();
     let code = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -126,6 +136,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Schema(cmd) => blocking(move || schema::run(cmd, &workspace)).await,
         Command::Dismiss(args) => blocking(move || dismiss::run(args)).await,
         Command::Analyzers(args) => blocking(move || analyzers::run(args, &workspace)).await,
+        Command::Sandbox(cmd) => blocking(move || sandbox::run(cmd)).await,
         Command::Providers(args) if args.probe => match store(&cli.db).await {
             Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,
             Err(code) => code,

@@ -221,6 +221,7 @@ async fn prepare_case(
         analyzers: request.analyzers.clone(),
         scope: None,
         rules: Vec::new(),
+        allow_unsandboxed: ctx.engine.allows_unsandboxed(),
     };
     pipeline::prepare(&review, ctx.catalog, ctx.providers)
         .await
