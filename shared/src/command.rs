@@ -62,6 +62,7 @@ pub struct CommandConfig {
     /// Widens the sandbox the command runs in (network, paths to read or write,
     /// variables, limits); without it the command gets the default confinement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "SandboxConfig"))]
     pub sandbox: Option<SandboxConfig>,
 }
 

@@ -31,6 +31,7 @@ pub struct SandboxConfig {
     pub env: BTreeMap<String, String>,
     /// Resource limits other than the defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "SandboxLimits"))]
     pub limits: Option<SandboxLimits>,
 }
 
