@@ -2,6 +2,7 @@
 //! `conclave` binary as a user runs it. One binary, a module per concern.
 
 mod api;
+mod api_sandbox;
 mod api_approvals;
 mod api_evals;
 mod attack;

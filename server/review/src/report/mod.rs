@@ -13,6 +13,7 @@ mod rdjsonl;
 mod repeats;
 mod review_report;
 mod rules;
+mod sandboxes;
 mod sarif;
 mod scope;
 
@@ -20,6 +21,7 @@ pub use analyzer_lanes::carry_dropped;
 pub use budget::{AgentSpend, BudgetSummary};
 pub use parts::{PartFiles, PartsRead};
 pub use repeats::{stability_distribution, support_distribution};
+pub use sandboxes::CommandSandbox;
 pub use review_report::{
     AgentUsage, LoweringSummary, RepeatSummary, ReviewReport, SampledAgent, anchor_counts, fingerprint, gates, lane,
     listed,
@@ -140,6 +142,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         scope: crate::incremental::Scope::of_input(&record.input),
         rules: crate::rules::RulesRead::of_input(&record.input),
         parts,
+        sandboxes: sandboxes::of_events(events),
     }
 }
 

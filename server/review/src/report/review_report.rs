@@ -108,6 +108,8 @@ pub struct ReviewReport {
     /// A change reviewed in parts: the parts and their files, the hunks left out
     /// (each larger than a part), the parts a reviewer failed on; empty when it fit.
     pub parts: super::parts::PartsRead,
+    /// Each command that ran and what confined it (`sandboxes.rs`).
+    pub sandboxes: Vec<super::sandboxes::CommandSandbox>,
 }
 
 impl ReviewReport {
