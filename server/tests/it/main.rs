@@ -30,6 +30,7 @@ mod review_samples;
 mod review_verified;
 mod run_events;
 mod runs_from_node;
+mod sandbox_probe;
 mod store_cli;
 mod traces;
 mod validate_cli;
