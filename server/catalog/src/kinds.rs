@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::context::CatalogContext;
 use super::output_schema::{AgentOutput, check_output_schema};
-use super::sandbox_block::check_sandbox;
 use super::pointer;
+use super::sandbox_block::check_sandbox;
 use super::views::{EdgeView, NodeView, article, did_you_mean};
 
 /// Checks a command's configuration; returns its output schema when `json` output

@@ -17,8 +17,13 @@ pub(crate) fn check_sandbox(node: &NodeView, command: &Value, base: &str, out: &
         for (i, path) in paths.enumerate().filter_map(|(i, p)| Some((i, p.as_str()?))) {
             if let Some(problem) = path_problem(path) {
                 out.push(
-                    Diagnostic::error("sandbox-path", node.subject(), format!("{base}/sandbox/{key}/{i}"), format!("`{path}` {problem}"))
-                        .with_help("write an absolute path (/opt/tool) or one in the home directory (~/.rustup)"),
+                    Diagnostic::error(
+                        "sandbox-path",
+                        node.subject(),
+                        format!("{base}/sandbox/{key}/{i}"),
+                        format!("`{path}` {problem}"),
+                    )
+                    .with_help("write an absolute path (/opt/tool) or one in the home directory (~/.rustup)"),
                 );
             }
         }
@@ -28,14 +33,24 @@ pub(crate) fn check_sandbox(node: &NodeView, command: &Value, base: &str, out: &
         let at = format!("{base}/sandbox/env/{}", name.replace('~', "~0").replace('/', "~1"));
         if !is_variable_name(name) {
             out.push(
-                Diagnostic::error("sandbox-env", node.subject(), at.clone(), format!("`{name}` is not a variable name"))
-                    .with_help("use letters, digits and `_`, not starting with a digit, such as CARGO_TARGET_DIR"),
+                Diagnostic::error(
+                    "sandbox-env",
+                    node.subject(),
+                    at.clone(),
+                    format!("`{name}` is not a variable name"),
+                )
+                .with_help("use letters, digits and `_`, not starting with a digit, such as CARGO_TARGET_DIR"),
             );
         }
         if let Some(unknown) = value.as_str().and_then(unknown_placeholder) {
             out.push(
-                Diagnostic::warning("sandbox-env", node.subject(), at, format!("`{unknown}` is not a placeholder and is passed as it is"))
-                    .with_help(format!("`{SCRATCH_PLACEHOLDER}` is the node's scratch directory, the only one there is")),
+                Diagnostic::warning(
+                    "sandbox-env",
+                    node.subject(),
+                    at,
+                    format!("`{unknown}` is not a placeholder and is passed as it is"),
+                )
+                .with_help(format!("`{SCRATCH_PLACEHOLDER}` is the node's scratch directory, the only one there is")),
             );
         }
     }

@@ -72,7 +72,8 @@ fn main() {
             added.push(s.saturating_sub(p));
         }
     });
-    let layers = conclave_sandbox::layer_names(&conclave_sandbox::probe().layers(conclave_sandbox::probe().landlock_abi, false));
+    let layers =
+        conclave_sandbox::layer_names(&conclave_sandbox::probe().layers(conclave_sandbox::probe().landlock_abi, false));
     println!("command node `true`, {ROUNDS} interleaved rounds; layers: {layers}");
     println!("  without the sandbox: median {}", ms(median(plain_times)));
     println!("  in the sandbox:      median {}", ms(median(sandboxed_times)));

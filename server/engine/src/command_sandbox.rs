@@ -109,9 +109,8 @@ fn set_environment(command: &mut tokio::process::Command, sandbox: &SandboxConfi
 /// and limits.
 fn policy(config: &CommandConfig, sandbox: &SandboxConfig, reach: Reach<'_>, scratch: &Path) -> Policy {
     let home = real_home();
-    let expand = |paths: &[String]| -> Vec<PathBuf> {
-        paths.iter().filter_map(|p| expand_home(p, home.as_deref())).collect()
-    };
+    let expand =
+        |paths: &[String]| -> Vec<PathBuf> { paths.iter().filter_map(|p| expand_home(p, home.as_deref())).collect() };
     let mut policy = Policy::new(scratch.to_path_buf());
     policy.read.push(reach.workdir.to_path_buf());
     policy.read.extend(reach.workspace.map(Path::to_path_buf));

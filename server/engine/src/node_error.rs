@@ -45,7 +45,9 @@ pub enum NodeError {
     },
     /// A command node was not run: the kernel cannot confine it, and running
     /// commands unconfined was not allowed.
-    #[error("`{program}` was not run: the sandbox is unavailable here ({reason}); `conclave sandbox check` tells more, and `--allow-unsandboxed` runs commands unconfined")]
+    #[error(
+        "`{program}` was not run: the sandbox is unavailable here ({reason}); `conclave sandbox check` tells more, and `--allow-unsandboxed` runs commands unconfined"
+    )]
     SandboxUnavailable {
         /// The program.
         program: String,

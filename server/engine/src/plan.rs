@@ -198,7 +198,9 @@ impl Planner<'_> {
             _ => None,
         };
         let command = match (node.kind, &node.command) {
-            (NodeKind::Command, Some(config)) => Some(Arc::new(plan_command(checked, node, config, options, self.config)?)),
+            (NodeKind::Command, Some(config)) => {
+                Some(Arc::new(plan_command(checked, node, config, options, self.config)?))
+            }
             _ => None,
         };
         let repeat = match (node.kind, &node.repeat) {

@@ -352,6 +352,9 @@ mod tests {
             lanes[0].why_off().as_deref(),
             Some("skipped: the sandbox is unavailable here, and the change's code does not run unconfined")
         );
-        assert_eq!(serde_json::to_value(LaneOff::SandboxUnavailable).ok(), Some(serde_json::json!("sandbox_unavailable")));
+        assert_eq!(
+            serde_json::to_value(LaneOff::SandboxUnavailable).ok(),
+            Some(serde_json::json!("sandbox_unavailable"))
+        );
     }
 }

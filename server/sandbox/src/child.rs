@@ -126,9 +126,8 @@ fn drop_capabilities(bounding: bool, last: libc::c_int) -> io::Result<()> {
     }
     // SAFETY: prctl(2) with integer arguments only. Kernels before 4.3 have no ambient
     // set and answer EINVAL, which leaves nothing to clear.
-    let ambient = unsafe {
-        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0)
-    };
+    let ambient =
+        unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0) };
     if ambient != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
         return Err(io::Error::last_os_error());
     }

@@ -70,9 +70,8 @@ pub fn confine(command: &mut Command, policy: &Policy) -> Result<Confinement, Sa
     let probe = probe();
     probe.can_confine()?;
     let abi = policy.landlock_abi_at_most.map_or(probe.landlock_abi, |most| most.clamp(1, probe.landlock_abi));
-    let landlock = files::ruleset(policy, abi)?.ok_or_else(|| Unavailable {
-        reason: "the kernel refused to create a Landlock ruleset".into(),
-    })?;
+    let landlock = files::ruleset(policy, abi)?
+        .ok_or_else(|| Unavailable { reason: "the kernel refused to create a Landlock ruleset".into() })?;
     let signal_targets = (abi < probe::ABI_SCOPES).then(ancestors::signal_targets);
     let seccomp = seccomp::program(&seccomp::Refusals { sockets: !policy.network, signal_targets })?;
     let mut record = SandboxRecord {
@@ -176,10 +175,7 @@ fn holds_setpcap() -> bool {
 
 /// The highest capability number of this kernel.
 fn last_capability() -> libc::c_int {
-    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(40)
+    std::fs::read_to_string("/proc/sys/kernel/cap_last_cap").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(40)
 }
 
 /// The layers a record lists, for messages: `landlock_files, seccomp_sockets, …`.

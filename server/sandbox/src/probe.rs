@@ -157,10 +157,16 @@ fn landlock_version() -> (u32, Option<String>) {
         Ok(Ok(LandlockStatus::Available { effective_abi, kernel_abi })) => {
             (kernel_abi.and_then(|v| u32::try_from(v).ok()).unwrap_or(effective_abi as u32), None)
         }
-        Ok(Ok(LandlockStatus::NotEnabled)) => {
-            (0, Some("Landlock is built into this kernel but not enabled (add `landlock` to the `lsm=` boot parameter)".into()))
+        Ok(Ok(LandlockStatus::NotEnabled)) => (
+            0,
+            Some(
+                "Landlock is built into this kernel but not enabled (add `landlock` to the `lsm=` boot parameter)"
+                    .into(),
+            ),
+        ),
+        Ok(Ok(LandlockStatus::NotImplemented)) => {
+            (0, Some("this kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)".into()))
         }
-        Ok(Ok(LandlockStatus::NotImplemented)) => (0, Some("this kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)".into())),
         Ok(Err(e)) => (0, Some(format!("Landlock could not be used: {e}"))),
         Err(_) => (0, Some("asking the kernel for Landlock failed".into())),
     }

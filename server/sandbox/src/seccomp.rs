@@ -9,8 +9,7 @@
 //! refused too, so they cannot go around the filter.
 
 use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-    TargetArch,
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
 };
 use std::collections::BTreeMap;
 
@@ -65,12 +64,8 @@ pub const PRIVILEGED: &[i64] = &[
 ];
 
 /// The system calls that open sockets.
-const SOCKETS: &[i64] = &[
-    libc::SYS_socket,
-    libc::SYS_io_uring_setup,
-    libc::SYS_io_uring_enter,
-    libc::SYS_io_uring_register,
-];
+const SOCKETS: &[i64] =
+    &[libc::SYS_socket, libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register];
 
 /// What the filter refuses besides the privileged calls.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -162,4 +162,3 @@ fn read_checks(attempts: &[Attempt], output: &str) -> Result<Vec<Check>, SelfTes
 pub fn program_file(program: &Path) -> PathBuf {
     std::fs::canonicalize(program).unwrap_or_else(|_| program.to_path_buf())
 }
-

@@ -42,7 +42,12 @@ fn check_id(id: &str) -> Result<(), ApiError> {
 /// 403 when a command node opens its sandbox wider than the file on disk has it: a
 /// conclave saved through the API may not give a command the network or more paths,
 /// as it may not run a program the server was not told to allow.
-fn refuse_widened_sandboxes(security: &Security, files: &ConclaveFiles, id: &str, value: &Value) -> Result<(), ApiError> {
+fn refuse_widened_sandboxes(
+    security: &Security,
+    files: &ConclaveFiles,
+    id: &str,
+    value: &Value,
+) -> Result<(), ApiError> {
     let on_disk = files.read(id).ok().and_then(|read| serde_json::from_slice::<Value>(&read.bytes).ok());
     let widened = security.widened_sandboxes(value, on_disk.as_ref());
     if widened.is_empty() {
@@ -59,7 +64,12 @@ fn refuse_widened_sandboxes(security: &Security, files: &ConclaveFiles, id: &str
 
 /// Checks and parses a conclave body; 400 for bad JSON, 422 with every diagnostic for
 /// an invalid conclave.
-fn accept(workspace: &Workspace, security: &Security, files: &ConclaveFiles, bytes: &[u8]) -> Result<Conclave, ApiError> {
+fn accept(
+    workspace: &Workspace,
+    security: &Security,
+    files: &ConclaveFiles,
+    bytes: &[u8],
+) -> Result<Conclave, ApiError> {
     let value: Value = parse_json(bytes)?;
     let id = value.get("id").and_then(Value::as_str).unwrap_or("conclave").to_string();
     check_id(&id)?;

@@ -10,8 +10,8 @@ use conclave_engine::EngineConfig;
 use conclave_sandbox::policy::{
     DEFAULT_CPU_SECS, DEFAULT_FILE_SIZE_MB, DEFAULT_MEMORY_MB, DEFAULT_OPEN_FILES, DEFAULT_PROCESSES,
 };
-use conclave_sandbox::selftest::{self, SelfTest};
 use conclave_sandbox::probe::{ABI_SCOPES, ABI_TCP};
+use conclave_sandbox::selftest::{self, SelfTest};
 use conclave_sandbox::{Probe, layer_names, probe};
 
 use super::exit;

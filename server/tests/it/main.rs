@@ -2,9 +2,9 @@
 //! `conclave` binary as a user runs it. One binary, a module per concern.
 
 mod api;
-mod api_sandbox;
 mod api_approvals;
 mod api_evals;
+mod api_sandbox;
 mod attack;
 mod budget;
 mod eval_cli;

@@ -134,10 +134,9 @@ fn random_command(rng: &mut fastrand::Rng) -> CommandConfig {
             read: if rng.bool() { vec!["~/.rustup".into()] } else { Vec::new() },
             write: if rng.bool() { vec!["/var/cache/tool".into()] } else { Vec::new() },
             env: if rng.bool() { [("T".to_string(), "{scratch}/t".to_string())].into() } else { Default::default() },
-            limits: rng.bool().then(|| conclave_shared::SandboxLimits {
-                memory_mb: Some(rng.u64(1..8192)),
-                ..Default::default()
-            }),
+            limits: rng
+                .bool()
+                .then(|| conclave_shared::SandboxLimits { memory_mb: Some(rng.u64(1..8192)), ..Default::default() }),
         });
     }
     c

@@ -58,11 +58,21 @@ fn bad_paths_and_variables_name_the_node_and_the_json_path() {
         "env": {"1BAD": "x", "TARGET": "{home}/target"}
     });
     let expected = [
-        ("clippy", "sandbox-path", "/nodes/1/command/sandbox/read/0", "`target` is relative: it would depend on where Conclave runs"),
+        (
+            "clippy",
+            "sandbox-path",
+            "/nodes/1/command/sandbox/read/0",
+            "`target` is relative: it would depend on where Conclave runs",
+        ),
         ("clippy", "sandbox-path", "/nodes/1/command/sandbox/read/1", "`/opt/../root/.ssh` climbs with `..`"),
         ("clippy", "sandbox-path", "/nodes/1/command/sandbox/write/0", "`` is empty"),
         ("clippy", "sandbox-env", "/nodes/1/command/sandbox/env/1BAD", "`1BAD` is not a variable name"),
-        ("clippy", "sandbox-env", "/nodes/1/command/sandbox/env/TARGET", "`{home}` is not a placeholder and is passed as it is"),
+        (
+            "clippy",
+            "sandbox-env",
+            "/nodes/1/command/sandbox/env/TARGET",
+            "`{home}` is not a placeholder and is passed as it is",
+        ),
     ];
     let found = found(block);
     for (node, code, path, message) in expected {

@@ -19,7 +19,12 @@ use std::sync::Arc;
 use crate::engine::{engine_with, graph};
 
 /// `in → cmd → out`, `cmd` running `sh -c script`.
-async fn run_script(engine: &Engine, dir: &Path, script: &str, sandbox: Option<SandboxConfig>) -> (NodeOutput, Vec<RunEvent>) {
+async fn run_script(
+    engine: &Engine,
+    dir: &Path,
+    script: &str,
+    sandbox: Option<SandboxConfig>,
+) -> (NodeOutput, Vec<RunEvent>) {
     let mut config = CommandConfig::new(vec!["sh".into(), "-c".into(), script.into()]);
     config.sandbox = sandbox;
     let mut conclave = graph(&["in:t", "out:o"], &[]);
@@ -88,7 +93,10 @@ async fn a_nodes_variables_take_its_scratch_directory_and_it_may_write_what_it_d
         write: vec![out.path().display().to_string()],
         ..SandboxConfig::default()
     };
-    let script = format!("mkdir -p \"$TARGET\" && test \"$TARGET\" = \"$HOME/target\" && echo target-in-scratch; echo z > {}/declared", out.path().display());
+    let script = format!(
+        "mkdir -p \"$TARGET\" && test \"$TARGET\" = \"$HOME/target\" && echo target-in-scratch; echo z > {}/declared",
+        out.path().display()
+    );
     let (output, _) = run_script(&engine(EngineConfig::default()), repository.path(), &script, Some(sandbox)).await;
     assert_eq!(output, NodeOutput::Text("target-in-scratch\n".into()));
     assert!(out.path().join("declared").exists(), "a declared write path is writable");
@@ -98,7 +106,11 @@ async fn a_nodes_variables_take_its_scratch_directory_and_it_may_write_what_it_d
 async fn what_a_command_prints_is_redacted_before_it_becomes_an_event_or_an_output() {
     let repository = tempfile::tempdir().expect("tempdir");
     let secret = "canary-key-0123456789";
-    let config = EngineConfig { redactor: Some(Arc::new(Redactor::new([secret.to_string()]))), allow_unsandboxed: true, ..EngineConfig::default() };
+    let config = EngineConfig {
+        redactor: Some(Arc::new(Redactor::new([secret.to_string()]))),
+        allow_unsandboxed: true,
+        ..EngineConfig::default()
+    };
     let (output, events) = run_script(&engine(config), repository.path(), &format!("echo {secret}"), None).await;
     assert_eq!(output, NodeOutput::Text(format!("{REDACTED}\n")));
     let (stdout, _) = exited(&events);

@@ -21,11 +21,11 @@ pub use analyzer_lanes::carry_dropped;
 pub use budget::{AgentSpend, BudgetSummary};
 pub use parts::{PartFiles, PartsRead};
 pub use repeats::{stability_distribution, support_distribution};
-pub use sandboxes::CommandSandbox;
 pub use review_report::{
     AgentUsage, LoweringSummary, RepeatSummary, ReviewReport, SampledAgent, anchor_counts, fingerprint, gates, lane,
     listed,
 };
+pub use sandboxes::CommandSandbox;
 
 use conclave_shared::{
     Conclave, CountMismatch, EventKind, Finding, FindingsCheck, NodeKind, NodeOutput, NodeState, RunEvent, RunRecord,

@@ -49,7 +49,8 @@ pub(super) fn markdown(out: &mut String, commands: &[CommandSandbox]) {
         };
         let _ = writeln!(out, "| `{}` | `{}` | {layers} |", c.node_id, c.program);
     }
-    let mut gaps: Vec<&str> = commands.iter().filter_map(|c| c.sandbox.as_ref()).flat_map(|r| &r.gaps).map(String::as_str).collect();
+    let mut gaps: Vec<&str> =
+        commands.iter().filter_map(|c| c.sandbox.as_ref()).flat_map(|r| &r.gaps).map(String::as_str).collect();
     gaps.sort_unstable();
     gaps.dedup();
     for gap in gaps {

@@ -74,7 +74,9 @@ fn no_process_entry_of_proc_is_open_not_even_the_commands_own() {
     let parent = std::process::id();
     let ran = bash(
         &scratch,
-        &format!("cat /proc/{parent}/cmdline; cat /proc/{parent}/environ; cat /proc/1/cmdline; ls /proc; cat /proc/cpuinfo > /dev/null && echo cpuinfo-read"),
+        &format!(
+            "cat /proc/{parent}/cmdline; cat /proc/{parent}/environ; cat /proc/1/cmdline; ls /proc; cat /proc/cpuinfo > /dev/null && echo cpuinfo-read"
+        ),
     );
     assert!(ran.stdout().contains("cpuinfo-read"), "{}", ran.stderr());
     assert_eq!(ran.stderr().matches("Permission denied").count(), 4, "{}", ran.stderr());

@@ -12,7 +12,8 @@ fn a_4_gib_allocation_fails_under_the_default_limit() {
         return;
     }
     let scratch = scratch();
-    let script = "try:\n    b = bytearray(4 << 30)\n    print('allocated')\nexcept MemoryError:\n    print('refused')\n";
+    let script =
+        "try:\n    b = bytearray(4 << 30)\n    print('allocated')\nexcept MemoryError:\n    print('refused')\n";
     let ran = bash(&scratch, &format!("/usr/bin/python3 -c \"{script}\""));
     assert!(ran.stdout().contains("refused"), "{} {}", ran.stdout(), ran.stderr());
 }

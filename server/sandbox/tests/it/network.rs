@@ -54,7 +54,12 @@ fn a_unix_socket_cannot_be_opened_but_a_socketpair_can() {
         try:\n    socket.socket(socket.AF_UNIX)\n    print('unix socket opened')\n\
         except OSError as e:\n    print('refused', e.errno)\n";
     let ran = bash(&scratch, &format!("/usr/bin/python3 -c \"{script}\""));
-    assert!(ran.stdout().contains("pair b'x'") && ran.stdout().contains("refused 1"), "{} {}", ran.stdout(), ran.stderr());
+    assert!(
+        ran.stdout().contains("pair b'x'") && ran.stdout().contains("refused 1"),
+        "{} {}",
+        ran.stdout(),
+        ran.stderr()
+    );
 }
 
 #[test]

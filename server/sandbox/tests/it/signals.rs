@@ -10,7 +10,13 @@ fn kill_0_on_the_parent_and_its_parent_fails() {
     }
     let scratch = scratch();
     let grandparent = nix::unistd::getppid();
-    let ran = bash(&scratch, &format!("kill -0 {} && echo parent-reached; kill -0 {grandparent} && echo grandparent-reached; kill -0 $$ && echo self-reached", std::process::id()));
+    let ran = bash(
+        &scratch,
+        &format!(
+            "kill -0 {} && echo parent-reached; kill -0 {grandparent} && echo grandparent-reached; kill -0 $$ && echo self-reached",
+            std::process::id()
+        ),
+    );
     assert!(!ran.stdout().contains("parent-reached"), "{}", ran.stdout());
     assert!(ran.stdout().contains("self-reached"), "a command signals its own processes: {}", ran.stderr());
     assert!(ran.stderr().contains("Operation not permitted"), "{}", ran.stderr());

@@ -38,6 +38,14 @@ fn python3_starts_and_runs() {
     }
     let scratch = scratch();
     let policy = Policy::new(scratch.path().to_path_buf());
-    let ran = run_in(&policy, scratch.path(), &["/usr/bin/python3", "-c", "import json, os, tempfile; print(json.dumps(os.cpu_count() > 0)); tempfile.mkstemp()"]);
+    let ran = run_in(
+        &policy,
+        scratch.path(),
+        &[
+            "/usr/bin/python3",
+            "-c",
+            "import json, os, tempfile; print(json.dumps(os.cpu_count() > 0)); tempfile.mkstemp()",
+        ],
+    );
     assert!(ran.ok() && ran.stdout().contains("true"), "{}", ran.stderr());
 }
