@@ -9,7 +9,8 @@
 //! nothing, nothing is written, and the canary appears nowhere. The probe runs once
 //! as a command node of `conclave run`, and once in a clippy lane of `conclave
 //! review`, from the change's `build.rs` and from a rustc wrapper its
-//! `.cargo/config.toml` sets.
+//! `.cargo/config.toml` sets. And `conclave sandbox check`: the layers and a passing
+//! self-test.
 
 use conclave_testkit::wire::Vendor;
 use conclave_testkit::{FakeServer, Route, git};
@@ -340,4 +341,58 @@ async fn a_clippy_lane_whose_build_script_and_cargo_config_try_to_get_out_gets_n
         sandboxes.as_array().into_iter().flatten().find(|s| s["node_id"] == "clippy").expect("the report states it");
     assert_eq!(lane["sandbox"]["confined"], true, "{sandboxes:#}");
     assert_canary_nowhere(&key, &[&stdout, &stderr, &printed, &stored], &work, "runs.db");
+}
+
+#[test]
+fn conclave_sandbox_check_names_the_layers_and_its_self_test_passes() {
+    let out = Command::new(BIN).args(["sandbox", "check"]).output().expect("conclave runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if skip_without_sandbox() {
+        assert_eq!(out.status.code(), Some(1), "{stdout} {stderr}");
+        assert!(stderr.contains("the sandbox is unavailable here"), "{stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
+    for expected in [
+        "Landlock: ABI ",
+        "seccomp: available",
+        "layers of a command without network: landlock_files",
+        "default limits: CPU 600 s and memory 2048 MiB per process",
+        "  denied   read a file outside the sandbox: ",
+        "  denied   write outside the scratch directory: ",
+        "  denied   connect over TCP to 127.0.0.1: ",
+        "  denied   send over UDP to 127.0.0.1: ",
+        "  denied   signal the parent (kill -0): ",
+        "  denied   read the parent's /proc/PID/environ: ",
+        "  denied   read the parent's /proc/PID/cmdline: ",
+        "result: commands are confined here",
+    ] {
+        assert!(stdout.contains(expected), "`{expected}` in: {stdout}");
+    }
+    assert!(!stdout.contains("ALLOWED"), "{stdout}");
+}
+
+/// `markdown` with the layers of each row of "Commands and their sandbox" written
+/// `<layers>`, and without what that section says is not enforced: both depend on
+/// the machine (its kernel, root or not), so report snapshots show the section
+/// without them.
+pub(crate) fn without_layers(markdown: &str) -> String {
+    let (mut in_section, mut after_gap) = (false, false);
+    let mut kept: Vec<String> = Vec::new();
+    for line in markdown.lines() {
+        if line.starts_with("## ") {
+            in_section = line == "## Commands and their sandbox";
+        }
+        let gap = in_section && line.starts_with("> Not enforced here: ");
+        let skip = gap || (after_gap && line.is_empty());
+        after_gap = gap;
+        if skip {
+            continue;
+        }
+        kept.push(match line.rsplitn(2, " | ").collect::<Vec<_>>().as_slice() {
+            [_, row] if in_section && line.starts_with("| `") => format!("{row} | <layers> |"),
+            _ => line.to_string(),
+        });
+    }
+    kept.join("\n") + if markdown.ends_with('\n') { "\n" } else { "" }
 }

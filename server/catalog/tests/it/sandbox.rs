@@ -2,20 +2,11 @@
 //! passes; relative and climbing paths, bad variable names, unknown placeholders,
 //! unknown keys and bad limits are each reported with the node id and JSON path.
 
-use conclave_catalog::{CatalogContext, check_conclave_text};
-use conclave_schema::SchemaCatalog;
+use conclave_catalog::check_conclave_text;
 use conclave_shared::Subject;
 use serde_json::{Value, json};
 
-fn context() -> CatalogContext {
-    CatalogContext {
-        schemas: SchemaCatalog::with_roots(vec![]),
-        providers: vec!["openai".into()],
-        tools: Vec::new(),
-        programs: None,
-        catalog: None,
-    }
-}
+use crate::budget::context;
 
 fn conclave(sandbox: Value) -> String {
     json!({"version": 1, "id": "s", "name": "S",

@@ -39,7 +39,7 @@ pub(super) fn markdown(out: &mut String, commands: &[CommandSandbox]) {
     if commands.is_empty() {
         return;
     }
-    let _ = writeln!(out, "\n## Commands and their sandbox\n");
+    let _ = writeln!(out, "## Commands and their sandbox\n");
     let _ = writeln!(out, "| Command | Program | Confined by |\n|---|---|---|");
     for c in commands {
         let layers = match &c.sandbox {
@@ -49,12 +49,13 @@ pub(super) fn markdown(out: &mut String, commands: &[CommandSandbox]) {
         };
         let _ = writeln!(out, "| `{}` | `{}` | {layers} |", c.node_id, c.program);
     }
+    out.push('\n');
     let mut gaps: Vec<&str> =
         commands.iter().filter_map(|c| c.sandbox.as_ref()).flat_map(|r| &r.gaps).map(String::as_str).collect();
     gaps.sort_unstable();
     gaps.dedup();
     for gap in gaps {
-        let _ = writeln!(out, "\n> Not enforced here: {gap}.");
+        let _ = writeln!(out, "> Not enforced here: {gap}.\n");
     }
 }
 
