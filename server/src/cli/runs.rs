@@ -242,22 +242,14 @@ fn detail(kind: &EventKind) -> String {
             format!("{node_id} (route): `{because_of}` took another branch")
         }
         EventKind::CommandExited {
-            node_id,
-            argv,
-            exit_code,
-            stdout_cut_bytes,
-            stderr_cut_bytes,
-            duration_ms,
-            sandbox,
-            ..
+            node_id, argv, exit_code, stdout_cut_bytes, stderr_cut_bytes, duration_ms, ..
         } => {
             let ended = exit_code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
             let cut = match stdout_cut_bytes + stderr_cut_bytes {
                 0 => String::new(),
                 n => format!(", {n} bytes of output cut"),
             };
-            let confined = sandbox.as_ref().map(|s| format!("; sandbox: {}", s.summary())).unwrap_or_default();
-            format!("{node_id}: `{}` {ended} in {duration_ms} ms{cut}{confined}", argv.join(" "))
+            format!("{node_id}: `{}` {ended} in {duration_ms} ms{cut}", argv.join(" "))
         }
         EventKind::RunFinished { status, error, .. } => match error {
             Some(error) => format!("{}: {error}", status.as_str()),

@@ -371,28 +371,3 @@ fn conclave_sandbox_check_names_the_layers_and_its_self_test_passes() {
     }
     assert!(!stdout.contains("ALLOWED"), "{stdout}");
 }
-
-/// `markdown` with the layers of each row of "Commands and their sandbox" written
-/// `<layers>`, and without what that section says is not enforced: both depend on
-/// the machine (its kernel, root or not), so report snapshots show the section
-/// without them.
-pub(crate) fn without_layers(markdown: &str) -> String {
-    let (mut in_section, mut after_gap) = (false, false);
-    let mut kept: Vec<String> = Vec::new();
-    for line in markdown.lines() {
-        if line.starts_with("## ") {
-            in_section = line == "## Commands and their sandbox";
-        }
-        let gap = in_section && line.starts_with("> Not enforced here: ");
-        let skip = gap || (after_gap && line.is_empty());
-        after_gap = gap;
-        if skip {
-            continue;
-        }
-        kept.push(match line.rsplitn(2, " | ").collect::<Vec<_>>().as_slice() {
-            [_, row] if in_section && line.starts_with("| `") => format!("{row} | <layers> |"),
-            _ => line.to_string(),
-        });
-    }
-    kept.join("\n") + if markdown.ends_with('\n') { "\n" } else { "" }
-}
