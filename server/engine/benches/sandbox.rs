@@ -34,11 +34,12 @@ async fn plain(config: &CommandConfig) -> Duration {
 async fn sandboxed(config: &CommandConfig, workdir: &std::path::Path) -> Duration {
     let started = Instant::now();
     let mut command = command(config.program());
-    let reach = Reach { workdir, workspace: None, allow_unsandboxed: false };
-    let sandbox = command_sandbox::prepare(&mut command, config, "bench", reach).expect("the sandbox is set up");
+    let reach = Reach { workdir: workdir.to_path_buf(), workspace: None, allow_unsandboxed: false };
+    let prepared = command_sandbox::prepare(config, "bench", reach).await.expect("the sandbox is set up");
+    let sandbox = prepared.apply(&mut command, config);
     let output = command.output().await.expect("the program runs");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    sandbox.end();
+    sandbox.end().await;
     started.elapsed()
 }
 

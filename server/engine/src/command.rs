@@ -67,11 +67,11 @@ pub async fn run(plan: &CommandPlan, node_id: &str, bus: &EventBus) -> Result<(N
     let program = config.program().to_string();
     let mut command = tokio::process::Command::new(&program);
     let reach = Reach {
-        workdir: &plan.workdir,
-        workspace: plan.workspace.as_deref(),
+        workdir: plan.workdir.clone(),
+        workspace: plan.workspace.clone(),
         allow_unsandboxed: plan.allow_unsandboxed,
     };
-    let sandbox = command_sandbox::prepare(&mut command, config, node_id, reach)?;
+    let sandbox = command_sandbox::prepare(config, node_id, reach).await?.apply(&mut command, config);
     command
         .args(&config.argv[1..])
         .current_dir(&plan.workdir)
@@ -106,7 +106,7 @@ pub async fn run(plan: &CommandPlan, node_id: &str, bus: &EventBus) -> Result<(N
     let status = status.map_err(|e| NodeError::Command(format!("could not wait for `{program}`: {e}")))?;
     let (out, err) = (out.map_err(read_error(&program))?, err.map_err(read_error(&program))?);
     let record = sandbox.record.clone();
-    sandbox.end();
+    sandbox.end().await;
     let redact = |bytes: &[u8]| {
         let text = String::from_utf8_lossy(bytes);
         plan.redactor.as_ref().map_or_else(|| text.to_string(), |r| r.redact(&text))

@@ -19,7 +19,7 @@ use crate::node_error::NodeError;
 /// `TMPDIR` are the scratch directory.
 pub const INHERITED_VARIABLES: &[&str] = &["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER"];
 
-/// A command's sandbox, kept until it ended: dropping it kills what is left in its
+/// A command's sandbox, kept until it ended: ending it kills what is left in its
 /// cgroup and removes its scratch directory.
 #[derive(Debug)]
 pub struct Sandbox {
@@ -35,54 +35,80 @@ impl Sandbox {
         self.scratch.path()
     }
 
-    /// Ends the sandbox: leftover processes killed, the scratch directory removed.
-    pub fn end(self) {
-        drop(self.confinement);
-        drop(self.scratch);
+    /// Ends the sandbox on a blocking thread (removing files blocks): leftover
+    /// processes killed, the scratch directory removed.
+    pub async fn end(self) {
+        let _ = tokio::task::spawn_blocking(move || {
+            drop(self.confinement);
+            drop(self.scratch);
+        })
+        .await;
+    }
+}
+
+/// A command's sandbox made ready on a blocking thread, to be given to its command.
+#[derive(Debug)]
+pub struct Prepared {
+    scratch: Scratch,
+    confinement: Result<conclave_sandbox::Prepared, SandboxRecord>,
+}
+
+impl Prepared {
+    /// Sets `command`'s environment and makes its child confine itself; does not block.
+    pub fn apply(self, command: &mut tokio::process::Command, config: &CommandConfig) -> Sandbox {
+        set_environment(command, &config.sandbox.clone().unwrap_or_default(), self.scratch.path());
+        let (record, confinement) = match self.confinement {
+            Ok(prepared) => {
+                let confinement = prepared.apply(command.as_std_mut());
+                (confinement.record.clone(), Some(confinement))
+            }
+            Err(unconfined) => (unconfined, None),
+        };
+        Sandbox { record, confinement, scratch: self.scratch }
     }
 }
 
 /// Where the command runs and what it may reach besides its node's settings.
-#[derive(Debug, Clone, Copy)]
-pub struct Reach<'a> {
+#[derive(Debug, Clone)]
+pub struct Reach {
     /// Its directory (the repository or the workspace).
-    pub workdir: &'a Path,
+    pub workdir: PathBuf,
     /// The workspace, read too.
-    pub workspace: Option<&'a Path>,
+    pub workspace: Option<PathBuf>,
     /// Whether it may run unconfined where the kernel cannot confine.
     pub allow_unsandboxed: bool,
 }
 
-/// Sets up `command`'s environment and sandbox for node `node_id`.
-pub fn prepare(
-    command: &mut tokio::process::Command,
-    config: &CommandConfig,
-    node_id: &str,
-    reach: Reach<'_>,
-) -> Result<Sandbox, NodeError> {
+/// Prepares node `node_id`'s sandbox on a blocking thread: its scratch directory,
+/// and its confinement, or the record of an unconfined run where that is allowed.
+pub async fn prepare(config: &CommandConfig, node_id: &str, reach: Reach) -> Result<Prepared, NodeError> {
+    let (config, node_id) = (config.clone(), node_id.to_string());
+    tokio::task::spawn_blocking(move || prepare_blocking(&config, &node_id, &reach))
+        .await
+        .map_err(|e| NodeError::Internal(format!("preparing the sandbox stopped: {e}")))?
+}
+
+/// [`prepare`], on the calling thread.
+pub fn prepare_blocking(config: &CommandConfig, node_id: &str, reach: &Reach) -> Result<Prepared, NodeError> {
     let program = config.program();
     let scratch = Scratch::create(node_id)
         .map_err(|e| NodeError::Command(format!("could not make a scratch directory for `{program}`: {e}")))?;
-    let sandbox_config = config.sandbox.clone().unwrap_or_default();
-    set_environment(command, &sandbox_config, scratch.path());
-    let unavailable = match conclave_sandbox::probe().can_confine() {
-        Ok(()) => None,
-        Err(unavailable) => Some(unavailable.reason),
-    };
-    let (record, confinement) = match unavailable {
-        None => {
-            let policy = policy(config, &sandbox_config, reach, scratch.path());
-            let confinement = conclave_sandbox::confine(command.as_std_mut(), &policy)
-                .map_err(|e| NodeError::Command(format!("could not confine `{program}`: {e}")))?;
-            (confinement.record.clone(), Some(confinement))
+    let confinement = match conclave_sandbox::probe().can_confine() {
+        Ok(()) => {
+            let sandbox = config.sandbox.clone().unwrap_or_default();
+            let policy = policy(config, &sandbox, reach, scratch.path());
+            Ok(conclave_sandbox::prepare(&policy)
+                .map_err(|e| NodeError::Command(format!("could not confine `{program}`: {e}")))?)
         }
-        Some(reason) if reach.allow_unsandboxed => {
-            let gaps = vec![format!("ran unconfined: the sandbox is unavailable here ({reason})")];
-            (SandboxRecord { confined: false, layers: Vec::new(), network: true, gaps }, None)
+        Err(unavailable) if reach.allow_unsandboxed => {
+            let gaps = vec![format!("ran unconfined: the sandbox is unavailable here ({})", unavailable.reason)];
+            Err(SandboxRecord { confined: false, layers: Vec::new(), network: true, gaps })
         }
-        Some(reason) => return Err(NodeError::SandboxUnavailable { program: program.to_string(), reason }),
+        Err(unavailable) => {
+            return Err(NodeError::SandboxUnavailable { program: program.to_string(), reason: unavailable.reason });
+        }
     };
-    Ok(Sandbox { record, confinement, scratch })
+    Ok(Prepared { scratch, confinement })
 }
 
 /// The scrubbed environment, `HOME` and `TMPDIR` the scratch directory, then the
@@ -107,14 +133,14 @@ fn set_environment(command: &mut tokio::process::Command, sandbox: &SandboxConfi
 /// The policy of a command: the repository, the workspace, its program file and
 /// the node's read paths readable; the node's write paths writable; its network
 /// and limits.
-fn policy(config: &CommandConfig, sandbox: &SandboxConfig, reach: Reach<'_>, scratch: &Path) -> Policy {
+fn policy(config: &CommandConfig, sandbox: &SandboxConfig, reach: &Reach, scratch: &Path) -> Policy {
     let home = real_home();
     let expand =
         |paths: &[String]| -> Vec<PathBuf> { paths.iter().filter_map(|p| expand_home(p, home.as_deref())).collect() };
     let mut policy = Policy::new(scratch.to_path_buf());
-    policy.read.push(reach.workdir.to_path_buf());
-    policy.read.extend(reach.workspace.map(Path::to_path_buf));
-    policy.read.extend(program_file(config.program(), reach.workdir));
+    policy.read.push(reach.workdir.clone());
+    policy.read.extend(reach.workspace.clone());
+    policy.read.extend(program_file(config.program(), &reach.workdir));
     policy.read.extend(expand(&sandbox.read));
     policy.write = expand(&sandbox.write);
     policy.network = sandbox.network;

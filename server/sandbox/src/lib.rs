@@ -65,8 +65,39 @@ pub struct Confinement {
 /// Makes `command` confine its child as `policy` says, with every layer this kernel
 /// offers; fails when the kernel cannot confine it ([`Probe::can_confine`]). The
 /// caller sets the command's environment (its `HOME` and `TMPDIR` the scratch
-/// directory) and keeps the [`Confinement`] until the command ended.
+/// directory) and keeps the [`Confinement`] until the command ended. Blocking (it
+/// reads `/etc` and `/proc`, and may make a cgroup): async code calls [`prepare`] on
+/// a blocking thread and [`Prepared::apply`] on its own.
 pub fn confine(command: &mut Command, policy: &Policy) -> Result<Confinement, SandboxError> {
+    Ok(prepare(policy)?.apply(command))
+}
+
+/// Everything a command's confinement needs, prepared in the parent, not yet given
+/// to a command.
+#[derive(Debug)]
+pub struct Prepared {
+    plan: ChildPlan,
+    record: SandboxRecord,
+    cgroup: Option<CommandCgroup>,
+}
+
+impl Prepared {
+    /// What will confine the command.
+    pub fn record(&self) -> &SandboxRecord {
+        &self.record
+    }
+
+    /// Makes `command`'s child confine itself before it runs its program; does not block.
+    pub fn apply(self, command: &mut Command) -> Confinement {
+        child::install(command, self.plan);
+        Confinement { record: self.record, cgroup: self.cgroup }
+    }
+}
+
+/// Prepares what confines a command under `policy` (the Landlock ruleset, the
+/// seccomp filter, the limits, the cgroup); fails when the kernel cannot confine.
+/// Blocking: it reads `/etc` and `/proc`, and may make a cgroup.
+pub fn prepare(policy: &Policy) -> Result<Prepared, SandboxError> {
     let probe = probe();
     probe.can_confine()?;
     let abi = policy.landlock_abi_at_most.map_or(probe.landlock_abi, |most| most.clamp(1, probe.landlock_abi));
@@ -90,8 +121,7 @@ pub fn confine(command: &mut Command, policy: &Policy) -> Result<Confinement, Sa
         landlock: Some(landlock),
         seccomp: Some(seccomp),
     };
-    child::install(command, plan);
-    Ok(Confinement { record, cgroup })
+    Ok(Prepared { plan, record, cgroup })
 }
 
 impl Confinement {
