@@ -4,7 +4,8 @@
 //! every command node (`command_sandbox::prepare`: the scratch directory, the
 //! Landlock ruleset, the seccomp filter, the limits and, as root, a `pids` cgroup;
 //! then the ruleset applied between fork and exec, and the scratch directory and
-//! cgroup removed afterwards). The target is at most 10 ms added per command.
+//! cgroup removed afterwards, each on a blocking thread as the engine does it). The
+//! target is at most 10 ms added per command.
 //!
 //! Run with `cargo bench -p conclave-engine --bench sandbox`. Prints the median
 //! time of each over interleaved rounds, and the median added time.
