@@ -1,7 +1,8 @@
 //! The sandbox every command Conclave starts runs in, on Linux: the one place that
 //! knows how to confine a child process.
 //!
-//! [`confine`] prepares, in the parent, everything a [`Policy`] asks for (a Landlock
+//! [`confine`] ([`prepare`], blocking, then [`Prepared::apply`]) prepares, in the
+//! parent, everything a [`Policy`] asks for (a Landlock
 //! ruleset of files, TCP and scopes in `files.rs`, a seccomp filter in `seccomp.rs`,
 //! limits, a `pids` cgroup in `cgroup.rs`, the capability drop) and hands it to
 //! `child.rs`, which applies it between `fork` and `exec` with raw system calls. It
