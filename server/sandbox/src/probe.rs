@@ -144,12 +144,13 @@ impl Probe {
 }
 
 /// The kernel's Landlock ABI, asked by restricting a thread that ends at once (a
-/// Landlock domain is a thread's own until it is inherited), so Conclave itself is
-/// never confined.
+/// Landlock domain, like `no_new_privs`, which an unprivileged thread needs before
+/// it may restrict itself, is a thread's own until it is inherited), so Conclave
+/// itself is never confined.
 fn landlock_version() -> (u32, Option<String>) {
     let asked = std::thread::spawn(|| {
         let ruleset = Ruleset::default().handle_access(AccessFs::from_all(ABI::V1))?.create()?;
-        let status = ruleset.no_new_privs(false).restrict_self()?;
+        let status = ruleset.no_new_privs(true).restrict_self()?;
         Ok::<_, landlock::RulesetError>(status.landlock)
     })
     .join();

@@ -371,3 +371,34 @@ fn conclave_sandbox_check_names_the_layers_and_its_self_test_passes() {
     }
     assert!(!stdout.contains("ALLOWED"), "{stdout}");
 }
+
+#[test]
+fn conclave_sandbox_check_passes_as_an_ordinary_user_too() {
+    let setpriv = Command::new("setpriv").arg("--version").output().is_ok_and(|o| o.status.success());
+    if skip_without_sandbox() || !conclave_sandbox::probe().root || !setpriv {
+        return eprintln!("skipped: needs root (to become `nobody`) and setpriv");
+    }
+    // A copy of the binary that `nobody` may run, in a directory it may enter.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mode = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).expect("chmod");
+    };
+    mode(dir.path(), 0o755);
+    let copy = dir.path().join("conclave");
+    std::fs::copy(BIN, &copy).expect("copied");
+    mode(&copy, 0o755);
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&copy)
+        .args(["sandbox", "check"])
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("CONCLAVE_DB", dir.path().join("runs.db"))
+        .output()
+        .expect("setpriv runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout} {stderr}");
+    assert!(stdout.contains("processes: bounded by RLIMIT_NPROC"), "{stdout}");
+    assert!(stdout.contains("the probe ran under: landlock_files"), "{stdout}");
+    assert!(stdout.contains("process_rlimit") && !stdout.contains("ALLOWED"), "{stdout}");
+}
