@@ -50,19 +50,28 @@ impl Sandbox {
 #[derive(Debug)]
 pub struct Prepared {
     scratch: Scratch,
-    confinement: Result<conclave_sandbox::Prepared, SandboxRecord>,
+    confining: Confining,
+}
+
+/// How the command will run.
+#[derive(Debug)]
+enum Confining {
+    /// In the sandbox, prepared.
+    Confined(conclave_sandbox::Prepared),
+    /// Unconfined, as allowed where the kernel cannot confine; the record says so.
+    Unconfined(SandboxRecord),
 }
 
 impl Prepared {
     /// Sets `command`'s environment and makes its child confine itself; does not block.
     pub fn apply(self, command: &mut tokio::process::Command, config: &CommandConfig) -> Sandbox {
         set_environment(command, &config.sandbox.clone().unwrap_or_default(), self.scratch.path());
-        let (record, confinement) = match self.confinement {
-            Ok(prepared) => {
+        let (record, confinement) = match self.confining {
+            Confining::Confined(prepared) => {
                 let confinement = prepared.apply(command.as_std_mut());
                 (confinement.record.clone(), Some(confinement))
             }
-            Err(unconfined) => (unconfined, None),
+            Confining::Unconfined(record) => (record, None),
         };
         Sandbox { record, confinement, scratch: self.scratch }
     }
@@ -93,22 +102,24 @@ pub fn prepare_blocking(config: &CommandConfig, node_id: &str, reach: &Reach) ->
     let program = config.program();
     let scratch = Scratch::create(node_id)
         .map_err(|e| NodeError::Command(format!("could not make a scratch directory for `{program}`: {e}")))?;
-    let confinement = match conclave_sandbox::probe().can_confine() {
+    let confining = match conclave_sandbox::probe().can_confine() {
         Ok(()) => {
             let sandbox = config.sandbox.clone().unwrap_or_default();
             let policy = policy(config, &sandbox, reach, scratch.path());
-            Ok(conclave_sandbox::prepare(&policy)
-                .map_err(|e| NodeError::Command(format!("could not confine `{program}`: {e}")))?)
+            Confining::Confined(
+                conclave_sandbox::prepare(&policy)
+                    .map_err(|e| NodeError::Command(format!("could not confine `{program}`: {e}")))?,
+            )
         }
         Err(unavailable) if reach.allow_unsandboxed => {
             let gaps = vec![format!("ran unconfined: the sandbox is unavailable here ({})", unavailable.reason)];
-            Err(SandboxRecord { confined: false, layers: Vec::new(), network: true, gaps })
+            Confining::Unconfined(SandboxRecord { confined: false, layers: Vec::new(), network: true, gaps })
         }
         Err(unavailable) => {
             return Err(NodeError::SandboxUnavailable { program: program.to_string(), reason: unavailable.reason });
         }
     };
-    Ok(Prepared { scratch, confinement })
+    Ok(Prepared { scratch, confining })
 }
 
 /// The scrubbed environment, `HOME` and `TMPDIR` the scratch directory, then the
