@@ -7,6 +7,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 use crate::cache::CacheSetting;
+use crate::sandbox::SandboxConfig;
 
 /// How a command node runs its program and reads what it printed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +59,11 @@ pub struct CommandConfig {
     /// working tree). A lane that fails leaves the nodes it feeds to run without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analyzer: Option<AnalyzerConfig>,
+    /// Widens the sandbox the command runs in (network, paths to read or write,
+    /// variables, limits); without it the command gets the default confinement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "SandboxConfig"))]
+    pub sandbox: Option<SandboxConfig>,
 }
 
 /// The argument of an analyzer's `argv` that the review replaces with the changed
@@ -116,6 +122,7 @@ impl CommandConfig {
             output_schema_ref: None,
             cache: None,
             analyzer: None,
+            sandbox: None,
         }
     }
 

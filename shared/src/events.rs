@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::lowering::{LoweringNote, OutputDialect};
 use crate::outcome::{ErrorKind, RunStatus};
 use crate::review::{CountMismatch, FindingGroup, FindingsCheck};
+use crate::sandbox::SandboxRecord;
 
 /// One event of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,6 +205,9 @@ pub enum EventKind {
         stderr_cut_bytes: u64,
         /// How long it ran.
         duration_ms: u64,
+        /// What confined it; absent in runs stored before commands were sandboxed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<SandboxRecord>,
     },
     /// An approval node asks a person to approve or reject; it waits for them.
     ApprovalRequested {

@@ -173,6 +173,8 @@ fn check_format(value: &Value, nodes: &[NodeView], out: &mut Vec<Diagnostic>) {
                 Some((limit, given)) => budget_error(subject, &format!("{path}/{limit}"), limit, &given),
                 None => Diagnostic::error("format", subject, path, err.to_string()),
             },
+            ["nodes", _, "command", "sandbox", ..] => Diagnostic::error("sandbox", subject, path, err.to_string())
+                .with_help("a sandbox block takes `network` (true or false), `read` and `write` (lists of paths), `env` (names to text) and `limits` (cpu_secs, memory_mb, file_size_mb, open_files, processes)"),
             ["nodes", _, "agent", limit @ "max_cost"] => {
                 budget_error(subject, &path, limit, &err.instance().to_string())
             }

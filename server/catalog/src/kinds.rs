@@ -1,6 +1,7 @@
 //! The checks of route and command nodes: a route's cases, predicates and the
 //! edges that carry its cases; a command's program (against the allowed programs,
-//! when a server limits them), its output schema and its analyzer block.
+//! when a server limits them), its output schema, its analyzer block and (through
+//! `sandbox_block.rs`) its sandbox block.
 
 use conclave_shared::command::FILES_PLACEHOLDER;
 use conclave_shared::route::pointer_head;
@@ -11,6 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::context::CatalogContext;
 use super::output_schema::{AgentOutput, check_output_schema};
 use super::pointer;
+use super::sandbox_block::check_sandbox;
 use super::views::{EdgeView, NodeView, article, did_you_mean};
 
 /// Checks a command's configuration; returns its output schema when `json` output
@@ -49,6 +51,7 @@ pub(crate) fn check_command(node: &NodeView, ctx: &CatalogContext, out: &mut Vec
     }
     let parse = command.get("parse").and_then(Value::as_str).unwrap_or("text");
     check_analyzer(node, command, &base, parse, out);
+    check_sandbox(node, command, &base, out);
     let has_schema = command.get("output_schema").is_some() || command.get("output_schema_ref").is_some();
     if has_schema && parse != "json" {
         out.push(

@@ -13,6 +13,7 @@ mod ids;
 mod kinds;
 pub mod load;
 mod output_schema;
+mod sandbox_block;
 mod views;
 
 use conclave_schema::check_schema;

@@ -54,8 +54,8 @@ impl ProviderRegistry {
         ProviderRegistry { providers, known: self.known, redactor: self.redactor }
     }
 
-    /// The redactor every provider is wrapped with, if any: the secrets the registry's
-    /// builder named.
+    /// The redactor every provider was wrapped with, if any: the secrets this
+    /// process knows, which the engine also takes out of what commands print.
     pub fn redactor(&self) -> Option<Arc<Redactor>> {
         self.redactor.clone()
     }

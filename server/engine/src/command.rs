@@ -1,11 +1,14 @@
 //! How a command node runs its program: no shell (argv as given), in the run's
-//! repository or workspace, with an environment of a few named variables only (so
-//! no provider key or token reaches it), stdin closed, stdout and stderr each read up
-//! to a cap (the rest is drained and counted, so the program never blocks on a full
-//! pipe), and a timeout that kills the program's whole process group, as dropping
-//! the node (a cancelled run) does too. What it printed and how it exited is the
+//! repository or workspace, in the sandbox `command_sandbox.rs` sets up (its
+//! environment a few named variables only, so no provider key or token reaches it;
+//! its `HOME` and `TMPDIR` a scratch directory), stdin closed, stdout and stderr each
+//! read up to a cap (the rest is drained and counted, so the program never blocks on
+//! a full pipe) and redacted of the secrets the engine knows, and a timeout that
+//! kills the program's whole process group, as dropping the node (a cancelled run)
+//! does too. What it printed, how it exited and what confined it is the
 //! `command_exited` event; stdout, parsed as the node says, is its output.
 
+use conclave_core::Redactor;
 use conclave_shared::{CommandConfig, CommandParse, EventKind, NodeOutput, Usage};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -17,11 +20,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::bus::EventBus;
+use crate::command_sandbox::{self, Reach};
 use crate::node_error::NodeError;
-
-/// The variables a command inherits, when set: what programs need to find
-/// themselves, their home and their language, and nothing that holds a secret.
-pub const INHERITED_VARIABLES: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "USER"];
 
 /// A command node ready to run.
 #[derive(Debug)]
@@ -32,6 +32,12 @@ pub struct CommandPlan {
     pub validator: Option<Arc<jsonschema::Validator>>,
     /// Where it runs.
     pub workdir: PathBuf,
+    /// The workspace, which it may read too.
+    pub workspace: Option<PathBuf>,
+    /// Whether it may run unconfined where the kernel cannot confine it.
+    pub allow_unsandboxed: bool,
+    /// Redacts what it prints before it becomes an event or an output.
+    pub redactor: Option<Arc<Redactor>>,
 }
 
 /// What a program printed to one stream, up to the cap.
@@ -60,11 +66,15 @@ pub async fn run(plan: &CommandPlan, node_id: &str, bus: &EventBus) -> Result<(N
     let config = &plan.config;
     let program = config.program().to_string();
     let mut command = tokio::process::Command::new(&program);
+    let reach = Reach {
+        workdir: plan.workdir.clone(),
+        workspace: plan.workspace.clone(),
+        allow_unsandboxed: plan.allow_unsandboxed,
+    };
+    let sandbox = command_sandbox::prepare(config, node_id, reach).await?.apply(&mut command, config);
     command
         .args(&config.argv[1..])
         .current_dir(&plan.workdir)
-        .env_clear()
-        .envs(INHERITED_VARIABLES.iter().filter_map(|name| Some((*name, std::env::var_os(name)?))))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -95,8 +105,13 @@ pub async fn run(plan: &CommandPlan, node_id: &str, bus: &EventBus) -> Result<(N
     guard.pgid = None;
     let status = status.map_err(|e| NodeError::Command(format!("could not wait for `{program}`: {e}")))?;
     let (out, err) = (out.map_err(read_error(&program))?, err.map_err(read_error(&program))?);
-    let stdout = String::from_utf8_lossy(&out.kept).into_owned();
-    let stderr = String::from_utf8_lossy(&err.kept).into_owned();
+    let record = sandbox.record.clone();
+    sandbox.end().await;
+    let redact = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes);
+        plan.redactor.as_ref().map_or_else(|| text.to_string(), |r| r.redact(&text))
+    };
+    let (stdout, stderr) = (redact(&out.kept), redact(&err.kept));
     bus.emit(EventKind::CommandExited {
         node_id: node_id.to_string(),
         argv: config.argv.clone(),
@@ -106,6 +121,7 @@ pub async fn run(plan: &CommandPlan, node_id: &str, bus: &EventBus) -> Result<(N
         stdout_cut_bytes: out.cut,
         stderr_cut_bytes: err.cut,
         duration_ms: started.elapsed().as_millis() as u64,
+        sandbox: Some(record),
     })
     .await;
     match status.code() {

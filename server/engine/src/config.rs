@@ -3,7 +3,7 @@
 //! samples: [`Samples`], and the agents that run once per part of a partitioned
 //! input: [`Parts`]).
 
-use conclave_core::{PriceTable, RetryPolicy, ToolRunner};
+use conclave_core::{PriceTable, Redactor, RetryPolicy, ToolRunner};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +32,12 @@ pub struct EngineConfig {
     /// Provider limits held across every process sharing the run store's database
     /// (servers and workers), when there are any.
     pub fleet: Option<FleetLimits>,
+    /// Whether command nodes may run unconfined where the kernel cannot confine
+    /// them (`--allow-unsandboxed`); otherwise such a node fails, saying why.
+    pub allow_unsandboxed: bool,
+    /// Redacts what commands print before it becomes an event (the keys and tokens
+    /// the process knows).
+    pub redactor: Option<Arc<Redactor>>,
 }
 
 impl Default for EngineConfig {
@@ -44,6 +50,8 @@ impl Default for EngineConfig {
             prices: Arc::new(PriceTable::builtin()),
             capture_message_content: false,
             fleet: None,
+            allow_unsandboxed: false,
+            redactor: None,
         }
     }
 }

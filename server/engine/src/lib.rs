@@ -24,6 +24,7 @@ pub mod budget_exceeded;
 pub mod bus;
 pub mod cache;
 pub mod command;
+pub mod command_sandbox;
 pub mod config;
 pub mod dialects;
 pub mod fleet;
@@ -165,11 +166,22 @@ impl RunHandle {
 }
 
 impl Engine {
-    /// An engine over these providers and store.
-    pub fn new(providers: ProviderRegistry, store: Arc<dyn RunStore>, config: EngineConfig) -> Engine {
+    /// An engine over these providers and store. Without a redactor of its own, the
+    /// config takes the registry's, so commands' output loses the same secrets as
+    /// the providers'.
+    pub fn new(providers: ProviderRegistry, store: Arc<dyn RunStore>, mut config: EngineConfig) -> Engine {
+        if config.redactor.is_none() {
+            config.redactor = providers.redactor();
+        }
         let limits =
             Arc::new(Limits::new(config.max_concurrency, &config.provider_limits).with_fleet(config.fleet.clone()));
         Engine { providers: Arc::new(providers), store, config, limits }
+    }
+
+    /// Whether its command nodes may run unconfined where the kernel cannot
+    /// confine them.
+    pub fn allows_unsandboxed(&self) -> bool {
+        self.config.allow_unsandboxed
     }
 
     /// The store runs are recorded in.
@@ -186,13 +198,13 @@ impl Engine {
     /// without starting it.
     pub fn plan(&self, conclave: &CheckedConclave, options: &RunOptions) -> Result<Plan, StartError> {
         let Some(policy) = options.policy.clone() else {
-            return build_plan(conclave, &self.providers, self.config.node_timeout, options);
+            return build_plan(conclave, &self.providers, &self.config, options);
         };
         // Planning asks the policy to shape each agent's schema; a panic there is kept
         // and refuses the run.
         let guard = Arc::new(policy_call::ShapingGuard::new(policy));
         let guarded = RunOptions { policy: Some(guard.clone()), ..options.clone() };
-        let plan = build_plan(conclave, &self.providers, self.config.node_timeout, &guarded);
+        let plan = build_plan(conclave, &self.providers, &self.config, &guarded);
         match guard.failure() {
             Some(failure) => Err(failure.into()),
             None => plan,

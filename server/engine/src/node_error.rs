@@ -43,6 +43,17 @@ pub enum NodeError {
         /// The timeout.
         limit: Duration,
     },
+    /// A command node was not run: the kernel cannot confine it, and running
+    /// commands unconfined was not allowed.
+    #[error(
+        "`{program}` was not run: the sandbox is unavailable here ({reason}); `conclave sandbox check` tells more, and `--allow-unsandboxed` runs commands unconfined"
+    )]
+    SandboxUnavailable {
+        /// The program.
+        program: String,
+        /// Why the kernel cannot confine it.
+        reason: String,
+    },
     /// A node of a loop's body failed, and with it the loop.
     #[error("`{node_id}` failed: {message}")]
     Body {
@@ -71,6 +82,7 @@ impl NodeError {
             NodeError::Provider(_) => ErrorKind::Provider,
             NodeError::Timeout(_) | NodeError::CommandTimeout { .. } => ErrorKind::Timeout,
             NodeError::Command(_) => ErrorKind::Command,
+            NodeError::SandboxUnavailable { .. } => ErrorKind::Config,
             NodeError::Body { kind, .. } => *kind,
             NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,
             NodeError::Budget(_) => ErrorKind::Budget,

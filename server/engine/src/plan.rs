@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::command::CommandPlan;
-use crate::config::{MAX_SAMPLES, RunOptions, Samples};
+use crate::config::{EngineConfig, MAX_SAMPLES, RunOptions, Samples};
 use crate::start_error::StartError;
 
 /// An agent ready to call.
@@ -148,10 +148,10 @@ impl Plan {
 pub fn build_plan(
     checked: &CheckedConclave,
     providers: &ProviderRegistry,
-    default_timeout: Option<Duration>,
+    config: &EngineConfig,
     options: &RunOptions,
 ) -> Result<Plan, StartError> {
-    let planner = Planner { checked, providers, default_timeout, options };
+    let planner = Planner { checked, providers, default_timeout: config.node_timeout, config, options };
     let plan = planner.conclave()?;
     if let Some(samples) = &options.samples {
         check_samples(samples, &plan.nodes, options.policy.is_some())?;
@@ -164,6 +164,7 @@ struct Planner<'a> {
     checked: &'a CheckedConclave,
     providers: &'a ProviderRegistry,
     default_timeout: Option<Duration>,
+    config: &'a EngineConfig,
     options: &'a RunOptions,
 }
 
@@ -197,7 +198,9 @@ impl Planner<'_> {
             _ => None,
         };
         let command = match (node.kind, &node.command) {
-            (NodeKind::Command, Some(config)) => Some(Arc::new(plan_command(checked, node, config, options)?)),
+            (NodeKind::Command, Some(config)) => {
+                Some(Arc::new(plan_command(checked, node, config, options, self.config)?))
+            }
             _ => None,
         };
         let repeat = match (node.kind, &node.repeat) {
@@ -382,6 +385,7 @@ fn plan_command(
     node: &Node,
     config: &CommandConfig,
     options: &RunOptions,
+    engine: &EngineConfig,
 ) -> Result<CommandPlan, StartError> {
     let refuse = |reason: String| StartError::Command { node_id: node.id.clone(), reason };
     let Some(allowed) = &options.commands else {
@@ -405,7 +409,14 @@ fn plan_command(
     };
     let workdir =
         workdir.ok_or_else(|| refuse("the run has neither a repository nor a workspace to run it in".into()))?;
-    Ok(CommandPlan { config: config.clone(), validator, workdir })
+    Ok(CommandPlan {
+        config: config.clone(),
+        validator,
+        workdir,
+        workspace: allowed.workspace.clone(),
+        allow_unsandboxed: engine.allow_unsandboxed,
+        redactor: engine.redactor.clone(),
+    })
 }
 
 /// The tool specs offered to an agent.

@@ -56,6 +56,9 @@ pub enum LaneOff {
     NotInstalled,
     /// The change touches no file it reads.
     NoMatchingFiles,
+    /// The kernel cannot confine it, and a change under review is not trusted to
+    /// run unconfined (unless the caller allows unsandboxed runs).
+    SandboxUnavailable,
 }
 
 /// One analyzer lane of a review and what was decided about it. The run input
@@ -113,6 +116,9 @@ impl AnalyzerLane {
             LaneOff::OffByDefault => "off by default: name it in the selection of analyzers to run it".to_string(),
             LaneOff::NotInstalled => format!("`{}` is not installed", self.program),
             LaneOff::NoMatchingFiles => "the change touches no file it reads".to_string(),
+            LaneOff::SandboxUnavailable => {
+                "skipped: the sandbox is unavailable here, and the change's code does not run unconfined".to_string()
+            }
         })
     }
 
@@ -196,6 +202,18 @@ pub fn plan_lanes(
             }
         })
         .collect())
+}
+
+/// Turns off every lane that would run, saying the sandbox is unavailable, when it
+/// is (`confinable` false): a review with a base does not run the change's code
+/// unconfined unless the caller allowed it.
+pub fn require_sandbox(lanes: &mut [AnalyzerLane], confinable: bool) {
+    if confinable {
+        return;
+    }
+    for lane in lanes.iter_mut().filter(|lane| lane.runs()) {
+        lane.off = Some(LaneOff::SandboxUnavailable);
+    }
 }
 
 /// Leaves the lanes that do not run out of `conclave`, and gives each running lane
@@ -312,5 +330,36 @@ mod tests {
         assert_eq!(matching_files(&analyzer, &changed), ["a.sh", "scripts/lib/x.sh", "scripts/lib/y.bash"]);
         let every = AnalyzerConfig { files: Vec::new(), default: true };
         assert_eq!(matching_files(&every, &changed).len(), 5);
+    }
+
+    #[test]
+    fn without_a_sandbox_the_lanes_that_would_run_are_off_and_say_why() {
+        let lane = |name: &str, off: Option<LaneOff>| AnalyzerLane {
+            name: name.into(),
+            program: name.into(),
+            installed: true,
+            default: true,
+            files: vec!["a.py".into()],
+            file_count: 1,
+            off,
+            path: None,
+            failed: None,
+            raised: 0,
+            added: 0,
+        };
+        let mut lanes = vec![lane("ruff", None), lane("semgrep", Some(LaneOff::NotSelected))];
+        require_sandbox(&mut lanes, true);
+        assert!(lanes[0].runs(), "a confinable machine runs the lane");
+        require_sandbox(&mut lanes, false);
+        assert_eq!(lanes[0].off, Some(LaneOff::SandboxUnavailable));
+        assert_eq!(lanes[1].off, Some(LaneOff::NotSelected), "a lane already off keeps its reason");
+        assert_eq!(
+            lanes[0].why_off().as_deref(),
+            Some("skipped: the sandbox is unavailable here, and the change's code does not run unconfined")
+        );
+        assert_eq!(
+            serde_json::to_value(LaneOff::SandboxUnavailable).ok(),
+            Some(serde_json::json!("sandbox_unavailable"))
+        );
     }
 }

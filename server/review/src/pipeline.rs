@@ -95,6 +95,9 @@ pub struct ReviewRequest {
     /// `configuration/`): the base's by default; the head's only when the caller
     /// trusts the change.
     pub trust: Trust,
+    /// Whether analyzer lanes may run unconfined where the kernel cannot confine
+    /// them; otherwise a review with a base leaves them out, saying why.
+    pub allow_unsandboxed: bool,
 }
 
 /// A review ready to start.
@@ -261,7 +264,7 @@ pub fn prepare_change(
     }
     // The reviewers' models are known now: they bound the parts a large change needs.
     change.split_into_parts(part_bytes(&conclave, &change, request.max_diff_bytes), request.max_parts)?;
-    let analyzers = decide_analyzers(&mut conclave, &change, &request.analyzers)?;
+    let analyzers = decide_analyzers(&mut conclave, &change, &request.analyzers, request.allow_unsandboxed)?;
     let mut review = prepare_recorded(change, conclave, &request.allow_paths, request.samples)?;
     review.analyzers = analyzers;
     review.notices = fallback.iter().map(|f| format!("note: {f}")).collect();
@@ -372,7 +375,10 @@ pub fn list_analyzers(
     let conclave = review_conclave(&configuration.choice, configuration.catalog())
         .map_err(|e| ReviewError::Conclave(shown_from_base(&configuration, e)))?;
     let changed = change.as_ref().map(existing_files).unwrap_or_default();
-    let lanes = plan_lanes(&conclave, &changed, &request.analyzers, locate_program)?;
+    let mut lanes = plan_lanes(&conclave, &changed, &request.analyzers, locate_program)?;
+    if request.base.is_some() && !request.allow_unsandboxed {
+        crate::analyzers::require_sandbox(&mut lanes, conclave_sandbox::probe().can_confine().is_ok());
+    }
     Ok((conclave, lanes))
 }
 
@@ -382,8 +388,12 @@ fn decide_analyzers(
     conclave: &mut CheckedConclave,
     change: &Change,
     selection: &AnalyzerSelection,
+    allow_unsandboxed: bool,
 ) -> Result<Vec<AnalyzerLane>, ReviewError> {
-    let lanes = plan_lanes(conclave, &existing_files(change), selection, locate_program)?;
+    let mut lanes = plan_lanes(conclave, &existing_files(change), selection, locate_program)?;
+    if change.base.is_some() && !allow_unsandboxed {
+        crate::analyzers::require_sandbox(&mut lanes, conclave_sandbox::probe().can_confine().is_ok());
+    }
     apply_lanes(conclave, &lanes, change.base.as_deref().unwrap_or("HEAD"));
     Ok(lanes)
 }

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::blocking::blocking;
 use super::checking::validation;
-use super::conclave_files::FileError;
+use super::conclave_files::{ConclaveFiles, FileError};
 use super::error::parse_json;
 use super::extract::ApiPath;
 use super::guard::Security;
@@ -39,12 +39,41 @@ fn check_id(id: &str) -> Result<(), ApiError> {
     }
 }
 
+/// 403 when a command node opens its sandbox wider than the file on disk has it: a
+/// conclave saved through the API may not give a command the network or more paths,
+/// as it may not run a program the server was not told to allow.
+fn refuse_widened_sandboxes(
+    security: &Security,
+    files: &ConclaveFiles,
+    id: &str,
+    value: &Value,
+) -> Result<(), ApiError> {
+    let on_disk = files.read(id).ok().and_then(|read| serde_json::from_slice::<Value>(&read.bytes).ok());
+    let widened = security.widened_sandboxes(value, on_disk.as_ref());
+    if widened.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = widened.iter().map(|(node, what)| format!("node `{node}`: {}", what.join(", "))).collect();
+    Err(ApiError::Forbidden(format!(
+        "the conclave widens the sandbox of its commands beyond the file on disk ({}): a conclave saved through the API \
+         may not open a command's network or give it more paths to read or write; nothing was written. Put the file in \
+         conclaves/ yourself",
+        list.join("; ")
+    )))
+}
+
 /// Checks and parses a conclave body; 400 for bad JSON, 422 with every diagnostic for
 /// an invalid conclave.
-fn accept(workspace: &Workspace, security: &Security, bytes: &[u8]) -> Result<Conclave, ApiError> {
+fn accept(
+    workspace: &Workspace,
+    security: &Security,
+    files: &ConclaveFiles,
+    bytes: &[u8],
+) -> Result<Conclave, ApiError> {
     let value: Value = parse_json(bytes)?;
     let id = value.get("id").and_then(Value::as_str).unwrap_or("conclave").to_string();
     check_id(&id)?;
+    refuse_widened_sandboxes(security, files, &id, &value)?;
     let refused = security.refused_programs(&value);
     if !refused.is_empty() {
         let list = refused.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
@@ -143,7 +172,7 @@ pub async fn get_one(
     responses(
         (status = 201, body = Conclave, headers(("ETag" = String, description = "The new file's entity tag"))),
         (status = 400, description = "Bad JSON"), (status = 409, description = "The id is taken"),
-        (status = 403, description = "A command node runs a program the server was not told to allow (`--allow-commands`)"),
+        (status = 403, description = "A command node runs a program the server was not told to allow (`--allow-commands`), or widens its sandbox beyond the file on disk"),
         (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
 pub async fn create(
     State(state): State<AppState>,
@@ -152,7 +181,7 @@ pub async fn create(
     let bytes = body_bytes(body)?;
     let (files, workspace, security) = (state.files.clone(), state.workspace.clone(), state.security.clone());
     blocking(move || {
-        let conclave = accept(&workspace, &security, &bytes)?;
+        let conclave = accept(&workspace, &security, &files, &bytes)?;
         let etag = files.create(&conclave.id, &conclave.to_file_text()).map_err(|e| file_refused(&conclave.id, e))?;
         Ok((StatusCode::CREATED, with_etag(&etag), Json(conclave)))
     })
@@ -169,7 +198,7 @@ pub async fn create(
     responses(
         (status = 200, body = Conclave, headers(("ETag" = String, description = "The updated file's entity tag"))),
         (status = 400, description = "Bad JSON"),
-        (status = 403, description = "A command node runs a program the server was not told to allow (`--allow-commands`)"),
+        (status = 403, description = "A command node runs a program the server was not told to allow (`--allow-commands`), or widens its sandbox beyond the file on disk"),
         (status = 404, description = "No such conclave"),
         (status = 412, description = "The file changed on disk since the ETag in `If-Match` was read (reload it), or `If-Match` is not `*` or a list of entity tags"),
         (status = 413, description = "Too large"), (status = 422, description = "Invalid conclave")))]
@@ -187,7 +216,7 @@ pub async fn update(
         if !files.path(&id).is_file() {
             return Err(missing(&id));
         }
-        let conclave = accept(&workspace, &security, &bytes)?;
+        let conclave = accept(&workspace, &security, &files, &bytes)?;
         if conclave.id != id {
             return Err(ApiError::Invalid {
                 message: format!("the body's id `{}` differs from `{id}` in the URL", conclave.id),

@@ -10,6 +10,7 @@ use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIG
 use axum::http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use axum::response::{IntoResponse, Response};
 use conclave_core::Secret;
+use conclave_shared::SandboxConfig;
 use futures::TryFutureExt;
 use futures::future::{Either, MapOk, Ready, ready};
 use serde_json::Value;
@@ -65,6 +66,28 @@ impl Security {
             }
         }
         refused
+    }
+
+    /// What each command node of `conclave` opens in its sandbox (network, paths to
+    /// read or write) beyond what the node of the same id opens in `on_disk`, the
+    /// file already saved, if any: `(node id, what)`, each read from the documents
+    /// as sent. A block that does not parse is left to validation.
+    pub fn widened_sandboxes(&self, conclave: &Value, on_disk: Option<&Value>) -> Vec<(String, Vec<String>)> {
+        let sandbox_of = |document: &Value, id: &str| -> Option<SandboxConfig> {
+            let nodes = document.get("nodes").and_then(Value::as_array)?;
+            let node = nodes.iter().find(|n| n.get("id").and_then(Value::as_str) == Some(id))?;
+            serde_json::from_value(node.pointer("/command/sandbox")?.clone()).ok()
+        };
+        let nodes = conclave.get("nodes").and_then(Value::as_array).into_iter().flatten();
+        nodes
+            .filter_map(|node| {
+                let id = node.get("id").and_then(Value::as_str)?;
+                let asked = sandbox_of(conclave, id)?;
+                let before = on_disk.and_then(|file| sandbox_of(file, id));
+                let widened = asked.widened_beyond(before.as_ref());
+                (!widened.is_empty()).then(|| (id.to_string(), widened))
+            })
+            .collect()
     }
 
     fn allows_host(&self, host: &str) -> bool {

@@ -230,6 +230,7 @@ async fn start_review(
         // taken over HTTP: a path on the server's disk is not the caller's to name.
         rules: Vec::new(),
         trust: Default::default(),
+        allow_unsandboxed: state.engine.allows_unsandboxed(),
     };
     let prepared = match what {
         Review::Target(target) => {

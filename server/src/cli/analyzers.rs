@@ -31,6 +31,9 @@ pub struct AnalyzersArgs {
     /// side, as `conclave review --trust-head` does.
     #[arg(long)]
     pub trust_head: bool,
+    /// Decide as a review given --allow-unsandboxed would.
+    #[command(flatten)]
+    pub sandboxing: super::sandbox::Sandboxing,
 }
 
 /// Lists the lanes; returns the exit code. Reads git and the file system: call it on
@@ -53,6 +56,7 @@ pub fn run(args: AnalyzersArgs, workspace: &Workspace) -> u8 {
         scope: None,
         rules: Vec::new(),
         trust: if args.trust_head { Trust::Head } else { Trust::Base },
+        allow_unsandboxed: args.sandboxing.allow_unsandboxed,
     };
     let (conclave, lanes) = match pipeline::list_analyzers(&request, workspace.catalog()) {
         Ok(listed) => listed,
@@ -87,6 +91,9 @@ fn describe(lane: &AnalyzerLane) -> String {
         (Some(LaneOff::NotInstalled), Some(why)) => {
             let dir = tool_dir().map_or_else(|| "the tool directory".to_string(), |d| d.display().to_string());
             format!("off: {why} (neither on PATH nor in {dir})")
+        }
+        (Some(LaneOff::SandboxUnavailable), Some(why)) => {
+            format!("off: {why} (`conclave sandbox check` says why; --allow-unsandboxed runs it unconfined)")
         }
         (_, Some(why)) => format!("off: {why}"),
         (_, None) => format!("runs on {} changed file(s): {}", lane.files.len(), lane.files.join(", ")),

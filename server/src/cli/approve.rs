@@ -36,6 +36,9 @@ pub struct ApproveArgs {
     /// With --post: the pull (merge) request number, instead of the CI environment's.
     #[arg(long, value_name = "N", requires = "post")]
     pub pr: Option<u64>,
+    /// Whether commands may run unconfined where the kernel cannot confine them.
+    #[command(flatten)]
+    pub sandboxing: super::sandbox::Sandboxing,
 }
 
 /// Records the decision and goes on with the run; returns the exit code.
@@ -87,7 +90,9 @@ pub async fn run(args: ApproveArgs, workspace: Workspace, queue: Arc<dyn RunQueu
         }
     };
     options.commands = Some(workspace.commands());
-    let engine = Engine::new(workspace.providers.clone(), store.clone(), engine_config_on(16, &queue).await);
+    let mut config = engine_config_on(16, &queue).await;
+    args.sandboxing.apply(&mut config);
+    let engine = Engine::new(workspace.providers.clone(), store.clone(), config);
     let outcome = match follow(&conclave, engine.resume(checked, &run_id, options).await).await {
         Ok(outcome) => outcome,
         Err(code) => return code,

@@ -74,6 +74,9 @@ pub struct EvalArgs {
     /// How many nodes run at once.
     #[command(flatten)]
     pub concurrency: Concurrency,
+    /// Whether commands may run unconfined where the kernel cannot confine them.
+    #[command(flatten)]
+    pub sandboxing: super::sandbox::Sandboxing,
     /// Record provider calls, or replay them.
     #[command(flatten)]
     pub recordings: Recordings,
@@ -112,7 +115,8 @@ pub enum EvalFormat {
 /// Runs `conclave eval`; returns the exit code.
 pub async fn run(args: EvalArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
     let Some(dataset) = args.dataset.clone() else { return exit::CONFIG };
-    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    let mut config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    args.sandboxing.apply(&mut config);
     let store: Arc<dyn RunStore> = queue;
     let engine = Engine::new(workspace.providers.clone(), store.clone(), config);
     let request = EvalRequest {

@@ -19,6 +19,7 @@ mod recordings;
 mod review;
 mod run;
 mod runs;
+mod sandbox;
 mod scan;
 mod schema;
 mod serve;
@@ -89,10 +90,19 @@ pub enum Command {
     Providers(providers::ProvidersArgs),
     /// Claim queued runs from the --db database and run them.
     Worker(worker::WorkerArgs),
+    /// The sandbox commands run in: `conclave sandbox check` says what confines them
+    /// here and tests it.
+    #[command(subcommand)]
+    Sandbox(sandbox::SandboxCommand),
 }
 
 /// Parses the process arguments and runs the command with these providers.
 pub fn main(providers: ProviderRegistry) -> ExitCode {
+    // As ssh-agent does: no process of the same user reads Conclave's memory or
+    // environment (its keys) through /proc or ptrace, and it leaves no core dump.
+    if let Err(e) = conclave_sandbox::make_non_dumpable() {
+        eprintln!("warning: could not make this process non-dumpable: {e}");
+    }
     let cli = Cli::parse();
     install_process_redactor(&providers, &cli.db);
     let traces = crate::observe::init_tracing();
@@ -143,6 +153,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Dismiss(args) => blocking(move || dismiss::run(args)).await,
         Command::Analyzers(args) => blocking(move || analyzers::run(args, &workspace)).await,
         Command::Scan(cmd) => blocking(move || scan::run(cmd)).await,
+        Command::Sandbox(cmd) => blocking(move || sandbox::run(cmd)).await,
         Command::Providers(args) if args.probe => match store(&cli.db).await {
             Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,
             Err(code) => code,

@@ -66,6 +66,9 @@ pub struct ReviewArgs {
     /// How many nodes run at once.
     #[command(flatten)]
     pub concurrency: Concurrency,
+    /// Whether commands may run unconfined where the kernel cannot confine them.
+    #[command(flatten)]
+    pub sandboxing: super::sandbox::Sandboxing,
     /// Compare with an earlier review: a JSON or SARIF report file, a stored run's id
     /// (a unique prefix is enough), a branch (its latest stored review), or `auto`
     /// (the latest stored review of the --base branch). Findings are marked new,
@@ -226,7 +229,8 @@ fn posting_without_a_base(args: &ReviewArgs) -> bool {
 
 /// Runs the review; returns the exit code.
 pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
-    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    let mut config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    args.sandboxing.apply(&mut config);
     let store: Arc<dyn RunStore> = queue;
     if posting_without_a_base(&args) {
         return exit::CONFIG;
@@ -373,6 +377,7 @@ fn review_request(args: &ReviewArgs, workspace: &Workspace) -> ReviewRequest {
         scope: None,
         rules: args.rules.clone(),
         trust: if args.trust_head { Trust::Head } else { Trust::Base },
+        allow_unsandboxed: args.sandboxing.allow_unsandboxed,
     }
 }
 

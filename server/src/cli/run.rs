@@ -41,6 +41,9 @@ pub struct RunArgs {
     /// How many nodes run at once.
     #[command(flatten)]
     pub concurrency: Concurrency,
+    /// Whether commands may run unconfined where the kernel cannot confine them.
+    #[command(flatten)]
+    pub sandboxing: super::sandbox::Sandboxing,
     /// Run from this node: re-run it and everything downstream of it, reusing the
     /// other nodes' outputs from the run given with --reuse.
     #[arg(long = "from", value_name = "NODE", requires = "reuse")]
@@ -84,7 +87,8 @@ pub async fn run(args: RunArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) 
     if args.queue {
         return enqueue(&args, &workspace, queue.as_ref(), given.unwrap_or_else(|| Value::String(String::new()))).await;
     }
-    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    let mut config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    args.sandboxing.apply(&mut config);
     let store: Arc<dyn RunStore> = queue;
     let reuse = match earlier_run(&args, store.as_ref()).await {
         Ok(reuse) => reuse,
@@ -188,6 +192,7 @@ async fn rerun_review(
         // The earlier review read its configuration from the base of its change; so
         // does the run from its node.
         trust: Default::default(),
+        allow_unsandboxed: engine.allows_unsandboxed(),
     };
     let (dir, context, providers) =
         (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());

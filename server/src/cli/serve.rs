@@ -71,6 +71,9 @@ pub struct ServeArgs {
     /// How many nodes of those runs (and of runs the API starts from a node) run at once.
     #[command(flatten)]
     pub concurrency: Concurrency,
+    /// Whether commands may run unconfined where the kernel cannot confine them.
+    #[command(flatten)]
+    pub sandboxing: super::sandbox::Sandboxing,
 }
 
 /// Serves until Ctrl-C; returns the exit code.
@@ -89,7 +92,8 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
         }
     };
     let token = security.token.clone();
-    let config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    let mut config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    args.sandboxing.apply(&mut config);
     let engine = Engine::new(workspace.providers.clone(), queue.clone(), config);
     let context = workspace.catalog_context().clone();
     let state = AppState::new(workspace, engine, security, editor)

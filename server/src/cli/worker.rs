@@ -28,15 +28,16 @@ pub struct WorkerArgs {
     /// How many nodes run at once.
     #[command(flatten)]
     pub concurrency: Concurrency,
+    /// Whether commands may run unconfined where the kernel cannot confine them.
+    #[command(flatten)]
+    pub sandboxing: super::sandbox::Sandboxing,
 }
 
 /// Runs the worker until it is stopped; returns the exit code.
 pub async fn run(args: WorkerArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
-    let engine = Engine::new(
-        workspace.providers.clone(),
-        queue.clone(),
-        engine_config_on(args.concurrency.nodes(), &queue).await,
-    );
+    let mut config = engine_config_on(args.concurrency.nodes(), &queue).await;
+    args.sandboxing.apply(&mut config);
+    let engine = Engine::new(workspace.providers.clone(), queue.clone(), config);
     let id = format!("{}-{}", conclave_core::owner_token(), uuid::Uuid::now_v7().simple());
     let config = WorkerConfig {
         id: id.clone(),

@@ -489,7 +489,9 @@ fn alive(pid: u32) -> bool {
 fn a_command_that_never_ends_is_killed_at_its_timeout_with_every_process_it_started() {
     let dir = tempfile::tempdir().expect("tempdir");
     let script = "sleep 300 & echo $! > background.pid; sleep 300";
-    let conclave = command_conclave(&["sh", "-c", script], serde_json::json!({"timeout_secs": 1}));
+    // The workspace is read-only in the sandbox: the node may write its directory.
+    let sandbox = serde_json::json!({"write": [dir.path()]});
+    let conclave = command_conclave(&["sh", "-c", script], serde_json::json!({"timeout_secs": 1, "sandbox": sandbox}));
     let started = Instant::now();
     let (code, _, stderr) = run_file(dir.path(), &conclave, &[]);
     assert_ne!(code, 0, "a timed-out node fails the run: {stderr}");

@@ -4,6 +4,7 @@
 mod api;
 mod api_approvals;
 mod api_evals;
+mod api_sandbox;
 mod attack;
 mod attack_posting;
 mod budget;
@@ -31,6 +32,7 @@ mod review_samples;
 mod review_verified;
 mod run_events;
 mod runs_from_node;
+mod sandbox_probe;
 mod store_cli;
 mod traces;
 mod untrusted_change;

@@ -46,6 +46,12 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         ],
     ),
     ("conclave-providers", &["axum", "clap", "conclave-engine", "conclave-review", "conclave-store", "metrics"]),
+    // The sandbox confines processes with the standard library and the kernel: no
+    // async runtime, no engine, review or server crate.
+    (
+        "conclave-sandbox",
+        &["tokio", "reqwest", "axum", "clap", "conclave-core", "conclave-engine", "conclave-review", "metrics"],
+    ),
     (
         "conclave-review",
         &[
@@ -313,6 +319,7 @@ const CRATES: &[&str] = &[
     "server/providers",
     "server/store",
     "server/review",
+    "server/sandbox",
     "server",
     "client",
     "tests",

@@ -6,7 +6,8 @@ use conclave_catalog::{CatalogContext, check_conclave_text};
 use conclave_schema::SchemaCatalog;
 use serde_json::{Value, json};
 
-fn context() -> CatalogContext {
+/// A catalog context with the OpenAI provider and nothing else.
+pub(crate) fn context() -> CatalogContext {
     CatalogContext {
         schemas: SchemaCatalog::with_roots(vec![]),
         providers: vec!["openai".into()],

@@ -128,6 +128,17 @@ fn random_command(rng: &mut fastrand::Rng) -> CommandConfig {
     if c.parse == CommandParse::Json && rng.bool() {
         c.output_schema = Some(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}));
     }
+    if rng.bool() {
+        c.sandbox = Some(conclave_shared::SandboxConfig {
+            network: rng.bool(),
+            read: if rng.bool() { vec!["~/.rustup".into()] } else { Vec::new() },
+            write: if rng.bool() { vec!["/var/cache/tool".into()] } else { Vec::new() },
+            env: if rng.bool() { [("T".to_string(), "{scratch}/t".to_string())].into() } else { Default::default() },
+            limits: rng
+                .bool()
+                .then(|| conclave_shared::SandboxLimits { memory_mb: Some(rng.u64(1..8192)), ..Default::default() }),
+        });
+    }
     c
 }
 

@@ -3,3 +3,4 @@
 mod budget;
 mod children;
 mod file_format;
+mod sandbox;

@@ -405,6 +405,10 @@ async fn a_cached_command_runs_once_for_the_same_input() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut node = command("count", &["sh", "-c", "echo ran >> runs.txt; echo counted"], CommandParse::Text);
     node.command.as_mut().expect("command").cache = Some(CacheSetting::For { ttl_secs: 3600 });
+    // The repository is read-only in the sandbox: the node opens it for writing.
+    let sandbox =
+        conclave_shared::SandboxConfig { write: vec![dir.path().display().to_string()], ..Default::default() };
+    node.command.as_mut().expect("command").sandbox = Some(sandbox);
     let fake = Arc::new(FakeProvider::new("fake"));
     let engine = engine_with(fake, Arc::new(MemoryStore::new()), EngineConfig::default());
     for _ in 0..2 {

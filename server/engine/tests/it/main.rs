@@ -10,3 +10,4 @@ mod probe;
 mod resume;
 mod reuse;
 mod samples;
+mod sandbox;

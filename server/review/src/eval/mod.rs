@@ -223,6 +223,7 @@ async fn prepare_case(
         rules: Vec::new(),
         // A case's change is untrusted like any other: its configuration is its base's.
         trust: Default::default(),
+        allow_unsandboxed: ctx.engine.allows_unsandboxed(),
     };
     pipeline::prepare(&review, ctx.catalog, ctx.providers)
         .await

@@ -72,6 +72,9 @@ pub(super) fn render(report: &ReviewReport) -> String {
     if let (false, Some(review)) = (report.parts.is_empty(), doc.get_mut("review").and_then(Value::as_object_mut)) {
         review.insert("parts".into(), json!(report.parts));
     }
+    if let Some(review) = doc.get_mut("review").and_then(Value::as_object_mut) {
+        super::sandboxes::json(review, &report.sandboxes);
+    }
     // Only a run with a budget says what it spent against it.
     if let (Some(budget), Some(doc)) = (&report.budget, doc.as_object_mut()) {
         doc.insert("budget".into(), json!(budget));

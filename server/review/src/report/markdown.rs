@@ -24,6 +24,7 @@ pub(super) fn render(r: &ReviewReport) -> String {
     super::parts::markdown(&mut out, &r.parts);
     super::rules::markdown(&mut out, r);
     super::analyzer_lanes::render_markdown(&mut out, r);
+    super::sandboxes::markdown(&mut out, &r.sandboxes);
     merged(&mut out, r);
     lowerings(&mut out, r);
     usage(&mut out, r);

@@ -14,6 +14,7 @@ mod rdjsonl;
 mod repeats;
 mod review_report;
 mod rules;
+mod sandboxes;
 mod sanitized;
 mod sarif;
 mod scope;
@@ -26,6 +27,7 @@ pub use review_report::{
     AgentUsage, LoweringSummary, RepeatSummary, ReviewReport, SampledAgent, anchor_counts, fingerprint, gates, lane,
     listed,
 };
+pub use sandboxes::CommandSandbox;
 pub use sanitized::{REPOSITORY_URL_INPUT, links_of_input, sanitize_report};
 
 use conclave_shared::{
@@ -149,6 +151,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         configuration: crate::configuration::ConfigurationSource::of_input(&record.input),
         dismissals_not_applied: Vec::new(),
         links: links_of_input(&record.input),
+        sandboxes: sandboxes::of_events(events),
     }
 }
 

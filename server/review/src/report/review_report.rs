@@ -117,6 +117,8 @@ pub struct ReviewReport {
     /// The links its text may keep: those into the forge repository's web pages,
     /// from the run input (see `sanitized.rs`).
     pub links: crate::inert::LinkPolicy,
+    /// Each command that ran and what confined it (`sandboxes.rs`).
+    pub sandboxes: Vec<super::sandboxes::CommandSandbox>,
 }
 
 impl ReviewReport {
