@@ -280,14 +280,27 @@ pub fn tool_dir() -> Option<PathBuf> {
     Some(cache.join("conclave").join("bin"))
 }
 
+/// The `conclave` executable that runs Conclave's own lanes, when the process named
+/// one ([`use_conclave_executable`]).
+static CONCLAVE_EXECUTABLE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Names the `conclave` executable that runs Conclave's own analyzer lanes
+/// (`conclave scan …`): the `conclave` binary names itself when it starts. A process
+/// that embeds the review pipeline without naming one finds `conclave` as it finds
+/// any program. The first name given holds.
+pub fn use_conclave_executable(path: PathBuf) {
+    let _ = CONCLAVE_EXECUTABLE.set(path);
+}
+
 /// Where `program` is: `Some(None)` on `PATH` (or a path that exists),
-/// `Some(Some(path))` only in the tool directory (or `conclave` itself, the running
-/// executable), `None` nowhere. It reads the file
+/// `Some(Some(path))` only in the tool directory (or, for `conclave`, the executable
+/// the process named), `None` nowhere. It reads the file
 /// system: call it on a blocking thread.
 pub fn locate_program(program: &str) -> Option<Option<PathBuf>> {
-    // Conclave's own lanes (`invisible-text`) run this very program, wherever it is.
-    if program == "conclave" {
-        return std::env::current_exe().ok().map(Some);
+    // Conclave's own lanes (`invisible-text`) run the `conclave` executable this
+    // process named, wherever it is; else one found as any program is.
+    if let (true, Some(own)) = (program == "conclave", CONCLAVE_EXECUTABLE.get()) {
+        return Some(Some(own.clone()));
     }
     let executable = |path: &Path| path.is_file();
     if program.contains('/') {

@@ -105,6 +105,10 @@ pub fn main(providers: ProviderRegistry) -> ExitCode {
     }
     let cli = Cli::parse();
     install_process_redactor(&providers, &cli.db);
+    // Conclave's own analyzer lanes (`conclave scan …`) run this executable.
+    if let Ok(me) = std::env::current_exe() {
+        conclave_review::analyzers::use_conclave_executable(me);
+    }
     let traces = crate::observe::init_tracing();
     let code = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime.block_on(dispatch(cli, providers)),

@@ -258,16 +258,9 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     if let Some(url) = post_to.as_ref().and_then(crate::post::Target::web_url) {
         review.repository_url = Some(url.to_string());
     }
-    let baseline = match &args.baseline {
-        None if earlier.is_some() => earlier,
-        Some(spec) => match load_baseline(spec, args.base.as_deref(), &review.change.root, store.as_ref()).await {
-            Ok(baseline) => baseline,
-            Err((code, message)) => {
-                eprintln!("error: {message}");
-                return code;
-            }
-        },
-        None => None,
+    let baseline = match baseline_for(&args, earlier, &review.change.root, store.as_ref()).await {
+        Ok(baseline) => baseline,
+        Err(code) => return code,
     };
     warn(&review.conclave);
     if let Some(fallback) = &review.fallback {
@@ -309,6 +302,23 @@ pub async fn run(args: ReviewArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     let code = worst.max(deliver(&args, &mut report, status).await);
     let posted = super::post::publish_answering(post_to.as_ref(), &report, status, &request.repository, &replies).await;
     code.max(posted)
+}
+
+/// What the review is compared with: the earlier review an incremental one carries
+/// from, else `--baseline`'s; the exit code when `--baseline` cannot be read.
+async fn baseline_for(
+    args: &ReviewArgs,
+    earlier: Option<Baseline>,
+    root: &Path,
+    store: &dyn RunStore,
+) -> Result<Option<Baseline>, u8> {
+    match &args.baseline {
+        None => Ok(earlier),
+        Some(spec) => load_baseline(spec, args.base.as_deref(), root, store).await.map_err(|(code, message)| {
+            eprintln!("error: {message}");
+            code
+        }),
+    }
 }
 
 /// With `--since` (or `--post`'s default), the scope of an incremental review set

@@ -152,6 +152,23 @@ fn input_block(prompt: &str, name: &str) -> String {
     body[..body.find("\n```").unwrap_or(body.len())].to_string()
 }
 
+/// A temporary directory with the repository, and the directory of the run store
+/// beside it (outside the repository).
+fn setting() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = repository(dir.path());
+    let store = dir.path().join("store");
+    std::fs::create_dir_all(&store).expect("mkdir");
+    (dir, repo, store)
+}
+
+/// Reviews the feature branch once, then makes the hostile commit dismissing the
+/// blocker that review found.
+async fn hostile_after_a_review(repo: &Path, store: &Path) {
+    let (_, _, before, _, _) = reviewed(repo, store, &[]).await;
+    hostile_commit(repo, &blocker_fingerprint(&before));
+}
+
 /// The fingerprint of the report's blocker.
 fn blocker_fingerprint(report: &Value) -> String {
     let findings = report["review"]["findings"].as_array().cloned().unwrap_or_default();
@@ -168,10 +185,7 @@ const EDITED: [&str; 4] = [
 
 #[tokio::test]
 async fn a_pull_request_that_configures_its_own_review_gets_the_base_s_configuration_and_its_blocker_gates() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = repository(dir.path());
-    let store = dir.path().join("store");
-    std::fs::create_dir_all(&store).expect("mkdir");
+    let (_dir, repo, store) = setting();
     let (code, stderr, before, _, _) = reviewed(&repo, &store, &["--fail-on", "blocker"]).await;
     assert_eq!(code, Some(5), "the blocker gates before the hostile commit: {stderr}");
     let blocker = blocker_fingerprint(&before);
@@ -250,12 +264,8 @@ async fn a_pull_request_that_configures_its_own_review_gets_the_base_s_configura
 
 #[tokio::test]
 async fn trusting_the_head_lets_the_change_configure_its_review_and_the_report_says_so() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = repository(dir.path());
-    let store = dir.path().join("store");
-    std::fs::create_dir_all(&store).expect("mkdir");
-    let (_, _, before, _, _) = reviewed(&repo, &store, &[]).await;
-    hostile_commit(&repo, &blocker_fingerprint(&before));
+    let (_dir, repo, store) = setting();
+    hostile_after_a_review(&repo, &store).await;
     let (code, stderr, report, markdown, bodies) =
         reviewed(&repo, &store, &["--fail-on", "blocker", "--trust-head"]).await;
     assert_eq!(code, Some(0), "the trusted head's dismissal applies: {stderr}");
@@ -267,10 +277,7 @@ async fn trusting_the_head_lets_the_change_configure_its_review_and_the_report_s
 
 #[tokio::test]
 async fn a_review_of_the_working_tree_reads_the_working_tree_as_before() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = repository(dir.path());
-    let store = dir.path().join("store");
-    std::fs::create_dir_all(&store).expect("mkdir");
+    let (_dir, repo, store) = setting();
     git(&repo, &["checkout", "-q", "main"]);
     std::fs::write(repo.join("src/upload.rs"), VULNERABLE).expect("write");
     std::fs::write(repo.join("AGENTS.md"), format!("{HEAD_AGENTS}\n")).expect("write");
@@ -285,12 +292,8 @@ async fn a_review_of_the_working_tree_reads_the_working_tree_as_before() {
 
 #[tokio::test]
 async fn the_posted_review_names_each_edited_configuration_file_and_says_the_base_s_was_used() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = repository(dir.path());
-    let store = dir.path().join("store");
-    std::fs::create_dir_all(&store).expect("mkdir");
-    let (_, _, before, _, _) = reviewed(&repo, &store, &[]).await;
-    hostile_commit(&repo, &blocker_fingerprint(&before));
+    let (_dir, repo, store) = setting();
+    hostile_after_a_review(&repo, &store).await;
     let github = FakeGitHub::start("acme/uploads", 7, TOKEN, 2).await;
     github.set_head(git_out(&repo, &["rev-parse", "HEAD"]).trim(), &patches(&repo));
     let event = store.join("event.json");
@@ -321,10 +324,7 @@ async fn the_posted_review_names_each_edited_configuration_file_and_says_the_bas
 
 #[tokio::test]
 async fn posting_without_a_base_and_a_run_store_the_change_brought_are_refused_before_anything_runs() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = repository(dir.path());
-    let store = dir.path().join("store");
-    std::fs::create_dir_all(&store).expect("mkdir");
+    let (_dir, repo, store) = setting();
     let server = FakeServer::start_routed(routes()).await;
     let out = review_in(&repo, &store, &server, &["--post", "github"]).await;
     assert_eq!(out.status.code(), Some(2));
@@ -365,10 +365,7 @@ async fn posting_without_a_base_and_a_run_store_the_change_brought_are_refused_b
 
 #[tokio::test]
 async fn a_rules_file_given_from_inside_the_repository_is_the_base_s_version() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let repo = repository(dir.path());
-    let store = dir.path().join("store");
-    std::fs::create_dir_all(&store).expect("mkdir");
+    let (_dir, repo, store) = setting();
     git(&repo, &["checkout", "-q", "main"]);
     std::fs::create_dir_all(repo.join("docs")).expect("mkdir");
     std::fs::write(repo.join("docs/guide.md"), "BASE-GUIDE: uploads stay under the root.\n").expect("write");

@@ -105,6 +105,9 @@ impl Paths {
             repo_roots: vec![dir.path().to_path_buf()],
             allowed_programs: Vec::new(),
         };
+        // The API's reviews run in this process: their `conclave scan` lanes run the
+        // same binary as the command line's.
+        conclave_review::analyzers::use_conclave_executable(CLI.into());
         let state = AppState::new(workspace, engine, security, EditorSource::embedded());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let api = format!("http://{}", listener.local_addr().expect("addr"));
