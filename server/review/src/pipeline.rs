@@ -511,9 +511,17 @@ pub async fn finish_against(
     let root = input.get("repository").and_then(serde_json::Value::as_str).unwrap_or("of the run").to_string();
     let baseline = baseline.cloned();
     let mut report = tokio::task::spawn_blocking(move || {
-        let mut report = anchor_report(report, &input, &stored)?;
+        // The repository's dismissals, read once from the side that configured the
+        // review, and the run store's beneath them.
+        let repository = match input.get("repository").and_then(serde_json::Value::as_str) {
+            Some(root) => ReviewDismissals::read(&input, Path::new(root))?,
+            None => ReviewDismissals::default(),
+        };
+        let applied = repository.applied.clone().over(&stored);
+        let dismissals = (&applied, &repository);
+        let mut report = anchor_report(report, &input, dismissals)?;
         if let Some(baseline) = baseline {
-            compare_with(&mut report, &baseline, &input, &stored)?;
+            compare_with(&mut report, &baseline, &input, dismissals);
         }
         Ok::<_, DismissalError>(report)
     })
@@ -537,23 +545,21 @@ fn compare_with(
     report: &mut ReviewReport,
     baseline: &Baseline,
     input: &serde_json::Value,
-    stored: &Dismissals,
-) -> Result<(), DismissalError> {
+    (applied, repository): (&Dismissals, &ReviewDismissals),
+) {
     let absent = baseline.compare(&mut report.findings);
     report.baseline = Some(baseline.source.clone());
     let incremental = Scope::of_input(input).is_some_and(|s| s.is_incremental());
     let (Some(root), true) = (input.get("repository").and_then(serde_json::Value::as_str), incremental) else {
         report.absent = absent;
-        return Ok(());
+        return;
     };
     let files = input.get("files").cloned().unwrap_or_default();
     let changed: Vec<crate::diff::ChangedFile> = serde_json::from_value(files).unwrap_or_default();
     let before = report.findings.len();
     report.absent = carry_forward(&mut report.findings, absent, &changed, Path::new(root));
-    let dismissals = ReviewDismissals::read(input, Path::new(root))?;
-    dismissals.applied.clone().over(stored).apply(&mut report.findings[before..]);
-    report.dismissals_not_applied.extend(dismissals.not_applied(&report.findings[before..]));
-    Ok(())
+    applied.apply(&mut report.findings[before..]);
+    report.dismissals_not_applied.extend(repository.not_applied(&report.findings[before..]));
 }
 
 /// The dismissals the run store keeps for the repository key the run input records
@@ -567,12 +573,13 @@ async fn stored_dismissals(store: &dyn RunStore, input: &serde_json::Value) -> R
 }
 
 /// Checks the quotes of the report's findings against the files of the reviewed
-/// repository (named by the run input) and fingerprints every finding, then marks the findings the repository dismissed.
-/// It reads the repository: call it on a blocking thread.
+/// repository (named by the run input) and fingerprints every finding, then marks the
+/// findings `applied` dismisses, and lists those a dismissal the change added would
+/// have hidden. It reads the repository: call it on a blocking thread.
 fn anchor_report(
     mut report: ReviewReport,
     input: &serde_json::Value,
-    stored: &Dismissals,
+    (applied, repository): (&Dismissals, &ReviewDismissals),
 ) -> Result<ReviewReport, DismissalError> {
     match input.get("repository").and_then(serde_json::Value::as_str) {
         Some(root) => {
@@ -586,15 +593,14 @@ fn anchor_report(
             report.findings.extend(edits);
             anchor_in_repository(&mut report.findings, Path::new(root));
             anchor_in_repository(&mut report.raised, Path::new(root));
-            let dismissals = ReviewDismissals::read(input, Path::new(root))?;
-            dismissals.applied.clone().over(stored).apply(&mut report.findings);
-            report.dismissals_not_applied = dismissals.not_applied(&report.findings);
+            applied.apply(&mut report.findings);
+            report.dismissals_not_applied = repository.not_applied(&report.findings);
         }
         None => {
             carry_dropped(&mut report, input);
             anchor_findings(&mut report.findings, |_| None);
             anchor_findings(&mut report.raised, |_| None);
-            stored.apply(&mut report.findings);
+            applied.apply(&mut report.findings);
         }
     }
     count_support(&mut report.findings, &report.raised);
