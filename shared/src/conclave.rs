@@ -90,6 +90,11 @@ pub struct Settings {
     /// (default true); `false` reads none of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<bool>,
+    /// MCP servers the agents may call, by name: a stdio `command` (run in the
+    /// command sandbox, once per run) or an HTTP `url`. An agent lists the tools it
+    /// may call as `mcp:SERVER/TOOL` (`mcp:SERVER/*` for all of them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mcp_servers: BTreeMap<String, crate::mcp::McpServerConfig>,
 }
 
 impl Settings {

@@ -99,6 +99,23 @@ pub enum EventKind {
         /// Arguments as the model sent them.
         arguments: Value,
     },
+    /// A tool call was answered (what the model reads next).
+    ToolResult {
+        /// The node.
+        node_id: String,
+        /// Tool id, as in its `tool_call` (`read_file`, `mcp:docs/git_log`).
+        tool: String,
+        /// Whether the call failed; the model reads the error and the run goes on.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        /// The result as the model reads it, cut to its first 2,000 characters here
+        /// (the model reads it whole, within the tool's own cap).
+        content: String,
+        /// The result's length in characters, before the cut.
+        chars: u64,
+        /// How long the call took, in milliseconds.
+        duration_ms: u64,
+    },
     /// A node's output schema was adapted to its provider (sent once per agent with a
     /// schema, before the run's first node starts).
     SchemaLowered {
@@ -286,7 +303,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event type's wire name (the SSE event name), in the order of the enum.
-    pub const TYPE_NAMES: [&'static str; 22] = [
+    pub const TYPE_NAMES: [&'static str; 23] = [
         "run_started",
         "run_resumed",
         "node_started",
@@ -294,6 +311,7 @@ impl EventKind {
         "node_cached",
         "text_delta",
         "tool_call",
+        "tool_result",
         "schema_lowered",
         "dialect_downgraded",
         "provider_retry",
@@ -321,6 +339,7 @@ impl EventKind {
             EventKind::NodeCached { .. } => "node_cached",
             EventKind::TextDelta { .. } => "text_delta",
             EventKind::ToolCall { .. } => "tool_call",
+            EventKind::ToolResult { .. } => "tool_result",
             EventKind::SchemaLowered { .. } => "schema_lowered",
             EventKind::DialectDowngraded { .. } => "dialect_downgraded",
             EventKind::ProviderRetry { .. } => "provider_retry",
@@ -347,6 +366,7 @@ impl EventKind {
             | EventKind::NodeCached { node_id, .. }
             | EventKind::TextDelta { node_id, .. }
             | EventKind::ToolCall { node_id, .. }
+            | EventKind::ToolResult { node_id, .. }
             | EventKind::SchemaLowered { node_id, .. }
             | EventKind::DialectDowngraded { node_id, .. }
             | EventKind::ProviderRetry { node_id, .. }
@@ -492,7 +512,7 @@ mod tests {
         for (kind, name) in kinds.iter().zip(EventKind::TYPE_NAMES) {
             assert_eq!(kind.type_name(), name);
         }
-        assert_eq!(EventKind::TYPE_NAMES.len(), 22);
+        assert_eq!(EventKind::TYPE_NAMES.len(), 23);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! bidirectional control characters and their escapes, `lowering` schema dialects
 //! and the notes on adapting schemas to them, `review` findings and the checks across
 //! reviewers, `eval` what an eval of a conclave's reviews measured, `compare` the findings of two runs side by side, `layout` the editor's
-//! auto-layout, `number` how the editor writes numbers. Nothing here does I/O, and the
+//! auto-layout, `mcp` the MCP servers agents call and their tool ids, `number` how the editor writes numbers. Nothing here does I/O, and the
 //! crate builds for `wasm32-unknown-unknown` with only serde, serde_json, petgraph (the
 //! graph algorithms) and zmij (serde_json's own float formatter).
 
@@ -26,6 +26,7 @@ pub mod graph;
 pub mod invisible;
 pub mod layout;
 pub mod lowering;
+pub mod mcp;
 pub mod number;
 pub mod outcome;
 pub mod review;
@@ -42,6 +43,7 @@ pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
 pub use lowering::{DialectSetting, LowerTarget, LoweringNote, NoteKind, OutputDialect};
+pub use mcp::{McpServerConfig, McpToolRef};
 pub use outcome::{ErrorKind, RunStatus};
 pub use review::{
     Anchor, BaselineState, CountMismatch, Dismissal, Finding, FindingGroup, FindingIdentity, FindingsCheck, Severity,

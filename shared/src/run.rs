@@ -377,6 +377,7 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         EventKind::RunStarted { .. }
         | EventKind::TextDelta { .. }
         | EventKind::ToolCall { .. }
+        | EventKind::ToolResult { .. }
         | EventKind::SchemaLowered { .. }
         | EventKind::DialectDowngraded { .. }
         | EventKind::ProviderRetry { .. }

@@ -198,6 +198,11 @@ fn detail(kind: &EventKind) -> String {
         ),
         EventKind::RunWaiting { nodes } => format!("waiting for a decision at {}", nodes.join(", ")),
         EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
+        EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } => format!(
+            "{node_id}: {tool} {} in {duration_ms} ms, {chars} chars: {}",
+            if *is_error { "failed" } else { "answered" },
+            conclave_shared::invisible::escape_invisible(&first_line(content))
+        ),
         EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. } => {
             format!(
                 "{node_id}: {} via {target}{}, {} note(s)",
@@ -297,5 +302,15 @@ fn truncate(text: &str, max: usize) -> String {
         text.to_string()
     } else {
         format!("{}…", text.chars().take(max).collect::<String>())
+    }
+}
+
+/// The first line of a tool's result, cut to 200 characters, for one event line.
+fn first_line(content: &str) -> String {
+    let line = content.lines().next().unwrap_or_default();
+    let cut: String = line.chars().take(200).collect();
+    match cut.len() < line.len() || content.lines().nth(1).is_some() {
+        true => format!("{cut} …"),
+        false => cut,
     }
 }
