@@ -198,11 +198,7 @@ fn detail(kind: &EventKind) -> String {
         ),
         EventKind::RunWaiting { nodes } => format!("waiting for a decision at {}", nodes.join(", ")),
         EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
-        EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } => format!(
-            "{node_id}: {tool} {} in {duration_ms} ms, {chars} chars: {}",
-            if *is_error { "failed" } else { "answered" },
-            conclave_shared::invisible::escape_invisible(&first_line(content))
-        ),
+        EventKind::ToolResult { .. } => tool_result(kind),
         EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. } => {
             format!(
                 "{node_id}: {} via {target}{}, {} note(s)",
@@ -303,6 +299,18 @@ fn truncate(text: &str, max: usize) -> String {
     } else {
         format!("{}…", text.chars().take(max).collect::<String>())
     }
+}
+
+/// A `tool_result` line: the tool, how it ended, and its result's first line.
+fn tool_result(kind: &EventKind) -> String {
+    let EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } = kind else {
+        return String::new();
+    };
+    format!(
+        "{node_id}: {tool} {} in {duration_ms} ms, {chars} chars: {}",
+        if *is_error { "failed" } else { "answered" },
+        conclave_shared::invisible::escape_invisible(&first_line(content))
+    )
 }
 
 /// The first line of a tool's result, cut to 200 characters, for one event line.
