@@ -18,7 +18,7 @@ pub struct Reporter {
     pub token: Option<ProgressToken>,
 }
 
-/// Follows run `id` until its last event, reporting each node's changes of state.
+/// Follows run `id` until its last event (or until it parks for a decision), reporting each node's changes of state.
 /// Ends early (without error) when the client goes away.
 pub async fn follow(context: &McpContext, id: &str, reporter: &Reporter) -> Result<(), Refusal> {
     let mut events =
@@ -35,7 +35,8 @@ pub async fn follow(context: &McpContext, id: &str, reporter: &Reporter) -> Resu
                 return Ok(());
             }
         }
-        if matches!(event.kind, EventKind::RunFinished { .. }) {
+        // The run ended, or parked at an approval node until someone decides.
+        if matches!(event.kind, EventKind::RunFinished { .. } | EventKind::RunWaiting { .. }) {
             break;
         }
     }
