@@ -7,6 +7,7 @@ mod api_evals;
 mod api_reviews;
 mod api_sandbox;
 mod attack;
+mod attack_mcp;
 mod attack_posting;
 mod budget;
 mod eval_cli;
