@@ -75,6 +75,9 @@ fn repository(dir: &Path) -> std::path::PathBuf {
     repo
 }
 
+/// A request's Host and headers, and the status and phrase it must get.
+type Refused<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16, &'a str);
+
 #[test]
 fn mcp_is_refused_without_the_token_from_foreign_pages_and_to_foreign_hosts() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -82,7 +85,7 @@ fn mcp_is_refused_without_the_token_from_foreign_pages_and_to_foreign_hosts() {
     let host = format!("127.0.0.1:{}", served.port);
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
     let bearer = format!("Bearer {TOKEN}");
-    let cases: Vec<(&str, Vec<(&str, &str)>, u16, &str)> = vec![
+    let cases: Vec<Refused> = vec![
         (&host, vec![], 401, "requires its token"),
         (&host, vec![("Authorization", "Bearer wrong-token")], 401, "requires its token"),
         (&host, vec![("Authorization", &bearer), ("Origin", "http://evil.example")], 403, "cross-origin"),
