@@ -9,9 +9,8 @@
 use conclave_testkit::{FakeServer, cached_tool};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use crate::review_e2e::{fixture_workspace, review, routes};
 
@@ -228,23 +227,10 @@ impl Drop for Served {
 
 /// `conclave serve` in `workdir` with token `token`, reviewing under `root`.
 pub(crate) fn serve(workdir: &Path, env: &[(String, String)], token: &str, root: &Path) -> Served {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
-    let mut child = Command::new(BIN)
-        .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--repo-root"])
-        .arg(root)
-        .current_dir(workdir)
-        .envs(env.iter().cloned())
-        .env("CONCLAVE_TOKEN", token)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("serve starts");
-    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    while !line.contains("serving on") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).expect("read") > 0, "serve printed no URL");
-    }
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let mut command = Command::new(BIN);
+    command.current_dir(workdir).envs(env.iter().cloned()).env("CONCLAVE_TOKEN", token);
+    let root = root.display().to_string();
+    let (child, port, _) = crate::workers_cli::serve_with(command, &["--repo-root", &root]);
     Served { child, port }
 }
 
