@@ -270,6 +270,51 @@ async fn the_python_sdk_drives_mcp_over_http_with_the_token() {
     .await;
     let again: Value = serde_json::from_str(&listed).unwrap_or_else(|e| panic!("{e}: {listed}"));
     assert_eq!(fingerprints(&again["structuredContent"]["findings"]), cli.0, "{again}");
+
+    // A client with the tasks extension gets the review as a task, started on one
+    // server and polled on the other: the task is the run, kept in the store.
+    let (first, second) =
+        (format!("http://127.0.0.1:{}/mcp", served.port), format!("http://127.0.0.1:{}/mcp", other.port));
+    let arguments = serde_json::json!({"repository": repo.display().to_string(), "base": "main"});
+    let created =
+        modern(&first, token, "tools/call", "review", serde_json::json!({"name": "review", "arguments": arguments}))
+            .await;
+    let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("a task: {created}")).to_string();
+    assert_eq!(created["result"]["status"], "working", "{created}");
+    let mut done = Value::Null;
+    for _ in 0..1200 {
+        done = modern(&second, token, "tasks/get", &task, serde_json::json!({"taskId": task})).await;
+        if done["result"]["status"] != "working" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(fingerprints(&done["result"]["result"]["structuredContent"]["findings"]), cli.0, "{done}");
+}
+
+/// One request of protocol 2026-07-28 (per-request metadata, a client with the tasks
+/// extension) to `url`; the JSON-RPC answer.
+async fn modern(url: &str, token: &str, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "conclave-tests", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    });
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let response = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method)
+        .header("Mcp-Name", name)
+        .json(&body)
+        .send()
+        .await
+        .expect("the server answers");
+    let text = response.text().await.expect("a body");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
 /// Runs the MCP Inspector's CLI with `args`; its standard output.
