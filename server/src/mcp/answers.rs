@@ -7,9 +7,13 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// The most characters of JSON any answer carries: 25,000 tokens at a conservative
-/// 3.2 characters a token.
+/// The most characters any answer carries: 25,000 tokens at a conservative 3.2
+/// characters a token.
 pub const MAX_ANSWER_CHARS: usize = 80_000;
+
+/// The most characters of a tool's structured output: a tool answer carries it twice,
+/// as structured content and as the text of clients that read only text.
+pub const MAX_STRUCTURED_CHARS: usize = MAX_ANSWER_CHARS / 2;
 
 /// One finding, compact; `details` holds the rest with `detail: "full"`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::answers::{ConclaveLine, ConclaveList, MAX_ANSWER_CHARS, ValidationAnswer, json_chars};
+use super::answers::{ConclaveLine, ConclaveList, MAX_STRUCTURED_CHARS, ValidationAnswer, json_chars};
 use super::args::ValidateArgs;
 use super::context::{McpContext, Refusal, Transport, message};
 use crate::api::blocking::blocking;
@@ -25,7 +25,7 @@ pub async fn list_conclaves(context: &McpContext) -> Result<ConclaveList, Refusa
             errors: summary.errors,
         };
         used += json_chars(&line);
-        if used > MAX_ANSWER_CHARS - 2_000 {
+        if used > MAX_STRUCTURED_CHARS - 2_000 {
             break;
         }
         conclaves.push(line);
@@ -56,7 +56,7 @@ pub async fn validate_conclave(context: &McpContext, args: ValidateArgs) -> Resu
     for d in &checked.diagnostics {
         let value = serde_json::to_value(d).unwrap_or(Value::Null);
         used += json_chars(&value);
-        if used > MAX_ANSWER_CHARS - 4_000 {
+        if used > MAX_STRUCTURED_CHARS - 4_000 {
             break;
         }
         diagnostics.push(value);

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use super::answers::{FindingItem, MAX_ANSWER_CHARS, ReviewAnswer, json_chars};
+use super::answers::{FindingItem, MAX_STRUCTURED_CHARS, ReviewAnswer, json_chars};
 use super::args::Detail;
 use super::context::Refusal;
 
@@ -25,9 +25,13 @@ pub fn page(report: &str, cursor: Option<&str>, detail: Detail) -> Result<Review
     let mut items = Vec::new();
     let mut used = PAGE_OVERHEAD;
     for finding in findings.iter().skip(start).take(PAGE_FINDINGS) {
-        let item = item(finding, detail);
+        let mut item = item(finding, detail);
+        // A finding whose whole record alone would overflow a page comes compact.
+        if json_chars(&item) > MAX_STRUCTURED_CHARS - PAGE_OVERHEAD {
+            item.details = None;
+        }
         let size = json_chars(&item);
-        if used + size > MAX_ANSWER_CHARS && !items.is_empty() {
+        if used + size > MAX_STRUCTURED_CHARS && !items.is_empty() {
             break;
         }
         used += size;

@@ -6,7 +6,7 @@ use conclave_engine::Decision;
 use conclave_shared::{NodeKind, RunRecord};
 use serde_json::Value;
 
-use super::answers::{ApprovalAnswer, MAX_ANSWER_CHARS, NodeItem, RunAnswer, RunLine, RunList, cut};
+use super::answers::{ApprovalAnswer, MAX_STRUCTURED_CHARS, NodeItem, RunAnswer, RunLine, RunList, cut, json_chars};
 use super::args::{ApproveArgs, DecisionWord, ListRunsArgs, RunArgs, RunConclaveArgs};
 use super::context::{McpContext, Refusal, message};
 use super::progress::{Reporter, follow};
@@ -43,7 +43,7 @@ pub async fn get_run(context: &McpContext, args: RunArgs) -> Result<RunAnswer, R
 fn run_answer(record: &RunRecord) -> RunAnswer {
     let outputs: Vec<&str> =
         record.conclave.nodes.iter().filter(|n| n.kind == NodeKind::Output).map(|n| n.id.as_str()).collect();
-    let share = (MAX_ANSWER_CHARS - 16_000) / outputs.len().max(1);
+    let share = (MAX_STRUCTURED_CHARS - 16_000) / outputs.len().max(1);
     let mut truncated = false;
     let nodes = record
         .nodes
@@ -54,7 +54,7 @@ fn run_answer(record: &RunRecord) -> RunAnswer {
                 truncated |= was_cut;
                 value
             });
-            let error = node.error.as_ref().map(|e| cut(&Value::String(e.clone()), 2_000).0);
+            let error = node.error.as_ref().map(|e| cut(&Value::String(e.clone()), 300).0);
             NodeItem {
                 id: node.node_id.clone(),
                 state: node.state.as_str().to_string(),
@@ -80,17 +80,23 @@ pub async fn list_runs(context: &McpContext, args: ListRunsArgs) -> Result<RunLi
         return Err(format!("limit must be 1 to 100, not {limit}"));
     }
     let runs = context.state.store().list_runs(limit as usize).await.map_err(|e| e.to_string())?;
-    let runs = runs
-        .into_iter()
-        .map(|r| RunLine {
+    let mut lines = Vec::new();
+    let mut used = 1_000;
+    for r in runs {
+        let line = RunLine {
             run_id: r.id,
             conclave: r.conclave_id,
             status: r.status.as_str().to_string(),
             created_ms: r.created_ms,
             error: r.error.map(|e| cut(&Value::String(e), 300).0.as_str().unwrap_or_default().to_string()),
-        })
-        .collect();
-    Ok(RunList { runs })
+        };
+        used += json_chars(&line);
+        if used > MAX_STRUCTURED_CHARS {
+            break;
+        }
+        lines.push(line);
+    }
+    Ok(RunList { runs: lines })
 }
 
 /// Runs `approve`: the decision recorded as the API records it, and the run taken up

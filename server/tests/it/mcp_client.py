@@ -7,11 +7,13 @@ PROTOCOL is `auto` (the SDK probes and takes the newest version both speak) or
 `legacy` (the initialize handshake of 2025-11-25). The script connects, lists the
 tools, calls each tool (a review with a progress token, then every other tool, and
 some refusals), reads the resources, and prints one JSON object with what it saw on
-standard output. It asserts nothing itself: the Rust test does.
+standard output. With MCP_SCENARIO=pages it reviews, then follows `next_cursor`
+through every page of the findings. It asserts nothing itself: the Rust test does.
 """
 
 import asyncio
 import json
+import os
 import sys
 
 import httpx2
@@ -84,6 +86,33 @@ async def drive(client, repository, base):
     return seen
 
 
+async def pages(client, repository, base):
+    """A review, then every page of its findings by following `next_cursor`."""
+    review = await client.call_tool("review", {"repository": repository, "base": base})
+    seen = {"pages": [page_of(review)]}
+    answer = review.structured_content or {}
+    while answer.get("next_cursor"):
+        result = await client.call_tool(
+            "get_review", {"run": answer["run_id"], "cursor": answer["next_cursor"], "detail": "full"}
+        )
+        seen["pages"].append(page_of(result))
+        answer = result.structured_content or {}
+    return seen
+
+
+def page_of(result):
+    """A page's findings and cursor, and the characters of the whole tool result."""
+    answer = result.structured_content or {}
+    return {
+        "is_error": bool(result.is_error),
+        "chars": len(result.model_dump_json(by_alias=True)),
+        "descriptions": [f["description"] for f in answer.get("findings", [])],
+        "total": answer.get("total_findings"),
+        "next_cursor": answer.get("next_cursor"),
+        "note": answer.get("note"),
+    }
+
+
 async def settled(client, run):
     """`get_run` until the run no longer waits or runs."""
     for _ in range(600):
@@ -124,8 +153,9 @@ async def main():
         from mcp.client.streamable_http import streamable_http_client
 
         client = Client(streamable_http_client(url, http_client=http), mode=protocol, read_timeout_seconds=600)
+    scenario = pages if os.environ.get("MCP_SCENARIO") == "pages" else drive
     async with client:
-        seen = await drive(client, repository, base)
+        seen = await scenario(client, repository, base)
     print(json.dumps(seen))
 
 

@@ -60,9 +60,16 @@ fn workspace() -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 /// Runs the Python driver off the async runtime (the fake server keeps serving); what it saw.
 async fn drive(args: Vec<String>, workdir: &Path) -> Value {
+    drive_scenario(args, workdir, "all").await
+}
+
+/// [`drive`] with the driver's `MCP_SCENARIO`.
+async fn drive_scenario(args: Vec<String>, workdir: &Path, scenario: &'static str) -> Value {
     let workdir = workdir.to_path_buf();
     let out = tokio::task::spawn_blocking(move || {
-        Command::new(python()).arg(driver()).args(&args).current_dir(&workdir).output().expect("python runs")
+        let mut command = Command::new(python());
+        command.arg(driver()).args(&args).current_dir(&workdir).env("MCP_SCENARIO", scenario);
+        command.output().expect("python runs")
     })
     .await
     .expect("joined");
@@ -201,15 +208,53 @@ async fn the_python_sdk_drives_conclave_mcp_over_stdio() {
     let (_dir, repo, workdir) = workspace();
     let server = FakeServer::start_routed(routes()).await;
     let cli = cli_review(&repo).await;
-    let mut args: Vec<String> =
-        ["stdio", "auto", &repo.display().to_string(), "main", "--", "/usr/bin/env"].map(String::from).to_vec();
-    args.extend(conclave_env(&workdir, &server).into_iter().map(|(k, v)| format!("{k}={v}")));
-    args.extend([BIN.to_string(), "mcp".into()]);
-    let seen = drive(args, &workdir).await;
+    let seen = drive(stdio_args(&repo, &workdir, &server), &workdir).await;
     assert_eq!(seen["protocol"], "2026-07-28", "the newest protocol is negotiated: {}", seen["protocol"]);
     assert_common(&seen, &cli);
     // Over stdio any repository may be named: `/` is refused as git refuses it.
     refused(&seen, "review_outside", "not a git repository");
+}
+
+/// The arguments that make the driver start `conclave mcp` over stdio on the fixture.
+fn stdio_args(repo: &Path, workdir: &Path, server: &FakeServer) -> Vec<String> {
+    let mut args: Vec<String> =
+        ["stdio", "auto", &repo.display().to_string(), "main", "--", "/usr/bin/env"].map(String::from).to_vec();
+    args.extend(conclave_env(workdir, server).into_iter().map(|(k, v)| format!("{k}={v}")));
+    args.extend([BIN.to_string(), "mcp".into()]);
+    args
+}
+
+#[tokio::test]
+async fn many_findings_come_in_pages_that_each_fit_the_cap() {
+    let (_dir, repo, workdir) = workspace();
+    // 130 findings of 1,200 characters each: more than one page by count and by size.
+    let items: Vec<Value> = (0..130)
+        .map(|i| {
+            let description = format!("finding #{i}: {}", "the join of a client name onto the root ".repeat(30));
+            let (severity, lane) = (["blocker", "major", "minor", "nit"][i % 4], ["security", "correctness"][i % 2]);
+            serde_json::json!({"severity": severity, "file": "src/upload.rs", "line": 7 + i % 3,
+                "description": description, "raisedBy": lane, "stance": "concern"})
+        })
+        .collect();
+    let server = FakeServer::start_routed(crate::review_e2e::writer_routes(Value::Array(items))).await;
+    let seen = drive_scenario(stdio_args(&repo, &workdir, &server), &workdir, "pages").await;
+    let pages = seen["pages"].as_array().expect("pages");
+    assert!(pages.len() >= 3, "{} page(s): {seen}", pages.len());
+    let mut all = Vec::new();
+    for (i, page) in pages.iter().enumerate() {
+        assert_eq!(page["is_error"], false, "{page}");
+        assert!(page["chars"].as_u64().expect("chars") < 80_000, "page {i} stays under the cap: {}", page["chars"]);
+        let on_page = page["descriptions"].as_array().expect("descriptions");
+        assert!(!on_page.is_empty() && on_page.len() <= 50, "page {i}: {} finding(s)", on_page.len());
+        assert_eq!(page["next_cursor"].is_null(), i + 1 == pages.len(), "only the last page has no cursor: {page}");
+        all.extend(
+            on_page.iter().filter_map(Value::as_str).map(|d| d.split(':').next().unwrap_or_default().to_string()),
+        );
+    }
+    let expected: Vec<String> = (0..130).map(|i| format!("finding #{i}")).collect();
+    assert_eq!(all.len(), 130, "every finding once, in order: {all:?}");
+    assert_eq!(all.into_iter().collect::<BTreeSet<_>>(), expected.into_iter().collect(), "every finding once");
+    assert!(pages[0]["note"].as_str().is_some_and(|n| n.contains("cursor")), "{}", pages[0]["note"]);
 }
 
 /// A running `conclave serve`; killed when dropped.
