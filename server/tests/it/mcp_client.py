@@ -14,6 +14,7 @@ through every page of the findings. It asserts nothing itself: the Rust test doe
 import asyncio
 import json
 import os
+import subprocess
 import sys
 
 import httpx2
@@ -69,6 +70,14 @@ async def drive(client, repository, base):
     }
     for key, (name, arguments) in calls.items():
         seen[key] = result_of(await client.call_tool(name, arguments))
+    # A commit after the review, then a review of only what is new since it.
+    with open(os.path.join(repository, "README.md"), "a") as readme:
+        readme.write("\nMore words.\n")
+    git = ["git", "-C", repository, "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "commit", "-qam", "more words"], check=True)
+    seen["review_since"] = result_of(await client.call_tool("review", {"repository": repository, "base": base, "since": "auto"}))
+    since_run = (seen["review_since"]["structured"] or {}).get("run_id", "")
+    seen["review_since_full"] = result_of(await client.call_tool("get_review", {"run": since_run, "detail": "full"}))
     gate_run = (seen["run_gate"]["structured"] or {}).get("run_id", "")
     seen["approve"] = result_of(await client.call_tool("approve", {"run": gate_run, "node": "approve", "decision": "approve", "comment": "fine"}))
     seen["approve_again"] = result_of(await client.call_tool("approve", {"run": gate_run, "node": "approve", "decision": "approve"}))

@@ -169,6 +169,17 @@ fn assert_tools(seen: &Value, cli: &(BTreeSet<String>, String, String)) {
     assert!(cli.1.contains(&format!("error: {bad_base}")), "the CLI says the same: {}\nMCP: {bad_base}", cli.1);
     let unknown = refused(seen, "review_unknown_conclave", "no conclave `no-such-conclave`");
     assert!(cli.2.contains(&format!("error: {unknown}")), "the CLI says the same: {}\nMCP: {unknown}", cli.2);
+    // Only what is new since the review above (a commit to the README): the earlier
+    // findings on the code it did not touch are carried, unchanged.
+    // (The fake reviewers answer about src/upload.rs, which is not in the new commit:
+    // their output is refused, which shows they were given only the README.)
+    let since = &seen["review_since"]["structured"];
+    assert_eq!(seen["review_since"]["is_error"], false, "{}", seen["review_since"]);
+    let degraded = since["degraded"].to_string();
+    assert!(degraded.contains(r#"is not one of \"README.md\""#), "only the new commit is reviewed: {degraded}");
+    assert_eq!(fingerprints(&since["findings"]), cli.0, "the earlier findings are carried: {since}");
+    let carried = seen["review_since_full"]["structured"]["findings"].as_array().expect("findings").clone();
+    assert!(carried.iter().all(|f| f["details"]["baseline"] == "unchanged"), "{carried:?}");
     let later = &seen["review_nowait"]["structured"];
     assert_eq!(later["status"], "queued", "wait: false answers at once: {later}");
     assert!(later["run_id"].as_str().is_some_and(|id| id != run), "{later}");
