@@ -3,7 +3,7 @@
 //! decides the default repository and whether the roots apply. Nothing here lives
 //! beyond a request: every answer is read from the store and the catalog.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::api::{ApiError, AppState};
 
@@ -56,14 +56,6 @@ impl McpContext {
     /// only by a catalog id (HTTP: a path on the server's disk is not the caller's).
     pub fn takes_paths(&self) -> bool {
         matches!(self.transport, Transport::Stdio { .. })
-    }
-
-    /// Where relative paths are read from: the working directory over stdio.
-    pub fn workdir(&self) -> Option<&Path> {
-        match &self.transport {
-            Transport::Stdio { workdir } => Some(workdir),
-            Transport::Http => None,
-        }
     }
 }
 
