@@ -4,7 +4,8 @@
 //! `conclave-providers` and `conclave-store`.
 //!
 //! Layout: `workspace.rs` (where conclaves and schemas are found, engine settings from
-//! the environment, opening the store), `api/` (axum routes, SSE, errors), `cli/` (the
+//! the environment, opening the store), `api/` (axum routes, SSE, errors), `mcp/` (Conclave
+//! as an MCP server, over stdio and at `/mcp`, through the API's functions), `cli/` (the
 //! commands and their exit codes), `post/` (publishing a review on a pull or merge
 //! request), `observe/` (the metrics recorder and the trace exporter), `worker.rs`
 //! (claiming queued runs and running them under a lease).
@@ -14,6 +15,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod mcp;
 pub mod observe;
 pub mod post;
 pub mod worker;

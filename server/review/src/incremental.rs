@@ -233,6 +233,17 @@ fn reviewed_commit(input: &Value) -> Option<String> {
     input.pointer("/head/commit")?.as_str().map(str::to_string)
 }
 
+/// The earlier review an incremental run carries findings from, as its run input
+/// records it (`None` for any other run, or when its report cannot be read): what a
+/// process that finishes a review it did not resolve (a worker, a server) compares
+/// with, so every way of finishing carries the same findings.
+pub async fn earlier_of_input(store: &dyn RunStore, input: &Value) -> Option<Baseline> {
+    match Scope::of_input(input)? {
+        Scope::Incremental { earlier_run: Some(run), .. } => earlier_report(store, &run).await.ok(),
+        _ => None,
+    }
+}
+
 /// A stored review's JSON report, as a baseline.
 async fn earlier_report(store: &dyn RunStore, run: &str) -> Result<Baseline, ScopeError> {
     let report = |message: String| ScopeError::Report { run: run.to_string(), message };

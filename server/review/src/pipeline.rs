@@ -506,10 +506,15 @@ pub async fn finish_against(
     let stored = stored_dismissals(store, &record.input).await?;
     let events = store.events(run_id, 0).await?;
     let report = build_report(&record, &events);
+    // An incremental review finished by a process that did not resolve it (a worker,
+    // a server) carries from the earlier review its input names, as the CLI does.
+    let baseline = match baseline {
+        Some(baseline) => Some(baseline.clone()),
+        None => crate::incremental::earlier_of_input(store, &record.input).await,
+    };
     // Anchoring walks the repository and reads its files: a blocking thread's work.
     let input = record.input;
     let root = input.get("repository").and_then(serde_json::Value::as_str).unwrap_or("of the run").to_string();
-    let baseline = baseline.cloned();
     let mut report = tokio::task::spawn_blocking(move || {
         // The repository's dismissals, read once from the side that configured the
         // review, and the run store's beneath them.

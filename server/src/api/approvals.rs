@@ -34,16 +34,28 @@ pub async fn decide_approval(
     let request: ApprovalDecision = parse_json(&body_bytes(body)?)?;
     let by = request.by.filter(|b| !b.trim().is_empty()).unwrap_or_else(|| "api".into());
     let decision = Decision { approved: request.approve, by, comment: request.comment };
+    Ok((StatusCode::ACCEPTED, Json(decide_and_go_on(&state, &run_id, &node_id, decision).await?)))
+}
+
+/// Records `decision` at the waiting approval node and takes the run up again in
+/// this server: the one path of a decision through a server (the API, `/mcp`). A
+/// decision that came after the node's deadline is a notice (the wait ended rejected).
+pub(crate) async fn decide_and_go_on(
+    state: &AppState,
+    run_id: &str,
+    node_id: &str,
+    decision: Decision,
+) -> Result<Started, ApiError> {
     let mut notices = Vec::new();
-    match decide(state.store().as_ref(), &run_id, &node_id, decision).await {
+    match decide(state.store().as_ref(), run_id, node_id, decision).await {
         Ok(()) => {}
         Err(e @ DecisionError::Expired { .. }) => notices.push(e.to_string()),
         Err(e @ DecisionError::UnknownRun(_)) => return Err(ApiError::NotFound(e.to_string())),
         Err(DecisionError::Store(e)) => return Err(e.into()),
         Err(e) => return Err(ApiError::Conflict(e.to_string())),
     }
-    let run_id = go_on(&state, &run_id).await?;
-    Ok((StatusCode::ACCEPTED, Json(Started { run_id, notices })))
+    let run_id = go_on(state, run_id).await?;
+    Ok(Started { run_id, notices })
 }
 
 /// Takes a decided run up again in this server, as a live run; its id.

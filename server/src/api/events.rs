@@ -60,6 +60,26 @@ pub async fn events(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let resume = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
     let after: u64 = resume.or(q.after).unwrap_or(0);
+    let rx = follow_events(state, id, after).await?;
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        let event = rx.recv().await?;
+        let sse = Event::default()
+            .id(event.seq.to_string())
+            .event(event.kind.type_name())
+            .data(serde_json::to_string(&event).unwrap_or_default());
+        Some((Ok(sse), rx))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// A run's events after `after`, stored ones first, then live ones, ending after
+/// `run_finished` (or when the receiver is dropped): the one follower of a run's
+/// events for every server interface (SSE here, progress over `/mcp`).
+pub(crate) async fn follow_events(
+    state: AppState,
+    id: String,
+    after: u64,
+) -> Result<mpsc::Receiver<RunEvent>, ApiError> {
     // Subscribe before reading the store, so nothing falls between the two.
     let live = state.live_run(&id).map(|l| l.bus.subscribe());
     // The first page also tells an unknown run apart.
@@ -72,15 +92,7 @@ pub async fn events(
     }
     let (tx, rx) = mpsc::channel::<RunEvent>(EVENT_PAGE);
     tokio::spawn(forward(Follow { state, id, last: after, tx, live }, first));
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        let event = rx.recv().await?;
-        let sse = Event::default()
-            .id(event.seq.to_string())
-            .event(event.kind.type_name())
-            .data(serde_json::to_string(&event).unwrap_or_default());
-        Some((Ok(sse), rx))
-    });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    Ok(rx)
 }
 
 /// One stream's place in a run's events.

@@ -3,7 +3,7 @@
 //! that says where it comes from, JSON as the only body of a state-changing request
 //! (so a cross-site "simple" form post is refused), and the bearer token, which is
 //! always required unless the server was started with `--no-token` on loopback.
-//! `GET /metrics` is guarded as the API is.
+//! `GET /metrics` and `/mcp` are guarded as the API is.
 //! The editor's files get a Content-Security-Policy that forbids inline script.
 
 use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING};
@@ -175,8 +175,9 @@ fn verdict(security: &Security, method: &Method, uri: &Uri, headers: &HeaderMap)
         ));
     };
     let path = uri.path();
-    // `/metrics` is answered like the API: Prometheus scrapes it with the token.
-    if !path.starts_with("/api/") && path != "/api" && path != "/metrics" {
+    // `/metrics` is answered like the API: Prometheus scrapes it with the token; so
+    // is `/mcp`, the MCP endpoint.
+    if !path.starts_with("/api/") && path != "/api" && path != "/metrics" && path != "/mcp" {
         return Verdict::Page;
     }
     if let Some(origin) = headers.get(ORIGIN)

@@ -6,7 +6,8 @@
 //! `schemas.rs` (references, lowering previews, providers), `openapi.rs` (the
 //! generated API document), `error.rs` (one error type),
 //! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask),
-//! `metrics.rs` (`GET /metrics` for Prometheus, and the count of requests).
+//! `metrics.rs` (`GET /metrics` for Prometheus, and the count of requests); `/mcp` is
+//! the MCP server of `crate::mcp`, behind the same guard.
 //!
 //! **Invariant:** the API knows the engine, store and catalog through their public
 //! functions only; tests call [`app`] without a socket.
@@ -82,6 +83,8 @@ fn routes(state: &AppState) -> Router<AppState> {
         .layer(DefaultBodyLimit::max(BODY_LIMIT));
     Router::new()
         .route("/metrics", get(metrics::scrape))
+        // MCP over Streamable HTTP, stateless, behind the same guard as the API.
+        .route_service("/mcp", crate::mcp::http_service(state.clone()))
         .nest("/api", api)
         .merge(editor::routes(&state.editor))
         .layer(axum::middleware::from_fn(metrics::count_requests))

@@ -15,7 +15,7 @@ use conclave_catalog::{CheckedConclave, LoadError, load_by_id};
 use conclave_core::{Cancel, now_ms};
 use conclave_engine::{Reuse, RunHandle, RunOptions, StartError, cancel_waiting};
 use conclave_review::diff::{Change, ChangeError};
-use conclave_review::pipeline::{self, AnalyzerSelection, ReviewError, ReviewRequest};
+use conclave_review::pipeline::{self, AnalyzerSelection, PreparedReview, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewPolicy};
 use conclave_shared::Budget;
 use conclave_shared::api::{ReviewTarget, StartRun, Started};
@@ -97,7 +97,7 @@ pub async fn start(
 /// Follows a run this server runs until it ends: a live run meanwhile (streamed
 /// from memory, cancelled at once), and a review's reports stored at its end (not
 /// when it parks for an approval). Its id.
-pub(super) fn follow_live(state: &AppState, handle: RunHandle, review: bool, fell_back: Vec<String>) -> String {
+pub(crate) fn follow_live(state: &AppState, handle: RunHandle, review: bool, fell_back: Vec<String>) -> String {
     let run_id = handle.run_id().to_string();
     let live = LiveRun { cancel: handle.cancel_token(), bus: handle.bus() };
     state.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(run_id.clone(), live);
@@ -137,8 +137,10 @@ async fn earlier_run(state: &AppState, request: &StartRun) -> Result<Option<Reus
 }
 
 /// A run this server started, or one it put in the run queue for a worker.
-enum Launched {
+pub(crate) enum Launched {
+    /// Started here.
     Started(RunHandle),
+    /// Queued, with its id.
     Queued(String),
 }
 
@@ -163,7 +165,7 @@ async fn launch(
 }
 
 /// Starts (or queues) a plain run of a catalog conclave with an input.
-async fn start_plain(
+pub(crate) async fn start_plain(
     state: &AppState,
     conclave_id: &str,
     input: Value,
@@ -203,54 +205,18 @@ async fn start_review(
         Review::Target(target) => (std::path::PathBuf::from(&target.repository), "/review/repository"),
         Review::Stored(change) => (change.root.clone(), "/reuse_run"),
     };
-    let (security, asked) = (state.security.clone(), repository.clone());
-    if !blocking(move || security.allows_repository(&asked)).await? {
-        return Err(ApiError::Forbidden(format!(
-            "`{}` is not a repository under this server's allowed roots; start `conclave serve` with --repo-root for it",
-            repository.display()
-        )));
-    }
-    let workspace = &state.workspace;
-    let mut request = ReviewRequest {
-        repository,
-        base: None,
-        conclave: ConclaveChoice::Id(conclave_id.clone()),
-        provider: None,
-        model: None,
-        fallback: true,
-        allow_paths: workspace.allow_paths.clone(),
-        max_diff_bytes: workspace.max_diff_bytes,
-        max_parts: conclave_review::diff::DEFAULT_MAX_PARTS,
-        samples: 1,
-        no_cache: false,
-        budget,
-        analyzers: Default::default(),
-        scope: None,
-        // The repository's own rules files are read through the sandbox; no more are
-        // taken over HTTP: a path on the server's disk is not the caller's to name.
-        rules: Vec::new(),
-        trust: Default::default(),
-        allow_unsandboxed: state.engine.allows_unsandboxed(),
-    };
+    check_repository(state, &repository).await?;
+    let conclave = ConclaveChoice::Id(conclave_id.clone());
     let prepared = match what {
         Review::Target(target) => {
-            (request.base, request.provider, request.model) = (target.base, target.provider, target.model);
-            request.trust = target.trust.unwrap_or_default();
-            request.fallback = !target.no_fallback;
-            request.max_parts = match target.max_parts {
-                None => request.max_parts,
-                Some(parts) if (1..=MAX_PARTS as u64).contains(&parts) => parts as usize,
-                Some(_) => return Err(invalid_field("/review/max_parts", MAX_PARTS_MESSAGE)),
-            };
-            request.analyzers = match target.analyzers {
-                None => AnalyzerSelection::Default,
-                Some(names) if names.is_empty() => AnalyzerSelection::None,
-                Some(names) => AnalyzerSelection::Only(names),
-            };
-            pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await
+            let mut request = target_request(state, repository, conclave, target)?;
+            request.budget = budget;
+            pipeline::prepare(&request, state.workspace.catalog(), &state.workspace.providers).await
         }
         Review::Stored(change) => {
-            request.base = change.base.clone();
+            let workspace = &state.workspace;
+            let mut request = base_request(state, repository, conclave);
+            (request.base, request.budget) = (change.base.clone(), budget);
             let (dir, context, providers) =
                 (workspace.catalog_dir.clone(), workspace.catalog_context().clone(), workspace.providers.clone());
             blocking(move || {
@@ -261,11 +227,85 @@ async fn start_review(
         }
     };
     let review = prepared.map_err(|e| review_error(&conclave_id, target_path, e))?;
+    let launched = launch_review(state, &review, reuse).await?;
+    Ok((launched, review.notices))
+}
+
+/// Refuses a repository outside this server's allowed roots, saying how to allow it:
+/// the one rule for every review a server is asked for (`POST /api/runs`, `/mcp`).
+pub(crate) async fn check_repository(state: &AppState, repository: &std::path::Path) -> Result<(), ApiError> {
+    let (security, asked) = (state.security.clone(), repository.to_path_buf());
+    if !blocking(move || security.allows_repository(&asked)).await? {
+        return Err(ApiError::Forbidden(format!(
+            "`{}` is not a repository under this server's allowed roots; start `conclave serve` with --repo-root for it",
+            repository.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The review request of a target as a server takes it (`POST /api/runs`, `/mcp`):
+/// the server's defaults with the target's choices over them.
+pub(crate) fn target_request(
+    state: &AppState,
+    repository: std::path::PathBuf,
+    conclave: ConclaveChoice,
+    target: ReviewTarget,
+) -> Result<ReviewRequest, ApiError> {
+    let mut request = base_request(state, repository, conclave);
+    (request.base, request.provider, request.model) = (target.base, target.provider, target.model);
+    request.trust = target.trust.unwrap_or_default();
+    request.fallback = !target.no_fallback;
+    request.max_parts = match target.max_parts {
+        None => request.max_parts,
+        Some(parts) if (1..=MAX_PARTS as u64).contains(&parts) => parts as usize,
+        Some(_) => return Err(invalid_field("/review/max_parts", MAX_PARTS_MESSAGE)),
+    };
+    request.analyzers = match target.analyzers {
+        None => AnalyzerSelection::Default,
+        Some(names) if names.is_empty() => AnalyzerSelection::None,
+        Some(names) => AnalyzerSelection::Only(names),
+    };
+    Ok(request)
+}
+
+/// A server's review request before the caller's choices: its workspace's settings.
+fn base_request(state: &AppState, repository: std::path::PathBuf, conclave: ConclaveChoice) -> ReviewRequest {
+    let workspace = &state.workspace;
+    ReviewRequest {
+        repository,
+        base: None,
+        conclave,
+        provider: None,
+        model: None,
+        fallback: true,
+        allow_paths: workspace.allow_paths.clone(),
+        max_diff_bytes: workspace.max_diff_bytes,
+        max_parts: conclave_review::diff::DEFAULT_MAX_PARTS,
+        samples: 1,
+        no_cache: false,
+        budget: None,
+        analyzers: Default::default(),
+        scope: None,
+        // The repository's own rules files are read through the sandbox; no more are
+        // taken over HTTP: a path on the server's disk is not the caller's to name.
+        rules: Vec::new(),
+        trust: Default::default(),
+        allow_unsandboxed: state.engine.allows_unsandboxed(),
+    }
+}
+
+/// Starts (or queues) a prepared review as this server does every review.
+pub(crate) async fn launch_review(
+    state: &AppState,
+    review: &PreparedReview,
+    reuse: Option<Reuse>,
+) -> Result<Launched, ApiError> {
+    let workspace = &state.workspace;
     let spec =
         JobSpec::Review { allow_paths: workspace.allow_paths.clone(), samples: 1, fell_back: review.notices.clone() };
-    let options = pipeline::run_options(&review, reuse);
-    let launched = launch(state, review.conclave.clone(), review.run_input(), options, spec).await?;
-    Ok((launched, review.notices))
+    let options = pipeline::run_options(review, reuse);
+    launch(state, review.conclave.clone(), review.run_input(), options, spec).await
 }
 
 /// The API error of a review that could not be prepared; `repository` is where the
@@ -352,28 +392,34 @@ pub async fn cancel(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    if let Some(live) = state.live_run(&id) {
+    cancel_run(&state, &id).await?;
+    Ok((StatusCode::ACCEPTED, Json(serde_json::json!({"run_id": id, "cancelled": true}))))
+}
+
+/// Cancels run `id` wherever it runs: this server's live run at once, a parked run
+/// here, a queued run through the queue (its worker stops it at its next renewal).
+/// The one cancel of every server interface (the API, `/mcp`'s tasks).
+pub(crate) async fn cancel_run(state: &AppState, id: &str) -> Result<(), ApiError> {
+    if let Some(live) = state.live_run(id) {
         live.cancel.cancel();
-        return Ok((StatusCode::ACCEPTED, Json(serde_json::json!({"run_id": id, "cancelled": true}))));
+        return Ok(());
     }
-    match state.store().get_run(&id).await? {
+    match state.store().get_run(id).await? {
         None => Err(ApiError::NotFound(format!("no run `{id}`"))),
         Some(run) if run.summary.status.is_terminal() => {
             Err(ApiError::Conflict(format!("run `{id}` already ended ({})", run.summary.status.as_str())))
         }
         // Parked for a decision, no process holds it: this one ends it.
         Some(run) if run.summary.status == RunStatus::Waiting => {
-            if cancel_waiting(state.store().as_ref(), &id).await? {
-                Ok((StatusCode::ACCEPTED, Json(serde_json::json!({"run_id": id, "cancelled": true}))))
+            if cancel_waiting(state.store().as_ref(), id).await? {
+                Ok(())
             } else {
                 Err(ApiError::Conflict(format!("run `{id}` is no longer waiting")))
             }
         }
         // A run of the queue: its worker, wherever it runs, stops it at its next renewal.
-        Some(_) if let Some(queue) = &state.queue => match queue.request_cancel(&id, now_ms()).await? {
-            Cancel::Dequeued | Cancel::Requested => {
-                Ok((StatusCode::ACCEPTED, Json(serde_json::json!({"run_id": id, "cancelled": true}))))
-            }
+        Some(_) if let Some(queue) = &state.queue => match queue.request_cancel(id, now_ms()).await? {
+            Cancel::Dequeued | Cancel::Requested => Ok(()),
             Cancel::AlreadyEnded => Err(ApiError::Conflict(format!("run `{id}` already ended"))),
         },
         Some(_) => Err(ApiError::Conflict(format!("run `{id}` is running in another process; cancel it there"))),

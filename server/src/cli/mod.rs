@@ -11,6 +11,7 @@ mod dismissals;
 mod eval;
 pub mod exit;
 mod format_arg;
+mod mcp;
 mod offload;
 mod post;
 mod progress;
@@ -77,8 +78,11 @@ pub enum Command {
     Eval(eval::EvalArgs),
     /// Approve (or reject) at a waiting approval node, and go on with the run.
     Approve(approve::ApproveArgs),
-    /// Serve the HTTP API and the editor.
+    /// Serve the HTTP API and the editor (and MCP at /mcp).
     Serve(serve::ServeArgs),
+    /// Serve MCP over standard input and output, for a coding agent
+    /// (`claude mcp add conclave -- conclave mcp`): review, run and approve as tools.
+    Mcp(mcp::McpArgs),
     /// Inspect stored runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
@@ -170,6 +174,10 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         },
         Command::Serve(args) => match store(&cli.db).await {
             Ok(store) => serve::run(args, workspace, store).await,
+            Err(code) => code,
+        },
+        Command::Mcp(args) => match store(&cli.db).await {
+            Ok(store) => mcp::run(args, workspace, store).await,
             Err(code) => code,
         },
         Command::Eval(args) if args.command.is_some() => blocking(move || eval::compare_command(&args)).await,
