@@ -3,7 +3,7 @@
 //! not sent.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use conclave_core::StoreError;
 use conclave_shared::Diagnostic;
@@ -112,7 +112,14 @@ impl IntoResponse for ApiError {
             _ => (None, None),
         };
         let body = ErrorBody { error: ErrorDetail { status: status.as_u16(), message, path, diagnostics } };
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        // RFC 6750: a 401 names the scheme it wants, which MCP clients read too.
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"conclave\""));
+        }
+        response
     }
 }
 

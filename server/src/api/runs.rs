@@ -345,7 +345,8 @@ fn invalid_field(path: &str, message: impl Into<String>) -> ApiError {
 
 fn load_error(conclave_id: &str, error: LoadError) -> ApiError {
     match error {
-        LoadError::NotFound { .. } => ApiError::NotFound(format!("no conclave `{conclave_id}`")),
+        // The CLI's message, which lists the ids there are.
+        e @ LoadError::NotFound { .. } => ApiError::NotFound(e.to_string()),
         LoadError::Invalid { file, diagnostics } => {
             ApiError::Invalid { message: format!("{file} has errors"), path: None, diagnostics }
         }

@@ -31,18 +31,26 @@ fn post(host: &str, headers: &[(&str, &str)], body: &Value) -> String {
 
 /// Sends `request` on `stream` and reads one response: its status and body.
 fn exchange(stream: &mut TcpStream, request: &str) -> (u16, String) {
+    let (status, _, body) = exchange_with_headers(stream, request);
+    (status, body)
+}
+
+/// [`exchange`], with the response's header lines (lowercased).
+fn exchange_with_headers(stream: &mut TcpStream, request: &str) -> (u16, String, String) {
     stream.write_all(request.as_bytes()).expect("send");
     let mut reader = BufReader::new(stream.try_clone().expect("clone"));
     let mut line = String::new();
     reader.read_line(&mut line).expect("status line");
     let status = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     let mut length = 0;
+    let mut headers = String::new();
     loop {
         line.clear();
         reader.read_line(&mut line).expect("header");
         if line.trim().is_empty() {
             break;
         }
+        headers.push_str(&line.to_ascii_lowercase());
         if let Some((name, value)) = line.split_once(':')
             && name.eq_ignore_ascii_case("content-length")
         {
@@ -51,7 +59,7 @@ fn exchange(stream: &mut TcpStream, request: &str) -> (u16, String) {
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).expect("body");
-    (status, String::from_utf8_lossy(&body).into_owned())
+    (status, headers, String::from_utf8_lossy(&body).into_owned())
 }
 
 fn connect(port: u16) -> TcpStream {
@@ -92,8 +100,12 @@ fn mcp_is_refused_without_the_token_from_foreign_pages_and_to_foreign_hosts() {
         ("evil.example", vec![("Authorization", &bearer)], 403, "does not answer to that Host"),
     ];
     for (host, headers, status, phrase) in cases {
-        let (got, body) = exchange(&mut connect(served.port), &post(host, &headers, &list));
+        let (got, answer_headers, body) =
+            exchange_with_headers(&mut connect(served.port), &post(host, &headers, &list));
         assert_eq!(got, status, "{headers:?} to {host}: {body}");
+        if status == 401 {
+            assert!(answer_headers.contains("www-authenticate: bearer"), "a 401 names its scheme: {answer_headers}");
+        }
         assert!(body.contains(phrase), "{headers:?}: {body}");
         assert!(!body.contains("review"), "no tool is listed to a refused request: {body}");
     }
