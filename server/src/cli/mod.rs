@@ -24,6 +24,7 @@ mod scan;
 mod schema;
 mod serve;
 mod validate;
+mod validate_mcp;
 mod worker;
 
 use clap::{Parser, Subcommand};
