@@ -374,3 +374,83 @@ async fn validate_asks_each_server_for_its_tools() {
     assert!(text.contains("the MCP server `fx` has no tool `ecko`") && text.contains("did you mean `echo`?"), "{text}");
     assert!(text.contains("warning") && text.contains("`down`"), "an unreachable server is a warning: {text}");
 }
+
+/// The API over a workspace whose runs reach MCP servers, `/usr/bin/python3` allowed.
+fn mcp_api() -> crate::api::Api {
+    let mut api = crate::api::api_with(None);
+    let old = &api.state.workspace;
+    let providers = old.providers.clone().with_tool_servers(std::sync::Arc::new(conclave_mcp::McpHost::new()));
+    let workspace = conclave_server::workspace::Workspace::new(
+        old.catalog_dir.clone(),
+        conclave_schema::SchemaCatalog::with_roots(vec![]),
+        providers,
+    );
+    api.state.workspace = std::sync::Arc::new(workspace);
+    let mut security = (*api.state.security).clone();
+    security.allowed_programs = vec!["/usr/bin/python3".into()];
+    api.state.security = std::sync::Arc::new(security);
+    api
+}
+
+#[tokio::test]
+async fn the_api_lists_a_servers_tools_under_the_rules_of_commands() {
+    use axum::http::StatusCode;
+    let api = mcp_api();
+    let entry = fixture_server(json!({}));
+    // Reading the fixture is more than no sandbox: refused until a file on disk says so.
+    let (status, body, _) = api.send("POST", "/api/mcp/tools", json!({"name": "fx", "server": entry})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("opens its sandbox beyond"), "{body}");
+    let on_disk = conclave("anthropic", json!({"fx": entry}), &["mcp:fx/echo"], None);
+    let file = api.state.workspace.catalog_dir.join("mcp.conclave.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&on_disk).expect("json")).expect("write");
+    let (status, body, _) = api.send("POST", "/api/mcp/tools", json!({"name": "fx", "server": entry})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["name"], "fx");
+    assert_eq!(
+        body["tools"][0],
+        json!({
+            "name": "echo", "id": "mcp:fx/echo", "description": "Says the message back.",
+            "input_schema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
+        })
+    );
+
+    let not_allowed = json!({"name": "git", "server": {"command": ["git", "mcp"]}});
+    let (status, body, _) = api.send("POST", "/api/mcp/tools", not_allowed).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("--allow-commands git"), "{body}");
+    let (status, body, _) = api.send("POST", "/api/mcp/tools", json!({"name": "a b", "server": entry})).await;
+    assert_eq!((status, body["error"]["path"].clone()), (StatusCode::BAD_REQUEST, json!("/name")), "{body}");
+    let both = json!({"name": "x", "server": {"command": ["/usr/bin/python3"], "url": "http://127.0.0.1:9/mcp"}});
+    let (status, body, _) = api.send("POST", "/api/mcp/tools", both).await;
+    assert_eq!((status, body["error"]["path"].clone()), (StatusCode::BAD_REQUEST, json!("/server")), "{body}");
+    let dying = json!({"name": "dying", "server": {"command": ["/usr/bin/python3", "-c", "import sys; sys.stderr.write('no config\\n'); sys.exit(4)"]}});
+    let (status, body, _) = api.send("POST", "/api/mcp/tools", dying).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`dying` could not start")
+            && message.contains("exit status: 4")
+            && message.contains("no config"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_conclave_saved_through_the_api_may_not_start_other_programs_or_widen_a_servers_sandbox() {
+    use axum::http::StatusCode;
+    let api = mcp_api();
+    let other = conclave("anthropic", json!({"git": {"command": ["mcp-server-git"]}}), &["mcp:git/git_log"], None);
+    let (status, body, _) = api.send("POST", "/api/conclaves", other).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("`mcp-server-git`"), "{body}");
+    let open = json!({"fx": {"command": ["/usr/bin/python3", fixture()], "sandbox": {"network": true}}});
+    let (status, body, _) =
+        api.send("POST", "/api/conclaves", conclave("anthropic", open, &["mcp:fx/echo"], None)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("MCP server `fx`: network"), "{body}");
+    let closed = json!({"fx": {"command": ["/usr/bin/python3", fixture()]}});
+    let (status, body, _) =
+        api.send("POST", "/api/conclaves", conclave("anthropic", closed, &["mcp:fx/echo"], None)).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
