@@ -454,3 +454,77 @@ async fn a_conclave_saved_through_the_api_may_not_start_other_programs_or_widen_
         api.send("POST", "/api/conclaves", conclave("anthropic", closed, &["mcp:fx/echo"], None)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
+
+/// server-everything over Streamable HTTP on a free port, killed when dropped.
+struct HttpEverything {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpEverything {
+    fn start() -> HttpEverything {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+        let child = Command::new("node")
+            .arg(everything_dir().join(EVERYTHING_MAIN))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("node runs");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(20), "server-everything listens over HTTP");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl Drop for HttpEverything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn an_http_server_is_called_with_headers_from_the_environment_that_never_show() {
+    let http = HttpEverything::start();
+    let servers =
+        json!({"remote": {"url": http.url, "headers_from_env": {"X-Tracker-Token": "TRACKER_TOKEN_FOR_TEST"}}});
+    let (_dir, workdir) = workspace(&conclave("anthropic", servers, &["mcp:remote/echo"], None));
+    let server = model(Vendor::Anthropic, &[("c1", "mcp__remote__echo", json!({"message": "over http"}))]).await;
+    let recordings = workdir.join("recordings");
+    let secret = "tracker-secret-0123456789abcdef";
+    let (workdir2, base, dir) = (workdir.clone(), server.base.clone(), recordings.display().to_string());
+    let out = tokio::task::spawn_blocking(move || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_conclave"));
+        command
+            .args(["run", "mcp", "--input", "look", "--record", &dir])
+            .current_dir(&workdir2)
+            .env("CONCLAVE_DB", workdir2.join("runs.db"))
+            .env("CONCLAVE_CONFIG_DIR", workdir2.join("config"))
+            .env("TRACKER_TOKEN_FOR_TEST", secret);
+        for (name, value) in Vendor::Anthropic.env(&base, "sk-test-key-0123456789") {
+            command.env(name, value);
+        }
+        command.output().expect("conclave runs")
+    })
+    .await
+    .expect("joined");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(second_request(&server).contains("Echo: over http"));
+    let record = last_run(&workdir).to_string();
+    assert!(record.contains("mcp:remote/echo") && !record.contains(secret), "{record:.2000}");
+    for file in std::fs::read_dir(&recordings).expect("recordings").flatten() {
+        let text = std::fs::read_to_string(file.path()).expect("read");
+        assert!(!text.contains(secret), "no header value in {}", file.path().display());
+    }
+
+    // Without the variable, the server cannot be reached, and the message names the variable only.
+    let (out, _) = run(&workdir, Vendor::Anthropic, &server.base, &[]).await;
+    assert_ne!(out.status.code(), Some(0));
+    let error = node_error(&last_run(&workdir));
+    assert!(error.contains("`TRACKER_TOKEN_FOR_TEST`, which is not set"), "{error}");
+}
