@@ -11,7 +11,7 @@
 //!
 //! Run with `cargo bench -p conclave-mcp --bench mcp`.
 
-use conclave_core::{ServerPlace, ToolServer, ToolServers};
+use conclave_core::{ServerPlace, ToolServers};
 use conclave_mcp::McpHost;
 use conclave_shared::McpServerConfig;
 use rmcp::ServiceExt;
