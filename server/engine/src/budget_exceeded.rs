@@ -39,8 +39,9 @@ impl fmt::Display for BudgetExceeded {
         if self.limit == Limit::RunToolCalls {
             return write!(
                 f,
-                "this tool call was not made: the run's budget of {:.0} tool calls is spent; raise `max_tool_calls` \
-                 (in the API or the conclave's `settings.budget`), or let the agents call fewer tools",
+                "this tool call was not made: the run's budget of {:.0} tool calls is spent; raise the budget \
+                 (`--max-tool-calls`, `max_tool_calls` in the API or the conclave's `settings.budget`), or let the \
+                 agents call fewer tools",
                 self.budget
             );
         }

@@ -545,4 +545,13 @@ async fn every_tool_call_counts_against_the_runs_max_tool_calls() {
     assert_eq!(failed[0]["error_kind"], "budget", "{failed:?}");
     assert!(node_error(&record).contains("budget of 1 tool calls is spent"), "{}", node_error(&record));
     assert_eq!(events_of(&record, "tool_result").len(), 1, "the first call was made, the second was not");
+
+    // The same limit from the command line, the file's taken away.
+    let file = conclave("anthropic", json!({"fx": fixture_server(json!({}))}), &["mcp:fx/echo"], None);
+    std::fs::write(workdir.join("conclaves/mcp.conclave.json"), file.to_string()).expect("write");
+    let server = model(Vendor::Anthropic, &calls).await;
+    let (out, _) = run(&workdir, Vendor::Anthropic, &server.base, &["--max-tool-calls", "1"]).await;
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("budget: spent") && stderr(&out).contains("1 of 1 tool calls"), "{}", stderr(&out));
+    assert_eq!(events_of(&last_run(&workdir), "node_failed")[0]["error_kind"], "budget");
 }
