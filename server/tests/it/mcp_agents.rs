@@ -555,3 +555,27 @@ async fn every_tool_call_counts_against_the_runs_max_tool_calls() {
     assert!(stderr(&out).contains("budget: spent") && stderr(&out).contains("1 of 1 tool calls"), "{}", stderr(&out));
     assert_eq!(events_of(&last_run(&workdir), "node_failed")[0]["error_kind"], "budget");
 }
+
+#[tokio::test]
+async fn a_tool_cut_at_the_timeout_leaves_no_process_of_its_server_behind() {
+    let (_dir, workdir) = workspace(&conclave("openai", json!({}), &[], None));
+    let pidfile = workdir.join("pids");
+    let servers = json!({"fx": {
+        "command": ["/usr/bin/python3", fixture()],
+        "sandbox": {"env": {"PIDFILE": pidfile}, "write": [workdir.clone()], "read": [fixtures()]}
+    }});
+    let file = conclave("openai", servers, &["mcp:fx/sleep"], Some(3));
+    std::fs::write(workdir.join("conclaves/mcp.conclave.json"), file.to_string()).expect("write");
+    let server = model(Vendor::OpenAiChat, &[("c1", "mcp__fx__sleep", json!({"seconds": 120}))]).await;
+    let (out, took) = run(&workdir, Vendor::OpenAiChat, &server.base, &[]).await;
+    assert_ne!(out.status.code(), Some(0));
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert_eq!(events_of(&last_run(&workdir), "node_failed")[0]["error_kind"], "timeout");
+    let pids = std::fs::read_to_string(&pidfile).expect("the tool ran");
+    for pid in pids.split_whitespace() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Gone, or a zombie its dead parent left to init: neither runs.
+        let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next()).unwrap_or("gone");
+        assert!(matches!(state, "gone" | "Z" | "X"), "process {pid} still runs: {stat}");
+    }
+}
