@@ -1,7 +1,8 @@
 //! MCP tools in the engine, over fake servers: two agents listing a server's tool
 //! share one connection for the run, which is stopped when the run ends; each call
-//! is a `tool_call` and a `tool_result` named by the tool's id; and an agent
-//! calling a tool of the server it does not list is refused.
+//! is a `tool_call` and a `tool_result` named by the tool's id; an agent calling a
+//! tool of the server it does not list is refused; and a cached agent's key follows
+//! the tools its server lists.
 
 use conclave_core::{Message, ProviderRegistry, ToolCall};
 use conclave_doubles::{FakeProvider, FakeStep, FakeToolServers, MemoryStore};
@@ -92,4 +93,32 @@ async fn agents_share_one_connection_per_run_and_unlisted_tools_are_refused() {
             "result b mcp__docs__hidden true"
         ]
     );
+}
+
+#[tokio::test]
+async fn a_cached_agents_key_follows_the_tools_its_server_lists() {
+    let store = Arc::new(MemoryStore::new());
+    let mut file = conclave();
+    file.nodes.retain(|n| n.id != "b");
+    file.edges.retain(|e| e.to != "b");
+    let agent = file.nodes[1].agent.as_mut().expect("agent");
+    agent.tools = vec!["mcp:docs/*".into()];
+    agent.cache = Some(conclave_shared::CacheSetting::On(true));
+    let run = |tools: &'static [&'static str]| {
+        let (store, file) = (store.clone(), file.clone());
+        async move {
+            let fake = Arc::new(FakeProvider::new("fake"));
+            fake.script("a", [FakeStep::text("answer")]);
+            let mut providers = ProviderRegistry::default();
+            providers.register(fake.clone());
+            let providers = providers.with_tool_servers(Arc::new(FakeToolServers::offering(tools)));
+            let engine = Engine::new(providers, store, EngineConfig::default());
+            let handle = engine.start(checked(file), json!("x"), RunOptions::default()).await.expect("starts");
+            assert_eq!(handle.wait().await.status, RunStatus::Succeeded);
+            fake.calls().len()
+        }
+    };
+    assert_eq!(run(&["lookup"]).await, 1, "the first run calls the model");
+    assert_eq!(run(&["lookup"]).await, 0, "the same tools: a hit");
+    assert_eq!(run(&["lookup", "search"]).await, 1, "the server lists another tool: a miss");
 }
