@@ -10,11 +10,13 @@ use conclave_shared::mcp::{MCP_TOOL_PREFIX, McpToolInfo};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// Fake servers, each offering the same tools.
 #[derive(Debug, Default)]
 pub struct FakeToolServers {
     tools: Vec<String>,
+    delay: Duration,
     connected: Arc<AtomicUsize>,
     stopped: Arc<AtomicUsize>,
 }
@@ -23,6 +25,11 @@ impl FakeToolServers {
     /// Servers offering `tools` (each takes any object).
     pub fn offering(tools: &[&str]) -> FakeToolServers {
         FakeToolServers { tools: tools.iter().map(|t| t.to_string()).collect(), ..FakeToolServers::default() }
+    }
+
+    /// The same servers, each call answered after `delay` (a slow tool).
+    pub fn answering_after(self, delay: Duration) -> FakeToolServers {
+        FakeToolServers { delay, ..self }
     }
 
     /// How many times a server was connected.
@@ -55,13 +62,14 @@ impl ToolServers for FakeToolServers {
                 input_schema: json!({"type": "object"}),
             })
             .collect();
-        Ok(Arc::new(FakeServer { tools, stopped: self.stopped.clone() }))
+        Ok(Arc::new(FakeServer { tools, delay: self.delay, stopped: self.stopped.clone() }))
     }
 }
 
 #[derive(Debug)]
 struct FakeServer {
     tools: Vec<McpToolInfo>,
+    delay: Duration,
     stopped: Arc<AtomicUsize>,
 }
 
@@ -72,6 +80,7 @@ impl ToolServer for FakeServer {
     }
 
     async fn call(&self, tool: &str, arguments: &Value) -> Result<ToolOutcome, ToolServerError> {
+        tokio::time::sleep(self.delay).await;
         Ok(ToolOutcome::ok(format!("{tool}({arguments})")))
     }
 

@@ -1,5 +1,6 @@
 //! MCP tools in the engine, over fake servers: two agents listing a server's tool
-//! share one connection for the run, which is stopped when the run ends; each call
+//! share one connection for the run, which is stopped when the run ends (or is
+//! cancelled with a call in flight); each call
 //! is a `tool_call` and a `tool_result` named by the tool's id; an agent calling a
 //! tool of the server it does not list is refused; and a cached agent's key follows
 //! the tools its server lists.
@@ -121,4 +122,25 @@ async fn a_cached_agents_key_follows_the_tools_its_server_lists() {
     assert_eq!(run(&["lookup"]).await, 1, "the first run calls the model");
     assert_eq!(run(&["lookup"]).await, 0, "the same tools: a hit");
     assert_eq!(run(&["lookup", "search"]).await, 1, "the server lists another tool: a miss");
+}
+
+#[tokio::test]
+async fn a_cancelled_run_stops_its_servers_with_a_call_in_flight() {
+    let fake = Arc::new(FakeProvider::new("fake"));
+    fake.script("a", [call("c1", "mcp__docs__lookup"), FakeStep::text("never")]);
+    fake.script("b", [FakeStep::text("b done")]);
+    let servers = Arc::new(FakeToolServers::offering(&["lookup"]).answering_after(std::time::Duration::from_secs(60)));
+    let mut providers = ProviderRegistry::default();
+    providers.register(fake.clone());
+    let providers = providers.with_tool_servers(servers.clone());
+    let engine = Engine::new(providers, Arc::new(MemoryStore::new()), EngineConfig::default());
+    let handle = engine.start(checked(conclave()), json!("x"), RunOptions::default()).await.expect("the run starts");
+    while servers.connected() == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    handle.cancel();
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(10), handle.wait()).await.expect("ends at once");
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    assert_eq!(servers.stopped(), 1, "the server was stopped with the cancelled run");
 }
