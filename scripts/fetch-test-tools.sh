@@ -2,6 +2,7 @@
 # Installs the third-party programs the tests run against, each pinned and cached
 # under ~/.cache/conclave: the real Claude Code CLI and Microsoft's SARIF Multitool
 # (npm), schemathesis (PyPI), the MCP Python SDK (PyPI) and the MCP Inspector (npm),
+# the MCP servers agents call in tests (mcp-server-git from PyPI, server-everything from npm),
 # and llama-cpp-python's OpenAI-compatible server (PyPI, built from source once). The
 # npm installs, schemathesis and the MCP clients only download, so they run beside the
 # llama.cpp build. Safe to run again: each checks before it acts.
@@ -13,6 +14,7 @@ bash "$here/fetch-claude.sh" & pids+=($!)
 bash "$here/fetch-sarif-multitool.sh" & pids+=($!)
 bash "$here/fetch-schemathesis.sh" & pids+=($!)
 bash "$here/fetch-mcp-sdk.sh" & pids+=($!)
+bash "$here/fetch-mcp-servers.sh" & pids+=($!)
 status=0
 bash "$here/fetch-llama-server.sh" || status=$?
 for pid in "${pids[@]}"; do

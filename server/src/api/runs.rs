@@ -174,7 +174,7 @@ pub(crate) async fn start_plain(
     let workspace = &state.workspace;
     let (id, dir, context) =
         (conclave_id.to_string(), workspace.catalog_dir.clone(), workspace.catalog_context().clone());
-    let conclave = blocking(move || load_by_id(&id, &dir, &context)).await?.map_err(|e| load_error(conclave_id, e))?;
+    let conclave = blocking(move || load_by_id(&id, &dir, &context)).await?.map_err(load_error)?;
     // A catalog file on disk runs its commands; saving one through the API is what
     // `--allow-commands` guards.
     let options = RunOptions {
@@ -226,7 +226,7 @@ async fn start_review(
             .await?
         }
     };
-    let review = prepared.map_err(|e| review_error(&conclave_id, target_path, e))?;
+    let review = prepared.map_err(|e| review_error(target_path, e))?;
     let launched = launch_review(state, &review, reuse).await?;
     Ok((launched, review.notices))
 }
@@ -310,9 +310,9 @@ pub(crate) async fn launch_review(
 
 /// The API error of a review that could not be prepared; `repository` is where the
 /// request named the repository.
-fn review_error(conclave_id: &str, repository: &str, error: ReviewError) -> ApiError {
+fn review_error(repository: &str, error: ReviewError) -> ApiError {
     match error {
-        ReviewError::Conclave(e) => load_error(conclave_id, e),
+        ReviewError::Conclave(e) => load_error(e),
         e @ ReviewError::NothingToReview { .. } => ApiError::bad_field("/review", e.to_string()),
         e @ ReviewError::Change(ChangeError::InvalidBase { .. }) => ApiError::bad_field("/review/base", e.to_string()),
         e @ (ReviewError::Change(_) | ReviewError::Repository { .. } | ReviewError::Dismissals(_)) => {
@@ -343,7 +343,7 @@ fn invalid_field(path: &str, message: impl Into<String>) -> ApiError {
     ApiError::Invalid { message: message.into(), path: Some(path.to_string()), diagnostics: Vec::new() }
 }
 
-fn load_error(conclave_id: &str, error: LoadError) -> ApiError {
+fn load_error(error: LoadError) -> ApiError {
     match error {
         // The CLI's message, which lists the ids there are.
         e @ LoadError::NotFound { .. } => ApiError::NotFound(e.to_string()),

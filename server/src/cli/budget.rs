@@ -1,4 +1,4 @@
-//! `--max-cost` and `--max-tokens`, defined once for `conclave run` and `conclave
+//! `--max-cost`, `--max-tokens` and `--max-tool-calls`, defined once for `conclave run` and `conclave
 //! review`: the run's budget, which combines with the conclave's `settings.budget`
 //! as the tighter of the two.
 
@@ -19,12 +19,23 @@ pub struct BudgetArgs {
     /// Most tokens (prompt and generated) the run's provider calls may use together.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_tokens: Option<u64>,
+    /// Most tool calls the run's agents may make together, built-in and MCP tools
+    /// alike; the call past it fails its agent with `budget`.
+    #[arg(long, value_name = "N")]
+    pub max_tool_calls: Option<u64>,
 }
 
 impl BudgetArgs {
     /// The budget given, if any.
     pub fn budget(self) -> Option<Budget> {
-        Budget::tighter(Some(&Budget { max_cost_usd: self.max_cost, max_tokens: self.max_tokens }), None)
+        Budget::tighter(
+            Some(&Budget {
+                max_cost_usd: self.max_cost,
+                max_tokens: self.max_tokens,
+                max_tool_calls: self.max_tool_calls,
+            }),
+            None,
+        )
     }
 }
 
@@ -38,7 +49,15 @@ pub async fn print_spending(store: &dyn RunStore, run_id: &str) {
     let cost = budget.max_cost_usd.map_or(String::new(), |max| format!("${:.4} of ${max:.4}, ", spent.cost_usd));
     let tokens =
         budget.max_tokens.map_or(format!("{} tokens", spent.tokens), |max| format!("{} of {max} tokens", spent.tokens));
-    eprintln!("budget: spent {cost}{tokens}");
+    let calls = match budget.max_tool_calls {
+        Some(max) => {
+            let made =
+                events.iter().filter(|e| matches!(e.kind, conclave_shared::EventKind::ToolResult { .. })).count();
+            format!(", {made} of {max} tool calls")
+        }
+        None => String::new(),
+    };
+    eprintln!("budget: spent {cost}{tokens}{calls}");
 }
 
 fn parse_usd(text: &str) -> Result<f64, String> {

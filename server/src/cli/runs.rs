@@ -180,6 +180,19 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
     lines
 }
 
+/// A `tool_result` line: the tool (an MCP tool by its id, `mcp:docs/git_log`), how
+/// it ended and the first line of its answer.
+fn tool_result(kind: &EventKind) -> String {
+    let EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } = kind else {
+        return String::new();
+    };
+    format!(
+        "{node_id}: {tool} {} in {duration_ms} ms, {chars} chars: {}",
+        if *is_error { "failed" } else { "answered" },
+        conclave_shared::invisible::escape_invisible(&first_line(content))
+    )
+}
+
 /// What an event's line says after its sequence number and type.
 fn detail(kind: &EventKind) -> String {
     match kind {
@@ -299,18 +312,6 @@ fn truncate(text: &str, max: usize) -> String {
     } else {
         format!("{}…", text.chars().take(max).collect::<String>())
     }
-}
-
-/// A `tool_result` line: the tool, how it ended, and its result's first line.
-fn tool_result(kind: &EventKind) -> String {
-    let EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } = kind else {
-        return String::new();
-    };
-    format!(
-        "{node_id}: {tool} {} in {duration_ms} ms, {chars} chars: {}",
-        if *is_error { "failed" } else { "answered" },
-        conclave_shared::invisible::escape_invisible(&first_line(content))
-    )
 }
 
 /// The first line of a tool's result, cut to 200 characters, for one event line.

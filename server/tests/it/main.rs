@@ -15,6 +15,7 @@ mod eval_injected;
 mod fleet;
 mod local_model;
 mod mcp_server;
+mod mcp_agents;
 mod metrics;
 mod openai_local_server;
 mod post_plan;

@@ -3,6 +3,7 @@
 mod budget;
 mod engine;
 mod kinds;
+mod mcp;
 mod parts;
 mod policy;
 mod policy_failures;
