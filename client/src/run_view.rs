@@ -180,12 +180,18 @@ impl RunView {
                 self.tools.entry(node_id.clone()).or_default().push(call);
             }
             EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } => {
-                let answer =
-                    ToolAnswer { is_error: *is_error, content: content.clone(), chars: *chars, duration_ms: *duration_ms };
+                let answer = ToolAnswer {
+                    is_error: *is_error,
+                    content: content.clone(),
+                    chars: *chars,
+                    duration_ms: *duration_ms,
+                };
                 let calls = self.tools.entry(node_id.clone()).or_default();
                 match calls.iter_mut().find(|c| c.tool == *tool && c.result.is_none()) {
                     Some(call) => call.result = Some(answer),
-                    None => calls.push(ToolActivity { tool: tool.clone(), arguments: String::new(), result: Some(answer) }),
+                    None => {
+                        calls.push(ToolActivity { tool: tool.clone(), arguments: String::new(), result: Some(answer) })
+                    }
                 }
             }
             _ => return false,

@@ -13,7 +13,8 @@ use crate::state::Editor;
 #[component]
 pub fn AgentTools(id: String) -> impl IntoView {
     let editor = expect_context::<Editor>();
-    let mcp = agent_value(editor, &id, |a| a.tools.iter().filter(|t| tool_label(t).is_some()).cloned().collect::<Vec<_>>());
+    let mcp =
+        agent_value(editor, &id, |a| a.tools.iter().filter(|t| tool_label(t).is_some()).cloned().collect::<Vec<_>>());
     let chips_of = id.clone();
     view! {
         <div class="tools">

@@ -38,8 +38,12 @@ async fn form_errors(e: &Editor) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn servers_added_in_the_settings_form_are_saved_in_the_file_and_a_bad_entry_says_why() {
     let e = Editor::start_serving(Path::new(TESTBED), None, &[], &["--allow-commands", "mcp-server-git"]).await;
-    put(&e, &plain("tooling", vec![agent("helper", 300, 150, "text=ok")], &[("input", "helper"), ("helper", "out")]), true)
-        .await;
+    put(
+        &e,
+        &plain("tooling", vec![agent("helper", 300, 150, "text=ok")], &[("input", "helper"), ("helper", "out")]),
+        true,
+    )
+    .await;
     open(&e, "tooling").await;
     e.find(tid("settings")).await.expect("settings").click().await.expect("open settings");
     let servers = e.wait_for(tid("mcp-servers")).await;
@@ -70,7 +74,12 @@ async fn servers_added_in_the_settings_form_are_saved_in_the_file_and_a_bad_entr
     // An HTTP server whose header's value comes from an environment variable.
     click_in(&servers, "mcp-add").await;
     e.clear_and_type(&e.wait_for(tid("mcp-name")).await, "tracker").await;
-    e.find(By::Css("[data-testid='mcp-transport'] option[value='http']")).await.expect("http").click().await.expect("pick");
+    e.find(By::Css("[data-testid='mcp-transport'] option[value='http']"))
+        .await
+        .expect("http")
+        .click()
+        .await
+        .expect("pick");
     e.clear_and_type(&e.wait_for(tid("mcp-url")).await, "https://tracker.example/mcp").await;
     e.find(tid("mcp-header-add")).await.expect("add header").click().await.expect("click");
     e.clear_and_type(&e.wait_for(tid("mcp-header-name")).await, "Authorization").await;
@@ -115,7 +124,8 @@ fn server_everything() -> PathBuf {
 /// A conclave file declaring the real server-everything (stdio, run by node, its
 /// package readable in the sandbox) and a server that exits at once.
 fn with_everything(npm: &Path) -> Value {
-    let mut conclave = plain("mcp-tools", vec![agent("helper", 300, 150, "text=ok")], &[("input", "helper"), ("helper", "out")]);
+    let mut conclave =
+        plain("mcp-tools", vec![agent("helper", 300, 150, "text=ok")], &[("input", "helper"), ("helper", "out")]);
     let package = npm.join("node_modules/@modelcontextprotocol/server-everything");
     conclave["settings"] = json!({"mcp_servers": {
         "everything": {"command": ["node", package.join("dist/index.js").display().to_string(), "stdio"],
@@ -134,9 +144,12 @@ async fn the_palette_lists_a_real_servers_tools_and_a_tool_dropped_on_an_agent_i
     open(&e, "mcp-tools").await;
 
     let echo = e.wait_for(By::Css("[data-testid='palette-tool-mcp'][data-tool='mcp:everything/echo']")).await;
-    let all = e.find(By::Css("[data-testid='palette-tool-mcp'][data-tool='mcp:everything/*']")).await.expect("all tools");
+    let all =
+        e.find(By::Css("[data-testid='palette-tool-mcp'][data-tool='mcp:everything/*']")).await.expect("all tools");
     assert_eq!(all.text().await.unwrap_or_default(), "All tools of everything");
-    let listed = e.count(By::Css("[data-testid='mcp-palette'][data-server='everything'] [data-testid='palette-tool-mcp']")).await;
+    let listed = e
+        .count(By::Css("[data-testid='mcp-palette'][data-server='everything'] [data-testid='palette-tool-mcp']"))
+        .await;
     assert!(listed >= 4, "server-everything's tools are listed ({listed} items)");
     // A server that cannot be listed says why, under its own name.
     let broken = e.find(By::Css("[data-testid='mcp-palette'][data-server='broken']")).await.expect("broken server");
@@ -149,7 +162,8 @@ async fn the_palette_lists_a_real_servers_tools_and_a_tool_dropped_on_an_agent_i
     e.wait_for(tid("chip-tool-mcp:everything/echo")).await;
     let chip = e.find(tid("chip-tool-mcp:everything/echo")).await.expect("chip");
     assert_eq!(chip.text().await.unwrap_or_default().trim_end_matches('×').trim(), "everything · echo");
-    let all = e.find(By::Css("[data-testid='palette-tool-mcp'][data-tool='mcp:everything/*']")).await.expect("all tools");
+    let all =
+        e.find(By::Css("[data-testid='palette-tool-mcp'][data-tool='mcp:everything/*']")).await.expect("all tools");
     e.drag(&all, &helper, 0, 0).await;
     e.wait_for(tid("chip-tool-mcp:everything/*")).await;
     let inspector = e.wait_for(By::Css("[data-testid='node-mcp-tool'][data-tool='mcp:everything/*']")).await;
@@ -217,8 +231,10 @@ async fn a_review_run_shows_each_tool_call_with_its_arguments_result_and_time() 
 
     e.find(node("reader")).await.expect("the agent").click().await.expect("select");
     let calls = e.wait_for(tid("tool-calls")).await;
-    wait_until("both results", || async { e.count(By::Css("[data-testid='tool-call'][data-state='pending']")).await == 0 })
-        .await;
+    wait_until("both results", || async {
+        e.count(By::Css("[data-testid='tool-call'][data-state='pending']")).await == 0
+    })
+    .await;
     let all = calls.find_all(tid("tool-call")).await.expect("calls");
     assert_eq!(all.len(), 2, "{}", calls.text().await.unwrap_or_default());
     let first = &all[0];
