@@ -11,6 +11,7 @@ pids=()
 bash "$here/fetch-claude.sh" & pids+=($!)
 bash "$here/fetch-sarif-multitool.sh" & pids+=($!)
 bash "$here/fetch-schemathesis.sh" & pids+=($!)
+bash "$here/fetch-mcp-servers.sh" & pids+=($!)
 status=0
 bash "$here/fetch-llama-server.sh" || status=$?
 for pid in "${pids[@]}"; do

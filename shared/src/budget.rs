@@ -1,5 +1,5 @@
-//! A run's spending limits: the most it may cost in US dollars and the most tokens
-//! it may use, set in a conclave's `settings.budget` and on the command line or the
+//! A run's spending limits: the most it may cost in US dollars, the most tokens
+//! it may use and the most tool calls its agents may make, set in a conclave's `settings.budget` and on the command line or the
 //! API, which combine as the tighter of the two.
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -20,6 +20,11 @@ pub struct Budget {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
     pub max_tokens: Option<u64>,
+    /// The most tool calls the run's agents may make together, built-in and MCP
+    /// tools alike; the call past it fails its agent.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "whole_number")]
+    #[cfg_attr(feature = "json-schema", schemars(range(min = 0)))]
+    pub max_tool_calls: Option<u64>,
 }
 
 /// A count as JSON Schema's `integer` reads it: `1482` or `1482.0`, never `1482.5`
@@ -38,7 +43,7 @@ pub(crate) fn whole_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result
 impl Budget {
     /// True when neither limit is set.
     pub fn is_unlimited(&self) -> bool {
-        self.max_cost_usd.is_none() && self.max_tokens.is_none()
+        self.max_cost_usd.is_none() && self.max_tokens.is_none() && self.max_tool_calls.is_none()
     }
 
     /// The tighter of two budgets, limit by limit; `None` when neither sets any.
@@ -55,6 +60,7 @@ impl Budget {
         let budget = Budget {
             max_cost_usd: min_f(a.max_cost_usd, b.max_cost_usd),
             max_tokens: min_u(a.max_tokens, b.max_tokens),
+            max_tool_calls: min_u(a.max_tool_calls, b.max_tool_calls),
         };
         (!budget.is_unlimited()).then_some(budget)
     }
@@ -76,11 +82,11 @@ mod tests {
 
     #[test]
     fn the_tighter_limit_wins_limit_by_limit() {
-        let file = Budget { max_cost_usd: Some(0.5), max_tokens: None };
-        let cli = Budget { max_cost_usd: Some(1.0), max_tokens: Some(1000) };
+        let file = Budget { max_cost_usd: Some(0.5), max_tokens: None, max_tool_calls: Some(3) };
+        let cli = Budget { max_cost_usd: Some(1.0), max_tokens: Some(1000), max_tool_calls: None };
         assert_eq!(
             Budget::tighter(Some(&file), Some(&cli)),
-            Some(Budget { max_cost_usd: Some(0.5), max_tokens: Some(1000) })
+            Some(Budget { max_cost_usd: Some(0.5), max_tokens: Some(1000), max_tool_calls: Some(3) })
         );
         assert_eq!(Budget::tighter(None, Some(&cli)), Some(cli));
         assert_eq!(Budget::tighter(None, Some(&Budget::default())), None);

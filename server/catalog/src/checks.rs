@@ -15,9 +15,11 @@ use super::children;
 pub use super::context::CatalogContext;
 use super::format::format_validator;
 use super::kinds;
+use super::mcp_checks;
 use super::output_schema::{AgentOutput, check_output_schema};
 use super::pointer;
 use super::views::{EdgeView, NodeView, article, did_you_mean};
+use conclave_shared::mcp::MCP_TOOL_PREFIX;
 
 /// What checking one conclave found: every diagnostic, and the output schemas that
 /// resolved and are valid, by agent node id.
@@ -71,11 +73,13 @@ pub fn check_conclave_value(file: &str, value: &Value, ctx: &CatalogContext) -> 
     let edges = check_edges(value, &ids, &nodes, &mut out);
     check_cycles(&nodes, &ids, &edges, &mut out);
     check_triggers(&nodes, &ids, &edges, &mut out);
+    mcp_checks::check_servers(value, &mut out);
+    let servers = mcp_checks::declared_servers(value);
     let mut outputs = BTreeMap::new();
     for node in &nodes {
         check_configs(node, &mut out);
         let output = match node.kind {
-            Some(NodeKind::Agent) => check_agent(node, ctx, &mut out),
+            Some(NodeKind::Agent) => check_agent(node, ctx, &servers, &mut out),
             Some(NodeKind::Command) => kinds::check_command(node, ctx, &mut out),
             _ => None,
         };
@@ -192,7 +196,11 @@ fn bad_budget_limit(budget: &Value) -> Option<(&'static str, String)> {
         return Some(("max_cost_usd", v.to_string()));
     }
     let tokens = budget.get("max_tokens").filter(|v| !v.is_null());
-    tokens.filter(|v| v.as_u64().is_none_or(|n| n < 1)).map(|v| ("max_tokens", v.to_string()))
+    if let Some(v) = tokens.filter(|v| v.as_u64().is_none_or(|n| n < 1)) {
+        return Some(("max_tokens", v.to_string()));
+    }
+    let calls = budget.get("max_tool_calls").filter(|v| !v.is_null());
+    calls.filter(|v| v.as_u64().is_none()).map(|v| ("max_tool_calls", v.to_string()))
 }
 
 /// A budget limit that is not one.
@@ -205,6 +213,7 @@ fn budget_error(subject: Subject, path: &str, limit: &str, given: &str) -> Diagn
 fn budget_rule(limit: &str) -> &'static str {
     match limit {
         "max_tokens" => "a whole number of tokens from 1",
+        "max_tool_calls" => "a whole number of tool calls from 0",
         _ => "an amount of US dollars from 0, such as 0.5",
     }
 }
@@ -488,7 +497,12 @@ fn check_configs(node: &NodeView, out: &mut Vec<Diagnostic>) {
 }
 
 /// Checks an agent's configuration; returns its output schema when it has a usable one.
-fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>) -> Option<AgentOutput> {
+fn check_agent(
+    node: &NodeView,
+    ctx: &CatalogContext,
+    servers: &[&str],
+    out: &mut Vec<Diagnostic>,
+) -> Option<AgentOutput> {
     let agent = node.value.get("agent").filter(|a| a.is_object());
     let base = pointer(&node.path(), "agent");
     let agent = agent?;
@@ -513,6 +527,10 @@ fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>)
     if let Some(tools) = agent.get("tools").and_then(Value::as_array) {
         for (i, tool) in tools.iter().enumerate() {
             if let Some(tool) = tool.as_str()
+                && tool.starts_with(MCP_TOOL_PREFIX)
+            {
+                mcp_checks::check_tool(node, &base, i, tool, servers, out);
+            } else if let Some(tool) = tool.as_str()
                 && !ctx.tools.iter().any(|t| t == tool)
             {
                 out.push(
@@ -522,7 +540,10 @@ fn check_agent(node: &NodeView, ctx: &CatalogContext, out: &mut Vec<Diagnostic>)
                         format!("{base}/tools/{i}"),
                         format!("unknown tool `{tool}`"),
                     )
-                    .with_help(format!("built-in tools: {}", ctx.tools.join(", "))),
+                    .with_help(format!(
+                        "built-in tools: {}; an MCP server's tool is `mcp:SERVER/TOOL`",
+                        ctx.tools.join(", ")
+                    )),
                 );
             }
         }

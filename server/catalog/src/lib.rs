@@ -12,6 +12,7 @@ pub mod format;
 mod ids;
 mod kinds;
 pub mod load;
+mod mcp_checks;
 mod output_schema;
 mod sandbox_block;
 mod views;

@@ -12,12 +12,14 @@ pub mod pricing;
 pub mod provider;
 pub mod queue;
 pub mod record;
+pub mod record_tools;
 pub mod redact;
 pub mod registry;
 pub mod retry;
 pub mod secret;
 pub mod sink;
 pub mod store;
+pub mod tool_servers;
 pub mod tools;
 
 pub use owner::{owner_alive, owner_token};
@@ -38,6 +40,7 @@ pub use store::{
     CachedOutput, NewRun, REVIEW_BRANCH_PATH, REVIEW_REPOSITORY_KEY, ReviewOf, RunStore, StoreError, StoredDismissal,
     dequeued_event, interrupted_event,
 };
+pub use tool_servers::{ServerPlace, ToolServer, ToolServerError, ToolServers};
 pub use tools::{ToolOutcome, ToolRunner};
 
 /// Built-in tool ids an agent may list in `tools`.

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use crate::provider::{Provider, ProviderError};
 use crate::record::{RecordingProvider, ReplayingProvider};
+use crate::record_tools::{RecordingToolServers, ReplayingToolServers};
 use crate::redact::{RedactingProvider, Redactor};
+use crate::tool_servers::ToolServers;
 
 /// The providers available to a run, by name.
 #[derive(Debug, Clone, Default)]
@@ -19,6 +21,8 @@ pub struct ProviderRegistry {
     known: Vec<String>,
     /// The redactor every provider was wrapped with, which recordings use too.
     redactor: Option<Arc<Redactor>>,
+    /// How runs connect to the MCP servers their conclaves declare, if they may.
+    tool_servers: Option<Arc<dyn ToolServers>>,
 }
 
 impl ProviderRegistry {
@@ -32,26 +36,44 @@ impl ProviderRegistry {
                 (name, wrapped)
             })
             .collect();
-        ProviderRegistry { providers, known: self.known, redactor: Some(redactor) }
+        ProviderRegistry { providers, known: self.known, redactor: Some(redactor), tool_servers: self.tool_servers }
     }
 
     /// The same providers, each writing every call it answers into `dir` (see
     /// `record.rs`), its request redacted as the providers' outputs are.
     pub fn recording(self, dir: &Path) -> ProviderRegistry {
         let redactor = self.redactor.clone();
-        self.wrapped(|p| Arc::new(RecordingProvider::new(p, dir.to_path_buf(), redactor.clone())))
+        let mut registry = self.wrapped(|p| Arc::new(RecordingProvider::new(p, dir.to_path_buf(), redactor.clone())));
+        registry.tool_servers = registry.tool_servers.take().map(|inner| {
+            Arc::new(RecordingToolServers::new(inner, dir.to_path_buf(), redactor)) as Arc<dyn ToolServers>
+        });
+        registry
     }
 
     /// The same providers' names and capabilities, answering every call from the
     /// recordings in `dir` and never calling the providers themselves.
     pub fn replaying(self, dir: &Path) -> ProviderRegistry {
         let redactor = self.redactor.clone();
-        self.wrapped(|p| Arc::new(ReplayingProvider::new(p, dir.to_path_buf(), redactor.clone())))
+        let mut registry = self.wrapped(|p| Arc::new(ReplayingProvider::new(p, dir.to_path_buf(), redactor.clone())));
+        // No server is started in a replay: every listing and call is answered from `dir`.
+        registry.tool_servers = Some(Arc::new(ReplayingToolServers::new(dir.to_path_buf(), redactor)));
+        registry
+    }
+
+    /// The same providers, with runs connecting to MCP servers through `servers`.
+    pub fn with_tool_servers(mut self, servers: Arc<dyn ToolServers>) -> ProviderRegistry {
+        self.tool_servers = Some(servers);
+        self
+    }
+
+    /// How runs connect to MCP servers, if they may.
+    pub fn tool_servers(&self) -> Option<Arc<dyn ToolServers>> {
+        self.tool_servers.clone()
     }
 
     fn wrapped(self, wrap: impl Fn(Arc<dyn Provider>) -> Arc<dyn Provider>) -> ProviderRegistry {
         let providers = self.providers.into_iter().map(|(name, p)| (name, wrap(p))).collect();
-        ProviderRegistry { providers, known: self.known, redactor: self.redactor }
+        ProviderRegistry { providers, known: self.known, redactor: self.redactor, tool_servers: self.tool_servers }
     }
 
     /// The redactor every provider was wrapped with, if any: the secrets this

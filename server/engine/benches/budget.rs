@@ -63,7 +63,10 @@ fn request() -> AgentRequest {
 fn ledger() -> Arc<Ledger> {
     let price = Price { input: 3.0, output: 15.0, cache_read: Some(0.3), cache_write: Some(3.75) };
     let prices = HashMap::from([("anthropic".to_string(), HashMap::from([("claude-sonnet-4-5".to_string(), price)]))]);
-    Arc::new(Ledger::new(Budget { max_cost_usd: Some(1e9), max_tokens: Some(u64::MAX / 2) }, prices))
+    Arc::new(Ledger::new(
+        Budget { max_cost_usd: Some(1e9), max_tokens: Some(u64::MAX / 2), max_tool_calls: None },
+        prices,
+    ))
 }
 
 async fn batch(ledger: &Arc<Ledger>, request: &AgentRequest) -> Duration {

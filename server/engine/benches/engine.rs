@@ -244,13 +244,13 @@ async fn cache_hits(providers: &ProviderRegistry, store: Arc<dyn RunStore>) -> D
     let plan = engine.plan(&check(conclave), &RunOptions::default()).expect("plans");
     let agent = plan.nodes[1].agent.clone().expect("agent");
     let message: String = (0..100 * 1024).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-    let key = cache::agent_key(&agent, &message);
+    let key = cache::agent_key(&agent, &message, &[]);
     let output = NodeOutput::Text("ok".into());
     store.cache_output(&key, &cache::entry(CacheSetting::On(true), &output, "r", "n1")).await.expect("stored");
     let mut times = Vec::new();
     for _ in 0..200 {
         let started = Instant::now();
-        let key = cache::agent_key(&agent, &message);
+        let key = cache::agent_key(&agent, &message, &[]);
         let hit = store.cached_output(&key, conclave_core::now_ms()).await.expect("read");
         times.push(started.elapsed());
         assert!(hit.is_some(), "a hit");

@@ -19,6 +19,7 @@ use tracing::Instrument;
 use crate::bus::{BusSink, EventBus};
 use crate::dialects::DialectBook;
 use crate::input::AgentInput;
+use crate::mcp_servers::AgentMcpTools;
 use crate::node_error::NodeError;
 use crate::observe;
 use crate::plan::{AgentDialects, AgentPlan};
@@ -28,6 +29,9 @@ use crate::warmup::{Leader, Warmups};
 
 /// The most of a server's rejection a lowering note quotes.
 const NOTE_QUOTE: usize = 400;
+
+/// The most of a tool's result a `tool_result` event carries, in characters.
+const TOOL_RESULT_EVENT_CHARS: usize = 2000;
 
 /// What every agent of a run shares.
 #[derive(Debug, Clone)]
@@ -40,6 +44,8 @@ pub struct AgentContext {
     pub prices: Arc<PriceTable>,
     /// The tools, if this run offers any.
     pub tools: Option<Arc<dyn ToolRunner>>,
+    /// The run's MCP servers, when an agent of the run lists an MCP tool.
+    pub servers: Option<Arc<crate::mcp_servers::RunServers>>,
     /// The run's output policy, if any.
     pub policy: Option<Arc<dyn OutputPolicy>>,
     /// The directory agents work in, if the run has one.
@@ -77,9 +83,12 @@ pub async fn run_agent_with(
 ) -> Result<(NodeOutput, Usage), NodeError> {
     let input_value = input.to_value();
     let shared_prefix = shared_prefix(&plan.shared_prompt, &input);
+    let mcp = mcp_tools(plan, ctx).await?;
+    let sink = sink.naming(mcp.by_name.iter().map(|(name, target)| (name.clone(), target.id.clone())).collect());
     let mut call = Caller {
         plan,
         ctx,
+        mcp: &mcp,
         sink: &sink,
         node_id,
         input: &input_value,
@@ -103,12 +112,10 @@ pub async fn run_agent_with(
         let reply = call.converse(&mut messages, attempt, true).await?;
         let checked = match check_answer(contract, ctx.policy.as_deref(), &reply)? {
             // An agent with tools and retries left hears what the policy rejects.
-            Ok(value) if attempt < attempts && !plan.tools.is_empty() => {
-                match rejections(ctx, contract, &value).await? {
-                    rejected if rejected.is_empty() => Ok(value),
-                    rejected => Err((rejected, false)),
-                }
-            }
+            Ok(value) if attempt < attempts && plan.has_tools() => match rejections(ctx, contract, &value).await? {
+                rejected if rejected.is_empty() => Ok(value),
+                rejected => Err((rejected, false)),
+            },
             Ok(value) => Ok(value),
             Err(errors) => Err((errors, true)),
         };
@@ -132,6 +139,15 @@ pub async fn run_agent_with(
         }
     }
     Err(NodeError::InvalidOutput { attempts, errors: last.0, raw: last.1 })
+}
+
+/// The MCP tools of the agent, its servers connected (once for the run).
+async fn mcp_tools(plan: &AgentPlan, ctx: &AgentContext) -> Result<AgentMcpTools, NodeError> {
+    match &ctx.servers {
+        _ if plan.mcp_tools.is_empty() => Ok(AgentMcpTools::default()),
+        Some(servers) => servers.agent_tools(&plan.mcp_tools, &plan.mcp_servers).await,
+        None => Err(NodeError::ToolServer("the agent lists MCP tools, and this run connects to no MCP server".into())),
+    }
 }
 
 /// What every agent of the run is told first: the conclave's shared prompt, then the
@@ -190,6 +206,8 @@ fn check_answer(
 struct Caller<'a> {
     plan: &'a AgentPlan,
     ctx: &'a AgentContext,
+    /// The agent's MCP tools.
+    mcp: &'a AgentMcpTools,
     sink: &'a BusSink,
     node_id: &'a str,
     input: &'a Value,
@@ -209,7 +227,7 @@ impl Caller<'_> {
         structured: bool,
     ) -> Result<AgentReply, NodeError> {
         let plan = self.plan;
-        if plan.tools.is_empty() {
+        if !self.has_tools() {
             return self.call(messages, attempt, false, structured).await;
         }
         let mut turns = 0;
@@ -228,29 +246,58 @@ impl Caller<'_> {
             }
             messages.push(Message::Assistant { text: reply.text.clone(), tool_calls: reply.tool_calls.clone() });
             for call in &reply.tool_calls {
-                messages.push(self.run_tool(call).await);
+                messages.push(self.run_tool(call).await?);
             }
         }
         messages.push(Message::User("Give your final answer now, as JSON only.".into()));
         self.call(messages, attempt, false, true).await
     }
 
-    async fn run_tool(&self, call: &ToolCall) -> Message {
-        let outcome = match &self.ctx.tools {
+    /// Whether the agent may call any tool.
+    fn has_tools(&self) -> bool {
+        !self.plan.tools.is_empty() || !self.mcp.specs.is_empty()
+    }
+
+    /// Runs one tool call and says so in a `tool_result` event; a call past the
+    /// run's `max_tool_calls`, or to an MCP server that stopped, fails the agent.
+    async fn run_tool(&self, call: &ToolCall) -> Result<Message, NodeError> {
+        if let Some(ledger) = &self.ctx.budget {
+            ledger.count_tool_call()?;
+        }
+        let started = Instant::now();
+        let mcp = self.mcp.by_name.get(&call.name);
+        let outcome = match (&self.ctx.tools, mcp) {
+            (_, Some(target)) => target
+                .server
+                .call(&target.tool, &call.arguments)
+                .await
+                .map_err(|e| NodeError::ToolServer(e.to_string()))?,
             // Offered alike to every agent for the prompt cache, a tool is still run
             // only for an agent that has it.
             _ if !self.plan.tools.iter().any(|t| t.name == call.name) => {
                 ToolOutcome::error(format!("`{}` is not one of your tools", call.name))
             }
-            Some(runner) => runner.run(call).await,
-            None => ToolOutcome::error("no tools are available in this run"),
+            (Some(runner), None) => runner.run(call).await,
+            (None, None) => ToolOutcome::error("no tools are available in this run"),
         };
-        Message::ToolResult {
+        let tool = mcp.map_or_else(|| call.name.clone(), |target| target.id.clone());
+        self.ctx
+            .bus
+            .emit(EventKind::ToolResult {
+                node_id: self.node_id.to_string(),
+                tool,
+                is_error: outcome.is_error,
+                content: outcome.content.chars().take(TOOL_RESULT_EVENT_CHARS).collect(),
+                chars: outcome.content.chars().count() as u64,
+                duration_ms: started.elapsed().as_millis() as u64,
+            })
+            .await;
+        Ok(Message::ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
             content: outcome.content,
             is_error: outcome.is_error,
-        }
+        })
     }
 
     fn skipped_tool(&self, call: &ToolCall) -> Message {
@@ -432,11 +479,15 @@ impl Caller<'_> {
         // A provider that caches prompts gets the same tools in every call of every
         // agent of the conclave (they come first in what it caches), with calls to
         // the agent's own allowed or not.
-        let tools = match plan.cache_tools.is_empty() {
+        let mut tools = match plan.cache_tools.is_empty() {
             false => plan.cache_tools.clone(),
             true if offer_tools => plan.tools.clone(),
             true => Vec::new(),
         };
+        // MCP tools come after the built-in ones, which the prompt cache shares.
+        if offer_tools || !plan.cache_tools.is_empty() {
+            tools.extend(self.mcp.specs.iter().cloned());
+        }
         AgentRequest {
             run_id: self.ctx.bus.run_id().to_string(),
             node_id: self.node_id.to_string(),
@@ -446,7 +497,7 @@ impl Caller<'_> {
             input: self.input.clone(),
             messages: messages.to_vec(),
             tools,
-            tool_calls_allowed: offer_tools && !plan.tools.is_empty(),
+            tool_calls_allowed: offer_tools && self.has_tools(),
             output_schema: match (&plan.dialects, dialect) {
                 _ if !structured => None,
                 (Some(AgentDialects { object_schema: Some(spec), .. }), Some(OutputDialect::JsonObjectSchema)) => {

@@ -153,6 +153,8 @@ struct State {
     reserved: Spend,
     /// Spent and reserved dollars of each agent that has a `max_cost`, by node id.
     agents: HashMap<String, (f64, f64)>,
+    /// Tool calls made.
+    tool_calls: u64,
 }
 
 impl Ledger {
@@ -197,8 +199,28 @@ impl Ledger {
         let mut state = self.lock();
         state.spent = spent;
         state.agents = by_node.into_iter().map(|(node, spend)| (node, (spend.cost_usd, 0.0))).collect();
+        state.tool_calls = events.iter().filter(|e| matches!(e.kind, EventKind::ToolResult { .. })).count() as u64;
         drop(state);
         self
+    }
+
+    /// Counts one tool call of the run; refused when the run's `max_tool_calls` is
+    /// spent, and then not counted.
+    pub fn count_tool_call(&self) -> Result<(), BudgetExceeded> {
+        let mut state = self.lock();
+        if let Some(max) = self.budget.max_tool_calls
+            && state.tool_calls >= max
+        {
+            return Err(BudgetExceeded {
+                limit: Limit::RunToolCalls,
+                budget: max as f64,
+                spent: state.tool_calls as f64,
+                worst_case: 1.0,
+                tokens: (0, 0),
+            });
+        }
+        state.tool_calls += 1;
+        Ok(())
     }
 
     /// The run's budget.

@@ -1,4 +1,4 @@
-//! Why a provider call was not made: it could not fit in what was left of the run's
+//! Why a provider call (or a tool call) was not made: it could not fit in what was left of the run's
 //! budget or its agent's `max_cost`, even once every call in flight settled. The
 //! ledger (`budget.rs`) decides; this is the error a failed agent carries.
 
@@ -13,6 +13,8 @@ pub enum Limit {
     RunTokens,
     /// The agent's `max_cost`.
     AgentCost,
+    /// The run's `max_tool_calls`.
+    RunToolCalls,
 }
 
 /// A provider call that cannot fit in what is left of a budget, even once every call
@@ -34,6 +36,14 @@ pub struct BudgetExceeded {
 impl fmt::Display for BudgetExceeded {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (prompt, output) = self.tokens;
+        if self.limit == Limit::RunToolCalls {
+            return write!(
+                f,
+                "this tool call was not made: the run's budget of {:.0} tool calls is spent; raise `max_tool_calls` \
+                 (in the API or the conclave's `settings.budget`), or let the agents call fewer tools",
+                self.budget
+            );
+        }
         let (what, to_do) = match self.limit {
             Limit::RunCost => (
                 "the run's cost budget",
@@ -43,7 +53,9 @@ impl fmt::Display for BudgetExceeded {
                 "the run's token budget",
                 "raise the budget (`--max-tokens`, `max_tokens` in the API or the conclave's `settings.budget`)",
             ),
-            Limit::AgentCost => ("the agent's `max_cost`", "raise the agent's `max_cost` in the conclave"),
+            Limit::AgentCost | Limit::RunToolCalls => {
+                ("the agent's `max_cost`", "raise the agent's `max_cost` in the conclave")
+            }
         };
         let amount = |v: f64| match self.limit {
             Limit::RunTokens => format!("{v:.0} tokens"),

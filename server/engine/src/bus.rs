@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use conclave_core::{RunStore, StreamSink, now_ms};
 use conclave_shared::{EventKind, RunEvent};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{Semaphore, broadcast, mpsc, watch};
 
@@ -161,18 +162,29 @@ pub struct BusSink {
     bus: Arc<EventBus>,
     node_id: String,
     quiet: bool,
+    /// The id events name a tool by, for tools whose model name is another
+    /// (`mcp__docs__git_log` is `mcp:docs/git_log`).
+    names: Arc<HashMap<String, String>>,
 }
 
 impl BusSink {
     /// A sink for `node_id` on `bus`.
     pub fn new(bus: Arc<EventBus>, node_id: String) -> BusSink {
-        BusSink { bus, node_id, quiet: false }
+        BusSink { bus, node_id, quiet: false, names: Arc::default() }
     }
 
     /// When `quiet`, text is not streamed (tool calls still are): for the second and
     /// later samples of an agent, whose text would interleave with the first's.
     pub fn quiet(self, quiet: bool) -> BusSink {
         BusSink { quiet, ..self }
+    }
+
+    /// Names the tools of `names` (model name to id) by their ids in events.
+    pub fn naming(self, names: HashMap<String, String>) -> BusSink {
+        if names.is_empty() {
+            return self;
+        }
+        BusSink { names: Arc::new(names), ..self }
     }
 }
 
@@ -186,6 +198,7 @@ impl StreamSink for BusSink {
     }
 
     async fn tool_call(&self, tool: &str, arguments: Value) {
-        self.bus.emit(EventKind::ToolCall { node_id: self.node_id.clone(), tool: tool.to_string(), arguments }).await;
+        let tool = self.names.get(tool).map_or(tool, String::as_str).to_string();
+        self.bus.emit(EventKind::ToolCall { node_id: self.node_id.clone(), tool, arguments }).await;
     }
 }

@@ -3,11 +3,12 @@
 //!
 //! For an agent: its settings (the `cache` setting itself aside), the system prompt
 //! it sends (with the prompt contract), its schema as lowered for its provider, the
-//! provider, the tools offered, and the rendered input message. For a command: its
+//! provider, the tools offered (an MCP server's as it lists them) with the entries
+//! of its MCP servers, and the rendered input message. For a command: its
 //! settings, the directory it runs in, and its input (the run input and the upstream
 //! outputs). A change to any of these is a miss.
 
-use conclave_core::{CachedOutput, now_ms};
+use conclave_core::{CachedOutput, ToolSpec, now_ms};
 use conclave_shared::{CacheSetting, NodeOutput};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -15,8 +16,9 @@ use sha2::{Digest, Sha256};
 use crate::command::CommandPlan;
 use crate::plan::AgentPlan;
 
-/// The cache key of an agent about to receive `message`.
-pub fn agent_key(agent: &AgentPlan, message: &str) -> String {
+/// The cache key of an agent about to receive `message`, offered `mcp_specs` by its
+/// MCP servers.
+pub fn agent_key(agent: &AgentPlan, message: &str, mcp_specs: &[ToolSpec]) -> String {
     let mut config = agent.config.as_ref().clone();
     config.cache = None;
     let contract = agent.contract.as_ref().map(|c| json!({"original": c.original, "target": c.target}));
@@ -24,9 +26,11 @@ pub fn agent_key(agent: &AgentPlan, message: &str) -> String {
     let tools: Vec<Value> = agent
         .tools
         .iter()
+        .chain(mcp_specs)
         .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
         .collect();
     let determined = json!({
+        "mcp_servers": agent.mcp_servers,
         "kind": "agent",
         "config": config,
         "provider": agent.provider.name(),

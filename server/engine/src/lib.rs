@@ -30,6 +30,7 @@ pub mod dialects;
 pub mod fleet;
 pub mod input;
 pub mod limits;
+pub mod mcp_servers;
 pub mod node_error;
 pub mod observe;
 pub mod parts;
@@ -306,7 +307,9 @@ impl Engine {
         let events = bus.subscribe();
         let cancel = CancellationToken::new();
         let limits = self.limits.for_run(&conclave.settings);
+        let servers = self.run_servers(&plan, &options).map(Arc::new);
         let agents = AgentContext {
+            servers: servers.clone(),
             bus: bus.clone(),
             retry: self.config.retry,
             prices: self.config.prices.clone(),
@@ -327,8 +330,35 @@ impl Engine {
         let parts = options.parts;
         let start =
             scheduler::Start { plan, agents, input, limits, conclave_id, reused, resumed, metrics, cache, parts };
-        let task = tokio::spawn(scheduler::drive(start, cancel.clone()).instrument(span));
+        let drive = scheduler::drive(start, cancel.clone());
+        // The run's MCP servers stop with it, however it ended; an aborted run drops
+        // them, which kills what they started.
+        let run = async move {
+            let outcome = drive.await;
+            if let Some(servers) = servers {
+                servers.stop().await;
+            }
+            outcome
+        };
+        let task = tokio::spawn(run.instrument(span));
         RunHandle { run_id, bus, cancel, events: Some(events), task }
+    }
+
+    /// The MCP servers of a run of `plan`, when one of its agents lists an MCP tool:
+    /// a stdio server runs in the repository under review, else in the workspace.
+    fn run_servers(&self, plan: &Plan, options: &RunOptions) -> Option<mcp_servers::RunServers> {
+        let uses_mcp = plan.all_nodes().iter().any(|n| n.agent.as_ref().is_some_and(|a| !a.mcp_tools.is_empty()))
+            || plan.all_nodes().iter().any(|n| n.child.is_some());
+        let host = self.providers.tool_servers().filter(|_| uses_mcp)?;
+        let workspace = options.commands.as_ref().and_then(|c| c.workspace.clone());
+        let place = conclave_core::ServerPlace {
+            workdir: options.workdir.clone().or_else(|| workspace.clone()),
+            workspace,
+            allow_unsandboxed: self.config.allow_unsandboxed,
+            redactor: self.config.redactor.clone(),
+            label: "run".into(),
+        };
+        Some(mcp_servers::RunServers::new(host, place))
     }
 }
 

@@ -68,6 +68,10 @@ pub enum NodeError {
     /// agent's `max_cost`), so it was not made.
     #[error("{0}")]
     Budget(#[from] BudgetExceeded),
+    /// An MCP server the agent calls could not start, stopped during the run, or
+    /// has not the tool the agent lists.
+    #[error("{0}")]
+    ToolServer(String),
     /// A bug in Conclave (a task panicked).
     #[error("internal error: {0}")]
     Internal(String),
@@ -81,7 +85,7 @@ impl NodeError {
             NodeError::Provider(ProviderError::Config { .. } | ProviderError::NotRecorded { .. }) => ErrorKind::Config,
             NodeError::Provider(_) => ErrorKind::Provider,
             NodeError::Timeout(_) | NodeError::CommandTimeout { .. } => ErrorKind::Timeout,
-            NodeError::Command(_) => ErrorKind::Command,
+            NodeError::Command(_) | NodeError::ToolServer(_) => ErrorKind::Command,
             NodeError::SandboxUnavailable { .. } => ErrorKind::Config,
             NodeError::Body { kind, .. } => *kind,
             NodeError::InvalidOutput { .. } => ErrorKind::InvalidOutput,

@@ -8,11 +8,13 @@ use conclave_catalog::CheckedConclave;
 use conclave_core::{Provider, ProviderRegistry, SchemaSpec, ToolRunner, ToolSpec};
 use conclave_schema::contract::render_contract;
 use conclave_schema::{ContractSpec, OutputContract, output_contract};
+use conclave_shared::McpServerConfig;
+use conclave_shared::mcp::McpToolRef;
 use conclave_shared::{
     AgentConfig, ApprovalConfig, CommandConfig, CommandParse, Compatibility, DialectSetting, Edge, LoopConfig, Node,
     NodeKind, OutputMode, RouteConfig,
 };
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,6 +44,11 @@ pub struct AgentPlan {
     pub native_schema: Option<SchemaSpec>,
     /// Tools offered to the model.
     pub tools: Vec<ToolSpec>,
+    /// The MCP tools it lists (`mcp:SERVER/TOOL`), offered once their servers are
+    /// connected in the run.
+    pub mcp_tools: Vec<McpToolRef>,
+    /// The entries of the MCP servers those tools are on, from the agent's conclave.
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
     /// For a provider that caches prompts: the tools of every agent of the conclave
     /// on that provider, in one order, sent in each of their calls so that all their
     /// prompts start alike (only `tools` may be called). Empty otherwise.
@@ -69,6 +76,11 @@ pub struct AgentDialects {
 }
 
 impl AgentPlan {
+    /// Whether the agent may call any tool, built-in or MCP.
+    pub fn has_tools(&self) -> bool {
+        !self.tools.is_empty() || !self.mcp_tools.is_empty()
+    }
+
     /// The root property of the agent's findings, when its output is findings-shaped.
     pub fn findings_field(&self) -> Option<&str> {
         self.contract.as_ref()?.findings_field.as_deref()
@@ -336,8 +348,17 @@ fn plan_agent(
         }
         _ => Vec::new(),
     };
+    let (mcp_tools, mcp_servers) = mcp_tools(checked, node, config, provider.as_ref(), options)?;
+    if !mcp_tools.is_empty() && providers.tool_servers().is_none() {
+        return Err(StartError::McpServer {
+            node_id: node.id.clone(),
+            reason: "the agent lists MCP tools, and this process connects to no MCP server".into(),
+        });
+    }
     Ok(AgentPlan {
         tools: agent_tools(&node.id, config, provider.as_ref(), options.tools.as_deref())?,
+        mcp_tools,
+        mcp_servers,
         cache_tools,
         config: Arc::new(config.clone()),
         provider,
@@ -431,6 +452,7 @@ fn shared_tools(checked: &CheckedConclave, provider: &str, runner: &dyn ToolRunn
         .filter_map(|n| n.agent.as_ref())
         .filter(|a| a.provider == provider)
         .flat_map(|a| a.tools.iter().cloned())
+        .filter(|id| McpToolRef::parse(id).is_none())
         .collect();
     ids.sort();
     ids.dedup();
@@ -446,11 +468,62 @@ fn agent_tools(
     provider: &dyn Provider,
     runner: Option<&dyn ToolRunner>,
 ) -> Result<Vec<ToolSpec>, StartError> {
-    if config.tools.is_empty() || !provider.capabilities().tools {
+    let built_in: Vec<String> = config.tools.iter().filter(|id| McpToolRef::parse(id).is_none()).cloned().collect();
+    if built_in.is_empty() || !provider.capabilities().tools {
         return Ok(Vec::new());
     }
     let Some(runner) = runner else {
-        return Err(StartError::NoTools { node_id: node_id.to_string(), tools: config.tools.clone() });
+        return Err(StartError::NoTools { node_id: node_id.to_string(), tools: built_in });
     };
-    runner.specs(&config.tools).map_err(|tool| StartError::UnknownTool { node_id: node_id.to_string(), tool })
+    runner.specs(&built_in).map_err(|tool| StartError::UnknownTool { node_id: node_id.to_string(), tool })
+}
+
+/// The MCP tools an agent lists, and the entries of their servers: each server
+/// declared by the agent's conclave, a stdio server's program one the run may start,
+/// and the run able to connect to MCP servers at all.
+fn mcp_tools(
+    checked: &CheckedConclave,
+    node: &Node,
+    config: &AgentConfig,
+    provider: &dyn Provider,
+    options: &RunOptions,
+) -> Result<(Vec<McpToolRef>, BTreeMap<String, McpServerConfig>), StartError> {
+    let refuse = |reason: String| StartError::McpServer { node_id: node.id.clone(), reason };
+    let mut refs = Vec::new();
+    let mut servers = BTreeMap::new();
+    if !provider.capabilities().tools {
+        return Ok((refs, servers));
+    }
+    let declared = &checked.conclave().settings.mcp_servers;
+    for id in &config.tools {
+        let Some(parsed) = McpToolRef::parse(id) else { continue };
+        let reference = parsed.map_err(refuse)?;
+        let Some(entry) = declared.get(&reference.server) else {
+            return Err(refuse(format!(
+                "`{id}` names the MCP server `{}`, which `settings.mcp_servers` does not declare",
+                reference.server
+            )));
+        };
+        if let Some(program) = entry.program() {
+            match &options.commands {
+                Some(allowed) if allowed.allows(program) => {}
+                Some(_) => {
+                    return Err(refuse(format!(
+                        "the MCP server `{}` runs `{program}`, which is not among the programs this run may start",
+                        reference.server
+                    )));
+                }
+                None => {
+                    return Err(refuse(format!(
+                        "the MCP server `{}` is a command, and this run does not allow commands: they run only from \
+                         conclave files on disk, or programs the server was told to allow",
+                        reference.server
+                    )));
+                }
+            }
+        }
+        servers.insert(reference.server.clone(), entry.clone());
+        refs.push(reference);
+    }
+    Ok((refs, servers))
 }

@@ -122,6 +122,15 @@ pub enum StartError {
         /// Why, and what to do.
         reason: String,
     },
+    /// An agent lists an MCP tool the run cannot offer: its server is not declared,
+    /// or is a program the run may not start, or the run connects to no MCP server.
+    #[error("node `{node_id}`: {reason}")]
+    McpServer {
+        /// The agent node.
+        node_id: String,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// The run's output policy failed while shaping an agent's schema (it panicked).
     #[error("{0}")]
     Policy(#[from] PolicyFailure),
@@ -180,6 +189,7 @@ impl StartError {
             | StartError::ReuseNotSucceeded { node_id, .. }
             | StartError::ReuseChanged { node_id, .. }
             | StartError::Command { node_id, .. }
+            | StartError::McpServer { node_id, .. }
             | StartError::ChildNotLoaded { node_id, .. }
             | StartError::Unpriced { node_id, .. } => Some(node_id),
             StartError::ReuseOtherConclave { .. }

@@ -53,11 +53,11 @@ fn refuse_widened_sandboxes(
     if widened.is_empty() {
         return Ok(());
     }
-    let list: Vec<String> = widened.iter().map(|(node, what)| format!("node `{node}`: {}", what.join(", "))).collect();
+    let list: Vec<String> = widened.iter().map(|(subject, what)| format!("{subject}: {}", what.join(", "))).collect();
     Err(ApiError::Forbidden(format!(
         "the conclave widens the sandbox of its commands beyond the file on disk ({}): a conclave saved through the API \
-         may not open a command's network or give it more paths to read or write; nothing was written. Put the file in \
-         conclaves/ yourself",
+         may not open a command's (or a stdio MCP server's) network or give it more paths to read or write; nothing \
+         was written. Put the file in conclaves/ yourself",
         list.join("; ")
     )))
 }
@@ -78,7 +78,7 @@ fn accept(
     if !refused.is_empty() {
         let list = refused.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
         return Err(ApiError::Forbidden(format!(
-            "the conclave's command nodes run {list}, which this server was not told to allow: a command does anything \
+            "the conclave's command nodes or stdio MCP servers run {list}, which this server was not told to allow: a command does anything \
              its user can, so a conclave saved through the API may run only the programs `conclave serve \
              --allow-commands PROGRAM...` lists; nothing was written. Restart the server with --allow-commands {}, or \
              put the file in conclaves/ yourself",

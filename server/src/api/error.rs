@@ -67,6 +67,10 @@ pub enum ApiError {
         /// Every problem found.
         diagnostics: Vec<Diagnostic>,
     },
+    /// Something this request needs beyond this server (an MCP server) could not be
+    /// started or did not answer.
+    #[error("{0}")]
+    Unavailable(String),
     /// A failure on the server's side.
     #[error("internal error: {0}")]
     Internal(String),
@@ -86,6 +90,7 @@ impl ApiError {
             ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unavailable(_) => StatusCode::BAD_GATEWAY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -65,13 +65,21 @@ impl Security {
                 refused.push(program);
             }
         }
+        // A stdio MCP server is a command too.
+        let servers = conclave.pointer("/settings/mcp_servers").and_then(Value::as_object).into_iter().flatten();
+        for program in servers.filter_map(|(_, entry)| entry.pointer("/command/0").and_then(Value::as_str)) {
+            if !self.allowed_programs.iter().any(|p| p == program) && !refused.iter().any(|p| p == program) {
+                refused.push(program.to_string());
+            }
+        }
         refused
     }
 
-    /// What each command node of `conclave` opens in its sandbox (network, paths to
-    /// read or write) beyond what the node of the same id opens in `on_disk`, the
-    /// file already saved, if any: `(node id, what)`, each read from the documents
-    /// as sent. A block that does not parse is left to validation.
+    /// What each command node and stdio MCP server of `conclave` opens in its
+    /// sandbox (network, paths to read or write) beyond what the node of the same id
+    /// (the server of the same name) opens in `on_disk`, the file already saved, if
+    /// any: `(node \`id\`` or `MCP server \`name\``, what)`, each read from the
+    /// documents as sent. A block that does not parse is left to validation.
     pub fn widened_sandboxes(&self, conclave: &Value, on_disk: Option<&Value>) -> Vec<(String, Vec<String>)> {
         let sandbox_of = |document: &Value, id: &str| -> Option<SandboxConfig> {
             let nodes = document.get("nodes").and_then(Value::as_array)?;
@@ -79,15 +87,30 @@ impl Security {
             serde_json::from_value(node.pointer("/command/sandbox")?.clone()).ok()
         };
         let nodes = conclave.get("nodes").and_then(Value::as_array).into_iter().flatten();
-        nodes
+        let mut widened: Vec<(String, Vec<String>)> = nodes
             .filter_map(|node| {
                 let id = node.get("id").and_then(Value::as_str)?;
                 let asked = sandbox_of(conclave, id)?;
                 let before = on_disk.and_then(|file| sandbox_of(file, id));
                 let widened = asked.widened_beyond(before.as_ref());
-                (!widened.is_empty()).then(|| (id.to_string(), widened))
+                (!widened.is_empty()).then(|| (format!("node `{id}`"), widened))
             })
-            .collect()
+            .collect();
+        // A stdio MCP server's sandbox, against the same server's on disk.
+        let server_sandbox = |document: &Value, name: &str| -> Option<SandboxConfig> {
+            let entry = document.pointer("/settings/mcp_servers")?.get(name)?;
+            serde_json::from_value(entry.get("sandbox")?.clone()).ok()
+        };
+        let servers = conclave.pointer("/settings/mcp_servers").and_then(Value::as_object).into_iter().flatten();
+        for (name, _) in servers {
+            let Some(asked) = server_sandbox(conclave, name) else { continue };
+            let before = on_disk.and_then(|file| server_sandbox(file, name));
+            let opened = asked.widened_beyond(before.as_ref());
+            if !opened.is_empty() {
+                widened.push((format!("MCP server `{name}`"), opened));
+            }
+        }
+        widened
     }
 
     fn allows_host(&self, host: &str) -> bool {

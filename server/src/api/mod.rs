@@ -3,7 +3,8 @@
 //! Layout: `conclaves.rs` (catalog CRUD and validation, over `conclave_files.rs`,
 //! `catalog_listing.rs` and `checking.rs`, run by `blocking.rs`), `runs.rs` (start, list, get,
 //! events over SSE, cancel, reports), `evals.rs` (kept evals: the list, one eval),
-//! `schemas.rs` (references, lowering previews, providers), `openapi.rs` (the
+//! `schemas.rs` (references, lowering previews, providers), `mcp.rs` (an MCP server's
+//! tools, for the editor's palette), `openapi.rs` (the
 //! generated API document), `error.rs` (one error type),
 //! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask),
 //! `metrics.rs` (`GET /metrics` for Prometheus, and the count of requests).
@@ -23,6 +24,7 @@ pub mod evals;
 pub mod events;
 pub mod extract;
 pub mod guard;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod precondition;
@@ -74,6 +76,7 @@ fn routes(state: &AppState) -> Router<AppState> {
         .route("/runs/{id}/cancel", post(runs::cancel))
         .route("/runs/{id}/nodes/{node}/approval", post(approvals::decide_approval))
         .route("/runs/{id}/report", get(runs::report))
+        .route("/mcp/tools", post(mcp::list_tools))
         .route("/evals", get(evals::list))
         .route("/evals/{id}", get(evals::get_one))
         .route("/openapi.json", get(openapi::document))

@@ -7,14 +7,14 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::{approvals, conclaves, evals, events, runs, schemas};
+use super::{approvals, conclaves, evals, events, mcp, runs, schemas};
 
 /// The API description.
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "Conclave API",
-        description = "Conclave files, validation, schema lowering, providers, runs and their events and reports, and kept evals."
+        description = "Conclave files, validation, schema lowering, providers, MCP servers' tools, runs and their events and reports, and kept evals."
     ),
     paths(
         conclaves::list,
@@ -29,6 +29,7 @@ use super::{approvals, conclaves, evals, events, runs, schemas};
         schemas::preview,
         schemas::providers,
         schemas::probe,
+        mcp::list_tools,
         runs::start,
         runs::list,
         runs::get_one,

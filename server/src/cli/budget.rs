@@ -24,7 +24,10 @@ pub struct BudgetArgs {
 impl BudgetArgs {
     /// The budget given, if any.
     pub fn budget(self) -> Option<Budget> {
-        Budget::tighter(Some(&Budget { max_cost_usd: self.max_cost, max_tokens: self.max_tokens }), None)
+        Budget::tighter(
+            Some(&Budget { max_cost_usd: self.max_cost, max_tokens: self.max_tokens, max_tool_calls: None }),
+            None,
+        )
     }
 }
 

@@ -24,6 +24,7 @@ mod scan;
 mod schema;
 mod serve;
 mod validate;
+mod validate_mcp;
 mod worker;
 
 use clap::{Parser, Subcommand};
@@ -105,6 +106,11 @@ pub fn main(providers: ProviderRegistry) -> ExitCode {
     }
     let cli = Cli::parse();
     install_process_redactor(&providers, &cli.db);
+    // Runs reach the MCP servers their conclaves declare through the SDK's client.
+    let providers = match providers.tool_servers() {
+        Some(_) => providers,
+        None => providers.with_tool_servers(Arc::new(conclave_mcp::McpHost::new())),
+    };
     // Conclave's own analyzer lanes (`conclave scan …`) run this executable.
     if let Ok(me) = std::env::current_exe() {
         conclave_review::analyzers::use_conclave_executable(me);

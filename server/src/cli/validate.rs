@@ -1,4 +1,5 @@
-//! `conclave validate [PATHS]`: every problem in every file, then a summary line.
+//! `conclave validate [PATHS]`: every problem in every file (the MCP servers a file
+//! declares asked for their tools, `validate_mcp.rs`), then a summary line.
 
 use clap::Args;
 use std::path::PathBuf;
@@ -19,7 +20,8 @@ pub struct ValidateArgs {
 /// Runs validation and prints the report; exit 2 when any file has an error.
 pub fn run(args: ValidateArgs, workspace: &Workspace) -> u8 {
     let paths = if args.paths.is_empty() { vec![workspace.catalog_dir.clone()] } else { args.paths };
-    let report = validate_paths(&paths, workspace.catalog_context());
+    let mut report = validate_paths(&paths, workspace.catalog_context());
+    super::validate_mcp::check_servers(&mut report, workspace);
     for d in report.diagnostics() {
         if args.json {
             println!("{}", serde_json::to_string(d).unwrap_or_default());

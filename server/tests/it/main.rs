@@ -13,6 +13,7 @@ mod eval_cli;
 mod eval_injected;
 mod fleet;
 mod local_model;
+mod mcp_agents;
 mod metrics;
 mod openai_local_server;
 mod post_plan;

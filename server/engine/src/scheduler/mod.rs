@@ -369,7 +369,11 @@ impl Run {
         if let Some(setting) = agent.config.cache.filter(|c| c.enabled() && agent.samples == 1 && part_inputs.is_none())
         {
             let message = input.render();
-            let key = cache::agent_key(&agent, &message);
+            let mcp_specs = match self.mcp_specs(&agent).await {
+                Ok(specs) => specs,
+                Err(error) => return self.finish(i, Err(error), 0).await,
+            };
+            let key = cache::agent_key(&agent, &message, &mcp_specs);
             if self.take_cached(i, &key, Some(message)).await {
                 return;
             }
@@ -603,6 +607,16 @@ impl Run {
     }
 
     /// Records a node's result and releases or skips its successors.
+    /// The MCP tools `agent` is offered, its servers connected: part of its cache key.
+    async fn mcp_specs(&self, agent: &AgentPlan) -> Result<Vec<conclave_core::ToolSpec>, NodeError> {
+        match &self.agents.servers {
+            Some(servers) if !agent.mcp_tools.is_empty() => {
+                Ok(servers.agent_tools(&agent.mcp_tools, &agent.mcp_servers).await?.specs)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
     async fn finish(&mut self, i: usize, result: Result<(NodeOutput, Usage), NodeError>, duration_ms: u64) {
         let node_id = self.scoped(i);
         // An output the policy failed to check is not passed on.

@@ -23,7 +23,7 @@ fn cost(usd: f64) -> WorstCase {
 }
 
 fn usd(max: f64) -> Budget {
-    Budget { max_cost_usd: Some(max), max_tokens: None }
+    Budget { max_cost_usd: Some(max), max_tokens: None, max_tool_calls: None }
 }
 
 fn used(cost: f64, tokens: u64) -> Usage {
@@ -86,7 +86,7 @@ fn an_agent_s_max_cost_holds_across_its_calls_and_not_for_others() {
 
 #[test]
 fn a_token_budget_counts_prompt_and_generated_tokens() {
-    let ledger = ledger(Budget { max_cost_usd: None, max_tokens: Some(500) });
+    let ledger = ledger(Budget { max_cost_usd: None, max_tokens: Some(500), max_tool_calls: None });
     let first = ledger.try_reserve("a", None, &cost(0.0)).expect("fits").expect("200 of 500");
     first.settle(Some(&Usage { cache_read_tokens: 50, ..Usage::tokens(100, 100) }));
     assert_eq!(ledger.spent().tokens, 250, "cached prompt tokens count too");
@@ -211,14 +211,18 @@ async fn the_tighter_of_the_conclave_s_budget_and_the_run_s_holds() {
     fake.script("a", [FakeStep::text("ok")]);
     let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), config);
     let mut conclave = on_model(graph(&["t:t", "a:a", "o:o"], &["t>a", "a>o"]), "m", 100);
-    conclave.settings.budget = Some(Budget { max_cost_usd: Some(50.0), max_tokens: Some(1_000_000) });
+    conclave.settings.budget =
+        Some(Budget { max_cost_usd: Some(50.0), max_tokens: Some(1_000_000), max_tool_calls: None });
     let options = RunOptions { budget: Some(usd(500.0)), ..RunOptions::default() };
     let outcome = engine.start(checked(conclave), json!({}), options).await.expect("starts").wait().await;
     assert_eq!((outcome.status, outcome.error_kind), (RunStatus::Failed, Some(ErrorKind::Budget)));
     assert_eq!(outcome.failed_node.as_deref(), Some("a"));
     assert!(fake.calls_for("a").is_empty(), "a $100 call does not fit in the conclave's $50");
     let record = engine.store().get_run(&outcome.run_id).await.expect("get").expect("run");
-    assert_eq!(record.conclave.settings.budget, Some(Budget { max_cost_usd: Some(50.0), max_tokens: Some(1_000_000) }));
+    assert_eq!(
+        record.conclave.settings.budget,
+        Some(Budget { max_cost_usd: Some(50.0), max_tokens: Some(1_000_000), max_tool_calls: None })
+    );
 }
 
 #[tokio::test]
@@ -237,7 +241,10 @@ async fn a_cost_budget_is_refused_at_start_when_a_model_has_no_price() {
          or limit the run by tokens only"
     );
     // A token budget needs no price.
-    let tokens = RunOptions { budget: Some(Budget { max_cost_usd: None, max_tokens: Some(10) }), ..Default::default() };
+    let tokens = RunOptions {
+        budget: Some(Budget { max_cost_usd: None, max_tokens: Some(10), max_tool_calls: None }),
+        ..Default::default()
+    };
     let outcome = engine.start(checked(conclave), json!({}), tokens).await.expect("starts").wait().await;
     assert_eq!(outcome.error_kind, Some(ErrorKind::Budget), "100 generated tokens at most do not fit in 10");
 }

@@ -1,0 +1,72 @@
+//! The MCP servers a conclave's agents call, on the official SDK (`rmcp`):
+//! [`McpHost`] implements `conclave_core::ToolServers`, connecting to a stdio server
+//! (`stdio.rs`: the command started in the command sandbox, its process group killed
+//! when it stops) or a Streamable HTTP one (`http.rs`: over the workspace's HTTP
+//! client, with headers from the environment). `session.rs` is what both share: the
+//! handshake, the tool listing, calls and how their answers read for a model.
+//! [`list_tools`] is the one path the API, `conclave validate` and runs take to ask a
+//! server for its tools.
+//!
+//! **Invariant:** nothing here knows the engine's runs or agents beyond the command
+//! sandbox; header values from the environment never leave the HTTP requests.
+
+pub mod http;
+pub mod session;
+pub mod stdio;
+
+use async_trait::async_trait;
+use conclave_core::{ServerPlace, ToolServer, ToolServerError, ToolServers};
+use conclave_shared::McpServerConfig;
+use conclave_shared::mcp::McpToolInfo;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use session::{MAX_OUTPUT_BYTES, Session};
+
+/// How long a server has to start (or answer at its URL), finish the handshake and
+/// list its tools.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connects to MCP servers as conclave files declare them.
+#[derive(Debug, Clone, Default)]
+pub struct McpHost;
+
+impl McpHost {
+    /// A host.
+    pub fn new() -> McpHost {
+        McpHost
+    }
+}
+
+#[async_trait]
+impl ToolServers for McpHost {
+    async fn connect(
+        &self,
+        name: &str,
+        config: &McpServerConfig,
+        place: &ServerPlace,
+    ) -> Result<Arc<dyn ToolServer>, ToolServerError> {
+        let refuse = |reason: String| ToolServerError::Start { server: name.to_string(), reason };
+        if let Some(problem) = config.problem() {
+            return Err(refuse(problem.to_string()));
+        }
+        match &config.url {
+            Some(url) => Ok(Arc::new(http::connect(name, url, config, place).await?)),
+            None => Ok(Arc::new(stdio::start(name, config, place).await?)),
+        }
+    }
+}
+
+/// The tools of the server `name` declared as `config`: connected through
+/// `servers`, listed, and stopped.
+pub async fn list_tools(
+    servers: &dyn ToolServers,
+    name: &str,
+    config: &McpServerConfig,
+    place: &ServerPlace,
+) -> Result<Vec<McpToolInfo>, ToolServerError> {
+    let server = servers.connect(name, config, place).await?;
+    let tools = server.tools().to_vec();
+    server.stop().await;
+    Ok(tools)
+}
