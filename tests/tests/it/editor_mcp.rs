@@ -247,6 +247,19 @@ async fn a_review_run_shows_each_tool_call_with_its_arguments_result_and_time() 
     assert_eq!(second.attr("data-state").await.ok().flatten().as_deref(), Some("error"), "a missing file is an error");
     assert!(!text_of_in(second, "tool-result").await.is_empty(), "the error the model read is shown");
     assert!(text_of(&e, tid("run-status")).await == "succeeded");
+
+    // A finished run opened from the history keeps its record and reads its calls
+    // from its events.
+    e.driver.refresh().await.expect("reload");
+    e.wait_for(tid("run-item")).await.click().await.expect("watch the finished run");
+    wait_for_status(&e, None, "succeeded").await;
+    e.wait_for(node("reader")).await.click().await.expect("select");
+    e.wait_for(tid("tool-calls")).await;
+    wait_until("the calls of the finished run", || async {
+        e.count(By::Css("[data-testid='tool-call'][data-state='ok'][data-tool='read_file']")).await == 1
+            && e.count(By::Css("[data-testid='tool-call'][data-state='error']")).await == 1
+    })
+    .await;
     e.driver.clone().quit().await.ok();
 }
 
