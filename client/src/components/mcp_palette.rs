@@ -19,13 +19,9 @@ pub fn McpPalette() -> impl IntoView {
     let servers = Memo::new(move |_| {
         editor.conclave.with(|c| c.as_ref().map(|c| c.settings.mcp_servers.clone()).unwrap_or_default())
     });
-    // Keyed by the whole entry, so a server is listed again only when it changed.
-    let key = |(name, config): &(String, McpServerConfig)| {
-        format!("{name}\n{}", serde_json::to_string(config).unwrap_or_default())
-    };
-    let each = move || servers.get().into_iter().collect::<Vec<_>>();
-    view! {
-        <For each=each key=key children=|(name, config)| view! { <ServerTools name=name config=config/> }/>
+    // Drawn again only when the servers change (the memo), which lists them again.
+    move || {
+        servers.get().into_iter().map(|(name, config)| view! { <ServerTools name=name config=config/> }).collect_view()
     }
 }
 

@@ -99,6 +99,19 @@ async fn servers_added_in_the_settings_form_are_saved_in_the_file_and_a_bad_entr
         json!({"url": "https://tracker.example/mcp", "headers_from_env": {"Authorization": "TRACKER_TOKEN"}})
     );
 
+    // Edit renames the server and opens its sandbox's network, in one undoable step.
+    let docs = e.find(By::Css("[data-testid='mcp-server'][data-server='docs']")).await.expect("row");
+    click_in(&docs, "mcp-edit").await;
+    e.clear_and_type(&e.wait_for(tid("mcp-name")).await, "git").await;
+    e.find(tid("mcp-network")).await.expect("network").click().await.expect("tick");
+    e.find(tid("mcp-apply")).await.expect("apply").click().await.expect("click");
+    let git = e.wait_for(By::Css("[data-testid='mcp-server'][data-server='git']")).await;
+    assert!(git.text().await.unwrap_or_default().contains("network"), "the row says the network is open");
+    assert_eq!(e.count(By::Css("[data-testid='mcp-server'][data-server='docs']")).await, 0);
+    e.find(tid("undo")).await.expect("undo").click().await.expect("click");
+    e.wait_for(By::Css("[data-testid='mcp-server'][data-server='docs']")).await;
+    assert_eq!(e.count(By::Css("[data-testid='mcp-server'][data-server='git']")).await, 0);
+
     // Removing is one edit like any other: Undo brings the server back.
     let docs = e.find(By::Css("[data-testid='mcp-server'][data-server='docs']")).await.expect("row");
     click_in(&docs, "mcp-remove").await;
