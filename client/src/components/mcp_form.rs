@@ -114,13 +114,13 @@ fn HttpFields(draft: RwSignal<Draft>, touched: RwSignal<bool>) -> impl IntoView 
         </label>
         <span class="caption">"Headers (the value is read from an environment variable, never stored in the file)"</span>
         {move || (0..rows.get()).map(|row| {
-            let (header, variable) = draft.with_untracked(|d| d.headers[row].clone());
+            let (header, variable) = draft.with_untracked(|d| d.headers.get(row).cloned().unwrap_or_default());
             view! {
                 <div class="mcp-header" data-testid="mcp-header">
                     <input data-testid="mcp-header-name" placeholder="Authorization" aria-label="Header" prop:value=header on:input=cell(row, true) />
                     <input data-testid="mcp-header-env" placeholder="TRACKER_TOKEN" aria-label="Environment variable" prop:value=variable on:input=cell(row, false) />
                     <button data-testid="mcp-header-remove" title="Remove the header"
-                        on:click=move |_| draft.update(|d| { d.headers.remove(row); })>"×"</button>
+                        on:click=move |_| draft.update(|d| { if row < d.headers.len() { d.headers.remove(row); } })>"×"</button>
                 </div>
             }
         }).collect_view()}

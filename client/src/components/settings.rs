@@ -11,13 +11,17 @@ use super::mcp_form::ServerForm;
 use crate::edit::mcp::{Draft, remove_server};
 use crate::state::Editor;
 
-/// The panel, while it is open and a conclave is.
+/// The panel, while it is open and a conclave is; made again for another conclave,
+/// so a form left open does not outlive the conclave it was opened in.
 #[component]
 pub fn SettingsPanel() -> impl IntoView {
     let editor = expect_context::<Editor>();
-    let shown = Memo::new(move |_| editor.settings.get() && editor.conclave.with(Option::is_some));
+    let shown = Memo::new(move |_| {
+        let open = editor.settings.get();
+        editor.conclave.with(|c| c.as_ref().filter(|_| open).map(|c| c.id.clone()))
+    });
     move || {
-        shown.get().then(|| {
+        shown.get().map(|_| {
             view! {
                 <section class="settings-panel" data-testid="settings-form">
                     <header>
