@@ -29,8 +29,7 @@ pub fn agent_key(agent: &AgentPlan, message: &str, mcp_specs: &[ToolSpec]) -> St
         .chain(mcp_specs)
         .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
         .collect();
-    let determined = json!({
-        "mcp_servers": agent.mcp_servers,
+    let mut determined = json!({
         "kind": "agent",
         "config": config,
         "provider": agent.provider.name(),
@@ -40,6 +39,10 @@ pub fn agent_key(agent: &AgentPlan, message: &str, mcp_specs: &[ToolSpec]) -> St
         "tools": tools,
         "samples": agent.samples,
     });
+    // Only agents with MCP tools carry their servers' entries, so other keys stay as they were.
+    if !agent.mcp_servers.is_empty() {
+        determined["mcp_servers"] = json!(agent.mcp_servers);
+    }
     digest(&determined, message.as_bytes())
 }
 

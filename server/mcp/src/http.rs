@@ -21,7 +21,7 @@ use sse_stream::{Sse, SseStream};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::session::{CallFailure, Session};
+use crate::session::{CallFailure, START_TIMEOUT, Session};
 
 /// The header that carries the MCP session id.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -50,9 +50,8 @@ pub async fn connect(
         .map_err(|e| refuse(format!("the HTTP client could not be made: {e}")))?;
     let transport_config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(headers);
     let transport = StreamableHttpClientTransport::with_client(HttpClient { client }, transport_config);
-    let session = Session::open(name, transport, crate::START_TIMEOUT)
-        .await
-        .map_err(|reason| refuse(format!("{reason} (at {url})")))?;
+    let session =
+        Session::open(name, transport, START_TIMEOUT).await.map_err(|reason| refuse(format!("{reason} (at {url})")))?;
     Ok(HttpServer { name: name.to_string(), session, redactor })
 }
 

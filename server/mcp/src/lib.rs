@@ -19,13 +19,8 @@ use conclave_core::{ServerPlace, ToolServer, ToolServerError, ToolServers};
 use conclave_shared::McpServerConfig;
 use conclave_shared::mcp::McpToolInfo;
 use std::sync::Arc;
-use std::time::Duration;
 
-pub use session::{MAX_OUTPUT_BYTES, Session};
-
-/// How long a server has to start (or answer at its URL), finish the handshake and
-/// list its tools.
-pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+pub use session::{MAX_OUTPUT_BYTES, START_TIMEOUT, Session};
 
 /// Connects to MCP servers as conclave files declare them.
 #[derive(Debug, Clone, Default)]

@@ -12,6 +12,10 @@ use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::Mutex;
 
+/// How long a server has to start (or answer at its URL), finish the handshake and
+/// list its tools.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The most of a tool's answer a model reads, in bytes, as for `read_file`; the rest
 /// is cut with a note.
 pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;

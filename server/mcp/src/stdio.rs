@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr};
 
-use crate::session::{CallFailure, Session};
+use crate::session::{CallFailure, START_TIMEOUT, Session};
 
 /// How much of a server's stderr is kept, in lines.
 const STDERR_LINES: usize = 20;
@@ -82,7 +82,7 @@ pub async fn start(name: &str, config: &McpServerConfig, place: &ServerPlace) ->
         return Err(refuse("its pipes were not opened".into()));
     };
     let process = Process { child: tokio::sync::Mutex::new(child), pgid, stderr, sandbox: Mutex::new(Some(sandbox)) };
-    match Session::open(name, (stdout, stdin), crate::START_TIMEOUT).await {
+    match Session::open(name, (stdout, stdin), START_TIMEOUT).await {
         Ok(session) => Ok(StdioServer { name: name.to_string(), session, process }),
         Err(reason) => {
             let ended = process.ended().await;

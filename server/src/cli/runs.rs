@@ -180,6 +180,19 @@ fn event_lines(events: &[RunEvent]) -> Vec<String> {
     lines
 }
 
+/// A `tool_result` line: the tool (an MCP tool by its id, `mcp:docs/git_log`), how
+/// it ended and the first line of its answer.
+fn tool_result(kind: &EventKind) -> String {
+    let EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } = kind else {
+        return String::new();
+    };
+    format!(
+        "{node_id}: {tool} {} in {duration_ms} ms, {chars} chars: {}",
+        if *is_error { "failed" } else { "answered" },
+        conclave_shared::invisible::escape_invisible(&first_line(content))
+    )
+}
+
 /// What an event's line says after its sequence number and type.
 fn detail(kind: &EventKind) -> String {
     match kind {
@@ -198,11 +211,7 @@ fn detail(kind: &EventKind) -> String {
         ),
         EventKind::RunWaiting { nodes } => format!("waiting for a decision at {}", nodes.join(", ")),
         EventKind::ToolCall { node_id, tool, arguments } => format!("{node_id}: {tool} {arguments}"),
-        EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } => format!(
-            "{node_id}: {tool} {} in {duration_ms} ms, {chars} chars: {}",
-            if *is_error { "failed" } else { "answered" },
-            conclave_shared::invisible::escape_invisible(&first_line(content))
-        ),
+        EventKind::ToolResult { .. } => tool_result(kind),
         EventKind::SchemaLowered { node_id, target, native, notes, dialect, .. } => {
             format!(
                 "{node_id}: {} via {target}{}, {} note(s)",

@@ -528,3 +528,21 @@ async fn an_http_server_is_called_with_headers_from_the_environment_that_never_s
     let error = node_error(&last_run(&workdir));
     assert!(error.contains("`TRACKER_TOKEN_FOR_TEST`, which is not set"), "{error}");
 }
+
+#[tokio::test]
+async fn every_tool_call_counts_against_the_runs_max_tool_calls() {
+    let servers = json!({"fx": fixture_server(json!({}))});
+    let mut file = conclave("anthropic", servers, &["mcp:fx/echo"], None);
+    file["settings"]["budget"] = json!({"max_tool_calls": 1});
+    let (_dir, workdir) = workspace(&file);
+    let calls =
+        [("c1", "mcp__fx__echo", json!({"message": "one"})), ("c2", "mcp__fx__echo", json!({"message": "two"}))];
+    let server = model(Vendor::Anthropic, &calls).await;
+    let (out, _) = run(&workdir, Vendor::Anthropic, &server.base, &[]).await;
+    assert_ne!(out.status.code(), Some(0));
+    let record = last_run(&workdir);
+    let failed = events_of(&record, "node_failed");
+    assert_eq!(failed[0]["error_kind"], "budget", "{failed:?}");
+    assert!(node_error(&record).contains("budget of 1 tool calls is spent"), "{}", node_error(&record));
+    assert_eq!(events_of(&record, "tool_result").len(), 1, "the first call was made, the second was not");
+}

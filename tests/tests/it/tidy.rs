@@ -23,13 +23,14 @@ const DATABASE_CLIENTS: &[&str] = &["rusqlite", "tokio-postgres", "deadpool-post
 const FORBIDDEN: &[(&str, &[&str])] = &[
     ("conclave-shared", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-core", "metrics"]),
     ("conclave-schema", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "conclave-core", "metrics"]),
-    ("conclave-core", &["reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-schema", "metrics"]),
+    ("conclave-core", &["reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-schema", "metrics", "rmcp"]),
     ("conclave-catalog", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "conclave-core", "metrics"]),
     // The engine records metrics through the `metrics` facade and spans through
     // `tracing`; the exporters are the binary's business.
     (
         "conclave-engine",
         &[
+            "rmcp",
             "reqwest",
             "axum",
             "llama-cpp-2",
@@ -46,6 +47,9 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         ],
     ),
     ("conclave-providers", &["axum", "clap", "conclave-engine", "conclave-review", "conclave-store", "metrics"]),
+    // The MCP client knows the SDK, the engine's command sandbox and the core traits:
+    // no API, command line, review, vendor or store crate.
+    ("conclave-mcp", &["axum", "clap", "llama-cpp-2", "conclave-review", "conclave-providers", "conclave-store"]),
     // The sandbox confines processes with the standard library and the kernel: no
     // async runtime, no engine, review or server crate.
     (

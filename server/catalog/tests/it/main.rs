@@ -3,4 +3,5 @@
 mod budget;
 mod children;
 mod file_format;
+mod mcp;
 mod sandbox;
