@@ -169,6 +169,7 @@ async fn the_palette_lists_a_real_servers_tools_and_a_tool_dropped_on_an_agent_i
     let error = wait_for_text(&broken, "mcp-tools-error").await;
     assert!(error.starts_with("Cannot list the tools: "), "{error}");
     assert!(error.contains("broken"), "the error names the server: {error}");
+    wait_until("the listings to end", || async { e.count(tid("mcp-loading")).await == 0 }).await;
 
     let helper = e.find(node("helper")).await.expect("the agent");
     e.drag(&echo, &helper, 0, 0).await;
