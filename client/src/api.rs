@@ -1,6 +1,6 @@
 //! Every call the editor makes to the server: conclaves, validation, schemas,
 //! lowering previews, providers, runs, their events (Server-Sent Events) and reports,
-//! and the evals kept of a conclave.
+//! the evals kept of a conclave, and the tools of an MCP server a conclave declares.
 //! Request and response bodies are the shared API types, so the editor and the server
 //! cannot disagree about them.
 
@@ -9,6 +9,7 @@ use conclave_shared::api::{
     ProbeRequest, ProviderInfo, ProviderProbe, SchemaRef, StartRun, Started, Validation,
 };
 use conclave_shared::eval::{EvalListing, StoredEval};
+use conclave_shared::mcp::{McpToolsRequest, McpToolsResponse};
 use conclave_shared::{Conclave, Diagnostic, EventKind, RunEvent, RunRecord, RunSummary};
 use gloo_net::http::{Request, RequestBuilder, Response};
 use serde::Serialize;
@@ -174,6 +175,12 @@ pub async fn evals(conclave_id: &str) -> Result<Vec<EvalListing>> {
 /// One kept eval, with its whole summary.
 pub async fn eval(id: &str) -> Result<StoredEval> {
     get(&format!("/api/evals/{}", String::from(js_sys::encode_uri_component(id)))).await
+}
+
+/// The tools of an MCP server as the open conclave declares it (saved or not): the
+/// server starts it, lists its tools and stops it.
+pub async fn mcp_tools(request: &McpToolsRequest) -> Result<McpToolsResponse> {
+    send(Request::post("/api/mcp/tools"), request).await
 }
 
 /// Follows a run's events; `on_event` is called for each, in order. Closing the

@@ -1,7 +1,8 @@
 //! The run the editor watches: its typed record as the server keeps it, kept current
 //! by applying each event exactly as the store does, plus what only the editor shows
-//! (failed attempts, contradictions, the report, a comparison with another run) and
-//! the timeline drawn from the record's per-node times.
+//! (failed attempts, each node's tool calls with their results, contradictions, the
+//! report, a comparison with another run) and the timeline drawn from the record's
+//! per-node times.
 
 use conclave_shared::compare::FindingsDiff;
 use conclave_shared::number::fixed;
@@ -17,6 +18,30 @@ pub struct FailedAttempt {
     pub attempt: u32,
     /// The validation errors, one line each.
     pub errors: Vec<String>,
+}
+
+/// One tool call of a node, with its result once it came.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolActivity {
+    /// The tool's id (`read_file`, `mcp:docs/git_log`).
+    pub tool: String,
+    /// The arguments the model sent, as compact JSON.
+    pub arguments: String,
+    /// The result, once the tool answered.
+    pub result: Option<ToolAnswer>,
+}
+
+/// What a tool answered, as its `tool_result` event says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolAnswer {
+    /// Whether the call failed (the model read the error and went on).
+    pub is_error: bool,
+    /// The start of the result, as the event keeps it.
+    pub content: String,
+    /// The whole result's length, in characters.
+    pub chars: u64,
+    /// How long the call took.
+    pub duration_ms: u64,
 }
 
 /// The findings of the watched run compared with those of an earlier run of the
@@ -40,6 +65,11 @@ pub struct RunView {
     pub last_seq: u64,
     /// Failed attempts per node id; the record keeps only a node's final outcome.
     pub attempts: HashMap<String, Vec<FailedAttempt>>,
+    /// Tool calls per node id, in the order they were made.
+    pub tools: HashMap<String, Vec<ToolActivity>>,
+    /// Whether the record was complete when watching began (the run had finished):
+    /// its events are then read for what the record does not keep, and not applied.
+    pub complete: bool,
     /// Contradictions the engine found among reviewers.
     pub contradictions: Vec<FindingGroup>,
     /// The Markdown report, once the run has finished.
@@ -82,9 +112,11 @@ impl RunView {
     /// Starts watching the run `record` describes.
     pub fn new(record: RunRecord) -> RunView {
         RunView {
+            complete: record.summary.status.is_terminal(),
             record,
             last_seq: 0,
             attempts: HashMap::new(),
+            tools: HashMap::new(),
             contradictions: Vec::new(),
             report: None,
             comparison: None,
@@ -114,6 +146,12 @@ impl RunView {
             return false;
         }
         self.last_seq = event.seq;
+        let tool = self.note_tool(&event.kind);
+        if tool || self.complete {
+            // A finished run's record is complete already: only what it does not keep
+            // (tool calls) is read from its events.
+            return tool;
+        }
         let noted = match &event.kind {
             EventKind::AttemptFailed { node_id, attempt, errors, .. } => {
                 let failed = FailedAttempt { attempt: *attempt, errors: errors.clone() };
@@ -130,6 +168,35 @@ impl RunView {
         let changes_record = !matches!(effect_of(event), Effect::None);
         self.record.apply(event);
         noted || changes_record
+    }
+
+    /// Notes a tool call or a tool's result; false for any other event. A result
+    /// answers the node's first call of the same tool still waiting for one.
+    fn note_tool(&mut self, kind: &EventKind) -> bool {
+        match kind {
+            EventKind::ToolCall { node_id, tool, arguments } => {
+                let arguments = serde_json::to_string(arguments).unwrap_or_default();
+                let call = ToolActivity { tool: tool.clone(), arguments, result: None };
+                self.tools.entry(node_id.clone()).or_default().push(call);
+            }
+            EventKind::ToolResult { node_id, tool, is_error, content, chars, duration_ms } => {
+                let answer = ToolAnswer {
+                    is_error: *is_error,
+                    content: content.clone(),
+                    chars: *chars,
+                    duration_ms: *duration_ms,
+                };
+                let calls = self.tools.entry(node_id.clone()).or_default();
+                match calls.iter_mut().find(|c| c.tool == *tool && c.result.is_none()) {
+                    Some(call) => call.result = Some(answer),
+                    None => {
+                        calls.push(ToolActivity { tool: tool.clone(), arguments: String::new(), result: Some(answer) })
+                    }
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// The timeline at server time `now_ms`: nodes still running end at `now_ms`.

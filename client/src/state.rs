@@ -148,6 +148,8 @@ pub struct Editor {
     pub run_dialog: RwSignal<bool>,
     /// Whether the Evals panel (the kept evals of the open conclave) is open.
     pub evals: RwSignal<bool>,
+    /// Whether the Settings panel (the conclave's run-wide settings: MCP servers) is open.
+    pub settings: RwSignal<bool>,
     /// What Ctrl+C copied, for Ctrl+V.
     pub clipboard: StoredValue<Option<Clip>>,
 }
@@ -175,6 +177,7 @@ impl Editor {
             run: RwSignal::new(None),
             run_dialog: RwSignal::new(false),
             evals: RwSignal::new(false),
+            settings: RwSignal::new(false),
             clipboard: StoredValue::new(None),
         }
     }

@@ -91,6 +91,16 @@ impl Editor {
 
     /// As [`Editor::start_in`], with `env` set for the server (a provider's base URL).
     pub async fn start_with(server_binary: &Path, dir: Option<&Path>, env: &[(&str, String)]) -> Editor {
+        Editor::start_serving(server_binary, dir, env, &[]).await
+    }
+
+    /// As [`Editor::start_with`], with more arguments for `serve` (`--allow-commands`).
+    pub async fn start_serving(
+        server_binary: &Path,
+        dir: Option<&Path>,
+        env: &[(&str, String)],
+        args: &[&str],
+    ) -> Editor {
         assert!(
             workspace_root().join("client/dist/index.html").is_file(),
             "the editor is not built: run `bash scripts/build-editor.sh` before building (scripts/test.sh does)"
@@ -105,6 +115,7 @@ impl Editor {
         let mut server = Command::new(server_binary)
             .args(["serve", "--bind", &format!("127.0.0.1:{server_port}")])
             .args(["--repo-root", "/"])
+            .args(args)
             .current_dir(dir.unwrap_or(ws.root()))
             .env("CONCLAVE_DB", ws.db())
             .env_remove("CONCLAVE_TOKEN")

@@ -1,5 +1,5 @@
 //! The editor's root: layout, toolbar (name and file, undo and redo, auto-layout,
-//! validate, save, evals, run), the unsaved-changes guard, and the initial loads
+//! validate, save, evals, settings, run), the unsaved-changes guard, and the initial loads
 //! (catalog, providers, schema references). Shortcuts are in `keyboard.rs`.
 
 use conclave_shared::api::Validation;
@@ -126,6 +126,9 @@ fn Toolbar() -> impl IntoView {
             <button data-testid="evals" disabled=move || !open() class:active=move || editor.evals.get()
                 title="The evals kept of this conclave (conclave eval)"
                 on:click=move |_| editor.evals.update(|shown| *shown = !*shown)>"Evals"</button>
+            <button data-testid="settings" disabled=move || !open() class:active=move || editor.settings.get()
+                title="The conclave's settings: the MCP servers its agents may call"
+                on:click=move |_| editor.settings.update(|shown| *shown = !*shown)>"Settings"</button>
             <button data-testid="run" class="accent" disabled=move || !open() on:click=move |_| {
                 if editor.dirty.get_untracked() || !editor.stored.get_untracked() {
                     editor.say("Save the conclave before running it", true);

@@ -1,6 +1,6 @@
 //! The right column: the selected node's settings. Agents get provider (with a probe
 //! of the structured-output dialect its server speaks), model, prompt, turns, their
-//! tools, and, with the Structured Output chip, the field builder.
+//! tools (`agent_tools.rs`), and, with the Structured Output chip, the field builder.
 //!
 //! The forms are built once per selected node (keyed by its id), and every input is
 //! bound to a memo of its own value, so an edit elsewhere (a node dragged, a field
@@ -12,11 +12,12 @@ use conclave_shared::{AgentConfig, NodeKind};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use super::agent_tools::AgentTools;
 use super::builder::SchemaEditor;
 use super::kind_forms::{ApprovalForm, CacheSwitch, CommandForm, ConclaveForm, LoopForm, RouteForm};
 use super::runs::RunOutcome;
 use crate::api;
-use crate::edit::agent::{TOOLS, agent_value, edit_agent, node_value, read_agent};
+use crate::edit::agent::{agent_value, edit_agent, node_value, read_agent};
 use crate::edit::press::commit_on_change;
 use crate::state::{Editor, Selection};
 
@@ -164,18 +165,7 @@ fn AgentForm(id: String) -> impl IntoView {
         <label>"Max turns"
             <input type="number" min="1" data-testid="node-max-turns" prop:value=move || turns.get().unwrap_or_default() on:input=turns_input on:change=turns_change />
         </label>
-        <div class="tools">
-            <span class="caption">"Tools"</span>
-            {TOOLS.iter().map(|(tool, label)| {
-                let on = agent_value(editor, &id, move |a| a.tools.iter().any(|t| t == tool));
-                let id = id.clone();
-                view! {
-                    <label class="check"><input type="checkbox" data-testid=format!("node-tool-{tool}") prop:checked=move || on.get().unwrap_or(false) on:change=move |_| edit_agent(editor, &id, |a| {
-                        if a.tools.iter().any(|t| t == tool) { a.tools.retain(|t| t != tool) } else { a.tools.push(tool.to_string()) }
-                    }) />{*label}</label>
-                }
-            }).collect_view()}
-        </div>
+        <AgentTools id=id.clone()/>
         {move || match structured.get() {
             Some(true) => view! { <SchemaEditor id=id.clone()/> }.into_any(),
             _ => view! { <p class="hint">"No Structured Output: this agent answers in free text. Drag the Structured Output chip onto it to give it a schema."</p> }.into_any(),

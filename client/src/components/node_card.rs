@@ -1,13 +1,15 @@
 //! A node card on the canvas: its kind, label (never cut short; long labels wrap to
-//! two lines, the full text in a tooltip), provider and model, capability chips, run
-//! state, and its ports. Cards are focusable (focus selects) and read only their own
-//! node's memos, so an edit elsewhere does not touch them.
+//! two lines, the full text in a tooltip), provider and model, capability chips (an
+//! MCP tool's chip names its server and tool), run state, and its ports. Cards are
+//! focusable (focus selects) and read only their own node's memos, so an edit
+//! elsewhere does not touch them.
 
 use conclave_shared::{AgentConfig, Node, NodeKind, NodeState, NodeSummary};
 use leptos::prelude::*;
 
 use crate::edit::agent::TOOLS;
 use crate::edit::canvas::CanvasGraph;
+use crate::edit::mcp::tool_label;
 use crate::edit::pointer::{press_node, press_output_port, pressing};
 use crate::edit::watch::decide_and_watch;
 use crate::state::{Editor, Selection};
@@ -182,7 +184,8 @@ fn Chips(node_id: String, set: ChipSet) -> impl IntoView {
         ));
     }
     for tool in set.tools {
-        let label = TOOLS.iter().find(|(id, _)| *id == tool).map_or(tool.clone(), |(_, l)| l.to_string());
+        let builtin = TOOLS.iter().find(|(id, _)| *id == tool).map(|(_, l)| l.to_string());
+        let label = builtin.or_else(|| tool_label(&tool)).unwrap_or_else(|| tool.clone());
         let name = tool.clone();
         chips.push(chip(
             format!("chip-tool-{tool}"),

@@ -1,20 +1,24 @@
 //! Runs in the editor: the run dialog (a repository and base ref for conclaves that
 //! review code, an input otherwise) and the dock under the canvas (the run panel
 //! with Cancel, the timeline, a comparison with another run, contradictions and the
-//! report, the diagnostics list, and the Evals panel of `evals.rs`); the watched
-//! run itself is kept current by `edit/watch.rs`. A node's outcome in the inspector
-//! (with Run from here) is in `runs/outcome.rs`, the timeline in `runs/timeline.rs`,
-//! and the run history with its comparison of two runs in `runs/history.rs`.
+//! report, the diagnostics list, the Evals panel of `evals.rs` and the Settings
+//! panel of `settings.rs`); the watched run itself is kept current by
+//! `edit/watch.rs`. A node's outcome in the inspector (with Run from here, and its
+//! tool calls from `runs/tool_calls.rs`) is in `runs/outcome.rs`, the timeline in
+//! `runs/timeline.rs`, and the run history with its comparison of two runs in
+//! `runs/history.rs`.
 
 mod history;
 mod outcome;
 mod timeline;
+mod tool_calls;
 
 use conclave_shared::api::{ReviewTarget, StartRun};
 use conclave_shared::{Level, NodeState};
 use leptos::prelude::*;
 
 use super::evals::EvalsPanel;
+use super::settings::SettingsPanel;
 use crate::edit::file::validate;
 use crate::edit::watch::{cancel, decide_and_watch, start_and_watch};
 use crate::run_view::RunView;
@@ -97,8 +101,8 @@ pub fn RunDialog() -> impl IntoView {
     }
 }
 
-/// The dock under the canvas: the last validation's diagnostics, the watched run and
-/// the Evals panel. It takes its own space, so it never covers the canvas it reports
+/// The dock under the canvas: the last validation's diagnostics, the watched run, the
+/// Evals panel and the Settings panel. It takes its own space, so it never covers the canvas it reports
 /// on.
 #[component]
 pub fn Dock() -> impl IntoView {
@@ -107,6 +111,7 @@ pub fn Dock() -> impl IntoView {
             <Diagnostics/>
             <RunPanel/>
             <EvalsPanel/>
+            <SettingsPanel/>
         </div>
     }
 }

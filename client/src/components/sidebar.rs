@@ -1,8 +1,10 @@
 //! The left column: the catalog (open a conclave, or start an untitled one), the
-//! palette of node kinds and capabilities, and recent runs (`runs.rs`).
+//! palette of node kinds and capabilities (the MCP servers' tools from
+//! `mcp_palette.rs`), and recent runs (`runs.rs`).
 
 use leptos::prelude::*;
 
+use super::mcp_palette::McpPalette;
 use super::runs::RunList;
 use crate::edit::agent::TOOLS;
 use crate::edit::file::open_conclave;
@@ -81,6 +83,7 @@ fn Palette() -> impl IntoView {
             {TOOLS.iter().map(|(id, label)| view! {
                 <PaletteItem testid=format!("palette-tool-{id}") item=format!("tool:{id}") label=*label class="capability"/>
             }).collect_view()}
+            <McpPalette/>
         </section>
     }
 }

@@ -1,9 +1,9 @@
 //! What the editor does, beneath the components that show it: the actions (edits of
-//! agents and field builder rows, saving, watching runs, pointer drags, commits that
-//! wait for a press's release, keyboard shortcuts, clipboard, auto-layout, naming)
-//! and the state they share (the field
-//! builder's rows, the canvas's memos and geometry). Components import from here;
-//! nothing here imports a component.
+//! agents, field builder rows and MCP servers, saving, watching runs, pointer drags,
+//! commits that wait for a press's release, keyboard shortcuts, clipboard,
+//! auto-layout, naming) and the state they share (the field builder's rows, the
+//! canvas's memos and geometry). Components import from here; nothing here imports a
+//! component.
 
 pub mod agent;
 pub mod arrange;
@@ -12,6 +12,7 @@ pub mod clipboard;
 pub mod fields;
 pub mod file;
 pub mod keyboard;
+pub mod mcp;
 pub mod minimap;
 pub mod naming;
 pub mod pointer;

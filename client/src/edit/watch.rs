@@ -44,12 +44,12 @@ pub async fn watch(editor: Editor, run_id: String) -> bool {
     let finished = record.summary.status.is_terminal();
     editor.run.set(Some(RunView::new(record)));
     if finished {
-        // A finished run's record is complete; only its report is left to fetch.
-        fetch_report(editor, run_id);
-    } else {
-        let source = api::follow_run(&run_id, move |event| apply(editor, &event));
-        replace_stream(source.map(|source| (run_id, source)));
+        // A finished run's record is complete; its report is left to fetch, and its
+        // tool calls to read from its events (the stream ends after the last one).
+        fetch_report(editor, run_id.clone());
     }
+    let source = api::follow_run(&run_id, move |event| apply(editor, &event));
+    replace_stream(source.map(|source| (run_id, source)));
     true
 }
 
@@ -122,7 +122,8 @@ fn apply(editor: Editor, event: &RunEvent) {
         return;
     }
     stop_following(&event.run_id);
-    if editor.run.with_untracked(|r| r.as_ref().is_some_and(|r| r.id() == event.run_id)) {
+    // A run that had finished when it was opened had its report fetched then.
+    if editor.run.with_untracked(|r| r.as_ref().is_some_and(|r| r.id() == event.run_id && !r.complete)) {
         fetch_report(editor, event.run_id.clone());
     }
 }

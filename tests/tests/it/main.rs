@@ -11,6 +11,7 @@ mod editor_embedded;
 mod editor_evals;
 mod editor_graph;
 mod editor_kinds;
+mod editor_mcp;
 mod editor_runs;
 mod eval_recordings;
 mod eval_report;

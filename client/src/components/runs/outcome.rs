@@ -1,6 +1,6 @@
 //! A node's outcome in the watched run, at the bottom of the inspector: its state,
-//! attempts, time and cost, its error, what it received and what it produced (each
-//! collapsible), and, once the run has finished, Run from here: re-run this node and
+//! attempts, time and cost, its error, its tool calls (`tool_calls.rs`), what it
+//! received and what it produced (each collapsible), and, once the run has finished, Run from here: re-run this node and
 //! everything downstream of it, reusing the watched run's other outputs.
 
 use conclave_shared::api::StartRun;
@@ -8,6 +8,7 @@ use conclave_shared::number::fixed;
 use conclave_shared::{NodeOutput, NodeState, NodeSummary};
 use leptos::prelude::*;
 
+use super::tool_calls::ToolCalls;
 use crate::edit::watch::start_and_watch;
 use crate::run_view::dollars;
 use crate::state::Editor;
@@ -24,6 +25,7 @@ pub fn RunOutcome(id: String) -> impl IntoView {
             let run = run.as_ref()?;
             let node = run.node(&id)?.clone();
             let attempts = run.attempts.get(&id).cloned().unwrap_or_default();
+            let calls = run.tools.get(&id).cloned().unwrap_or_default();
             let finished = !run.is_running();
             let (run_id, conclave_id, from) = (run.id().to_string(), run.record.conclave.id.clone(), id.clone());
             Some(view! {
@@ -37,6 +39,7 @@ pub fn RunOutcome(id: String) -> impl IntoView {
                         <p class="attempt">{shown(&format!("Attempt {} failed: {}", a.attempt, a.errors.join("; ")))}</p>
                     }).collect_view()}
                     {node.error.as_deref().map(|e| view! { <p class="error-text">{shown(e)}</p> })}
+                    <ToolCalls calls=calls/>
                     {node.input.as_deref().map(shown).map(|text| view! {
                         <Collapsible title="Input" open=show_input toggle="node-input-toggle" testid="node-input" text=text/>
                     })}
