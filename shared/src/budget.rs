@@ -14,16 +14,19 @@ pub struct Budget {
     /// sample, loop iteration and nested conclave together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 0)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub max_cost_usd: Option<f64>,
     /// The most tokens (prompt and generated, cached ones included) the run's
     /// provider calls may use together.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub max_tokens: Option<u64>,
     /// The most tool calls the run's agents may make together, built-in and MCP
     /// tools alike; the call past it fails its agent.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 0)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0))]
     pub max_tool_calls: Option<u64>,
 }
 

@@ -129,6 +129,7 @@ pub fn is_name(name: &str) -> bool {
 #[serde(deny_unknown_fields)]
 pub struct McpToolsRequest {
     /// The server's name in the conclave (`docs`), for messages and tool ids.
+    #[cfg_attr(feature = "openapi", schema(pattern = "^[A-Za-z0-9_-]{1,64}$"))]
     pub name: String,
     /// The server's entry.
     pub server: McpServerConfig,

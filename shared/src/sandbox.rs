@@ -73,24 +73,29 @@ impl SandboxConfig {
 #[serde(deny_unknown_fields)]
 pub struct SandboxLimits {
     /// CPU seconds of each process (default 600).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::budget::whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub cpu_secs: Option<u64>,
     /// Memory of each process, in MiB (its data segments, default 2048).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::budget::whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub memory_mb: Option<u64>,
     /// The largest file a process may write, in MiB (default 1024).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::budget::whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub file_size_mb: Option<u64>,
     /// Files each process may have open at once (default 1024).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::budget::whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 16)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 16))]
     pub open_files: Option<u64>,
     /// Processes the command may run at once, itself included (default 256).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::budget::whole_number")]
     #[cfg_attr(feature = "json-schema", schemars(range(min = 1)))]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub processes: Option<u64>,
 }
 

@@ -91,7 +91,7 @@ fn redacted(value: Value, redactor: Option<&Redactor>) -> Value {
     }
 }
 
-fn write(dir: &Path, server: &str, request: Value, response: Value, redactor: Option<&Redactor>) {
+async fn write(dir: &Path, server: &str, request: Value, response: Value, redactor: Option<&Redactor>) {
     let (request, hash) = canonical(request, redactor);
     let recording = ToolServerRecording {
         format: RECORDING_FORMAT,
@@ -102,12 +102,12 @@ fn write(dir: &Path, server: &str, request: Value, response: Value, redactor: Op
     };
     let path = tool_recording_path(dir, &hash);
     let text = serde_json::to_string_pretty(&recording).unwrap_or_default();
-    if let Err(error) = std::fs::write(&path, text) {
+    if let Err(error) = tokio::fs::write(&path, text).await {
         tracing::warn!(path = %path.display(), "could not write an MCP recording: {error}");
     }
 }
 
-fn read(
+async fn read(
     dir: &Path,
     server: &str,
     what: String,
@@ -118,7 +118,7 @@ fn read(
     let path = tool_recording_path(dir, &hash);
     let missing =
         || ToolServerError::NotRecorded { server: server.to_string(), what: what.clone(), hash: hash.clone() };
-    let text = std::fs::read_to_string(&path).map_err(|_| missing())?;
+    let text = tokio::fs::read_to_string(&path).await.map_err(|_| missing())?;
     let recording: ToolServerRecording = serde_json::from_str(&text).map_err(|_| missing())?;
     Ok(recording.response)
 }
@@ -148,7 +148,7 @@ impl ToolServers for RecordingToolServers {
     ) -> Result<Arc<dyn ToolServer>, ToolServerError> {
         let inner = self.inner.connect(name, config, place).await?;
         let tools = serde_json::to_value(inner.tools()).unwrap_or_default();
-        write(&self.dir, name, listing_request(name, config), tools, self.redactor.as_deref());
+        write(&self.dir, name, listing_request(name, config), tools, self.redactor.as_deref()).await;
         Ok(Arc::new(RecordingServer {
             inner,
             name: name.to_string(),
@@ -175,7 +175,8 @@ impl ToolServer for RecordingServer {
     async fn call(&self, tool: &str, arguments: &Value) -> Result<ToolOutcome, ToolServerError> {
         let outcome = self.inner.call(tool, arguments).await?;
         let response = json!({"content": outcome.content, "is_error": outcome.is_error});
-        write(&self.dir, &self.name, call_request(&self.name, tool, arguments), response, self.redactor.as_deref());
+        write(&self.dir, &self.name, call_request(&self.name, tool, arguments), response, self.redactor.as_deref())
+            .await;
         Ok(outcome)
     }
 
@@ -208,7 +209,7 @@ impl ToolServers for ReplayingToolServers {
         _place: &ServerPlace,
     ) -> Result<Arc<dyn ToolServer>, ToolServerError> {
         let request = listing_request(name, config);
-        let listed = read(&self.dir, name, "tool listing".into(), request, self.redactor.as_deref())?;
+        let listed = read(&self.dir, name, "tool listing".into(), request, self.redactor.as_deref()).await?;
         let tools: Vec<McpToolInfo> = serde_json::from_value(listed).unwrap_or_default();
         Ok(Arc::new(ReplayingServer {
             name: name.to_string(),
@@ -236,7 +237,7 @@ impl ToolServer for ReplayingServer {
     async fn call(&self, tool: &str, arguments: &Value) -> Result<ToolOutcome, ToolServerError> {
         let request = call_request(&self.name, tool, arguments);
         let what = format!("call of `{tool}`");
-        let answer = read(&self.dir, &self.name, what, request, self.redactor.as_deref())?;
+        let answer = read(&self.dir, &self.name, what, request, self.redactor.as_deref()).await?;
         let content = answer.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
         let is_error = answer.get("is_error").and_then(Value::as_bool).unwrap_or(false);
         Ok(ToolOutcome { content, is_error })

@@ -42,12 +42,31 @@ impl ToolServers for McpHost {
         place: &ServerPlace,
     ) -> Result<Arc<dyn ToolServer>, ToolServerError> {
         let refuse = |reason: String| ToolServerError::Start { server: name.to_string(), reason };
-        if let Some(problem) = config.problem() {
-            return Err(refuse(problem.to_string()));
+        if let Some(problem) = entry_problem(config) {
+            return Err(refuse(problem));
         }
         match &config.url {
             Some(url) => Ok(Arc::new(http::connect(name, url, config, place).await?)),
             None => Ok(Arc::new(stdio::start(name, config, place).await?)),
+        }
+    }
+}
+
+/// What is wrong with an entry before anything is started: not exactly one
+/// transport, or a `url` that is not an HTTP(S) URL.
+pub fn entry_problem(config: &McpServerConfig) -> Option<String> {
+    if let Some(problem) = config.problem() {
+        return Some(problem.to_string());
+    }
+    let url = config.url.as_deref()?;
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => None,
+        Ok(parsed) => Some(format!(
+            "`{url}` is not an HTTP URL (its scheme is `{}`): an MCP server's `url` starts with http:// or https://",
+            parsed.scheme()
+        )),
+        Err(e) => {
+            Some(format!("`{url}` is not a URL ({e}): write the server's endpoint, as `https://tracker.example/mcp`"))
         }
     }
 }
@@ -64,4 +83,24 @@ pub async fn list_tools(
     let tools = server.tools().to_vec();
     server.stop().await;
     Ok(tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(url: &str) -> McpServerConfig {
+        McpServerConfig { url: Some(url.into()), ..McpServerConfig::default() }
+    }
+
+    #[test]
+    fn an_entry_names_an_http_endpoint_or_says_why_not() {
+        assert_eq!(entry_problem(&at("https://tracker.example/mcp")), None);
+        assert_eq!(entry_problem(&at("http://127.0.0.1:7700/mcp")), None);
+        let scheme = entry_problem(&at("file:///etc/passwd")).expect("refused");
+        assert!(scheme.contains("its scheme is `file`"), "{scheme}");
+        let garbage = entry_problem(&at("not a url")).expect("refused");
+        assert!(garbage.contains("`not a url` is not a URL"), "{garbage}");
+        assert!(entry_problem(&McpServerConfig::default()).is_some());
+    }
 }

@@ -25,7 +25,8 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(40);
 #[utoipa::path(post, path = "/api/mcp/tools", request_body = McpToolsRequest,
     responses(
         (status = 200, body = McpToolsResponse),
-        (status = 400, description = "The body is not a server entry, its name is not a server name, or the entry is not exactly one transport"),
+        (status = 400, description = "The body is not JSON, or not a server entry"),
+        (status = 422, description = "The name is not a server name, the entry is not exactly one transport, or its `url` is not an HTTP(S) URL"),
         (status = 403, description = "A stdio server runs a program the server was not told to allow (`--allow-commands`), or opens its sandbox beyond the same entry in a conclave file on disk"),
         (status = 502, description = "The MCP server could not be started or asked (its exit status and the last line of its stderr when it exited)"),
     ))]
@@ -36,13 +37,13 @@ pub async fn list_tools(
     let request: McpToolsRequest = parse_json(&body_bytes(body)?)?;
     let (name, server) = (request.name, request.server);
     if !is_name(&name) {
-        return Err(ApiError::bad_field(
+        return Err(invalid(
             "/name",
             format!("`{name}` is not a server name: use letters, digits, `-` and `_` (at most 64)"),
         ));
     }
-    if let Some(problem) = server.problem() {
-        return Err(ApiError::bad_field("/server", problem));
+    if let Some(problem) = conclave_mcp::entry_problem(&server) {
+        return Err(invalid("/server", problem));
     }
     if let Some(program) = server.program() {
         refuse_stdio(&state, &name, &server, program).await?;
@@ -69,6 +70,11 @@ pub async fn list_tools(
         }
     };
     Ok(Json(McpToolsResponse { name, tools }))
+}
+
+/// A 422: the body has the right shape, but the entry is not one a conclave may hold.
+fn invalid(path: &str, message: String) -> ApiError {
+    ApiError::Invalid { message, path: Some(path.to_string()), diagnostics: Vec::new() }
 }
 
 fn unavailable(error: ToolServerError) -> ApiError {

@@ -420,10 +420,10 @@ async fn the_api_lists_a_servers_tools_under_the_rules_of_commands() {
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert!(body["error"]["message"].as_str().unwrap_or_default().contains("--allow-commands git"), "{body}");
     let (status, body, _) = api.send("POST", "/api/mcp/tools", json!({"name": "a b", "server": entry})).await;
-    assert_eq!((status, body["error"]["path"].clone()), (StatusCode::BAD_REQUEST, json!("/name")), "{body}");
+    assert_eq!((status, body["error"]["path"].clone()), (StatusCode::UNPROCESSABLE_ENTITY, json!("/name")), "{body}");
     let both = json!({"name": "x", "server": {"command": ["/usr/bin/python3"], "url": "http://127.0.0.1:9/mcp"}});
     let (status, body, _) = api.send("POST", "/api/mcp/tools", both).await;
-    assert_eq!((status, body["error"]["path"].clone()), (StatusCode::BAD_REQUEST, json!("/server")), "{body}");
+    assert_eq!((status, body["error"]["path"].clone()), (StatusCode::UNPROCESSABLE_ENTITY, json!("/server")), "{body}");
     let dying = json!({"name": "dying", "server": {"command": ["/usr/bin/python3", "-c", "import sys; sys.stderr.write('no config\\n'); sys.exit(4)"]}});
     let (status, body, _) = api.send("POST", "/api/mcp/tools", dying).await;
     assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");

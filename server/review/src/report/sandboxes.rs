@@ -19,9 +19,10 @@ pub struct CommandSandbox {
     pub sandbox: Option<SandboxRecord>,
 }
 
-/// Every command that ran, in the order they ended.
+/// Every command that ran, by node id: commands that run side by side end in any
+/// order, and two reviews of one change must report alike.
 pub(super) fn of_events(events: &[RunEvent]) -> Vec<CommandSandbox> {
-    events
+    let mut commands: Vec<CommandSandbox> = events
         .iter()
         .filter_map(|e| match &e.kind {
             EventKind::CommandExited { node_id, argv, sandbox, .. } => Some(CommandSandbox {
@@ -31,7 +32,9 @@ pub(super) fn of_events(events: &[RunEvent]) -> Vec<CommandSandbox> {
             }),
             _ => None,
         })
-        .collect()
+        .collect();
+    commands.sort_by(|a, b| a.node_id.cmp(&b.node_id));
+    commands
 }
 
 /// The Markdown section; nothing when no command ran.
