@@ -42,7 +42,7 @@ step "build the editor (wasm32, for the browser tests)"
 bash scripts/build-editor.sh
 step "build the tests"
 cargo test --workspace --no-run
-step "wait for the test tools (Claude Code, SARIF Multitool, schemathesis, llama-cpp-python)"
+step "wait for the test tools (Claude Code, SARIF Multitool, schemathesis, llama-cpp-python, MCP clients and servers)"
 if ! wait "$tools"; then
   cat "$tools_log" >&2
   echo "test.sh: installing the test tools failed (their log is above)" >&2
