@@ -161,13 +161,17 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
 
 /// The line of the banner that says which webhooks the server receives.
 fn webhook_notice(webhooks: &Webhooks) -> String {
-    let forges: Vec<&str> = [("/webhooks/github", webhooks.github.is_some()), ("/webhooks/gitlab", webhooks.gitlab.is_some())]
-        .into_iter()
-        .filter_map(|(path, on)| on.then_some(path))
-        .collect();
+    let forges: Vec<&str> =
+        [("/webhooks/github", webhooks.github.is_some()), ("/webhooks/gitlab", webhooks.gitlab.is_some())]
+            .into_iter()
+            .filter_map(|(path, on)| on.then_some(path))
+            .collect();
     match forges.is_empty() {
         true => String::new(),
-        false => format!("\n  (receiving webhook deliveries at POST {}, authenticated by their signatures)", forges.join(" and ")),
+        false => format!(
+            "\n  (receiving webhook deliveries at POST {}, authenticated by their signatures)",
+            forges.join(" and ")
+        ),
     }
 }
 

@@ -6,9 +6,9 @@
 //! of the runs they are writing, so that end needs no read of the log;
 //! `delivery_row.rs` is a webhook delivery as both stores keep it.
 
+mod delivery_row;
 #[cfg(test)]
 mod ended_run;
-mod delivery_row;
 mod folds;
 #[cfg(test)]
 mod reference;

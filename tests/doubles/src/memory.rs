@@ -233,8 +233,11 @@ impl RunStore for MemoryStore {
 
     async fn pending_deliveries(&self, limit: usize) -> Result<Vec<Delivery>, StoreError> {
         let kept = self.deliveries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut pending: Vec<&Delivery> =
-            kept.values().filter(|(d, dispatched)| dispatched.is_none() && d.ignored().is_none()).map(|(d, _)| d).collect();
+        let mut pending: Vec<&Delivery> = kept
+            .values()
+            .filter(|(d, dispatched)| dispatched.is_none() && d.ignored().is_none())
+            .map(|(d, _)| d)
+            .collect();
         pending.sort_by(|a, b| (a.received_ms, a.forge, &a.id).cmp(&(b.received_ms, b.forge, &b.id)));
         Ok(pending.into_iter().take(limit).cloned().collect())
     }

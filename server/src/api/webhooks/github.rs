@@ -27,7 +27,13 @@ pub fn event_of(name: &str) -> DeliveryEvent {
 
 /// The delivery `body` of `event` makes, with the id and time given; a body that is
 /// not JSON, or not the event's shape, is a 400 saying what is wrong.
-pub fn read(event: DeliveryEvent, body: &[u8], review_drafts: bool, id: &str, now_ms: u64) -> Result<Delivery, ApiError> {
+pub fn read(
+    event: DeliveryEvent,
+    body: &[u8],
+    review_drafts: bool,
+    id: &str,
+    now_ms: u64,
+) -> Result<Delivery, ApiError> {
     let mut delivery = Delivery {
         forge: Forge::Github,
         id: id.to_string(),

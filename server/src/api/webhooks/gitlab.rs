@@ -21,7 +21,13 @@ pub fn event_of(name: &str) -> DeliveryEvent {
 
 /// The delivery `body` of `event` makes, with the id and time given; a body that is
 /// not JSON, or not the event's shape, is a 400 saying what is wrong.
-pub fn read(event: DeliveryEvent, body: &[u8], review_drafts: bool, id: &str, now_ms: u64) -> Result<Delivery, ApiError> {
+pub fn read(
+    event: DeliveryEvent,
+    body: &[u8],
+    review_drafts: bool,
+    id: &str,
+    now_ms: u64,
+) -> Result<Delivery, ApiError> {
     let mut delivery = Delivery {
         forge: Forge::Gitlab,
         id: id.to_string(),
@@ -140,10 +146,8 @@ fn merge_request(delivery: &mut Delivery, hook: MergeRequestHook, review_drafts:
     let request = hook.object_attributes;
     set_merge_request(delivery, &request);
     let action = request.action.clone().unwrap_or_default();
-    let marked_ready = hook
-        .changes
-        .and_then(|c| c.draft)
-        .is_some_and(|d| d.previous == Some(true) && d.current == Some(false));
+    let marked_ready =
+        hook.changes.and_then(|c| c.draft).is_some_and(|d| d.previous == Some(true) && d.current == Some(false));
     let draft = request.draft || request.work_in_progress;
     delivery.asks = match action.as_str() {
         "open" | "reopen" => Asks::Command(Command::Review { full: false }),

@@ -43,23 +43,25 @@ const MAX_DELIVERY_ID: usize = 128;
 /// The webhook routes `webhooks` asks for: a forge's endpoint when its secret is
 /// set, else a 404 that says how to turn it on.
 pub fn routes(webhooks: &Webhooks) -> Router<AppState> {
+    let not_post = || async { ApiError::MethodNotAllowed };
     let github: MethodRouter<AppState> = match webhooks.github {
-        Some(_) => post(github_delivery),
+        Some(_) => post(github_delivery).fallback(not_post),
         None => any(|| async { off("GitHub", GITHUB_SECRET_VARIABLE) }),
     };
     let gitlab: MethodRouter<AppState> = match webhooks.gitlab {
-        Some(_) => post(gitlab_delivery),
+        Some(_) => post(gitlab_delivery).fallback(not_post),
         None => any(|| async { off("GitLab", GITLAB_SECRET_VARIABLE) }),
     };
-    let not_post = || async { ApiError::MethodNotAllowed };
     Router::new()
-        .route("/webhooks/github", github.fallback(not_post))
-        .route("/webhooks/gitlab", gitlab.fallback(not_post))
+        .route("/webhooks/github", github)
+        .route("/webhooks/gitlab", gitlab)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
 }
 
 fn off(forge: &str, variable: &str) -> ApiError {
-    ApiError::NotFound(format!("this server receives no {forge} webhooks: start it with {variable} set to the webhook's secret"))
+    ApiError::NotFound(format!(
+        "this server receives no {forge} webhooks: start it with {variable} set to the webhook's secret"
+    ))
 }
 
 /// What became of a delivery that was admitted.

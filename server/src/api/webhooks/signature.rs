@@ -29,7 +29,9 @@ impl Refusal {
         match self {
             Refusal::Missing => format!("the delivery has no {header} header: set the webhook's secret"),
             Refusal::Algorithm => {
-                format!("{header} must be `sha256=` and the hex of the body's HMAC-SHA256; other algorithms are refused")
+                format!(
+                    "{header} must be `sha256=` and the hex of the body's HMAC-SHA256; other algorithms are refused"
+                )
             }
             Refusal::Malformed => format!("{header} is not `sha256=` followed by 64 hex digits"),
             Refusal::Mismatch => {
@@ -51,8 +53,8 @@ pub fn verify_github(secret: &Secret, header: Option<&[u8]>, body: &[u8]) -> Res
     };
     let mut tag = [0u8; 32];
     hex::decode_to_slice(hex_tag, &mut tag).map_err(|_| Refusal::Malformed)?;
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret.expose().as_bytes())
-        .map_err(|_| Refusal::Mismatch)?;
+    let mut mac =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(secret.expose().as_bytes()).map_err(|_| Refusal::Mismatch)?;
     mac.update(body);
     mac.verify_slice(&tag).map_err(|_| Refusal::Mismatch)
 }

@@ -76,7 +76,8 @@ async fn every_field_reads_back_typed(store: Arc<dyn RunStore>) {
         (DeliveryEvent::IssueComment, Ignored::UnknownCommand("/conclave reveiw".into())),
     ];
     for (n, (event, why)) in ignored.into_iter().enumerate() {
-        let delivery = Delivery { event, asks: Asks::Nothing(why), ..stored_delivery(Forge::Github, &format!("i-{n}"), 0) };
+        let delivery =
+            Delivery { event, asks: Asks::Nothing(why), ..stored_delivery(Forge::Github, &format!("i-{n}"), 0) };
         assert!(store.put_delivery(&delivery).await.expect("put_delivery"), "an ignored delivery is kept too");
         assert!(!store.put_delivery(&delivery).await.expect("put_delivery"), "and recognised when it comes again");
     }
