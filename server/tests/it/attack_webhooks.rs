@@ -100,6 +100,9 @@ async fn kept(served: &Served) -> usize {
     store.pending_deliveries(1000).await.expect("pending").len()
 }
 
+/// A forged delivery: what it is, its headers, and a phrase of the refusal.
+type Forgery<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+
 fn github_headers<'a>(id: &'a str, signature: &'a str) -> Vec<(&'a str, &'a str)> {
     vec![("X-GitHub-Event", "pull_request"), ("X-GitHub-Delivery", id), ("X-Hub-Signature-256", signature)]
 }
@@ -114,7 +117,7 @@ async fn forged_github_deliveries_are_refused_and_nothing_is_kept() {
     let other_body = github_signature(GITHUB_SECRET, other.as_bytes());
     let sha1 = format!("sha1={}", &valid["sha256=".len()..][..40]);
     let truncated = valid[..valid.len() - 2].to_string();
-    let cases: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<Forgery> = vec![
         ("a signature under another key", github_headers("f-1", &wrong_key), "does not match"),
         (
             "no signature",

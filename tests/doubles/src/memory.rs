@@ -34,6 +34,9 @@ struct Queued {
     cancel_requested: bool,
 }
 
+/// A webhook delivery, and when it was marked dispatched.
+type KeptDelivery = (Delivery, Option<u64>);
+
 /// Runs kept in memory.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
@@ -53,7 +56,7 @@ pub struct MemoryStore {
     /// Dismissals by repository and fingerprint.
     dismissals: Mutex<std::collections::BTreeMap<(String, String), StoredDismissal>>,
     /// Webhook deliveries by forge and id, with when each was marked dispatched.
-    deliveries: Mutex<HashMap<(Forge, String), (Delivery, Option<u64>)>>,
+    deliveries: Mutex<HashMap<(Forge, String), KeptDelivery>>,
 }
 
 impl MemoryStore {
