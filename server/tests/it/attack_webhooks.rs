@@ -35,12 +35,18 @@ impl Drop for Served {
 
 /// `conclave serve` with the webhook secrets of `secrets` set in its environment.
 fn serve(secrets: &[(&str, &str)]) -> Served {
+    serve_with(secrets, &[])
+}
+
+/// [`serve`] with more arguments.
+fn serve_with(secrets: &[(&str, &str)], extra: &[&str]) -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let mut command = Command::new(BIN);
     command
         .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--workers", "0"])
+        .args(extra)
         .current_dir(dir.path())
         .env("CONCLAVE_DB", dir.path().join("runs.db"))
         .env("CONCLAVE_LOG", "debug")
@@ -215,4 +221,30 @@ async fn without_secrets_neither_endpoint_exists() {
         assert_eq!(status, 404, "{path}: {answer}");
     }
     assert_eq!(kept(&served).await, 0);
+}
+
+#[tokio::test]
+async fn the_served_banner_names_the_endpoints_and_review_drafts_takes_drafts() {
+    let secrets = [("CONCLAVE_GITHUB_WEBHOOK_SECRET", GITHUB_SECRET)];
+    let draft = pull_request("opened", 9, true).to_string();
+    let signature = github_signature(GITHUB_SECRET, draft.as_bytes());
+    let waiting = serve(&secrets);
+    let (status, answer) =
+        post(waiting.port, "/webhooks/github", &github_headers("dr-1", &signature), draft.as_bytes());
+    assert_eq!(status, 202, "{answer}");
+    assert!(answer.contains("\"ignored\"") && answer.contains("draft"), "{answer}");
+    // The banner's last line follows the one the start waited for.
+    let phrase = "receiving webhook deliveries at POST /webhooks/github,";
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !waiting.log.lock().expect("log").contains(phrase) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let log = waiting.log.lock().expect("log").clone();
+    assert!(log.contains(phrase), "{log}");
+    let reviewing = serve_with(&secrets, &["--review-drafts"]);
+    let (status, answer) =
+        post(reviewing.port, "/webhooks/github", &github_headers("dr-1", &signature), draft.as_bytes());
+    assert_eq!(status, 202, "{answer}");
+    assert!(answer.contains("\"accepted\""), "{answer}");
+    assert_eq!(kept(&reviewing).await, 1);
 }
