@@ -23,7 +23,13 @@ pub mod workspace;
 
 pub use workspace::Workspace;
 
-/// The server's environment variables whose values are secrets: its token and the
-/// forges' tokens. What providers say is redacted of them, beside the providers' own
-/// keys.
-pub const SECRET_VARIABLES: &[&str] = &["CONCLAVE_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN"];
+/// The server's environment variables whose values are secrets: its token, the
+/// forges' tokens and their webhooks' secrets. What providers say is redacted of
+/// them, beside the providers' own keys.
+pub const SECRET_VARIABLES: &[&str] = &[
+    "CONCLAVE_TOKEN",
+    "GITHUB_TOKEN",
+    "GITLAB_TOKEN",
+    "CONCLAVE_GITHUB_WEBHOOK_SECRET",
+    "CONCLAVE_GITLAB_WEBHOOK_SECRET",
+];

@@ -3,7 +3,7 @@
 //! Layout: `conclave` is the conclave file format (`command` its command nodes, `cache` the cache setting), `graph` its graph rules, `events`
 //! the typed run events, `route` route nodes and their predicates, `run` the run records with how an event changes one, `sandbox` how a command node widens its sandbox and what confined it,
 //! `outcome` a run's status and the class of a failure (which both name),
-//! `diagnostic` the problems validation reports, `api` the HTTP API's bodies,
+//! `diagnostic` the problems validation reports, `delivery` a forge's webhook delivery as the run store keeps it, `api` the HTTP API's bodies,
 //! `fields` the field builder's model of output schemas, `invisible` the invisible and
 //! bidirectional control characters and their escapes, `lowering` schema dialects
 //! and the notes on adapting schemas to them, `review` findings and the checks across
@@ -18,6 +18,7 @@ pub mod cache;
 pub mod command;
 pub mod compare;
 pub mod conclave;
+pub mod delivery;
 pub mod diagnostic;
 pub mod eval;
 pub mod events;

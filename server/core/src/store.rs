@@ -1,6 +1,6 @@
 //! The run store boundary: where runs, their events and node outputs are kept, the
-//! evals of conclaves (`conclave eval`'s summaries), and the dismissals of findings
-//! made by replying on a pull request.
+//! evals of conclaves (`conclave eval`'s summaries), the dismissals of findings
+//! made by replying on a pull request, and the webhook deliveries forges sent.
 //!
 //! The engine appends events; the store derives run and node state from them in the
 //! same write, so a stored run is always consistent with its event log.
@@ -9,6 +9,7 @@
 //! How an event changes a run is `conclave_shared::effect_of`, the same for every backend.
 
 use async_trait::async_trait;
+use conclave_shared::delivery::{Delivery, Forge};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, NodeOutput, OutputDialect, RunEvent, RunRecord, RunSummary};
 use serde_json::Value;
@@ -187,6 +188,18 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// The dismissals of `repository` (of every repository when `None`), ordered by
     /// repository, then fingerprint.
     async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError>;
+
+    /// Keeps a webhook delivery, once per forge and delivery id: a redelivery leaves
+    /// the first as it is. Returns whether it was new. Returns once it is committed.
+    async fn put_delivery(&self, delivery: &Delivery) -> Result<bool, StoreError>;
+
+    /// The deliveries that ask for something (not ignored) and were not yet marked
+    /// dispatched, oldest first (by `received_ms`, then forge and id); at most `limit`.
+    async fn pending_deliveries(&self, limit: usize) -> Result<Vec<Delivery>, StoreError>;
+
+    /// Marks a delivery dispatched at `at_ms`, so it is no longer pending. Returns
+    /// whether this call marked it (`false`: unknown, ignored, or already marked).
+    async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError>;
 
     /// Notices, pushed by the database, of runs whose events any process sharing the
     /// store has just committed (a run id per notice), so that a server streams another

@@ -35,6 +35,9 @@ pub enum ApiError {
         "this server requires its token: send `Authorization: Bearer <token>` (the token is in the URL `conclave serve` printed, or CONCLAVE_TOKEN)"
     )]
     Unauthorized,
+    /// A webhook delivery whose signature (or token) is missing or does not match.
+    #[error("{0}")]
+    BadSignature(String),
     /// A request the server refuses to serve (foreign Host or Origin, a repository
     /// outside the allowed roots).
     #[error("{0}")]
@@ -81,7 +84,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadJson { .. } | ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Unauthorized | ApiError::BadSignature(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -104,6 +107,8 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
+        // A webhook's 401 is about its signature, not a bearer token.
+        let wants_bearer = matches!(self, ApiError::Unauthorized);
         let message = match &self {
             ApiError::Internal(detail) => {
                 tracing::error!("API internal error: {detail}");
@@ -119,7 +124,7 @@ impl IntoResponse for ApiError {
         let body = ErrorBody { error: ErrorDetail { status: status.as_u16(), message, path, diagnostics } };
         let mut response = (status, Json(body)).into_response();
         // RFC 6750: a 401 names the scheme it wants, which MCP clients read too.
-        if status == StatusCode::UNAUTHORIZED {
+        if wants_bearer {
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"conclave\""));

@@ -3,7 +3,8 @@
 //! that says where it comes from, JSON as the only body of a state-changing request
 //! (so a cross-site "simple" form post is refused), and the bearer token, which is
 //! always required unless the server was started with `--no-token` on loopback.
-//! `GET /metrics` and `/mcp` are guarded as the API is.
+//! `GET /metrics` and `/mcp` are guarded as the API is; `/webhooks/` only by Host,
+//! since a forge authenticates each delivery by its signature.
 //! The editor's files get a Content-Security-Policy that forbids inline script.
 
 use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING};
@@ -198,6 +199,12 @@ fn verdict(security: &Security, method: &Method, uri: &Uri, headers: &HeaderMap)
         ));
     };
     let path = uri.path();
+    // A forge's webhook carries no token: its signature, which the handler checks
+    // before it reads anything else, is its authentication. The Host rule above still
+    // holds (a forge addresses the name the webhook's URL gives: `--allowed-host`).
+    if path.starts_with("/webhooks/") {
+        return Verdict::Api;
+    }
     // `/metrics` is answered like the API: Prometheus scrapes it with the token; so
     // is `/mcp`, the MCP endpoint.
     if !path.starts_with("/api/") && path != "/api" && path != "/metrics" && path != "/mcp" {

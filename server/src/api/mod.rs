@@ -8,7 +8,8 @@
 //! generated API document), `error.rs` (one error type),
 //! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask),
 //! `metrics.rs` (`GET /metrics` for Prometheus, and the count of requests); `/mcp` is
-//! the MCP server of `crate::mcp`, behind the same guard.
+//! the MCP server of `crate::mcp`, behind the same guard; `webhooks/` (deliveries
+//! from GitHub and GitLab, authenticated by their signatures instead of the token).
 //!
 //! **Invariant:** the API knows the engine, store and catalog through their public
 //! functions only; tests call [`app`] without a socket.
@@ -32,6 +33,7 @@ pub mod precondition;
 pub mod runs;
 pub mod schemas;
 pub mod state;
+pub mod webhooks;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -89,6 +91,7 @@ fn routes(state: &AppState) -> Router<AppState> {
         // MCP over Streamable HTTP, stateless, behind the same guard as the API.
         .route_service("/mcp", crate::mcp::http_service(state.clone()))
         .nest("/api", api)
+        .merge(webhooks::routes(&state.webhooks))
         .merge(editor::routes(&state.editor))
         .layer(axum::middleware::from_fn(metrics::count_requests))
 }

@@ -10,6 +10,7 @@ use super::catalog_listing::Listing;
 use super::conclave_files::ConclaveFiles;
 use super::editor::EditorSource;
 use super::guard::Security;
+use super::webhooks::settings::Webhooks;
 use crate::worker::{LiveRun, LiveRuns};
 use crate::workspace::Workspace;
 
@@ -35,6 +36,8 @@ pub struct AppState {
     pub files: Arc<ConclaveFiles>,
     /// The catalog listing's summaries, kept while their files are unchanged.
     pub listing: Arc<Listing>,
+    /// Which forges' webhooks this server receives.
+    pub webhooks: Arc<Webhooks>,
 }
 
 impl AppState {
@@ -50,12 +53,18 @@ impl AppState {
             editor,
             metrics: None,
             queue: None,
+            webhooks: Arc::default(),
         }
     }
 
     /// The same state, with the store's run queue.
     pub fn with_queue(self, queue: Arc<dyn RunQueue>) -> AppState {
         AppState { queue: Some(queue), ..self }
+    }
+
+    /// The same state, receiving the webhooks `webhooks` turns on.
+    pub fn with_webhooks(self, webhooks: Webhooks) -> AppState {
+        AppState { webhooks: Arc::new(webhooks), ..self }
     }
 
     /// The same state, rendering `handle` at `GET /metrics`.

@@ -20,6 +20,7 @@ use tower_http::timeout::RequestBodyTimeout;
 use super::concurrency::Concurrency;
 use super::connections::{accept, connection_cap, raise_file_limit};
 use super::exit;
+use crate::api::webhooks::settings::Webhooks;
 use crate::api::{AppState, EditorSource, Security, app};
 use crate::worker::{Worker, WorkerConfig};
 use crate::workspace::{Workspace, engine_config_on};
@@ -71,6 +72,13 @@ pub struct ServeArgs {
     /// How many nodes of those runs (and of runs the API starts from a node) run at once.
     #[command(flatten)]
     pub concurrency: Concurrency,
+    /// Review draft pull (merge) requests as ready ones when a webhook says they were
+    /// opened or pushed to; without it a draft waits until it is marked ready. The
+    /// webhook endpoints exist only when their secrets are set in the environment:
+    /// CONCLAVE_GITHUB_WEBHOOK_SECRET for POST /webhooks/github,
+    /// CONCLAVE_GITLAB_WEBHOOK_SECRET for POST /webhooks/gitlab.
+    #[arg(long)]
+    pub review_drafts: bool,
     /// Whether commands may run unconfined where the kernel cannot confine them.
     #[command(flatten)]
     pub sandboxing: super::sandbox::Sandboxing,
@@ -96,9 +104,14 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     args.sandboxing.apply(&mut config);
     let engine = Engine::new(workspace.providers.clone(), queue.clone(), config);
     let context = workspace.catalog_context().clone();
+    // The webhooks' secrets come from the environment only: a flag would show them to
+    // anyone who lists processes.
+    let webhooks = Webhooks::from_env(&|name| std::env::var(name).ok(), args.review_drafts);
+    let receiving = webhook_notice(&webhooks);
     let state = AppState::new(workspace, engine, security, editor)
         .with_metrics(crate::observe::prometheus::install())
-        .with_queue(queue.clone());
+        .with_queue(queue.clone())
+        .with_webhooks(webhooks);
     let shutdown = CancellationToken::new();
     if args.workers > 0 {
         let config = WorkerConfig {
@@ -134,7 +147,7 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     };
     eprintln!(
         "Conclave is serving on {url}\n  (the API is under /api, Prometheus metrics at /metrics with the same token; \
-         Ctrl-C stops it)"
+         Ctrl-C stops it){receiving}"
     );
     let service = RequestBodyTimeout::new(app(state), BODY_TIMEOUT);
     let code = tokio::select! {
@@ -144,6 +157,22 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     // Runs the embedded worker still has are left to other workers (their lease lapses).
     shutdown.cancel();
     code
+}
+
+/// The line of the banner that says which webhooks the server receives.
+fn webhook_notice(webhooks: &Webhooks) -> String {
+    let forges: Vec<&str> =
+        [("/webhooks/github", webhooks.github.is_some()), ("/webhooks/gitlab", webhooks.gitlab.is_some())]
+            .into_iter()
+            .filter_map(|(path, on)| on.then_some(path))
+            .collect();
+    match forges.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\n  (receiving webhook deliveries at POST {}, authenticated by their signatures)",
+            forges.join(" and ")
+        ),
+    }
 }
 
 /// What the arguments ask for, checked: the security, the editor's files and the

@@ -24,6 +24,10 @@ pub const QUEUE_RUNNING: &str = "conclave_queue_running";
 /// How long the oldest queued run has waited, read at each scrape.
 pub const QUEUE_OLDEST_SECONDS: &str = "conclave_queue_oldest_age_seconds";
 
+/// Webhook deliveries received, by `forge`, `event` and `outcome` (`accepted`,
+/// `ignored`, `duplicate`, `refused`, `failed`).
+pub const WEBHOOK_DELIVERIES: &str = "conclave_webhook_deliveries_total";
+
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Installs the Prometheus recorder as the process's global recorder, once; later
@@ -43,6 +47,10 @@ pub fn install() -> PrometheusHandle {
             }
             describe_metrics();
             metrics::describe_counter!(HTTP_REQUESTS, "HTTP requests answered, by matched route and status.");
+            metrics::describe_counter!(
+                WEBHOOK_DELIVERIES,
+                "Webhook deliveries received, by forge, event and outcome (accepted, ignored, duplicate, refused, failed)."
+            );
             metrics::describe_gauge!(LIVE_RUNS, "Runs started through this server's API that have not finished.");
             metrics::describe_gauge!(QUEUE_DEPTH, "Runs waiting in the run queue for a worker.");
             metrics::describe_gauge!(QUEUE_RUNNING, "Runs of the queue a worker holds.");

@@ -3,8 +3,10 @@
 //! returning only once it is committed; and PostgreSQL (`postgres/`), for servers
 //! sharing one database, with batched commits. Both keep a running run's nodes as
 //! its event log and store them whole when it ends; `folds.rs` is the writers' fold
-//! of the runs they are writing, so that end needs no read of the log.
+//! of the runs they are writing, so that end needs no read of the log;
+//! `delivery_row.rs` is a webhook delivery as both stores keep it.
 
+mod delivery_row;
 #[cfg(test)]
 mod ended_run;
 mod folds;

@@ -9,6 +9,7 @@ mod api_sandbox;
 mod attack;
 mod attack_mcp;
 mod attack_posting;
+mod attack_webhooks;
 mod budget;
 mod eval_cli;
 mod eval_injected;
@@ -41,6 +42,7 @@ mod store_cli;
 mod traces;
 mod untrusted_change;
 mod validate_cli;
+mod webhooks;
 mod worker;
 mod workers_cli;
 

@@ -28,7 +28,7 @@ type Samples = BTreeMap<String, Vec<(BTreeMap<String, String>, f64)>>;
 
 /// Parses the Prometheus text format, failing on any line that is not a comment, a
 /// blank, or `name{labels} value`; also returns the `# TYPE` of each metric.
-fn parse(text: &str) -> (Samples, BTreeMap<String, String>) {
+pub(crate) fn parse(text: &str) -> (Samples, BTreeMap<String, String>) {
     let (mut samples, mut types) = (Samples::new(), BTreeMap::new());
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         if let Some(rest) = line.strip_prefix("# TYPE ") {
@@ -75,7 +75,7 @@ fn parse_labels(text: &str) -> BTreeMap<String, String> {
 }
 
 /// The value of the one sample of `name` with exactly these labels.
-fn value(samples: &Samples, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+pub(crate) fn value(samples: &Samples, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let wanted: BTreeMap<String, String> = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     samples.get(name)?.iter().find(|(l, _)| *l == wanted).map(|(_, v)| *v)
 }

@@ -2,7 +2,8 @@
 //!
 //! Backends call [`run_all`] from their tests with a factory for fresh, empty stores.
 //! The checks panic with a message naming the broken behaviour. Those of kept evals
-//! are in `conformance/evals.rs`, those of dismissals in `conformance/dismissals.rs`.
+//! are in `conformance/evals.rs`, those of dismissals in `conformance/dismissals.rs`, those of
+//! webhook deliveries in `conformance/deliveries.rs`.
 
 use conclave_shared::{
     AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, OutputDialect, RunEvent,
@@ -13,9 +14,11 @@ use std::sync::Arc;
 
 use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
 
+mod deliveries;
 mod dismissals;
 mod evals;
 
+pub use deliveries::stored_delivery;
 pub use dismissals::stored_dismissal;
 pub use evals::stored_eval;
 
@@ -40,6 +43,7 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     the_latest_review_among_a_thousand_runs(make()).await;
     evals::run_all(make).await;
     dismissals::run_all(make).await;
+    deliveries::run_all(make).await;
 }
 
 /// A small conclave: trigger -> a, trigger -> b.

@@ -2,6 +2,7 @@
 //! implementation the conformance suite keeps honest. Nothing survives the process.
 
 use async_trait::async_trait;
+use conclave_shared::delivery::{Delivery, Forge};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary};
 use serde_json::Value;
@@ -33,6 +34,9 @@ struct Queued {
     cancel_requested: bool,
 }
 
+/// A webhook delivery, and when it was marked dispatched.
+type KeptDelivery = (Delivery, Option<u64>);
+
 /// Runs kept in memory.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
@@ -51,6 +55,8 @@ pub struct MemoryStore {
     evals: Mutex<HashMap<String, StoredEval>>,
     /// Dismissals by repository and fingerprint.
     dismissals: Mutex<std::collections::BTreeMap<(String, String), StoredDismissal>>,
+    /// Webhook deliveries by forge and id, with when each was marked dispatched.
+    deliveries: Mutex<HashMap<(Forge, String), KeptDelivery>>,
 }
 
 impl MemoryStore {
@@ -216,6 +222,38 @@ impl RunStore for MemoryStore {
     async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
         let kept = self.dismissals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(kept.values().filter(|d| repository.is_none_or(|r| d.repository == r)).cloned().collect())
+    }
+
+    async fn put_delivery(&self, delivery: &Delivery) -> Result<bool, StoreError> {
+        let mut kept = self.deliveries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let key = (delivery.forge, delivery.id.clone());
+        if kept.contains_key(&key) {
+            return Ok(false);
+        }
+        kept.insert(key, (delivery.clone(), None));
+        Ok(true)
+    }
+
+    async fn pending_deliveries(&self, limit: usize) -> Result<Vec<Delivery>, StoreError> {
+        let kept = self.deliveries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut pending: Vec<&Delivery> = kept
+            .values()
+            .filter(|(d, dispatched)| dispatched.is_none() && d.ignored().is_none())
+            .map(|(d, _)| d)
+            .collect();
+        pending.sort_by(|a, b| (a.received_ms, a.forge, &a.id).cmp(&(b.received_ms, b.forge, &b.id)));
+        Ok(pending.into_iter().take(limit).cloned().collect())
+    }
+
+    async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError> {
+        let mut kept = self.deliveries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match kept.get_mut(&(forge, id.to_string())) {
+            Some((delivery, dispatched @ None)) if delivery.ignored().is_none() => {
+                *dispatched = Some(at_ms);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     async fn mark_interrupted(

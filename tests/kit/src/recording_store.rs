@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError, StoredDismissal};
+use conclave_shared::delivery::{Delivery, Forge};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::sync::{Arc, Mutex};
@@ -119,6 +120,16 @@ impl RunStore for RecordingStore {
     async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
         self.read("dismissals", None);
         self.inner.dismissals(repository).await
+    }
+    async fn put_delivery(&self, delivery: &Delivery) -> Result<bool, StoreError> {
+        self.inner.put_delivery(delivery).await
+    }
+    async fn pending_deliveries(&self, limit: usize) -> Result<Vec<Delivery>, StoreError> {
+        self.read("pending_deliveries", None);
+        self.inner.pending_deliveries(limit).await
+    }
+    async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError> {
+        self.inner.mark_delivery_dispatched(forge, id, at_ms).await
     }
     async fn mark_interrupted(
         &self,

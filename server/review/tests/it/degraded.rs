@@ -7,6 +7,7 @@ use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;
 use conclave_review::report::build_report;
+use conclave_shared::delivery::{Delivery, Forge};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{
     AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary,
@@ -85,6 +86,15 @@ impl RunStore for FlakyStore {
     }
     async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
         self.inner.dismissals(repository).await
+    }
+    async fn put_delivery(&self, delivery: &Delivery) -> Result<bool, StoreError> {
+        self.inner.put_delivery(delivery).await
+    }
+    async fn pending_deliveries(&self, limit: usize) -> Result<Vec<Delivery>, StoreError> {
+        self.inner.pending_deliveries(limit).await
+    }
+    async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError> {
+        self.inner.mark_delivery_dispatched(forge, id, at_ms).await
     }
     async fn mark_interrupted(
         &self,

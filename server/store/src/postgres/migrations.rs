@@ -173,6 +173,32 @@ CREATE TABLE dismissals (
     PRIMARY KEY (repository, fingerprint)
 );
 "#,
+    // Webhook deliveries from forges: one per forge and delivery id (a redelivery is
+    // recognised, whichever server it reaches), what each asks as typed columns, never
+    // its body. Exactly one of `command` and `ignored` is set; the pending ones are
+    // read oldest first.
+    r#"
+CREATE TABLE deliveries (
+    forge         TEXT NOT NULL,
+    delivery_id   TEXT NOT NULL,
+    event         TEXT NOT NULL,
+    action        TEXT NOT NULL,
+    repository    TEXT,
+    number        BIGINT,
+    head_sha      TEXT,
+    base_ref      TEXT,
+    installation  BIGINT,
+    sender        TEXT,
+    command       TEXT,
+    ignored       TEXT,
+    received_ms   BIGINT NOT NULL,
+    dispatched_ms BIGINT,
+    PRIMARY KEY (forge, delivery_id),
+    CHECK ((command IS NULL) <> (ignored IS NULL))
+);
+CREATE INDEX deliveries_pending ON deliveries (received_ms, forge, delivery_id)
+    WHERE ignored IS NULL AND dispatched_ms IS NULL;
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

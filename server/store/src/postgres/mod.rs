@@ -4,13 +4,15 @@
 //! `rows.rs` how an event's `effect_of` changes node and run rows, `queue.rs` the run
 //! queue (claims with `FOR UPDATE SKIP LOCKED`), `listen.rs` the LISTEN connection
 //! that tells this process about events other servers commit, `evals.rs` the kept
-//! evals of conclaves, `dismissals.rs` the dismissals of findings.
+//! evals of conclaves, `dismissals.rs` the dismissals of findings, `deliveries.rs`
+//! the webhook deliveries forges sent.
 //!
 //! **Invariant:** node and run rows change only in the transaction that stores the
 //! event causing the change, with the run's row locked, so a stored run always agrees
 //! with its event log whichever server wrote it.
 
 mod connection;
+mod deliveries;
 mod dismissals;
 mod evals;
 mod listen;
@@ -29,6 +31,7 @@ use conclave_core::{
     CachedOutput, NewRun, REDACTED, ReviewOf, RunStore, StoreError, StoredDismissal, interrupted_event,
     mask_url_credentials,
 };
+use conclave_shared::delivery::{Delivery, Forge};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -317,6 +320,18 @@ impl RunStore for PostgresStore {
 
     async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
         dismissals::dismissals(&self.client().await?, repository).await
+    }
+
+    async fn put_delivery(&self, delivery: &Delivery) -> Result<bool, StoreError> {
+        deliveries::put_delivery(&self.client().await?, delivery).await
+    }
+
+    async fn pending_deliveries(&self, limit: usize) -> Result<Vec<Delivery>, StoreError> {
+        deliveries::pending_deliveries(&self.client().await?, limit).await
+    }
+
+    async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError> {
+        deliveries::mark_dispatched(&self.client().await?, forge, id, at_ms).await
     }
 
     async fn mark_interrupted(

@@ -4,7 +4,8 @@
 //! Layout: `schema.rs` opens connections, migrates and maps rows; `writer.rs` is the
 //! one writer thread with group commit; `write.rs` the writes it applies; `read.rs`
 //! the reads, on blocking threads with read connections of their own;
-//! `dismissals.rs` the dismissals' write and read; `queue.rs` the
+//! `dismissals.rs` the dismissals' write and read; `deliveries.rs` the webhook
+//! deliveries'; `queue.rs` the
 //! run queue (claims in the writer's immediate transactions, so one process at a
 //! time, and never two workers on one run).
 //!
@@ -14,6 +15,7 @@
 //! (`synchronous = NORMAL`: safe against a killed process; an OS crash or power loss
 //! may lose the last commits). Nothing here blocks the async runtime's threads.
 
+mod deliveries;
 mod dismissals;
 mod queue;
 mod read;
@@ -26,6 +28,7 @@ mod tests;
 
 use async_trait::async_trait;
 use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError, StoredDismissal};
+use conclave_shared::delivery::{Delivery, Forge};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
@@ -193,6 +196,20 @@ impl RunStore for SqliteStore {
     async fn dismissals(&self, repository: Option<&str>) -> Result<Vec<StoredDismissal>, StoreError> {
         let repository = repository.map(str::to_string);
         self.readers.run(move |conn| dismissals::dismissals(conn, repository.as_deref())).await
+    }
+
+    async fn put_delivery(&self, delivery: &Delivery) -> Result<bool, StoreError> {
+        let delivery = delivery.clone();
+        self.writer.submit(move |conn| deliveries::put_delivery(conn, &delivery)).await
+    }
+
+    async fn pending_deliveries(&self, limit: usize) -> Result<Vec<Delivery>, StoreError> {
+        self.readers.run(move |conn| deliveries::pending_deliveries(conn, limit)).await
+    }
+
+    async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError> {
+        let id = id.to_string();
+        self.writer.submit(move |conn| deliveries::mark_dispatched(conn, forge, &id, at_ms)).await
     }
 
     /// Which runs' owners are dead is asked here, on the caller's side (the check is

@@ -170,6 +170,31 @@ CREATE TABLE dismissals (
     PRIMARY KEY (repository, fingerprint)
 ) WITHOUT ROWID;
 "#,
+    // Webhook deliveries from forges: one per forge and delivery id (a redelivery is
+    // recognised), what each asks as typed columns, never its body. Exactly one of
+    // `command` and `ignored` is set; the pending ones are read oldest first.
+    r#"
+CREATE TABLE deliveries (
+    forge         TEXT NOT NULL,
+    delivery_id   TEXT NOT NULL,
+    event         TEXT NOT NULL,
+    action        TEXT NOT NULL,
+    repository    TEXT,
+    number        INTEGER,
+    head_sha      TEXT,
+    base_ref      TEXT,
+    installation  INTEGER,
+    sender        TEXT,
+    command       TEXT,
+    ignored       TEXT,
+    received_ms   INTEGER NOT NULL,
+    dispatched_ms INTEGER,
+    PRIMARY KEY (forge, delivery_id),
+    CHECK ((command IS NULL) <> (ignored IS NULL))
+) WITHOUT ROWID;
+CREATE INDEX deliveries_pending ON deliveries (received_ms, forge, delivery_id)
+    WHERE ignored IS NULL AND dispatched_ms IS NULL;
+"#,
 ];
 
 /// Prepared statements kept per connection; more than the store has.

@@ -1,0 +1,144 @@
+//! Time from a webhook delivery to its stored record: 1,000 signed GitHub
+//! `pull_request` deliveries (each a realistic body of about 20 KB, a distinct
+//! delivery id) POSTed through `app()` in process, the time of each request measured
+//! from its start to the 202, which is sent only once the record is committed. Run
+//! one at a time, then 8 at once (the store's group commit shares transactions), on
+//! the SQLite store in a temporary file, and on PostgreSQL when
+//! `CONCLAVE_TEST_POSTGRES_URL` is set. Prints p50, p99 and the largest time.
+//! Run with `cargo bench -p conclave-server --bench webhooks`.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use conclave_core::{ProviderRegistry, RunStore, Secret};
+use conclave_engine::{Engine, EngineConfig};
+use conclave_schema::SchemaCatalog;
+use conclave_server::Workspace;
+use conclave_server::api::webhooks::settings::Webhooks;
+use conclave_server::api::webhooks::signature::github_signature;
+use conclave_server::api::{AppState, EditorSource, Security, app};
+use conclave_store::{PostgresStore, SqliteStore};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+const DELIVERIES: usize = 1000;
+const CLIENTS: usize = 8;
+const SECRET: &str = "bench-webhook-secret-0123456789";
+
+fn state(store: Arc<dyn RunStore>) -> AppState {
+    let dir = std::env::temp_dir().join("conclave-webhooks-bench");
+    let workspace =
+        Workspace::new(dir.join("conclaves"), SchemaCatalog::with_roots(vec![]), ProviderRegistry::default());
+    let engine = Engine::new(ProviderRegistry::default(), store, EngineConfig::default());
+    let security = Security {
+        token: Some(Secret::new("bench-token")),
+        allowed_hosts: Vec::new(),
+        repo_roots: vec![dir],
+        allowed_programs: Vec::new(),
+    };
+    let secrets = |name: &str| (name == "CONCLAVE_GITHUB_WEBHOOK_SECRET").then(|| SECRET.to_string());
+    AppState::new(workspace, engine, security, EditorSource::embedded())
+        .with_webhooks(Webhooks::from_env(&secrets, false))
+}
+
+/// A `pull_request` body as GitHub sends one: the pull request, repository and
+/// sender objects with their many URLs, about 20 KB.
+fn body(n: usize) -> String {
+    let urls: serde_json::Map<String, serde_json::Value> = (0..120)
+        .map(|i| (format!("url_{i}"), json!(format!("https://api.example/repos/acme/app/things/{i}/{n}"))))
+        .collect();
+    json!({
+        "action": "synchronize", "number": n,
+        "pull_request": {
+            "number": n, "draft": false, "title": "A change", "body": "x".repeat(2000),
+            "head": {"sha": format!("{n:040x}"), "ref": "feature", "repo": urls.clone()},
+            "base": {"sha": "f".repeat(40), "ref": "main", "repo": urls.clone()}, "links": urls.clone()
+        },
+        "repository": {"full_name": "acme/app", "more": urls},
+        "installation": {"id": 4242}, "sender": {"login": "ann"}
+    })
+    .to_string()
+}
+
+async fn deliver(state: &AppState, id: String, body: String) -> Duration {
+    let signature = github_signature(SECRET, body.as_bytes());
+    let request = Request::post("/webhooks/github")
+        .header("host", "127.0.0.1:7700")
+        .header("content-type", "application/json")
+        .header("x-github-event", "pull_request")
+        .header("x-github-delivery", id)
+        .header("x-hub-signature-256", signature)
+        .body(Body::from(body))
+        .expect("request");
+    let start = Instant::now();
+    let response = app(state.clone()).oneshot(request).await.expect("response");
+    let took = start.elapsed();
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    took
+}
+
+fn report(label: &str, mut times: Vec<Duration>) {
+    times.sort();
+    let at = |q: f64| times[((times.len() as f64 * q).ceil() as usize).saturating_sub(1)];
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{label}: {} deliveries, delivery to stored record p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        times.len(),
+        ms(at(0.50)),
+        ms(at(0.99)),
+        ms(times[times.len() - 1])
+    );
+}
+
+/// [`DELIVERIES`] one at a time, then as many from [`CLIENTS`] at once, on `store`.
+async fn measure(label: &str, store: Arc<dyn RunStore>) {
+    // Ids of this run only, so a database kept from an earlier run changes nothing.
+    let label = format!("{label}-{}", conclave_core::now_ms());
+    let label = label.as_str();
+    let state = state(store.clone());
+    let bodies: Vec<String> = (0..DELIVERIES).map(body).collect();
+    let mut one = Vec::with_capacity(DELIVERIES);
+    for (n, body) in bodies.iter().enumerate() {
+        one.push(deliver(&state, format!("{label}-one-{n}"), body.clone()).await);
+    }
+    report(&format!("{}, one at a time", label_of(label)), one);
+    let mut tasks = tokio::task::JoinSet::new();
+    for client in 0..CLIENTS {
+        let (state, bodies) = (state.clone(), bodies.clone());
+        let label = label.to_string();
+        tasks.spawn(async move {
+            let mut times = Vec::new();
+            for n in (client..DELIVERIES).step_by(CLIENTS) {
+                times.push(deliver(&state, format!("{label}-many-{n}"), bodies[n].clone()).await);
+            }
+            times
+        });
+    }
+    let many: Vec<Duration> = tasks.join_all().await.into_iter().flatten().collect();
+    report(&format!("{}, {CLIENTS} at once", label_of(label)), many);
+    let kept = store.pending_deliveries(usize::MAX >> 2).await.expect("pending");
+    let ours = kept.iter().filter(|d| d.id.starts_with(label)).count();
+    assert_eq!(ours, 2 * DELIVERIES, "every delivery was kept");
+}
+
+/// The store's name, without the run's time.
+fn label_of(label: &str) -> &str {
+    label.split('-').next().unwrap_or(label)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sqlite = SqliteStore::open(&dir.path().join("runs.db")).expect("SQLite store");
+        measure("SQLite", Arc::new(sqlite)).await;
+        match std::env::var("CONCLAVE_TEST_POSTGRES_URL") {
+            Ok(url) => {
+                let store = PostgresStore::connect(&url).await.expect("PostgreSQL store");
+                measure("PostgreSQL", Arc::new(store)).await;
+            }
+            Err(_) => println!("PostgreSQL: skipped (set CONCLAVE_TEST_POSTGRES_URL)"),
+        }
+    });
+}
