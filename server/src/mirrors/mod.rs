@@ -1,6 +1,7 @@
 //! The worker's cache of bare mirrors, one per repository: created on first use,
 //! fetched with the repository's token for the base and head commits of a pull
-//! request (shallow, deepened until their merge base is there), one fetch at a time
+//! request (shallow at first, deepened until their merge base is there; whole once
+//! the mirror has history, so a push brings its new commits alone), one fetch at a time
 //! per mirror across processes, and a worktree per review.
 //!
 //! Layout: `path.rs` derives a mirror's directory from the forge and the repository
@@ -79,12 +80,16 @@ impl Mirrors {
         let header = token.git_authorization();
         let redactor = Redactor::new([token.secret().expose().to_string(), header.expose().to_string()]);
         let _lock = MirrorLock::acquire(&mirror).await?;
-        create(&mirror).await?;
+        let created = create(&mirror).await?;
         let remote = Remote { url: url.as_str(), origin: &url, header: &header, redactor: &redactor, repository };
         let fetched = if has_commits(&mirror, &[base, head]).await {
             false
         } else {
-            remote.fetch(&mirror, &["--depth=1"], &[base, head]).await?;
+            // A new mirror starts shallow; a mirror with history fetches whole, which
+            // stops at the commits it holds (a push to a pull request is its new
+            // commits alone) and leaves no new shallow boundary to deepen across.
+            let depth: &[&str] = if created { &["--depth=1"] } else { &[] };
+            remote.fetch(&mirror, depth, &[base, head]).await?;
             true
         };
         let mut deepened = 0;
@@ -135,17 +140,21 @@ impl Remote<'_> {
     }
 }
 
-/// Creates the bare mirror at `mirror` unless it exists (the caller holds its lock).
-async fn create(mirror: &Path) -> Result<(), MirrorError> {
+/// Creates the bare mirror at `mirror` unless it exists (the caller holds its lock);
+/// whether it was created, or holds nothing yet.
+async fn create(mirror: &Path) -> Result<bool, MirrorError> {
     if mirror.join("HEAD").is_file() {
-        return Ok(());
+        let mut command = git_command(mirror, None);
+        command.args(["for-each-ref", "--count=1", "refs/conclave/"]);
+        let refs = run(command, "listing the mirror's commits", &Redactor::default()).await?;
+        return Ok(refs.trim().is_empty());
     }
     let parent = mirror.parent().unwrap_or(mirror);
     std::fs::create_dir_all(parent).map_err(MirrorError::io(format!("cannot create {}", parent.display())))?;
     let mut command = git_command(parent, None);
     command.args(["init", "--bare", "--quiet"]).arg(mirror);
     run(command, &format!("creating the mirror {}", mirror.display()), &Redactor::default()).await?;
-    Ok(())
+    Ok(true)
 }
 
 async fn has_commits(mirror: &Path, commits: &[&str]) -> bool {
