@@ -14,9 +14,13 @@ use conclave_core::{Redactor, Secret};
 use reqwest::Url;
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 use tokio::process::Command;
 
 use super::error::MirrorError;
+
+/// The longest one git command may take.
+const TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
 /// A git command in `dir`; with `auth` (the forge's origin and the header), it
 /// sends that header to that origin.
@@ -46,7 +50,15 @@ pub fn git_command(dir: &Path, auth: Option<(&Url, &Secret)>) -> Command {
 /// Runs `command`; its standard output, or git's message (cleaned by `redactor`)
 /// in an error saying `what` failed.
 pub async fn run(mut command: Command, what: &str, redactor: &Redactor) -> Result<String, MirrorError> {
-    let output = command.output().await.map_err(MirrorError::io(format!("cannot run git for {what}")))?;
+    // A fetch that hangs would hold its mirror's lock for good; `kill_on_drop` ends git
+    // when the wait is abandoned.
+    let output = match tokio::time::timeout(TIMEOUT, command.output()).await {
+        Ok(output) => output.map_err(MirrorError::io(format!("cannot run git for {what}")))?,
+        Err(_) => {
+            let message = format!("git did not finish in {} minutes", TIMEOUT.as_secs() / 60);
+            return Err(MirrorError::Git { what: what.to_string(), message });
+        }
+    };
     if output.status.success() {
         return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
     }

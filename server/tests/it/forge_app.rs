@@ -64,6 +64,16 @@ async fn the_apps_jwt_is_accepted_and_one_exchange_serves_many_concurrent_uses()
 }
 
 #[tokio::test]
+async fn a_rate_limited_exchange_is_retried_as_posting_retries() {
+    let github = github_app().await;
+    github.misbehave(1, false);
+    let token = app_auth(&github, APP_ID).token(&repo("acme/app")).await.expect("a token after the wait");
+    assert_eq!(github.minted(), vec![token.secret().expose().to_string()]);
+    let posts = github.requests().iter().filter(|r| r.path.ends_with("/access_tokens")).count();
+    assert_eq!(posts, 2, "one 429, then the exchange");
+}
+
+#[tokio::test]
 async fn a_token_is_minted_again_shortly_before_it_expires() {
     let github = github_app().await;
     github.set_app(Duration::from_secs(4), false);
@@ -213,6 +223,17 @@ async fn a_mirror_fetches_base_and_head_with_the_installation_token_and_then_onl
     assert_eq!(third.merge_base, merge_base);
     let added = objects(&fetched.mirror) - before;
     assert!((1..=3).contains(&added), "{added} objects fetched for one new commit of one file");
+}
+
+#[tokio::test]
+async fn two_fetches_into_one_mirror_take_turns() {
+    let (_github, dir, token) = served_app().await;
+    let (_work, base, head, merge_base) = origin(dir.path());
+    let (one, two) = (Mirrors::new(dir.path().join("cache")), Mirrors::new(dir.path().join("cache")));
+    let (a, b) = tokio::join!(one.fetch(&token, &base, &head), two.fetch(&token, &base, &head));
+    let (a, b) = (a.expect("the first fetch"), b.expect("the second fetch"));
+    assert_eq!((a.merge_base.as_str(), b.merge_base.as_str()), (merge_base.as_str(), merge_base.as_str()));
+    assert_eq!([a.fetched, b.fetched].iter().filter(|f| **f).count(), 1, "the second waited and found both commits");
 }
 
 #[tokio::test]
