@@ -338,3 +338,57 @@ async fn a_hostile_repository_name_is_refused_before_git_runs() {
     assert!(github.git_tokens().is_empty(), "git never ran");
     assert!(!dir.path().join("cache").exists(), "nothing was created");
 }
+
+#[test]
+fn the_jwt_is_backdated_signed_with_rs256_and_lives_under_ten_minutes() {
+    use conclave_server::forge_app::AppKey;
+    use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+    let key = AppKey::from_file(APP_ID, &fixture("test-app-key.pem")).expect("the test key");
+    let now = std::time::SystemTime::now();
+    let jwt = key.jwt(now).expect("signed");
+    let public = std::fs::read(fixture("test-app-key.pub.pem")).expect("public half");
+    let mut validation = Validation::new(Algorithm::RS256);
+    validation.set_issuer(&[APP_ID]);
+    let claims = jsonwebtoken::decode::<serde_json::Value>(
+        jwt.expose(),
+        &DecodingKey::from_rsa_pem(&public).expect("public key"),
+        &validation,
+    )
+    .expect("a valid RS256 JWT of the app")
+    .claims;
+    let secs = now.duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_secs();
+    let (iat, exp) = (claims["iat"].as_u64().expect("iat"), claims["exp"].as_u64().expect("exp"));
+    assert_eq!(secs - iat, 60, "iat is backdated a minute against clock drift");
+    assert!(exp - iat < 600 && exp > secs, "iat {iat}, exp {exp}, now {secs}");
+}
+
+#[test]
+fn a_misconfigured_app_is_refused_with_every_problem_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let not_a_key = dir.path().join("key.pem");
+    std::fs::write(&not_a_key, "-----BEGIN RSA PRIVATE KEY-----\nbm90IGEga2V5\n-----END RSA PRIVATE KEY-----\n")
+        .expect("write");
+    let cases: [(&[(&str, &str)], &str); 5] = [
+        (&[("CONCLAVE_GITHUB_APP_ID", "1")], "CONCLAVE_GITHUB_APP_ID is set without CONCLAVE_GITHUB_APP_KEY_FILE"),
+        (
+            &[("CONCLAVE_GITHUB_APP_ID", "1"), ("CONCLAVE_GITHUB_APP_KEY_FILE", "/nonexistent/key.pem")],
+            "cannot be read",
+        ),
+        (
+            &[("CONCLAVE_GITHUB_APP_ID", "1"), ("CONCLAVE_GITHUB_APP_KEY_FILE", &not_a_key.to_string_lossy())],
+            "is not an RSA private key in PEM",
+        ),
+        (&[("CONCLAVE_GITHUB_TOKEN", "a-token-value")], "without CONCLAVE_GITHUB_REPOSITORY"),
+        (&[("CONCLAVE_GITHUB_API_URL", "ftp://example.com")], "CONCLAVE_GITHUB_API_URL is not an http(s) URL"),
+    ];
+    for (env, expected) in cases {
+        let env: HashMap<&str, &str> = env.iter().copied().collect();
+        let error = ForgeAuth::from_env(&|name| env.get(name).map(|v| v.to_string())).expect_err(expected);
+        assert!(error.to_string().contains(expected), "{env:?}: {error}");
+        assert!(!error.to_string().contains("bm90IGEga2V5"), "the key's content is not echoed: {error}");
+    }
+    // Nothing configured is not an error; a repository then has no token, and says why.
+    let none = ForgeAuth::from_env(&|_| None).expect("nothing configured");
+    let error = futures::executor::block_on(none.token(&repo("acme/app"))).expect_err("no token");
+    assert!(error.to_string().contains("set CONCLAVE_GITHUB_APP_ID"), "{error}");
+}
