@@ -56,6 +56,12 @@ async fn bench() {
     })
     .await;
     report("a fresh full clone (git clone --bare)", clone);
+    let partial = measure(RUNS, |i| {
+        let (token, into) = (token.clone(), dir.path().join(format!("partial-{i}")));
+        async move { partial_clone(&token, &into).await }
+    })
+    .await;
+    report("a fresh partial clone (--filter=blob:none, blobs of the head fetched on checkout)", partial);
     let cold = measure(RUNS, |i| {
         let mirrors = Mirrors::new(dir.path().join(format!("cold-{i}")));
         let (token, base, head) = (token.clone(), base.clone(), head.clone());
@@ -115,6 +121,21 @@ async fn full_clone(token: &RepoToken, into: &Path) {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// What a partial clone costs a review: the history without blobs, then the head's
+/// blobs, fetched as a worktree of it is checked out.
+async fn partial_clone(token: &RepoToken, into: &Path) {
+    let url = token.clone_url().expect("url");
+    let header = token.git_authorization();
+    let mut clone = git_command(Path::new("/"), Some((&url, &header)));
+    clone.args(["clone", "--bare", "--quiet", "--filter=blob:none", url.as_str()]).arg(into);
+    let out = clone.output().await.expect("git clone runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut checkout = git_command(into, Some((&url, &header)));
+    checkout.args(["worktree", "add", "--detach", "--quiet"]).arg(into.join("wt")).arg("feature");
+    let out = checkout.output().await.expect("git worktree runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// The repository, written with `git fast-import`: `main` with [`COMMITS`] commits,
 /// `feature` branching 20 commits before its tip with 3 of its own. The base and head.
 fn build_repository(work: &Path, served: &Path) -> (String, String) {
@@ -142,6 +163,7 @@ fn build_repository(work: &Path, served: &Path) -> (String, String) {
     git(work, &["checkout", "-q", "feature"]);
     std::fs::create_dir_all(served).expect("served dir");
     git(served, &["init", "-q", "--bare"]);
+    git(served, &["config", "uploadpack.allowFilter", "true"]);
     git(work, &["push", "-q", &served.to_string_lossy(), "main", "feature"]);
     let rev = |r: &str| {
         let out = Command::new("git").arg("-C").arg(work).args(["rev-parse", r]).output().expect("rev-parse");
