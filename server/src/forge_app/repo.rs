@@ -57,7 +57,10 @@ impl RepoToken {
             Forge::Github => {
                 let headers = vec![("accept", "application/vnd.github+json"), ("x-github-api-version", "2022-11-28")];
                 let bearer = Secret::new(format!("Bearer {}", self.token.expose()));
-                let explain = ("the installation token", "give the GitHub App the permission the request needs");
+                let explain = (
+                    "CONCLAVE_GITHUB_TOKEN (or the GitHub App's installation token)",
+                    "give the GitHub App (or the token) the permission the request needs",
+                );
                 Api::new(self.urls.api.clone(), ("authorization", bearer), &self.token, headers, explain)
             }
             Forge::Gitlab => {
