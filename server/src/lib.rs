@@ -7,7 +7,10 @@
 //! the environment, opening the store), `api/` (axum routes, SSE, errors), `mcp/` (Conclave
 //! as an MCP server, over stdio and at `/mcp`, through the API's functions), `cli/` (the
 //! commands and their exit codes), `post/` (publishing a review on a pull or merge
-//! request), `observe/` (the metrics recorder and the trace exporter), `worker.rs`
+//! request), `forge_app/` (Conclave's credentials on the forges as a service: a GitHub
+//! App's installation tokens, single-repository and GitLab tokens, who may command a
+//! review), `mirrors/` (bare mirrors of the reviewed repositories, fetched with those
+//! tokens, and worktrees of them), `observe/` (the metrics recorder and the trace exporter), `worker.rs`
 //! (claiming queued runs and running them under a lease).
 //!
 //! **Invariant:** this is the only crate that knows axum and clap; it owns no engine,
@@ -15,7 +18,9 @@
 
 pub mod api;
 pub mod cli;
+pub mod forge_app;
 pub mod mcp;
+pub mod mirrors;
 pub mod observe;
 pub mod post;
 pub mod worker;
@@ -30,6 +35,8 @@ pub const SECRET_VARIABLES: &[&str] = &[
     "CONCLAVE_TOKEN",
     "GITHUB_TOKEN",
     "GITLAB_TOKEN",
+    "CONCLAVE_GITHUB_TOKEN",
+    "CONCLAVE_GITLAB_TOKEN",
     "CONCLAVE_GITHUB_WEBHOOK_SECRET",
     "CONCLAVE_GITLAB_WEBHOOK_SECRET",
 ];

@@ -31,6 +31,7 @@ pub use provider::{
 pub use queue::{Cancel, Job, Lease, QueueStats, RunQueue};
 pub use redact::{
     REDACTED, RedactingProvider, Redactor, install_process_redactor, mask_url_credentials, process_redactor,
+    register_secret,
 };
 pub use registry::ProviderRegistry;
 pub use retry::RetryPolicy;

@@ -12,8 +12,10 @@
 //! secret split across two pieces is still caught.
 
 mod encodings;
+mod registered;
 mod url_credentials;
 
+pub use registered::register_secret;
 pub use url_credentials::{UrlCredentials, find_url_credentials, mask_url_credentials};
 
 use async_trait::async_trait;
@@ -49,10 +51,32 @@ struct Known {
 }
 
 /// The redactor of every secret the process knows, once [`install_process_redactor`]
-/// set it (before that, one of URL credentials only).
+/// set it (before that, one of URL credentials only), and of every secret given to
+/// [`register_secret`] since.
 pub fn process_redactor() -> Arc<Redactor> {
-    PROCESS.get().cloned().unwrap_or_default()
+    let installed = PROCESS.get().cloned();
+    let generation = registered::generation();
+    if generation == 0 {
+        return installed.unwrap_or_default();
+    }
+    let mut combined = COMBINED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((built, over_installed, redactor)) = combined.as_ref()
+        && *built == generation
+        && *over_installed == installed.is_some()
+    {
+        return redactor.clone();
+    }
+    let (generation, secrets) = registered::registered();
+    let over_installed = installed.is_some();
+    let redactor = Arc::new(installed.map(|r| (*r).clone()).unwrap_or_default().with_secrets(secrets));
+    *combined = Some((generation, over_installed, redactor.clone()));
+    redactor
 }
+
+/// The installed redactor with the registered secrets: the generation of the
+/// registered secrets it was built at, whether the process's redactor was installed
+/// then, and the redactor.
+static COMBINED: Mutex<Option<(u64, bool, Arc<Redactor>)>> = Mutex::new(None);
 
 /// Sets the process's redactor, which every rendered report and posted body passes
 /// last; the first call wins, so a process's secrets are decided once.

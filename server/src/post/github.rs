@@ -208,17 +208,24 @@ async fn may_dismiss(
     if let Some(known) = may.get(login) {
         return Ok(*known);
     }
-    let (owner, name) = config.repository.split_once('/').unwrap_or((&config.repository, ""));
-    let url = api.url(&["repos", owner, name, "collaborators", login, "permission"]);
-    let allowed = match api.send(Method::GET, url, None).await {
-        Ok((_, answer)) => ["permission", "role_name"]
-            .iter()
-            .any(|k| matches!(answer[*k].as_str(), Some("admin" | "maintain" | "write"))),
-        Err(PostError::Status { status: 404, .. }) => false,
-        Err(e) => return Err(e),
-    };
+    let allowed = has_write_access(api, &config.repository, login).await?;
     may.insert(login.to_string(), allowed);
     Ok(allowed)
+}
+
+/// Whether `login` has write access to `repository` (`owner/name`): the write,
+/// maintain or admin role. Someone who is not a collaborator (404) has not. The one
+/// check of who may dismiss a finding or command a review.
+pub async fn has_write_access(api: &Api, repository: &str, login: &str) -> Result<bool, PostError> {
+    let (owner, name) = repository.split_once('/').unwrap_or((repository, ""));
+    let url = api.url(&["repos", owner, name, "collaborators", login, "permission"]);
+    match api.send(Method::GET, url, None).await {
+        Ok((_, answer)) => Ok(["permission", "role_name"]
+            .iter()
+            .any(|k| matches!(answer[*k].as_str(), Some("admin" | "maintain" | "write")))),
+        Err(PostError::Status { status: 404, .. }) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Conclave's inline review comments (`summary` false), or its review bodies that

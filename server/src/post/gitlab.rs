@@ -187,14 +187,21 @@ async fn may_dismiss(api: &Api, config: &Config, user: u64, may: &mut HashMap<u6
     if let Some(known) = may.get(&user) {
         return Ok(*known);
     }
-    let url = api.url(&["projects", config.project.as_str(), "members", "all", &user.to_string()]);
-    let allowed = match api.send(Method::GET, url, None).await {
-        Ok((_, member)) => member["access_level"].as_u64().is_some_and(|level| level >= DEVELOPER),
-        Err(PostError::Status { status: 404, .. }) => false,
-        Err(e) => return Err(e),
-    };
+    let allowed = has_developer_access(api, &config.project, user).await?;
     may.insert(user, allowed);
     Ok(allowed)
+}
+
+/// Whether user `user` is a member of `project` (an id or a `group/name` path) with
+/// the Developer role or above, inherited membership counting; a non-member (404) is
+/// not. The one check of who may dismiss a finding or command a review.
+pub async fn has_developer_access(api: &Api, project: &str, user: u64) -> Result<bool, PostError> {
+    let url = api.url(&["projects", project, "members", "all", &user.to_string()]);
+    match api.send(Method::GET, url, None).await {
+        Ok((_, member)) => Ok(member["access_level"].as_u64().is_some_and(|level| level >= DEVELOPER)),
+        Err(PostError::Status { status: 404, .. }) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Conclave's discussions: each one's first note with a marker.

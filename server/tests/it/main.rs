@@ -14,6 +14,7 @@ mod budget;
 mod eval_cli;
 mod eval_injected;
 mod fleet;
+mod forge_app;
 mod local_model;
 mod mcp_agents;
 mod mcp_server;

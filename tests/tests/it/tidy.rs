@@ -23,7 +23,10 @@ const DATABASE_CLIENTS: &[&str] = &["rusqlite", "tokio-postgres", "deadpool-post
 const FORBIDDEN: &[(&str, &[&str])] = &[
     ("conclave-shared", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-core", "metrics"]),
     ("conclave-schema", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "conclave-core", "metrics"]),
-    ("conclave-core", &["reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-schema", "metrics", "rmcp"]),
+    (
+        "conclave-core",
+        &["reqwest", "axum", "llama-cpp-2", "clap", "jsonschema", "conclave-schema", "metrics", "rmcp", "jsonwebtoken"],
+    ),
     ("conclave-catalog", &["tokio", "reqwest", "axum", "llama-cpp-2", "clap", "conclave-core", "metrics"]),
     // The engine records metrics through the `metrics` facade and spans through
     // `tracing`; the exporters are the binary's business.
@@ -46,10 +49,17 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "tracing-opentelemetry",
         ],
     ),
-    ("conclave-providers", &["axum", "clap", "conclave-engine", "conclave-review", "conclave-store", "metrics"]),
+    // Only the server authenticates to the forges (a GitHub App's JWT).
+    (
+        "conclave-providers",
+        &["axum", "clap", "conclave-engine", "conclave-review", "conclave-store", "metrics", "jsonwebtoken"],
+    ),
     // The MCP client knows the SDK, the engine's command sandbox and the core traits:
     // no API, command line, review, vendor or store crate.
-    ("conclave-mcp", &["axum", "clap", "llama-cpp-2", "conclave-review", "conclave-providers", "conclave-store"]),
+    (
+        "conclave-mcp",
+        &["axum", "clap", "llama-cpp-2", "conclave-review", "conclave-providers", "conclave-store", "jsonwebtoken"],
+    ),
     // The sandbox confines processes with the standard library and the kernel: no
     // async runtime, no engine, review or server crate.
     (
@@ -68,13 +78,14 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
             "metrics-exporter-prometheus",
             "opentelemetry",
             "tracing-opentelemetry",
+            "jsonwebtoken",
         ],
     ),
 ];
 
 /// conclave-store's own limits: it is reached by the server only.
 const STORE_FORBIDDEN: &[&str] =
-    &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-engine", "conclave-review", "metrics"];
+    &["reqwest", "axum", "llama-cpp-2", "clap", "conclave-engine", "conclave-review", "metrics", "jsonwebtoken"];
 
 /// The longest a function may be, in lines, outside `view!` blocks.
 const MAX_FUNCTION_LINES: usize = 80;

@@ -1,15 +1,20 @@
 //! A fake of GitHub's pull-request REST API: the pull request, its files with their
 //! patches, review comments (replies joining their thread) and reviews, paginated
-//! with `Link` headers; collaborators' permissions; and the GraphQL endpoint of
-//! `github_graphql.rs` for review threads.
+//! with `Link` headers; collaborators' permissions; the GraphQL endpoint of
+//! `github_graphql.rs` for review threads; a GitHub App's installation tokens
+//! (`github_app.rs`); and git over HTTP of the repositories of a directory
+//! (`git_http.rs`), for the token or the installation's tokens alone.
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Request, Response};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use super::git_http;
+use super::github_app::{self, AppState};
 use super::github_graphql::{Graph, Thread};
 use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, page, page_url, serve, start};
 
@@ -39,6 +44,12 @@ pub struct PullState {
     pub mutations: Vec<String>,
     /// When set, every GraphQL request is answered with this error (HTTP 200).
     pub graphql_error: Option<String>,
+    /// The GitHub App installed on the repository, when the fake plays one.
+    pub app: Option<AppState>,
+    /// The directory whose bare repositories (`owner/name.git`) git fetches over HTTP.
+    pub git_root: Option<PathBuf>,
+    /// The tokens git presented, in order (refused ones too).
+    pub git_tokens: Vec<String>,
     /// Paging, refusals and the requests seen.
     pub behaviour: Behaviour,
     base: String,
@@ -125,18 +136,84 @@ impl FakeForge<PullState> {
     pub fn reviews(&self) -> Vec<Value> {
         self.state.lock().expect("lock").reviews.clone()
     }
+
+    /// Plays GitHub App `app_id` (whose key's public half is `public_key`, PEM),
+    /// installed on the repository as `installation`.
+    pub fn install_app(&self, app_id: &str, public_key: &[u8], installation: u64) {
+        self.state.lock().expect("lock").app = Some(AppState::new(app_id, public_key, installation));
+    }
+
+    /// Changes the app's state: how long minted tokens live, whether the
+    /// installation was removed.
+    pub fn set_app(&self, token_lifetime: std::time::Duration, revoked: bool) {
+        if let Some(app) = self.state.lock().expect("lock").app.as_mut() {
+            app.token_lifetime = token_lifetime;
+            app.revoked = revoked;
+        }
+    }
+
+    /// The installation tokens minted so far.
+    pub fn minted(&self) -> Vec<String> {
+        let state = self.state.lock().expect("lock");
+        state.app.as_ref().map(|app| app.minted.iter().map(|(t, _)| t.clone()).collect()).unwrap_or_default()
+    }
+
+    /// Why JWTs were refused, in order.
+    pub fn refused_jwts(&self) -> Vec<String> {
+        self.state.lock().expect("lock").app.as_ref().map(|app| app.refused.clone()).unwrap_or_default()
+    }
+
+    /// Serves the bare repositories under `root` (`owner/name.git`) over git's HTTP.
+    pub fn serve_git(&self, root: &std::path::Path) {
+        self.state.lock().expect("lock").git_root = Some(root.to_path_buf());
+    }
+
+    /// The tokens git presented so far (an empty one for a request without any).
+    pub fn git_tokens(&self) -> Vec<String> {
+        self.state.lock().expect("lock").git_tokens.clone()
+    }
 }
 
 async fn handle(State(state): State<Arc<Mutex<PullState>>>, request: Request<Body>) -> Response<Body> {
+    if git_http::is_git(request.uri().path()) {
+        return git(&state, request).await;
+    }
     let forbidden = json!({"message": "Resource not accessible by integration",
         "documentation_url": "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
         "status": "403"});
     serve(&state, request, route, forbidden).await
 }
 
+/// Git over HTTP, for the fake's token or an installation token that is still valid.
+async fn git(state: &Arc<Mutex<PullState>>, request: Request<Body>) -> Response<Body> {
+    let token = git_http::basic_token(&request);
+    let root = {
+        let mut state = state.lock().expect("lock");
+        state.git_tokens.push(token.clone().unwrap_or_default());
+        let accepted = token.as_deref().is_some_and(|t| accepts(&state, t));
+        match (&state.git_root, accepted) {
+            (Some(root), true) => root.clone(),
+            (Some(_), false) => return git_http::unauthorized(),
+            (None, _) => return Answer::status(404, "Not Found").into_response(),
+        }
+    };
+    git_http::serve(&root, request).await
+}
+
+/// Whether `token` is the fake's token or a valid installation token.
+fn accepts(state: &PullState, token: &str) -> bool {
+    (!state.token.is_empty() && token == state.token) || state.app.as_ref().is_some_and(|app| app.accepts(token))
+}
+
 fn route(state: &mut PullState, incoming: &Incoming) -> Answer {
     let auth = incoming.headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
-    if auth != format!("Bearer {}", state.token) {
+    if let (Some(app), ["app", "installations", id, "access_tokens"]) =
+        (state.app.as_mut(), incoming.segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice())
+        && incoming.method == "POST"
+    {
+        return github_app::access_tokens(app, id, auth);
+    }
+    if !auth.strip_prefix("Bearer ").is_some_and(|token| accepts(state, token)) {
         return Answer::status(401, "Bad credentials");
     }
     if incoming.method == "POST" && incoming.segments == ["graphql"] {

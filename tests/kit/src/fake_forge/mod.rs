@@ -3,9 +3,12 @@
 //! `X-Next-Page` on GitLab) with small pages, keep the comments they are sent
 //! (created, edited, resolved), record every request, and can refuse writes (403)
 //! or ask the client to slow down (429 with `retry-after`). GitHub's GraphQL
-//! endpoint for review threads is `github_graphql.rs`.
+//! endpoint for review threads is `github_graphql.rs`, a GitHub App's token endpoint
+//! `github_app.rs`, and git over HTTP (`git http-backend`) `git_http.rs`.
 
+pub mod git_http;
 pub mod github;
+pub mod github_app;
 pub mod github_graphql;
 pub mod gitlab;
 
@@ -113,7 +116,7 @@ impl Answer {
         Answer { status, headers: Vec::new(), body: json!({"message": message}) }
     }
 
-    fn into_response(self) -> Response<Body> {
+    pub(crate) fn into_response(self) -> Response<Body> {
         let mut builder = Response::builder().status(self.status).header("content-type", "application/json");
         for (name, value) in self.headers {
             builder = builder.header(name, value);
