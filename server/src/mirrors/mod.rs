@@ -114,7 +114,7 @@ impl Mirrors {
     /// Checks out `commit` of `mirror` in a new worktree under the cache.
     pub async fn worktree(&self, mirror: &Path, commit: &str) -> Result<Worktree, MirrorError> {
         let dir = self.root.join(".worktrees");
-        std::fs::create_dir_all(&dir).map_err(MirrorError::io(format!("cannot create {}", dir.display())))?;
+        tokio::fs::create_dir_all(&dir).await.map_err(MirrorError::io(format!("cannot create {}", dir.display())))?;
         Worktree::add(mirror, dir.join(uuid::Uuid::now_v7().to_string()), commit).await
     }
 }
@@ -143,14 +143,14 @@ impl Remote<'_> {
 /// Creates the bare mirror at `mirror` unless it exists (the caller holds its lock);
 /// whether it was created, or holds nothing yet.
 async fn create(mirror: &Path) -> Result<bool, MirrorError> {
-    if mirror.join("HEAD").is_file() {
+    if tokio::fs::try_exists(mirror.join("HEAD")).await.unwrap_or(false) {
         let mut command = git_command(mirror, None);
         command.args(["for-each-ref", "--count=1", "refs/conclave/"]);
         let refs = run(command, "listing the mirror's commits", &Redactor::default()).await?;
         return Ok(refs.trim().is_empty());
     }
     let parent = mirror.parent().unwrap_or(mirror);
-    std::fs::create_dir_all(parent).map_err(MirrorError::io(format!("cannot create {}", parent.display())))?;
+    tokio::fs::create_dir_all(parent).await.map_err(MirrorError::io(format!("cannot create {}", parent.display())))?;
     let mut command = git_command(parent, None);
     command.args(["init", "--bare", "--quiet"]).arg(mirror);
     run(command, &format!("creating the mirror {}", mirror.display()), &Redactor::default()).await?;

@@ -36,8 +36,9 @@ impl Worktree {
         let mut command = git_command(&self.mirror, None);
         command.args(["worktree", "remove", "--force", "--force"]).arg(&self.path);
         let removed = run(command, "removing a worktree", &Redactor::default()).await;
-        if removed.is_err() && self.path.exists() {
-            std::fs::remove_dir_all(&self.path)
+        if removed.is_err() && tokio::fs::try_exists(&self.path).await.unwrap_or(true) {
+            tokio::fs::remove_dir_all(&self.path)
+                .await
                 .map_err(MirrorError::io(format!("cannot remove {}", self.path.display())))?;
             let mut prune = git_command(&self.mirror, None);
             prune.args(["worktree", "prune"]);
