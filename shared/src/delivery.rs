@@ -217,6 +217,25 @@ pub struct Delivery {
 }
 
 impl Delivery {
+    /// A delivery of `event` from `forge` received at `received_ms`, before its body
+    /// is read: nothing known of it yet, and asking nothing.
+    pub fn received(forge: Forge, id: &str, event: DeliveryEvent, received_ms: u64) -> Delivery {
+        Delivery {
+            forge,
+            id: id.to_string(),
+            event,
+            action: String::new(),
+            repository: None,
+            number: None,
+            head_sha: None,
+            base_ref: None,
+            installation: None,
+            sender: None,
+            asks: Asks::Nothing(Ignored::Event),
+            received_ms,
+        }
+    }
+
     /// The command, when it asks one.
     pub fn command(&self) -> Option<&Command> {
         match &self.asks {

@@ -34,20 +34,7 @@ pub fn read(
     id: &str,
     now_ms: u64,
 ) -> Result<Delivery, ApiError> {
-    let mut delivery = Delivery {
-        forge: Forge::Github,
-        id: id.to_string(),
-        event: event.clone(),
-        action: String::new(),
-        repository: None,
-        number: None,
-        head_sha: None,
-        base_ref: None,
-        installation: None,
-        sender: None,
-        asks: Asks::Nothing(Ignored::Event),
-        received_ms: now_ms,
-    };
+    let mut delivery = Delivery::received(Forge::Github, id, event.clone(), now_ms);
     match event {
         DeliveryEvent::PullRequest => pull_request(&mut delivery, parse_json(body)?, review_drafts),
         DeliveryEvent::IssueComment => issue_comment(&mut delivery, parse_json(body)?),

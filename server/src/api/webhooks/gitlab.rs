@@ -28,20 +28,7 @@ pub fn read(
     id: &str,
     now_ms: u64,
 ) -> Result<Delivery, ApiError> {
-    let mut delivery = Delivery {
-        forge: Forge::Gitlab,
-        id: id.to_string(),
-        event: event.clone(),
-        action: String::new(),
-        repository: None,
-        number: None,
-        head_sha: None,
-        base_ref: None,
-        installation: None,
-        sender: None,
-        asks: Asks::Nothing(Ignored::Event),
-        received_ms: now_ms,
-    };
+    let mut delivery = Delivery::received(Forge::Gitlab, id, event.clone(), now_ms);
     match event {
         DeliveryEvent::MergeRequest => merge_request(&mut delivery, parse_json(body)?, review_drafts),
         DeliveryEvent::Note => note(&mut delivery, parse_json(body)?),
