@@ -253,6 +253,100 @@ impl Delivery {
     }
 }
 
+/// The key of a review run's input that names the pull (merge) request it reviews,
+/// when a webhook asked for it: a [`PullRequestRef`].
+pub const PULL_REQUEST_INPUT: &str = "pull_request";
+
+/// A pull (merge) request on a forge, as a review run's input names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PullRequestRef {
+    /// The forge.
+    pub forge: Forge,
+    /// `owner/name` on GitHub, the project's path on GitLab.
+    pub repository: String,
+    /// The request's number (GitLab's `iid`).
+    pub number: u64,
+    /// The GitHub App installation whose token reaches it, when one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installation: Option<u64>,
+}
+
+impl PullRequestRef {
+    /// How people write it: `owner/name#7` on GitHub, `group/project!7` on GitLab.
+    pub fn label(&self) -> String {
+        let sign = match self.forge {
+            Forge::Github => '#',
+            Forge::Gitlab => '!',
+        };
+        format!("{}{sign}{}", self.repository, self.number)
+    }
+
+    /// The request a run input names, if any.
+    pub fn of_input(input: &serde_json::Value) -> Option<PullRequestRef> {
+        serde_json::from_value(input.get(PULL_REQUEST_INPUT)?.clone()).ok()
+    }
+}
+
+/// A review asked for and not queued yet: it waits for the request's review in
+/// progress to end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WantedReview {
+    /// The head the delivery named (`None` for a comment, which names none: the
+    /// request's head when the review starts).
+    pub head: Option<String>,
+    /// The whole change, not only what is new (`/conclave review --full`).
+    pub full: bool,
+    /// Someone asked for it with a comment (a push's review of a head already
+    /// reviewed is not run again; a command's is).
+    pub commanded: bool,
+    /// The newest delivery that asked for it.
+    pub delivery: String,
+    /// When that delivery was received, Unix milliseconds.
+    pub asked_ms: u64,
+}
+
+/// One pull (merge) request's reviews as the webhook dispatcher keeps them in the
+/// run store: the review queued or running, the one waiting for it to end, and the
+/// last one posted (where the next incremental review starts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequestReviews {
+    /// The request.
+    pub pull_request: PullRequestRef,
+    /// The review run queued or running for it.
+    pub run: Option<String>,
+    /// A review asked for while `run` goes on.
+    pub wanted: Option<WantedReview>,
+    /// The last review run that was posted on the request.
+    pub posted_run: Option<String>,
+    /// The head the last ended review reviewed.
+    pub reviewed_head: Option<String>,
+    /// How many reviews were superseded by a newer push before they ended.
+    pub superseded: u64,
+    /// When it last changed, Unix milliseconds.
+    pub updated_ms: u64,
+}
+
+impl PullRequestReviews {
+    /// A request with no review yet.
+    pub fn new(pull_request: PullRequestRef, now_ms: u64) -> PullRequestReviews {
+        PullRequestReviews {
+            pull_request,
+            run: None,
+            wanted: None,
+            posted_run: None,
+            reviewed_head: None,
+            superseded: 0,
+            updated_ms: now_ms,
+        }
+    }
+
+    /// Whether the dispatcher has work on it: a review queued or running, or one
+    /// waiting.
+    pub fn is_busy(&self) -> bool {
+        self.run.is_some() || self.wanted.is_some()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +375,16 @@ mod tests {
         assert_eq!(Command::Review { full: true }.text(), "review --full");
         let dismiss = Command::Dismiss { reason: String::new(), reply: "5".into(), thread: "2".into() };
         assert_eq!(dismiss.text(), "dismiss");
+    }
+
+    #[test]
+    fn requests_read_as_people_write_them() {
+        let github = PullRequestRef { forge: Forge::Github, repository: "o/r".into(), number: 7, installation: None };
+        assert_eq!(github.label(), "o/r#7");
+        let gitlab = PullRequestRef { forge: Forge::Gitlab, repository: "g/s/p".into(), number: 3, installation: None };
+        assert_eq!(gitlab.label(), "g/s/p!3");
+        let input = serde_json::json!({ PULL_REQUEST_INPUT: github });
+        assert_eq!(PullRequestRef::of_input(&input), Some(github));
+        assert_eq!(PullRequestRef::of_input(&serde_json::json!({})), None);
     }
 }

@@ -82,6 +82,10 @@ pub struct RunSummary {
     pub failed_node: Option<String>,
     /// For failed, cancelled or interrupted runs, why.
     pub error: Option<String>,
+    /// The pull (merge) request a review from a webhook reviews, as people write it
+    /// (`owner/name#7`, `group/project!7`): [`crate::delivery::PullRequestRef::label`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<String>,
 }
 
 /// A node's result within a run.
@@ -412,6 +416,7 @@ impl RunRecord {
             finished_ms: None,
             failed_node: None,
             error: None,
+            pull_request: crate::delivery::PullRequestRef::of_input(&input).map(|pr| pr.label()),
         };
         RunRecord { summary, conclave, input, nodes }
     }

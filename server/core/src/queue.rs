@@ -25,6 +25,8 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
+use conclave_shared::Conclave;
+
 use crate::store::{NewRun, RunStore, StoreError};
 
 /// A run handed to a worker.
@@ -90,6 +92,19 @@ pub trait RunQueue: RunStore {
     /// before `now_ms`, leased until `now_ms + lease_ms`; `None` when there is none.
     /// Two workers never get the same claim.
     async fn claim(&self, worker: &str, now_ms: u64, lease_ms: u64) -> Result<Option<Job>, StoreError>;
+
+    /// Replaces the conclave and the input of `run_id`, which `worker` holds and which
+    /// has no event yet: a run enqueued before what it runs could be known (a review
+    /// of a pull request, whose conclave the base's configuration chooses once the
+    /// worker has fetched it). `false` when the worker does not hold it or it has
+    /// events (it is then resumed with what it has).
+    async fn prepare_claimed(
+        &self,
+        run_id: &str,
+        worker: &str,
+        conclave: &Conclave,
+        input: &Value,
+    ) -> Result<bool, StoreError>;
 
     /// Extends `worker`'s lease on `run_id` to `now_ms + lease_ms`.
     async fn renew(&self, run_id: &str, worker: &str, now_ms: u64, lease_ms: u64) -> Result<Lease, StoreError>;

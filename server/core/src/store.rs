@@ -9,7 +9,7 @@
 //! How an event changes a run is `conclave_shared::effect_of`, the same for every backend.
 
 use async_trait::async_trait;
-use conclave_shared::delivery::{Delivery, Forge};
+use conclave_shared::delivery::{Delivery, Forge, PullRequestReviews};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, NodeOutput, OutputDialect, RunEvent, RunRecord, RunSummary};
 use serde_json::Value;
@@ -200,6 +200,22 @@ pub trait RunStore: Send + Sync + fmt::Debug {
     /// Marks a delivery dispatched at `at_ms`, so it is no longer pending. Returns
     /// whether this call marked it (`false`: unknown, ignored, or already marked).
     async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError>;
+
+    /// The webhook dispatcher's record of pull (merge) request `number` of
+    /// `repository` on `forge`, if it has one.
+    async fn pull_request(
+        &self,
+        forge: Forge,
+        repository: &str,
+        number: u64,
+    ) -> Result<Option<PullRequestReviews>, StoreError>;
+
+    /// Keeps the dispatcher's record of a pull request, replacing the earlier one.
+    async fn put_pull_request(&self, reviews: &PullRequestReviews) -> Result<(), StoreError>;
+
+    /// The records with work on them ([`PullRequestReviews::is_busy`]), least
+    /// recently changed first; at most `limit`.
+    async fn busy_pull_requests(&self, limit: usize) -> Result<Vec<PullRequestReviews>, StoreError>;
 
     /// Notices, pushed by the database, of runs whose events any process sharing the
     /// store has just committed (a run id per notice), so that a server streams another
