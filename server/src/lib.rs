@@ -10,7 +10,9 @@
 //! request), `forge_app/` (Conclave's credentials on the forges as a service: a GitHub
 //! App's installation tokens, single-repository and GitLab tokens, who may command a
 //! review), `mirrors/` (bare mirrors of the reviewed repositories, fetched with those
-//! tokens, and worktrees of them), `observe/` (the metrics recorder and the trace exporter), `worker.rs`
+//! tokens, and worktrees of them), `forge_service/` (reviews without a CI job: the
+//! webhook dispatcher queueing one review per pull request at a time, and a worker's
+//! review of one: fetched, reviewed, posted), `observe/` (the metrics recorder and the trace exporter), `worker.rs`
 //! (claiming queued runs and running them under a lease).
 //!
 //! **Invariant:** this is the only crate that knows axum and clap; it owns no engine,
@@ -19,6 +21,7 @@
 pub mod api;
 pub mod cli;
 pub mod forge_app;
+pub mod forge_service;
 pub mod mcp;
 pub mod mirrors;
 pub mod observe;

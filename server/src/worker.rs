@@ -18,6 +18,8 @@ use conclave_review::ReviewPolicy;
 use conclave_review::diff::Change;
 use conclave_review::pipeline;
 use conclave_shared::{Budget, Conclave, EventKind, RunEvent, RunRecord, RunStatus};
+
+use crate::forge_service::{ForgeService, PullRequestJob};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -45,6 +47,9 @@ pub enum JobSpec {
         #[serde(default)]
         fell_back: Vec<String>,
     },
+    /// A review of a pull (merge) request a webhook asked for: its worker fetches the
+    /// request and prepares the review first (`forge_service::review`).
+    PullRequest(PullRequestJob),
 }
 
 fn one() -> u32 {
@@ -104,13 +109,35 @@ pub struct Worker {
     context: CatalogContext,
     config: WorkerConfig,
     live: Option<LiveRuns>,
+    forges: Option<Arc<ForgeService>>,
 }
 
 impl Worker {
     /// A worker claiming from `queue` and running on `engine` (whose store must be the
     /// queue's), checking conclaves against `context`.
     pub fn new(queue: Arc<dyn RunQueue>, engine: Engine, context: CatalogContext, config: WorkerConfig) -> Worker {
-        Worker { queue, engine, context, config, live: None }
+        Worker { queue, engine, context, config, live: None, forges: None }
+    }
+
+    /// The same worker, reviewing the pull requests webhooks queue through `service`.
+    pub fn serving_forges(self, service: Arc<ForgeService>) -> Worker {
+        Worker { forges: Some(service), ..self }
+    }
+
+    /// The store its runs are kept in.
+    pub(crate) fn store(&self) -> &dyn RunStore {
+        self.queue.as_ref()
+    }
+
+    /// The engine it runs runs on.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Replaces the conclave and input of a run this worker holds and has not
+    /// started (see [`RunQueue::prepare_claimed`]); `false` when it lost the run.
+    pub(crate) async fn prepare_claimed(&self, run_id: &str, conclave: &Conclave, input: &Value) -> Result<bool, StoreError> {
+        self.queue.prepare_claimed(run_id, &self.config.id, conclave, input).await
     }
 
     /// The same worker, announcing the runs it runs in `live`.
@@ -165,6 +192,17 @@ impl Worker {
 
     /// Runs one claimed run to its end (or until its lease is lost).
     async fn run_job(&self, job: Job) {
+        if let Ok(JobSpec::PullRequest(spec)) = serde_json::from_value::<JobSpec>(job.spec.clone()) {
+            return match &self.forges {
+                Some(service) => crate::forge_service::review::run(self, service, &job, spec).await,
+                None => {
+                    let reason = "this worker reviews no pull requests: start it with the forge's credentials \
+                                  (CONCLAVE_GITHUB_APP_ID and CONCLAVE_GITHUB_APP_KEY_FILE, CONCLAVE_GITHUB_TOKEN or \
+                                  CONCLAVE_GITLAB_TOKEN)";
+                    self.fail(&job.run_id, reason.into()).await
+                }
+            };
+        }
         let started = match self.start(&job).await {
             Ok(started) => started,
             Err(reason) => return self.fail(&job.run_id, reason).await,
@@ -185,7 +223,7 @@ impl Worker {
     }
 
     /// Adds (or, with `None`, removes) a run in the process's live runs.
-    fn announce(&self, run_id: &str, run: Option<LiveRun>) {
+    pub(crate) fn announce(&self, run_id: &str, run: Option<LiveRun>) {
         let Some(live) = &self.live else { return };
         let mut live = live.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match run {
@@ -218,7 +256,7 @@ impl Worker {
 
     /// Waits for the run while renewing its lease: cancels it when asked, abandons
     /// it when the lease is lost (`None`). Returns how it ended.
-    async fn hold_lease(&self, run_id: &str, handle: RunHandle) -> Option<RunStatus> {
+    pub(crate) async fn hold_lease(&self, run_id: &str, handle: RunHandle) -> Option<RunStatus> {
         let cancel = handle.cancel_token();
         let abort = handle.abandoner();
         // A third of the lease keeps it held through a missed renewal; at least every
@@ -248,7 +286,7 @@ impl Worker {
     }
 
     /// Ends a run the worker could not start as failed, with the reason.
-    async fn fail(&self, run_id: &str, reason: String) {
+    pub(crate) async fn fail(&self, run_id: &str, reason: String) {
         tracing::error!(run_id, worker = self.config.id, "cannot run: {reason}");
         let last = self.queue.events(run_id, 0).await.ok().and_then(|e| e.last().map(|e| e.seq)).unwrap_or(0);
         let kind = EventKind::RunFinished { status: RunStatus::Failed, failed_node: None, error: Some(reason) };
@@ -287,6 +325,7 @@ pub(crate) fn prepare_job(
                 .map_err(|e| e.to_string())?;
             (pipeline::run_options(&review, None), Some(fell_back))
         }
+        JobSpec::PullRequest(_) => return Err("a pull request's review is prepared by the worker that fetches it".into()),
     };
     Ok((conclave, options, fell_back))
 }

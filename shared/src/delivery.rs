@@ -314,6 +314,9 @@ pub struct PullRequestReviews {
     pub pull_request: PullRequestRef,
     /// The review run queued or running for it.
     pub run: Option<String>,
+    /// The head `run` was asked for (`None`: the request's head when it started).
+    #[serde(default)]
+    pub run_head: Option<String>,
     /// A review asked for while `run` goes on.
     pub wanted: Option<WantedReview>,
     /// The last review run that was posted on the request.
@@ -332,6 +335,7 @@ impl PullRequestReviews {
         PullRequestReviews {
             pull_request,
             run: None,
+            run_head: None,
             wanted: None,
             posted_run: None,
             reviewed_head: None,

@@ -220,6 +220,32 @@ pub async fn resolve(
     Ok(Resolution { scope, earlier })
 }
 
+/// [`resolve`] from a known earlier review: `earlier_run`, the last review posted on
+/// a pull request (a service knows it; a branch's newest review may be one that was
+/// superseded or never posted). Without one the review is full.
+pub async fn resolve_from_run(
+    store: &dyn RunStore,
+    repository: &Path,
+    base: Option<&str>,
+    earlier_run: Option<&str>,
+) -> Result<Resolution, ScopeError> {
+    let Some(run) = earlier_run else {
+        let why = "no review of this pull request was posted yet".to_string();
+        return Ok(Resolution { scope: Scope::Full { why }, earlier: None });
+    };
+    let earlier_commit = store.get_run(run).await?.and_then(|r| reviewed_commit(&r.input));
+    let report = earlier_report(store, run).await.ok();
+    let (repository, base, run) = (repository.to_path_buf(), base.map(str::to_string), run.to_string());
+    let scope = blocking(move || {
+        let root = repository_root(&repository)?;
+        let branch = Some("the pull request");
+        decide(&root, base.as_deref(), &Since::Auto, branch, Some(&run), earlier_commit.as_deref())
+    })
+    .await?;
+    let earlier = report.filter(|_| matches!(&scope, Scope::Incremental { earlier_run: Some(_), .. }));
+    Ok(Resolution { scope, earlier })
+}
+
 /// The newest succeeded review run of the repository at `root` whose reviewed head
 /// was the branch `branch` (written as a base may be: `main`, `origin/main`); `None`
 /// when there is none. One indexed query of the store, however many runs it holds.

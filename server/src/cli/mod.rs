@@ -11,6 +11,7 @@ mod dismissals;
 mod eval;
 pub mod exit;
 mod format_arg;
+mod forges;
 mod mcp;
 mod offload;
 mod post;

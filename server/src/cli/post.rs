@@ -4,13 +4,13 @@
 //! and the posting of the finished review, answering those replies, with its exit
 //! code.
 
-use conclave_core::{RunStore, StoredDismissal};
+use conclave_core::RunStore;
 use conclave_review::ReviewReport;
 use conclave_shared::RunStatus;
 use std::path::Path;
 
 use super::exit;
-use crate::post::{self, Forge, Reply, Target, Verdict};
+use crate::post::{self, Forge, Reply, Target};
 
 /// Where `--post` posts, or `Ok(None)` without it; exit 2 with every missing or
 /// invalid piece of the environment named. GitHub's event file is read on a
@@ -33,40 +33,7 @@ pub async fn target(forge: Option<Forge>, pr: Option<u64>) -> Result<Option<Targ
 /// the review goes on without them, and a later posting reads them again.
 pub async fn gather_replies(target: Option<&Target>, store: &dyn RunStore) -> Vec<Reply> {
     let Some(target) = target else { return Vec::new() };
-    let replies = match target.read_replies().await {
-        Ok(replies) => replies,
-        Err(e) => {
-            eprintln!("warning: the replies on {} were not read: {e}", target.describe());
-            return Vec::new();
-        }
-    };
-    let mut kept = Vec::with_capacity(replies.len());
-    'replies: for reply in replies {
-        if reply.verdict == Verdict::Dismissed {
-            for fingerprint in &reply.fingerprints {
-                let dismissal = StoredDismissal {
-                    repository: target.repository_key().to_string(),
-                    fingerprint: fingerprint.clone(),
-                    reason: reply.reason.clone(),
-                    author: format!("@{}", reply.author),
-                    created_at_ms: conclave_core::now_ms(),
-                    source: reply.source.clone(),
-                };
-                if let Err(e) = store.put_dismissal(&dismissal).await {
-                    eprintln!("warning: the dismissal in {} was not stored: {e}", reply.source);
-                    continue 'replies;
-                }
-            }
-        }
-        let what = match reply.verdict {
-            Verdict::Dismissed => format!("dismissed by @{}: {}", reply.author, reply.reason),
-            Verdict::NoReason => format!("not dismissed: @{} gave no reason", reply.author),
-            Verdict::NoPermission => format!("not dismissed: @{} lacks write access", reply.author),
-        };
-        eprintln!("reply {}: {what}", reply.source);
-        kept.push(reply);
-    }
-    kept
+    post::gather_replies(target, store, &|line| eprintln!("{line}")).await
 }
 
 /// Posts the review when `--post` asked for it and the run succeeded; the exit code

@@ -22,6 +22,7 @@ use super::connections::{accept, connection_cap, raise_file_limit};
 use super::exit;
 use crate::api::webhooks::settings::Webhooks;
 use crate::api::{AppState, EditorSource, Security, app};
+use crate::forge_service::Dispatcher;
 use crate::worker::{Worker, WorkerConfig};
 use crate::workspace::{Workspace, engine_config_on};
 
@@ -79,6 +80,10 @@ pub struct ServeArgs {
     /// CONCLAVE_GITLAB_WEBHOOK_SECRET for POST /webhooks/gitlab.
     #[arg(long)]
     pub review_drafts: bool,
+    /// Where the bare mirrors of repositories reviewed for webhooks, and their
+    /// worktrees, are kept.
+    #[command(flatten)]
+    pub forges: super::forges::ForgeArgs,
     /// Whether commands may run unconfined where the kernel cannot confine them.
     #[command(flatten)]
     pub sandboxing: super::sandbox::Sandboxing,
@@ -108,6 +113,14 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     // anyone who lists processes.
     let webhooks = Webhooks::from_env(&|name| std::env::var(name).ok(), args.review_drafts);
     let receiving = webhook_notice(&webhooks);
+    let forges = match args.forges.service(&workspace, webhooks.any()) {
+        Ok(forges) => forges,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit::CONFIG;
+        }
+    };
+    let kept = webhooks.kept.clone();
     let state = AppState::new(workspace, engine, security, editor)
         .with_metrics(crate::observe::prometheus::install())
         .with_queue(queue.clone())
@@ -121,8 +134,24 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
             max_runs: usize::from(args.workers),
         };
         // The runs it claims are this server's live runs: streamed from memory, cancelled at once.
-        let worker = Worker::new(queue, state.engine.clone(), context, config).announcing(state.live.clone());
+        let worker = Worker::new(queue.clone(), state.engine.clone(), context, config).announcing(state.live.clone());
+        let worker = match &forges {
+            Some(service) => worker.serving_forges(service.clone()),
+            None => worker,
+        };
         tokio::spawn(worker.work(shutdown.clone()));
+    }
+    // Deliveries become queued reviews only where a server receives them.
+    if let (Some(service), true) = (&forges, state.webhooks.any()) {
+        let placeholder = match super::forges::placeholder() {
+            Ok(conclave) => conclave,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return exit::OTHER;
+            }
+        };
+        let dispatcher = Dispatcher::new(queue, service.clone(), placeholder, kept);
+        tokio::spawn(dispatcher.run(shutdown.clone()));
     }
     // Waits whose time to decide ran out end rejected, even with no one deciding.
     let sweeping = state.clone();

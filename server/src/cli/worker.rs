@@ -31,10 +31,20 @@ pub struct WorkerArgs {
     /// Whether commands may run unconfined where the kernel cannot confine them.
     #[command(flatten)]
     pub sandboxing: super::sandbox::Sandboxing,
+    /// Where the bare mirrors of repositories reviewed for webhooks are kept.
+    #[command(flatten)]
+    pub forges: super::forges::ForgeArgs,
 }
 
 /// Runs the worker until it is stopped; returns the exit code.
 pub async fn run(args: WorkerArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
+    let forges = match args.forges.service(&workspace, false) {
+        Ok(forges) => forges,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return exit::CONFIG;
+        }
+    };
     let mut config = engine_config_on(args.concurrency.nodes(), &queue).await;
     args.sandboxing.apply(&mut config);
     let engine = Engine::new(workspace.providers.clone(), queue.clone(), config);
@@ -48,7 +58,12 @@ pub async fn run(args: WorkerArgs, workspace: Workspace, queue: Arc<dyn RunQueue
     let (stop, abort) = (CancellationToken::new(), CancellationToken::new());
     tokio::spawn(signals(stop.clone(), abort.clone()));
     eprintln!("worker {id} claiming runs (up to {} at once); Ctrl-C stops it", args.runs);
-    Worker::new(queue, engine, workspace.catalog_context().clone(), config).work_until(stop, abort).await;
+    let worker = Worker::new(queue, engine, workspace.catalog_context().clone(), config);
+    let worker = match forges {
+        Some(service) => worker.serving_forges(service),
+        None => worker,
+    };
+    worker.work_until(stop, abort).await;
     eprintln!("worker {id} stopped");
     exit::OK
 }

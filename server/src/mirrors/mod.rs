@@ -119,6 +119,29 @@ impl Mirrors {
     }
 }
 
+impl Mirrors {
+    /// Checks out `commit` of `mirror` in the worktree `name` under the cache, which
+    /// stays the same for one pull request, so a review taken up again by another
+    /// worker finds the path its run input names. What an earlier worktree of that
+    /// name left (a worker that died) is removed first. Holds the mirror's lock, as
+    /// git's record of worktrees is the mirror's.
+    pub async fn worktree_named(&self, mirror: &Path, name: &str, commit: &str) -> Result<Worktree, MirrorError> {
+        let dir = self.root.join(".worktrees");
+        tokio::fs::create_dir_all(&dir).await.map_err(MirrorError::io(format!("cannot create {}", dir.display())))?;
+        let path = dir.join(path::checked_segment(name)?);
+        let _lock = MirrorLock::acquire(mirror).await?;
+        if tokio::fs::try_exists(&path).await.unwrap_or(false) {
+            tokio::fs::remove_dir_all(&path)
+                .await
+                .map_err(MirrorError::io(format!("cannot remove the stale worktree {}", path.display())))?;
+        }
+        let mut prune = git_command(mirror, None);
+        prune.args(["worktree", "prune"]);
+        run(prune, "pruning worktrees", &Redactor::default()).await?;
+        Worktree::add(mirror, path, commit).await
+    }
+}
+
 /// A repository's remote for one fetch: its URL, origin and header.
 struct Remote<'a> {
     url: &'a str,

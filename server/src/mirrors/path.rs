@@ -44,6 +44,15 @@ pub fn mirror_dir(root: &Path, web: &Url, repository: &str) -> Result<PathBuf, M
     Ok(dir)
 }
 
+/// `name` as one directory under the cache, refused unless it is a plain name (see
+/// `safe_segment`).
+pub fn checked_segment(name: &str) -> Result<&str, MirrorError> {
+    match safe_segment(name) {
+        true => Ok(name),
+        false => Err(MirrorError::HostileName { name: name.to_string(), reason: "it cannot name a directory".into() }),
+    }
+}
+
 /// Whether `segment` is a name every forge accepts and that is one plain directory:
 /// ASCII letters, digits, `-`, `_`, `.`, not starting with `.` (so neither `.`,
 /// `..` nor a hidden name) and not ending in `.git` or `.lock` (git's own suffixes).

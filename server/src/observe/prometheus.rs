@@ -27,6 +27,11 @@ pub const QUEUE_OLDEST_SECONDS: &str = "conclave_queue_oldest_age_seconds";
 /// Webhook deliveries received, by `forge`, `event` and `outcome` (`accepted`,
 /// `ignored`, `duplicate`, `refused`, `failed`).
 pub const WEBHOOK_DELIVERIES: &str = "conclave_webhook_deliveries_total";
+/// Reviews of pull requests cancelled by a newer push before they ended.
+pub const WEBHOOK_REVIEWS_SUPERSEDED: &str = "conclave_webhook_reviews_superseded_total";
+/// How long the oldest review a webhook asked for has waited to start, set by the
+/// dispatcher on each pass.
+pub const WEBHOOK_OLDEST_REVIEW_SECONDS: &str = "conclave_webhook_oldest_waiting_review_seconds";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
@@ -50,6 +55,15 @@ pub fn install() -> PrometheusHandle {
             metrics::describe_counter!(
                 WEBHOOK_DELIVERIES,
                 "Webhook deliveries received, by forge, event and outcome (accepted, ignored, duplicate, refused, failed)."
+            );
+            metrics::describe_counter!(
+                WEBHOOK_REVIEWS_SUPERSEDED,
+                "Reviews of pull (merge) requests cancelled by a newer push before they ended."
+            );
+            metrics::describe_gauge!(
+                WEBHOOK_OLDEST_REVIEW_SECONDS,
+                metrics::Unit::Seconds,
+                "How long the oldest review a webhook asked for has waited to start (0 with none)."
             );
             metrics::describe_gauge!(LIVE_RUNS, "Runs started through this server's API that have not finished.");
             metrics::describe_gauge!(QUEUE_DEPTH, "Runs waiting in the run queue for a worker.");

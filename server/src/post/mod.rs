@@ -24,6 +24,7 @@ pub use error::PostError;
 pub use plan::Posted;
 pub use replies::{Reply, Verdict};
 
+use conclave_core::{RunStore, StoredDismissal};
 use conclave_review::ReviewReport;
 use conclave_review::inert::{LinkPolicy, sanitize};
 use conclave_shared::FindingGroup;
@@ -102,6 +103,48 @@ impl Target {
             Target::GitLab(c) => format!("GitLab merge request !{} of project {}", c.iid, c.project),
         }
     }
+}
+
+/// The `/conclave dismiss` replies on the request not answered yet, the dismissals
+/// of those that count stored in the run store under the target's repository key
+/// (so the review about to be reported applies them). Each reply's verdict, and a
+/// forge or store failure, is told to `say` (the command line prints it, the
+/// service logs it): a failure leaves the reply for a later posting to read again.
+pub async fn gather_replies(target: &Target, store: &dyn RunStore, say: &(dyn Fn(String) + Sync)) -> Vec<Reply> {
+    let replies = match target.read_replies().await {
+        Ok(replies) => replies,
+        Err(e) => {
+            say(format!("warning: the replies on {} were not read: {e}", target.describe()));
+            return Vec::new();
+        }
+    };
+    let mut kept = Vec::with_capacity(replies.len());
+    'replies: for reply in replies {
+        if reply.verdict == Verdict::Dismissed {
+            for fingerprint in &reply.fingerprints {
+                let dismissal = StoredDismissal {
+                    repository: target.repository_key().to_string(),
+                    fingerprint: fingerprint.clone(),
+                    reason: reply.reason.clone(),
+                    author: format!("@{}", reply.author),
+                    created_at_ms: conclave_core::now_ms(),
+                    source: reply.source.clone(),
+                };
+                if let Err(e) = store.put_dismissal(&dismissal).await {
+                    say(format!("warning: the dismissal in {} was not stored: {e}", reply.source));
+                    continue 'replies;
+                }
+            }
+        }
+        let what = match reply.verdict {
+            Verdict::Dismissed => format!("dismissed by @{}: {}", reply.author, reply.reason),
+            Verdict::NoReason => format!("not dismissed: @{} gave no reason", reply.author),
+            Verdict::NoPermission => format!("not dismissed: @{} lacks write access", reply.author),
+        };
+        say(format!("reply {}: {what}", reply.source));
+        kept.push(reply);
+    }
+    kept
 }
 
 /// Publishes `report` (a review of `repository`) on the request, and answers the

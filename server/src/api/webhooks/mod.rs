@@ -134,6 +134,7 @@ async fn keep(state: &AppState, delivery: Delivery) -> Result<Outcome, ApiError>
     if !state.store().put_delivery(&delivery).await? {
         return Ok(Outcome::Duplicate(delivery.id));
     }
+    state.webhooks.kept.notify_one();
     Ok(match delivery.asks {
         Asks::Command(_) => Outcome::Accepted(delivery),
         Asks::Nothing(_) => Outcome::Ignored(delivery),
