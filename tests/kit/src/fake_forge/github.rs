@@ -1,9 +1,10 @@
-//! A fake of GitHub's pull-request REST API: the pull request, its files with their
-//! patches, review comments (replies joining their thread) and reviews, paginated
-//! with `Link` headers; collaborators' permissions; the GraphQL endpoint of
-//! `github_graphql.rs` for review threads; a GitHub App's installation tokens
-//! (`github_app.rs`); and git over HTTP of the repositories of a directory
-//! (`git_http.rs`), for the token or the installation's tokens alone.
+//! A fake of GitHub's REST API for one repository's pull requests, as many as a
+//! test adds: each pull request with its files and patches, review comments
+//! (replies joining their thread), reviews and conversation (issue) comments,
+//! paginated with `Link` headers (`github_pulls.rs`); collaborators' permissions;
+//! the GraphQL endpoint of `github_graphql.rs` for review threads; a GitHub App's
+//! installation tokens (`github_app.rs`); and git over HTTP of the repositories of
+//! a directory (`git_http.rs`), for the token or the installation's tokens alone.
 
 use axum::body::Body;
 use axum::extract::State;
@@ -13,32 +14,56 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::git_http;
+use super::git_http::{self, Realm};
 use super::github_app::{self, AppState};
-use super::github_graphql::{Graph, Thread};
-use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, page, page_url, serve, start};
+use super::github_graphql::{Graph, PullThreads, Thread};
+use super::github_pulls::{self, threads};
+use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, serve, start};
 
-/// One pull request's state on the fake.
+/// One pull request of the fake's repository.
+#[derive(Debug, Default, Clone)]
+pub struct Pull {
+    /// Its number.
+    pub number: u64,
+    /// The head commit.
+    pub head_sha: String,
+    /// The base commit (empty until set, for the pull request `start` serves).
+    pub base_sha: String,
+    /// The head branch, `feature-{number}`; the base branch is `main`.
+    pub head_ref: String,
+    /// Whether it is a draft.
+    pub draft: bool,
+    /// Files as `GET …/files` lists them (`filename`, `status`, `patch`).
+    pub files: Vec<Value>,
+    /// Review comments, as `GET …/pulls/{n}/comments` lists them.
+    pub comments: Vec<Value>,
+    /// Reviews, as `GET …/reviews` lists them.
+    pub reviews: Vec<Value>,
+    /// The conversation's comments, as `GET …/issues/{n}/comments` lists them.
+    pub issue_comments: Vec<Value>,
+}
+
+impl Pull {
+    fn new(number: u64) -> Pull {
+        Pull { number, head_ref: format!("feature-{number}"), ..Pull::default() }
+    }
+}
+
+/// The fake GitHub's state: the repository's pull requests, who may do what, and
+/// what the fake saw.
 #[derive(Debug, Default)]
 pub struct PullState {
     /// The only token accepted (as `Authorization: Bearer …`).
     pub token: String,
     /// `owner/name`.
     pub repository: String,
-    /// The pull request's number.
-    pub number: u64,
-    /// The head commit.
-    pub head_sha: String,
-    /// Files as `GET …/files` lists them (`filename`, `status`, `patch`).
-    pub files: Vec<Value>,
-    /// Review comments, as `GET …/comments` lists them.
-    pub comments: Vec<Value>,
-    /// Reviews, as `GET …/reviews` lists them.
-    pub reviews: Vec<Value>,
+    /// The pull requests, the one `start` serves first.
+    pub pulls: Vec<Pull>,
     /// Collaborators' permissions (`admin`, `maintain`, `write`, `triage`, `read`)
     /// by login; anyone else has `read`.
     pub permissions: HashMap<String, String>,
-    /// The ids of resolved review threads.
+    /// The ids of resolved review threads (of every pull request: a thread's id is
+    /// its first comment's, unique on the fake).
     pub resolved: BTreeSet<String>,
     /// The threads `resolveReviewThread` was asked to resolve, in order.
     pub mutations: Vec<String>,
@@ -52,7 +77,19 @@ pub struct PullState {
     pub git_tokens: Vec<String>,
     /// Paging, refusals and the requests seen.
     pub behaviour: Behaviour,
-    base: String,
+    pub(crate) base: String,
+}
+
+impl PullState {
+    /// Pull request `number`, if the fake has it.
+    pub fn pull(&self, number: u64) -> Option<&Pull> {
+        self.pulls.iter().find(|p| p.number == number)
+    }
+
+    /// Pull request `number`, to change, if the fake has it.
+    pub fn pull_mut(&mut self, number: u64) -> Option<&mut Pull> {
+        self.pulls.iter_mut().find(|p| p.number == number)
+    }
 }
 
 impl ForgeState for PullState {
@@ -61,17 +98,17 @@ impl ForgeState for PullState {
     }
 }
 
-/// The fake; `base` is what `GITHUB_API_URL` is set to.
+/// The fake; `base` is what `GITHUB_API_URL` is set to, and GitHub's web URL too.
 pub type FakeGitHub = FakeForge<PullState>;
 
 impl FakeForge<PullState> {
-    /// Serves pull request `number` of `repository` with head `head_sha` and these
-    /// files (path and patch), in pages of `page_size`.
+    /// Serves pull request `number` of `repository`, in pages of `page_size`; set its
+    /// head and files with [`FakeGitHub::set_head`].
     pub async fn start(repository: &str, number: u64, token: &str, page_size: usize) -> FakeGitHub {
         let state = PullState {
             token: token.into(),
             repository: repository.into(),
-            number,
+            pulls: vec![Pull::new(number)],
             behaviour: Behaviour { page_size, ..Behaviour::default() },
             ..PullState::default()
         };
@@ -80,30 +117,71 @@ impl FakeForge<PullState> {
         fake
     }
 
-    /// Sets the head commit and the files of the pull request (path, patch).
-    pub fn set_head(&self, sha: &str, files: &[(String, String)]) {
+    /// Adds pull request `number` with these commits and files (path, patch).
+    ///
+    /// # Panics
+    /// When the fake already has pull request `number`.
+    pub fn add_pull(&self, number: u64, head_sha: &str, base_sha: &str, files: &[(String, String)]) {
         let mut state = self.state.lock().expect("lock");
-        state.head_sha = sha.into();
-        state.files = files
-            .iter()
-            .map(|(path, patch)| json!({"sha": "0", "filename": path, "status": "modified", "patch": patch}))
-            .collect();
+        assert!(state.pull(number).is_none(), "the fake GitHub already has pull request #{number}");
+        state.pulls.push(Pull { base_sha: base_sha.into(), ..Pull::new(number) });
+        drop(state);
+        self.set_head_of(number, head_sha, files);
     }
 
-    /// Adds a comment written by someone else, as GitHub lists it.
+    /// Sets the head commit and the files (path, patch) of the first pull request.
+    pub fn set_head(&self, sha: &str, files: &[(String, String)]) {
+        self.set_head_of(self.first(), sha, files);
+    }
+
+    /// Sets the head commit and the files (path, patch) of pull request `number`.
+    pub fn set_head_of(&self, number: u64, sha: &str, files: &[(String, String)]) {
+        self.change(number, |pull| {
+            pull.head_sha = sha.into();
+            pull.files = files
+                .iter()
+                .map(|(path, patch)| json!({"sha": "0", "filename": path, "status": "modified", "patch": patch}))
+                .collect();
+        });
+    }
+
+    /// Sets the base commit of pull request `number`.
+    pub fn set_base(&self, number: u64, base_sha: &str) {
+        self.change(number, |pull| pull.base_sha = base_sha.into());
+    }
+
+    /// Marks pull request `number` a draft, or ready for review.
+    pub fn set_draft(&self, number: u64, draft: bool) {
+        self.change(number, |pull| pull.draft = draft);
+    }
+
+    /// Adds a review comment written by someone else to the first pull request, as
+    /// GitHub lists it.
     pub fn add_human_comment(&self, path: &str, line: u64, body: &str) {
         let mut state = self.state.lock().expect("lock");
         let id = state.behaviour.id();
-        let head = state.head_sha.clone();
-        state.comments.push(json!({"id": id, "path": path, "line": line, "side": "RIGHT", "body": body,
-            "commit_id": head, "user": {"login": "octocat"}}));
+        let pull = &mut state.pulls[0];
+        pull.comments.push(json!({"id": id, "path": path, "line": line, "side": "RIGHT", "body": body,
+            "commit_id": pull.head_sha, "user": {"login": "octocat"}}));
     }
 
-    /// Adds a reply by `login` to review comment `to`, as GitHub lists it (its
-    /// `in_reply_to_id` names the thread's first comment); its id.
+    /// Adds a reply by `login` to review comment `to` of the first pull request, as
+    /// GitHub lists it (its `in_reply_to_id` names the thread's first comment); its
+    /// id (0 when there is no comment `to`).
     pub fn add_reply(&self, to: u64, login: &str, body: &str) -> u64 {
         let mut state = self.state.lock().expect("lock");
-        reply(&mut state, to, login, body).map_or(0, |c| c["id"].as_u64().unwrap_or_default())
+        let first = state.pulls[0].number;
+        github_pulls::reply(&mut state, first, to, login, body).map_or(0, |c| c["id"].as_u64().unwrap_or_default())
+    }
+
+    /// Adds a comment by `login` to the conversation of pull request `number`; its id.
+    pub fn add_issue_comment(&self, number: u64, login: &str, body: &str) -> u64 {
+        let mut state = self.state.lock().expect("lock");
+        let id = state.behaviour.id();
+        let comment = github_pulls::issue_comment(&state, number, id, login, body);
+        let pull = state.pull_mut(number).unwrap_or_else(|| panic!("the fake GitHub has no pull request #{number}"));
+        pull.issue_comments.push(comment);
+        id
     }
 
     /// Gives `login` a permission on the repository (`write`, `read`, ...).
@@ -111,10 +189,11 @@ impl FakeForge<PullState> {
         self.state.lock().expect("lock").permissions.insert(login.into(), permission.into());
     }
 
-    /// The review threads now (each keyed by its first comment) and whether each is resolved.
+    /// The review threads of the first pull request now (each keyed by its first
+    /// comment) and whether each is resolved.
     pub fn threads(&self) -> Vec<(Thread, bool)> {
         let state = self.state.lock().expect("lock");
-        threads(&state).into_iter().map(|t| (t.clone(), state.resolved.contains(&t.id()))).collect()
+        threads(&state.pulls[0]).into_iter().map(|t| (t.clone(), state.resolved.contains(&t.id()))).collect()
     }
 
     /// Answers every GraphQL request with `message` as its error (`None`: answers again).
@@ -127,14 +206,29 @@ impl FakeForge<PullState> {
         self.state.lock().expect("lock").mutations.clone()
     }
 
-    /// The review comments now.
+    /// The review comments of the first pull request now.
     pub fn comments(&self) -> Vec<Value> {
-        self.state.lock().expect("lock").comments.clone()
+        self.comments_of(self.first())
     }
 
-    /// The reviews now.
+    /// The review comments of pull request `number` now.
+    pub fn comments_of(&self, number: u64) -> Vec<Value> {
+        self.read(number, |pull| pull.comments.clone())
+    }
+
+    /// The reviews of the first pull request now.
     pub fn reviews(&self) -> Vec<Value> {
-        self.state.lock().expect("lock").reviews.clone()
+        self.reviews_of(self.first())
+    }
+
+    /// The reviews of pull request `number` now.
+    pub fn reviews_of(&self, number: u64) -> Vec<Value> {
+        self.read(number, |pull| pull.reviews.clone())
+    }
+
+    /// The conversation's comments of pull request `number` now.
+    pub fn issue_comments_of(&self, number: u64) -> Vec<Value> {
+        self.read(number, |pull| pull.issue_comments.clone())
     }
 
     /// Plays GitHub App `app_id` (whose key's public half is `public_key`, PEM),
@@ -172,7 +266,27 @@ impl FakeForge<PullState> {
     pub fn git_tokens(&self) -> Vec<String> {
         self.state.lock().expect("lock").git_tokens.clone()
     }
+
+    /// The number of the pull request `start` serves.
+    fn first(&self) -> u64 {
+        self.state.lock().expect("lock").pulls[0].number
+    }
+
+    /// Changes pull request `number`; a test naming one the fake lacks fails here.
+    fn change(&self, number: u64, change: impl FnOnce(&mut Pull)) {
+        let mut state = self.state.lock().expect("lock");
+        change(state.pull_mut(number).unwrap_or_else(|| panic!("the fake GitHub has no pull request #{number}")));
+    }
+
+    /// Reads pull request `number`; a test naming one the fake lacks fails here.
+    fn read<T>(&self, number: u64, read: impl FnOnce(&Pull) -> T) -> T {
+        let state = self.state.lock().expect("lock");
+        read(state.pull(number).unwrap_or_else(|| panic!("the fake GitHub has no pull request #{number}")))
+    }
 }
+
+const REALM: Realm =
+    Realm { name: "GitHub", refusal: "Invalid username or token. Password authentication is not supported." };
 
 async fn handle(State(state): State<Arc<Mutex<PullState>>>, request: Request<Body>) -> Response<Body> {
     if git_http::is_git(request.uri().path()) {
@@ -184,20 +298,16 @@ async fn handle(State(state): State<Arc<Mutex<PullState>>>, request: Request<Bod
     serve(&state, request, route, forbidden).await
 }
 
-/// Git over HTTP, for the fake's token or an installation token that is still valid.
+/// Git over HTTP, for the fake's token or an installation token that is still valid
+/// (any user name, as GitHub takes).
 async fn git(state: &Arc<Mutex<PullState>>, request: Request<Body>) -> Response<Body> {
-    let token = git_http::basic_token(&request);
-    let root = {
+    let token = git_http::basic_credentials(&request).map(|(_, password)| password);
+    let (root, accepted) = {
         let mut state = state.lock().expect("lock");
         state.git_tokens.push(token.clone().unwrap_or_default());
-        let accepted = token.as_deref().is_some_and(|t| accepts(&state, t));
-        match (&state.git_root, accepted) {
-            (Some(root), true) => root.clone(),
-            (Some(_), false) => return git_http::unauthorized(),
-            (None, _) => return Answer::status(404, "Not Found").into_response(),
-        }
+        (state.git_root.clone(), token.as_deref().is_some_and(|t| accepts(&state, t)))
     };
-    git_http::serve(&root, request).await
+    git_http::answer(root, accepted, &REALM, request).await
 }
 
 /// Whether `token` is the fake's token or a valid installation token.
@@ -207,8 +317,8 @@ fn accepts(state: &PullState, token: &str) -> bool {
 
 fn route(state: &mut PullState, incoming: &Incoming) -> Answer {
     let auth = incoming.headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
-    if let (Some(app), ["app", "installations", id, "access_tokens"]) =
-        (state.app.as_mut(), incoming.segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice())
+    let segments: Vec<&str> = incoming.segments.iter().map(String::as_str).collect();
+    if let (Some(app), ["app", "installations", id, "access_tokens"]) = (state.app.as_mut(), segments.as_slice())
         && incoming.method == "POST"
     {
         return github_app::access_tokens(app, id, auth);
@@ -216,109 +326,17 @@ fn route(state: &mut PullState, incoming: &Incoming) -> Answer {
     if !auth.strip_prefix("Bearer ").is_some_and(|token| accepts(state, token)) {
         return Answer::status(401, "Bad credentials");
     }
-    if incoming.method == "POST" && incoming.segments == ["graphql"] {
+    if incoming.method == "POST" && segments == ["graphql"] {
         return graphql(state, &incoming.body);
     }
-    let repo: Vec<String> = ["repos"].into_iter().chain(state.repository.split('/')).map(str::to_string).collect();
-    if !incoming.segments.starts_with(&repo) {
-        return Answer::status(404, "Not Found");
-    }
-    let rest: Vec<&str> = incoming.segments[repo.len()..].iter().map(String::as_str).collect();
-    let number = state.number.to_string();
-    match (incoming.method.as_str(), rest.as_slice()) {
-        ("GET", ["collaborators", login, "permission"]) => return permission(state, login),
-        (_, ["pulls", ..]) => {}
-        _ => return Answer::status(404, "Not Found"),
-    }
-    match (incoming.method.as_str(), &rest[1..]) {
-        ("GET", [n]) if *n == number => {
-            Answer::ok(json!({"number": state.number, "state": "open", "head": {"sha": state.head_sha}}))
-        }
-        ("GET", [n, "files"]) if *n == number => list(state, incoming, |s| &s.files),
-        ("GET", [n, "comments"]) if *n == number => list(state, incoming, |s| &s.comments),
-        ("GET", [n, "reviews"]) if *n == number => list(state, incoming, |s| &s.reviews),
-        ("POST", [n, "reviews"]) if *n == number => create_review(state, &incoming.body),
-        ("POST", [n, "comments", id, "replies"]) if *n == number => reply_from(state, id, &incoming.body),
-        ("POST", [n, "comments"]) if *n == number && incoming.body["in_reply_to"].is_u64() => {
-            let to = incoming.body["in_reply_to"].to_string();
-            reply_from(state, &to, &incoming.body)
-        }
-        ("PUT", [n, "reviews", id]) if *n == number => edit(&mut state.reviews, id, &incoming.body),
-        ("PATCH", ["comments", id]) => edit(&mut state.comments, id, &incoming.body),
+    let repository = state.repository.clone();
+    let repo: Vec<&str> = ["repos"].into_iter().chain(repository.split('/')).collect();
+    let Some(rest) = segments.strip_prefix(repo.as_slice()) else { return Answer::status(404, "Not Found") };
+    match (incoming.method.as_str(), rest) {
+        ("GET", ["collaborators", login, "permission"]) => permission(state, login),
+        (_, ["pulls", ..] | ["issues", ..]) => github_pulls::route(state, incoming, rest),
         _ => Answer::status(404, "Not Found"),
     }
-}
-
-/// A page of a list with GitHub's `Link` header.
-fn list(state: &PullState, incoming: &Incoming, of: fn(&PullState) -> &Vec<Value>) -> Answer {
-    let page = page(of(state), incoming, state.behaviour.page_size);
-    let mut links = Vec::new();
-    if page.number < page.last {
-        links.push(format!("<{}>; rel=\"next\"", page_url(&state.base, incoming, page.number + 1)));
-        links.push(format!("<{}>; rel=\"last\"", page_url(&state.base, incoming, page.last)));
-    }
-    let mut answer = Answer::ok(Value::Array(page.items));
-    if !links.is_empty() {
-        answer.headers.push(("link".into(), links.join(", ")));
-    }
-    answer
-}
-
-/// `POST …/reviews`, checked as GitHub checks it: a known commit, comments on lines
-/// of the diff's right side.
-fn create_review(state: &mut PullState, body: &Value) -> Answer {
-    if body["commit_id"] != json!(state.head_sha) {
-        return Answer::status(422, "commit_id is not part of the pull request");
-    }
-    if !matches!(body["event"].as_str(), Some("COMMENT" | "APPROVE" | "REQUEST_CHANGES")) {
-        return Answer::status(422, "event must be COMMENT, APPROVE or REQUEST_CHANGES");
-    }
-    let comments = body["comments"].as_array().cloned().unwrap_or_default();
-    for c in &comments {
-        let known = state.files.iter().any(|f| f["filename"] == c["path"]);
-        if !known || c["side"] != "RIGHT" || !c["line"].is_u64() || !c["body"].is_string() {
-            return Answer::status(422, "Unprocessable Entity: pull_request_review_thread.line could not be resolved");
-        }
-    }
-    let id = state.behaviour.id();
-    let review = json!({"id": id, "body": body["body"], "state": "COMMENTED", "commit_id": state.head_sha,
-        "user": {"login": "github-actions[bot]"}});
-    state.reviews.push(review.clone());
-    for c in comments {
-        let comment_id = state.behaviour.id();
-        state.comments.push(json!({"id": comment_id, "pull_request_review_id": id, "path": c["path"],
-            "line": c["line"], "side": "RIGHT", "body": c["body"], "commit_id": state.head_sha,
-            "user": {"login": "github-actions[bot]"}}));
-    }
-    Answer::ok(review)
-}
-
-/// `PATCH …/comments/{id}` or `PUT …/reviews/{id}`: a new body.
-fn edit(list: &mut [Value], id: &str, body: &Value) -> Answer {
-    let Some(text) = body["body"].as_str() else { return Answer::status(422, "body is missing") };
-    match list.iter_mut().find(|c| c["id"].as_u64().is_some_and(|n| id.parse() == Ok(n))) {
-        Some(item) => {
-            item["body"] = json!(text);
-            Answer::ok(item.clone())
-        }
-        None => Answer::status(404, "Not Found"),
-    }
-}
-
-/// The review threads: each top-level comment with the replies to it.
-fn threads(state: &PullState) -> Vec<Thread> {
-    let mut threads: Vec<Thread> = Vec::new();
-    for comment in &state.comments {
-        let id = comment["id"].as_u64().unwrap_or_default();
-        match comment["in_reply_to_id"].as_u64() {
-            Some(to) => match threads.iter_mut().find(|t| t.comments.first() == Some(&to)) {
-                Some(thread) => thread.comments.push(id),
-                None => threads.push(Thread { comments: vec![id] }),
-            },
-            None => threads.push(Thread { comments: vec![id] }),
-        }
-    }
-    threads
 }
 
 /// `POST /graphql`: answered from the review threads (always HTTP 200, errors in the body).
@@ -326,11 +344,10 @@ fn graphql(state: &mut PullState, body: &Value) -> Answer {
     if let Some(message) = &state.graphql_error {
         return Answer::ok(json!({"errors": [{"type": "FORBIDDEN", "message": message}]}));
     }
-    let threads = threads(state);
+    let pulls = state.pulls.iter().map(|p| PullThreads { number: p.number, threads: threads(p) }).collect();
     let mut graph = Graph {
         repository: &state.repository,
-        number: state.number,
-        threads,
+        pulls,
         resolved: &mut state.resolved,
         mutations: &mut state.mutations,
         page_size: state.behaviour.page_size,
@@ -347,26 +364,4 @@ fn permission(state: &PullState, login: &str) -> Answer {
         other => other,
     };
     Answer::ok(json!({"permission": legacy, "role_name": permission, "user": {"login": login}}))
-}
-
-/// A reply to comment `to` by the token's bot (`POST …/comments/{id}/replies`).
-fn reply_from(state: &mut PullState, to: &str, body: &Value) -> Answer {
-    let Some(text) = body["body"].as_str() else { return Answer::status(422, "body is missing") };
-    let Ok(to) = to.parse::<u64>() else { return Answer::status(404, "Not Found") };
-    match reply(state, to, "github-actions[bot]", text) {
-        Some(comment) => Answer::ok(comment),
-        None => Answer::status(404, "Not Found"),
-    }
-}
-
-/// Adds a reply to comment `to` (to its thread's first comment, as GitHub does).
-fn reply(state: &mut PullState, to: u64, login: &str, text: &str) -> Option<Value> {
-    let parent = state.comments.iter().find(|c| c["id"].as_u64() == Some(to))?.clone();
-    let first = parent["in_reply_to_id"].as_u64().unwrap_or(to);
-    let id = state.behaviour.id();
-    let comment = json!({"id": id, "in_reply_to_id": first, "pull_request_review_id": parent["pull_request_review_id"],
-        "path": parent["path"], "line": parent["line"], "side": "RIGHT", "body": text,
-        "commit_id": state.head_sha, "user": {"login": login}});
-    state.comments.push(comment.clone());
-    Some(comment)
 }

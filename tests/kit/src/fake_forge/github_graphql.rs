@@ -1,6 +1,6 @@
 //! The fake GitHub's GraphQL endpoint (`POST /graphql`): a request's query is
-//! parsed with `graphql-parser` and answered from the pull request's review threads
-//! (each keyed by its first comment, replies joining it): the pull request's
+//! parsed with `graphql-parser` and answered from the pull requests' review threads
+//! (each keyed by its first comment, replies joining it): a pull request's
 //! `reviewThreads`, paginated by cursor in the fake's page size, and the
 //! `resolveReviewThread` mutation, which is recorded. A field this schema does not
 //! have, or a query that does not parse, is answered as GitHub answers it: HTTP 200
@@ -24,14 +24,20 @@ impl Thread {
     }
 }
 
+/// One pull request's review threads.
+pub(crate) struct PullThreads {
+    /// The pull request's number.
+    pub(crate) number: u64,
+    /// Its review threads, in order.
+    pub(crate) threads: Vec<Thread>,
+}
+
 /// What a GraphQL request sees and may change.
 pub(crate) struct Graph<'a> {
     /// `owner/name`.
     pub(crate) repository: &'a str,
-    /// The pull request's number.
-    pub(crate) number: u64,
-    /// The pull request's review threads, in order.
-    pub(crate) threads: Vec<Thread>,
+    /// The pull requests, each with its review threads.
+    pub(crate) pulls: Vec<PullThreads>,
     /// The ids of resolved threads.
     pub(crate) resolved: &'a mut BTreeSet<String>,
     /// The threads `resolveReviewThread` was asked to resolve, in order.
@@ -133,32 +139,39 @@ fn repository(set: &Fields<'_>, variables: &Map<String, Value>, graph: &Graph<'_
         if field.name != "pullRequest" {
             return Err(undefined(&field.name, "Repository"));
         }
-        let pull = match argument(field, "number", variables).as_u64() == Some(graph.number) {
-            true => pull_request(&field.selection_set, variables, graph)?,
-            false => Value::Null,
+        let number = argument(field, "number", variables).as_u64();
+        let pull = match graph.pulls.iter().find(|p| Some(p.number) == number) {
+            Some(pull) => pull_request(&field.selection_set, variables, pull, graph)?,
+            None => Value::Null,
         };
         data.insert(key(field), pull);
     }
     Ok(Value::Object(data))
 }
 
-fn pull_request(set: &Fields<'_>, variables: &Map<String, Value>, graph: &Graph<'_>) -> Result<Value, String> {
+fn pull_request(
+    set: &Fields<'_>,
+    variables: &Map<String, Value>,
+    pull: &PullThreads,
+    graph: &Graph<'_>,
+) -> Result<Value, String> {
     let mut data = Map::new();
     for field in fields(set)? {
         match field.name.as_str() {
-            "number" => data.insert(key(field), json!(graph.number)),
-            "reviewThreads" => data.insert(key(field), review_threads(field, variables, graph)?),
+            "number" => data.insert(key(field), json!(pull.number)),
+            "reviewThreads" => data.insert(key(field), review_threads(field, variables, &pull.threads, graph)?),
             other => return Err(undefined(other, "PullRequest")),
         };
     }
     Ok(Value::Object(data))
 }
 
-/// A page of the review threads: `first` of them (at most the fake's page size)
-/// after the cursor `after`.
+/// A page of a pull request's review threads: `first` of them (at most the fake's
+/// page size) after the cursor `after`.
 fn review_threads(
     field: &Field<'_, String>,
     variables: &Map<String, Value>,
+    threads: &[Thread],
     graph: &Graph<'_>,
 ) -> Result<Value, String> {
     let first = argument(field, "first", variables).as_u64().ok_or("reviewThreads needs `first`")? as usize;
@@ -167,14 +180,14 @@ fn review_threads(
         None => 0,
     };
     let take = first.min(graph.page_size.max(1));
-    let page: Vec<&Thread> = graph.threads.iter().skip(start).take(take).collect();
+    let page: Vec<&Thread> = threads.iter().skip(start).take(take).collect();
     let end = start + page.len();
     let mut data = Map::new();
     for part in fields(&field.selection_set)? {
         match part.name.as_str() {
-            "totalCount" => data.insert(key(part), json!(graph.threads.len())),
+            "totalCount" => data.insert(key(part), json!(threads.len())),
             "pageInfo" => {
-                let info = json!({"__typename": "PageInfo", "hasNextPage": end < graph.threads.len(),
+                let info = json!({"__typename": "PageInfo", "hasNextPage": end < threads.len(),
                     "endCursor": if page.is_empty() { Value::Null } else { json!(format!("cursor:{}", end - 1)) }});
                 data.insert(key(part), project(&info, &part.selection_set)?)
             }
@@ -223,7 +236,7 @@ fn mutation_root(set: &Fields<'_>, variables: &Map<String, Value>, graph: &mut G
         }
         let input = argument(field, "input", variables);
         let id = input["threadId"].as_str().ok_or("resolveReviewThread needs `input: {threadId}`")?;
-        let Some(thread) = graph.threads.iter().find(|t| t.id() == id) else {
+        let Some(thread) = graph.pulls.iter().flat_map(|p| p.threads.iter()).find(|t| t.id() == id) else {
             return Err(format!("Could not resolve to a node with the global id of '{id}'"));
         };
         graph.mutations.push(id.to_string());

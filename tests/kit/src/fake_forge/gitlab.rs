@@ -1,37 +1,95 @@
-//! A fake of GitLab's merge-request REST API (v4): the merge request with its
-//! `diff_refs`, its diffs, discussions with notes (created, edited, resolved, and
-//! replies added to them) and plain notes, paginated with `X-Next-Page`; and the
-//! project's members with their access levels.
+//! A fake of GitLab's REST API (v4) for one project's merge requests, as many as a
+//! test adds: each merge request with its `diff_refs`, diffs, discussions and notes
+//! (`gitlab_merge_requests.rs`); the project's members with their access levels;
+//! and git over HTTP of the repositories of a directory (`git_http.rs`) for the
+//! fake's token as user `oauth2`. The project is named in paths by its numeric id
+//! or its URL-encoded path (`group%2Fproject`), as GitLab accepts both.
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Request, Response};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, page, serve, start};
+use super::git_http::{self, Realm};
+use super::gitlab_merge_requests;
+use super::{Answer, Behaviour, FakeForge, ForgeState, Incoming, serve, start};
 
-/// One merge request's state on the fake.
-#[derive(Debug, Default)]
-pub struct MergeRequestState {
-    /// The only token accepted (as `PRIVATE-TOKEN`).
-    pub token: String,
-    /// The project id.
-    pub project: String,
-    /// The merge request's iid.
+/// One merge request of the fake's project.
+#[derive(Debug, Default, Clone)]
+pub struct MergeRequest {
+    /// Its iid, the number within the project.
     pub iid: u64,
-    /// `base_sha`, `start_sha`, `head_sha`.
+    /// `base_sha`, `start_sha`, `head_sha` (`null` until set, as GitLab's are for a
+    /// moment after a merge request is opened).
     pub diff_refs: Value,
+    /// The source branch, `feature-{iid}`; the target branch is `main`.
+    pub source_branch: String,
+    /// Whether it is a draft.
+    pub draft: bool,
     /// Diffs as `GET …/diffs` lists them.
     pub diffs: Vec<Value>,
-    /// Discussions as `GET …/discussions` lists them.
+    /// Discussions as `GET …/discussions` lists them; every note is in one, as on
+    /// GitLab (a plain note is an `individual_note` discussion).
     pub discussions: Vec<Value>,
-    /// Members' access levels (10 guest, 20 reporter, 30 developer, 40 maintainer,
-    /// 50 owner) by user id; anyone else is not a member (404).
-    pub members: HashMap<u64, u64>,
+}
+
+impl MergeRequest {
+    fn new(iid: u64) -> MergeRequest {
+        MergeRequest { iid, source_branch: format!("feature-{iid}"), ..MergeRequest::default() }
+    }
+}
+
+/// A member of the project.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    /// The member's user name.
+    pub username: String,
+    /// 10 guest, 20 reporter, 30 developer, 40 maintainer, 50 owner.
+    pub access_level: u64,
+}
+
+/// The fake GitLab's state: the project's merge requests, its members, and what the
+/// fake saw.
+#[derive(Debug, Default)]
+pub struct MergeRequestState {
+    /// The only token accepted (as `PRIVATE-TOKEN`, and as git's password for user
+    /// `oauth2`).
+    pub token: String,
+    /// The project's numeric id, when known.
+    pub project_id: Option<u64>,
+    /// The project's path (`group/project`), when known.
+    pub project_path: Option<String>,
+    /// The merge requests, the one `start` serves first.
+    pub merge_requests: Vec<MergeRequest>,
+    /// Members by user id; anyone else is not a member (404).
+    pub members: HashMap<u64, Member>,
+    /// The directory whose bare repositories (`group/project.git`) git fetches over HTTP.
+    pub git_root: Option<PathBuf>,
+    /// The tokens git presented, in order (refused ones too).
+    pub git_tokens: Vec<String>,
     /// Paging, refusals and the requests seen.
     pub behaviour: Behaviour,
+    pub(crate) base: String,
+}
+
+impl MergeRequestState {
+    /// Merge request `iid`, if the fake has it.
+    pub fn merge_request(&self, iid: u64) -> Option<&MergeRequest> {
+        self.merge_requests.iter().find(|m| m.iid == iid)
+    }
+
+    /// Merge request `iid`, to change, if the fake has it.
+    pub fn merge_request_mut(&mut self, iid: u64) -> Option<&mut MergeRequest> {
+        self.merge_requests.iter_mut().find(|m| m.iid == iid)
+    }
+
+    /// Whether a path's project segment (decoded) names the fake's project.
+    fn names_project(&self, segment: &str) -> bool {
+        self.project_id.is_some_and(|id| segment == id.to_string()) || self.project_path.as_deref() == Some(segment)
+    }
 }
 
 impl ForgeState for MergeRequestState {
@@ -40,20 +98,29 @@ impl ForgeState for MergeRequestState {
     }
 }
 
-/// The fake; [`FakeGitLab::api`] is what `CI_API_V4_URL` is set to.
+/// The fake; [`FakeGitLab::api`] is what `CI_API_V4_URL` is set to, and `base`
+/// GitLab's web URL.
 pub type FakeGitLab = FakeForge<MergeRequestState>;
 
 impl FakeForge<MergeRequestState> {
-    /// Serves merge request `iid` of project `project`, in pages of `page_size`.
+    /// Serves merge request `iid` of project `project` (its numeric id or its path),
+    /// in pages of `page_size`; [`FakeGitLab::set_project`] gives it the other name.
     pub async fn start(project: &str, iid: u64, token: &str, page_size: usize) -> FakeGitLab {
+        let (project_id, project_path) = match project.parse::<u64>() {
+            Ok(id) => (Some(id), None),
+            Err(_) => (None, Some(project.to_string())),
+        };
         let state = MergeRequestState {
             token: token.into(),
-            project: project.into(),
-            iid,
+            project_id,
+            project_path,
+            merge_requests: vec![MergeRequest::new(iid)],
             behaviour: Behaviour { page_size, ..Behaviour::default() },
             ..MergeRequestState::default()
         };
-        start(state, handle).await
+        let fake = start(state, handle).await;
+        fake.state.lock().expect("lock").base = fake.base.clone();
+        fake
     }
 
     /// The API's base URL, as `CI_API_V4_URL` gives it.
@@ -61,49 +128,150 @@ impl FakeForge<MergeRequestState> {
         format!("{}/api/v4", self.base)
     }
 
-    /// Sets the diff's commits (base and head) and its files (path, patch).
-    pub fn set_head(&self, base_sha: &str, head_sha: &str, files: &[(String, String)]) {
+    /// Names the project both ways, its numeric id and its path (`group/project`).
+    pub fn set_project(&self, id: u64, path: &str) {
         let mut state = self.state.lock().expect("lock");
-        state.diff_refs = json!({"base_sha": base_sha, "start_sha": base_sha, "head_sha": head_sha});
-        state.diffs = files
-            .iter()
-            .map(|(path, diff)| {
-                json!({"old_path": path, "new_path": path, "a_mode": "100644", "b_mode": "100644",
-                "new_file": false, "renamed_file": false, "deleted_file": false, "diff": diff})
-            })
-            .collect();
+        state.project_id = Some(id);
+        state.project_path = Some(path.into());
     }
 
-    /// Adds a discussion someone else started, as GitLab lists it.
+    /// Adds merge request `iid` with these commits and files (path, patch).
+    ///
+    /// # Panics
+    /// When the fake already has merge request `iid`.
+    pub fn add_merge_request(&self, iid: u64, head_sha: &str, base_sha: &str, files: &[(String, String)]) {
+        let mut state = self.state.lock().expect("lock");
+        assert!(state.merge_request(iid).is_none(), "the fake GitLab already has merge request !{iid}");
+        state.merge_requests.push(MergeRequest::new(iid));
+        drop(state);
+        self.set_head_of(iid, base_sha, head_sha, files);
+    }
+
+    /// Sets the first merge request's commits (base and head) and files (path, patch).
+    pub fn set_head(&self, base_sha: &str, head_sha: &str, files: &[(String, String)]) {
+        self.set_head_of(self.first(), base_sha, head_sha, files);
+    }
+
+    /// Sets merge request `iid`'s commits (base and head) and files (path, patch).
+    pub fn set_head_of(&self, iid: u64, base_sha: &str, head_sha: &str, files: &[(String, String)]) {
+        self.change(iid, |mr| {
+            mr.diff_refs = json!({"base_sha": base_sha, "start_sha": base_sha, "head_sha": head_sha});
+            mr.diffs = files
+                .iter()
+                .map(|(path, diff)| {
+                    json!({"old_path": path, "new_path": path, "a_mode": "100644", "b_mode": "100644",
+                    "new_file": false, "renamed_file": false, "deleted_file": false, "diff": diff})
+                })
+                .collect();
+        });
+    }
+
+    /// Marks merge request `iid` a draft, or ready.
+    pub fn set_draft(&self, iid: u64, draft: bool) {
+        self.change(iid, |mr| mr.draft = draft);
+    }
+
+    /// Adds a discussion someone else started on the first merge request, as GitLab
+    /// lists it.
     pub fn add_human_discussion(&self, body: &str) {
         let mut state = self.state.lock().expect("lock");
         let (id, note) = (state.behaviour.id(), state.behaviour.id());
-        state.discussions.push(json!({"id": format!("{id:040x}"), "individual_note": true, "notes": [
-            {"id": note, "type": null, "body": body, "system": false, "resolvable": false,
+        state.merge_requests[0].discussions.push(json!({"id": format!("{id:040x}"), "individual_note": true,
+            "notes": [{"id": note, "type": null, "body": body, "system": false, "resolvable": false,
              "author": {"username": "ann"}}]}));
     }
 
-    /// Adds a note by user `user_id` (`username`) to discussion `discussion`, as a
-    /// reply in its thread; the note's id.
+    /// Adds a note by user `user_id` (`username`) to discussion `discussion` of the
+    /// first merge request, as a reply in its thread; the note's id (0 when there is
+    /// no such discussion).
     pub fn add_human_note(&self, discussion: &str, user_id: u64, username: &str, body: &str) -> u64 {
         let mut state = self.state.lock().expect("lock");
         let author = json!({"id": user_id, "username": username});
-        add_note(&mut state, discussion, author, body).map_or(0, |n| n["id"].as_u64().unwrap_or_default())
+        let MergeRequestState { merge_requests, behaviour, .. } = &mut *state;
+        let note = gitlab_merge_requests::add_note(&mut merge_requests[0], behaviour, discussion, author, body);
+        note.map_or(0, |n| n["id"].as_u64().unwrap_or_default())
     }
 
-    /// Makes user `user_id` a member with `access_level` (30 is developer).
+    /// Makes user `user_id` a member with `access_level` (30 is developer), named
+    /// `user{id}`.
     pub fn set_member(&self, user_id: u64, access_level: u64) {
-        self.state.lock().expect("lock").members.insert(user_id, access_level);
+        self.set_access(user_id, &format!("user{user_id}"), access_level);
     }
 
-    /// The discussions now.
+    /// Makes user `user_id` (`username`) a member with `access_level` (10 guest, 20
+    /// reporter, 30 developer, 40 maintainer, 50 owner).
+    pub fn set_access(&self, user_id: u64, username: &str, access_level: u64) {
+        let member = Member { username: username.into(), access_level };
+        self.state.lock().expect("lock").members.insert(user_id, member);
+    }
+
+    /// The discussions of the first merge request now.
     pub fn discussions(&self) -> Vec<Value> {
-        self.state.lock().expect("lock").discussions.clone()
+        self.discussions_of(self.first())
+    }
+
+    /// The discussions of merge request `iid` now.
+    pub fn discussions_of(&self, iid: u64) -> Vec<Value> {
+        self.read(iid, |mr| mr.discussions.clone())
+    }
+
+    /// Every note of merge request `iid` now, oldest first (those of discussions too).
+    pub fn notes_of(&self, iid: u64) -> Vec<Value> {
+        self.read(iid, gitlab_merge_requests::notes)
+    }
+
+    /// Serves the bare repositories under `root` (`group/project.git`) over git's HTTP.
+    pub fn serve_git(&self, root: &std::path::Path) {
+        self.state.lock().expect("lock").git_root = Some(root.to_path_buf());
+    }
+
+    /// The tokens git presented so far (an empty one for a request without any).
+    pub fn git_tokens(&self) -> Vec<String> {
+        self.state.lock().expect("lock").git_tokens.clone()
+    }
+
+    /// The iid of the merge request `start` serves.
+    fn first(&self) -> u64 {
+        self.state.lock().expect("lock").merge_requests[0].iid
+    }
+
+    /// Changes merge request `iid`; a test naming one the fake lacks fails here.
+    fn change(&self, iid: u64, change: impl FnOnce(&mut MergeRequest)) {
+        let mut state = self.state.lock().expect("lock");
+        change(state.merge_request_mut(iid).unwrap_or_else(|| panic!("the fake GitLab has no merge request !{iid}")));
+    }
+
+    /// Reads merge request `iid`; a test naming one the fake lacks fails here.
+    fn read<T>(&self, iid: u64, read: impl FnOnce(&MergeRequest) -> T) -> T {
+        let state = self.state.lock().expect("lock");
+        read(state.merge_request(iid).unwrap_or_else(|| panic!("the fake GitLab has no merge request !{iid}")))
     }
 }
 
+const REALM: Realm = Realm {
+    name: "GitLab",
+    refusal: "HTTP Basic: Access denied. If a password was provided for Git authentication, the password was \
+              incorrect or you're required to use a token instead of a password.",
+};
+
 async fn handle(State(state): State<Arc<Mutex<MergeRequestState>>>, request: Request<Body>) -> Response<Body> {
+    if git_http::is_git(request.uri().path()) && !request.uri().path().starts_with("/api/") {
+        return git(&state, request).await;
+    }
     serve(&state, request, route, json!({"message": "403 Forbidden"})).await
+}
+
+/// Git over HTTP, for the fake's token as the password of user `oauth2`.
+async fn git(state: &Arc<Mutex<MergeRequestState>>, request: Request<Body>) -> Response<Body> {
+    let credentials = git_http::basic_credentials(&request);
+    let (root, accepted) = {
+        let mut state = state.lock().expect("lock");
+        state.git_tokens.push(credentials.as_ref().map(|(_, token)| token.clone()).unwrap_or_default());
+        let accepted =
+            credentials.is_some_and(|(user, token)| user == "oauth2" && !token.is_empty() && token == state.token);
+        (state.git_root.clone(), accepted)
+    };
+    git_http::answer(root, accepted, &REALM, request).await
 }
 
 fn route(state: &mut MergeRequestState, incoming: &Incoming) -> Answer {
@@ -111,132 +279,26 @@ fn route(state: &mut MergeRequestState, incoming: &Incoming) -> Answer {
     if token != state.token {
         return Answer::status(401, "401 Unauthorized");
     }
-    let project = ["api", "v4", "projects", state.project.as_str()];
     let segments: Vec<&str> = incoming.segments.iter().map(String::as_str).collect();
-    if let ("GET", [p @ .., "members", "all", user]) = (incoming.method.as_str(), segments.as_slice())
-        && *p == project
-    {
-        return member(state, user);
-    }
-    let iid = state.iid.to_string();
-    let prefix = ["api", "v4", "projects", state.project.as_str(), "merge_requests", iid.as_str()];
-    if !incoming.segments.iter().map(String::as_str).take(prefix.len()).eq(prefix) {
+    let ["api", "v4", "projects", project, rest @ ..] = segments.as_slice() else {
         return Answer::status(404, "404 Not found");
+    };
+    if !state.names_project(project) {
+        return Answer::status(404, "404 Project Not Found");
     }
-    let rest: Vec<&str> = incoming.segments[prefix.len()..].iter().map(String::as_str).collect();
-    match (incoming.method.as_str(), rest.as_slice()) {
-        ("GET", []) => Answer::ok(json!({"iid": state.iid, "state": "opened", "diff_refs": state.diff_refs})),
-        ("GET", ["diffs"]) => list(state, incoming, |s| &s.diffs),
-        ("GET", ["discussions"]) => list(state, incoming, |s| &s.discussions),
-        ("POST", ["discussions"]) => create_discussion(state, &incoming.body),
-        ("POST", ["notes"]) => create_note(state, &incoming.body),
-        ("PUT", ["discussions", id, "notes", note]) => edit_note(state, id, note, &incoming.body),
-        ("POST", ["discussions", id, "notes"]) => {
-            let Some(text) = incoming.body["body"].as_str() else { return Answer::status(400, "body is missing") };
-            let author = json!({"id": 1, "username": "conclave-bot"});
-            match add_note(state, id, author, text) {
-                Some(note) => Answer::ok(note),
-                None => Answer::status(404, "404 Discussion Not Found"),
-            }
-        }
-        ("PUT", ["discussions", id]) => resolve(state, id, incoming.query.get("resolved").map(String::as_str)),
+    match (incoming.method.as_str(), rest) {
+        ("GET", ["members", "all", user]) => member(state, user),
+        (_, ["merge_requests", iid, tail @ ..]) => gitlab_merge_requests::route(state, incoming, iid, tail),
         _ => Answer::status(404, "404 Not found"),
     }
 }
 
-/// A page of a list with GitLab's pagination headers.
-fn list(state: &MergeRequestState, incoming: &Incoming, of: fn(&MergeRequestState) -> &Vec<Value>) -> Answer {
-    let page = page(of(state), incoming, state.behaviour.page_size);
-    let next = if page.number < page.last { (page.number + 1).to_string() } else { String::new() };
-    let mut answer = Answer::ok(Value::Array(page.items));
-    answer.headers.extend([
-        ("x-page".to_string(), page.number.to_string()),
-        ("x-next-page".to_string(), next),
-        ("x-per-page".to_string(), state.behaviour.page_size.to_string()),
-        ("x-total".to_string(), of(state).len().to_string()),
-    ]);
-    answer
-}
-
-/// `POST …/discussions` with a text position, checked as GitLab checks it.
-fn create_discussion(state: &mut MergeRequestState, body: &Value) -> Answer {
-    let position = &body["position"];
-    let refs_match = ["base_sha", "start_sha", "head_sha"].iter().all(|k| position[k] == state.diff_refs[k]);
-    let known =
-        state.diffs.iter().any(|d| d["new_path"] == position["new_path"] && d["old_path"] == position["old_path"]);
-    if position["position_type"] != "text" || !refs_match || !known || !position["new_line"].is_u64() {
-        return Answer::status(
-            400,
-            "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}",
-        );
-    }
-    let Some(text) = body["body"].as_str() else { return Answer::status(400, "body is missing") };
-    let (id, note) = (state.behaviour.id(), state.behaviour.id());
-    let discussion = json!({"id": format!("{id:040x}"), "individual_note": false, "notes": [
-        {"id": note, "type": "DiffNote", "body": text, "system": false, "resolvable": true, "resolved": false,
-         "position": position, "author": {"username": "conclave-bot"}}]});
-    state.discussions.push(discussion.clone());
-    Answer::ok(discussion)
-}
-
-/// `POST …/notes`: a note on the merge request, its own discussion.
-fn create_note(state: &mut MergeRequestState, body: &Value) -> Answer {
-    let Some(text) = body["body"].as_str() else { return Answer::status(400, "body is missing") };
-    let (id, note_id) = (state.behaviour.id(), state.behaviour.id());
-    let note = json!({"id": note_id, "type": null, "body": text, "system": false, "resolvable": false,
-        "author": {"username": "conclave-bot"}});
-    state.discussions.push(json!({"id": format!("{id:040x}"), "individual_note": true, "notes": [note.clone()]}));
-    Answer::ok(note)
-}
-
-fn edit_note(state: &mut MergeRequestState, id: &str, note: &str, body: &Value) -> Answer {
-    let Some(text) = body["body"].as_str() else { return Answer::status(400, "body is missing") };
-    let found = state
-        .discussions
-        .iter_mut()
-        .filter(|d| d["id"] == id)
-        .flat_map(|d| d["notes"].as_array_mut().into_iter().flatten())
-        .find(|n| n["id"].as_u64().is_some_and(|id| note.parse() == Ok(id)));
-    match found {
-        Some(n) => {
-            n["body"] = json!(text);
-            Answer::ok(n.clone())
-        }
-        None => Answer::status(404, "404 Note Not Found"),
-    }
-}
-
-fn resolve(state: &mut MergeRequestState, id: &str, resolved: Option<&str>) -> Answer {
-    let Some(resolved) = resolved.and_then(|r| r.parse::<bool>().ok()) else {
-        return Answer::status(400, "400 Bad request - resolved is missing");
-    };
-    let Some(discussion) = state.discussions.iter_mut().find(|d| d["id"] == id) else {
-        return Answer::status(404, "404 Discussion Not Found");
-    };
-    for note in discussion["notes"].as_array_mut().into_iter().flatten() {
-        if note["resolvable"] == true {
-            note["resolved"] = json!(resolved);
-        }
-    }
-    Answer::ok(discussion.clone())
-}
-
 /// `GET /projects/:id/members/all/:user_id`: a member with its access level, else 404.
 fn member(state: &MergeRequestState, user: &str) -> Answer {
-    let level = user.parse::<u64>().ok().and_then(|id| state.members.get(&id).map(|level| (id, *level)));
-    match level {
-        Some((id, level)) => Answer::ok(json!({"id": id, "username": format!("user{id}"), "state": "active",
-            "access_level": level})),
+    let member = user.parse::<u64>().ok().and_then(|id| state.members.get(&id).map(|member| (id, member)));
+    match member {
+        Some((id, member)) => Answer::ok(json!({"id": id, "username": member.username, "state": "active",
+            "access_level": member.access_level})),
         None => Answer::status(404, "404 Not found"),
     }
-}
-
-/// Adds a note by `author` to a discussion; the note.
-fn add_note(state: &mut MergeRequestState, discussion: &str, author: Value, text: &str) -> Option<Value> {
-    let id = state.behaviour.id();
-    let thread = state.discussions.iter_mut().find(|d| d["id"] == discussion)?;
-    let note = json!({"id": id, "type": "DiffNote", "body": text, "system": false, "resolvable": true,
-        "resolved": false, "author": author});
-    thread["notes"].as_array_mut()?.push(note.clone());
-    Some(note)
 }

@@ -1,16 +1,23 @@
 //! Fakes of the GitHub and GitLab REST APIs on a loopback socket, for `review
-//! --post`: they speak the real JSON shapes and pagination (`Link` on GitHub,
+//! --post` and the webhook service: they hold any number of pull (merge) requests
+//! of one repository, speak the real JSON shapes and pagination (`Link` on GitHub,
 //! `X-Next-Page` on GitLab) with small pages, keep the comments they are sent
 //! (created, edited, resolved), record every request, and can refuse writes (403)
-//! or ask the client to slow down (429 with `retry-after`). GitHub's GraphQL
-//! endpoint for review threads is `github_graphql.rs`, a GitHub App's token endpoint
-//! `github_app.rs`, and git over HTTP (`git http-backend`) `git_http.rs`.
+//! or ask the client to slow down (429 with `retry-after`). GitHub's pull-request
+//! routes are `github_pulls.rs`, its GraphQL endpoint for review threads
+//! `github_graphql.rs`, a GitHub App's token endpoint `github_app.rs`, GitLab's
+//! merge-request routes `gitlab_merge_requests.rs`, and git over HTTP for both
+//! (`git http-backend`) `git_http.rs`.
 
 pub mod git_http;
 pub mod github;
 pub mod github_app;
 pub mod github_graphql;
+mod github_pulls;
 pub mod gitlab;
+mod gitlab_merge_requests;
+#[cfg(test)]
+mod tests;
 
 use axum::body::Body;
 use axum::http::{Request, Response};
@@ -112,6 +119,11 @@ impl Answer {
         Answer { status: 200, headers: Vec::new(), body }
     }
 
+    /// 201 Created, as both forges answer a new comment.
+    pub(crate) fn created(body: Value) -> Answer {
+        Answer { status: 201, headers: Vec::new(), body }
+    }
+
     pub(crate) fn status(status: u16, message: &str) -> Answer {
         Answer { status, headers: Vec::new(), body: json!({"message": message}) }
     }
@@ -197,6 +209,11 @@ fn decode(text: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Now, as both forges write a comment's `created_at` and `updated_at`.
+pub(crate) fn timestamp() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
 }
 
 /// Pagination of the fakes: which page is asked for and the items on it.
