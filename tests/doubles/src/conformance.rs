@@ -3,7 +3,9 @@
 //! Backends call [`run_all`] from their tests with a factory for fresh, empty stores.
 //! The checks panic with a message naming the broken behaviour. Those of kept evals
 //! are in `conformance/evals.rs`, those of dismissals in `conformance/dismissals.rs`, those of
-//! webhook deliveries in `conformance/deliveries.rs`.
+//! webhook deliveries in `conformance/deliveries.rs`, those of the webhook
+//! dispatcher's pull request records (and of run summaries naming a run's pull
+//! request) in `conformance/pull_requests.rs`.
 
 use conclave_shared::{
     AgentConfig, Conclave, Edge, ErrorKind, EventKind, Node, NodeKind, NodeOutput, NodeState, OutputDialect, RunEvent,
@@ -17,10 +19,12 @@ use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError};
 mod deliveries;
 mod dismissals;
 mod evals;
+mod pull_requests;
 
 pub use deliveries::stored_delivery;
 pub use dismissals::stored_dismissal;
 pub use evals::stored_eval;
+pub use pull_requests::{pull_request_ref, stored_pull_request};
 
 /// Runs every check against fresh stores from `make`.
 pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
@@ -44,6 +48,7 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunStore>) {
     evals::run_all(make).await;
     dismissals::run_all(make).await;
     deliveries::run_all(make).await;
+    pull_requests::run_all(make).await;
 }
 
 /// A small conclave: trigger -> a, trigger -> b.

@@ -2,9 +2,9 @@
 //! implementation the conformance suite keeps honest. Nothing survives the process.
 
 use async_trait::async_trait;
-use conclave_shared::delivery::{Delivery, Forge};
+use conclave_shared::delivery::{Delivery, Forge, PullRequestReviews};
 use conclave_shared::eval::{EvalListing, StoredEval};
-use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary};
+use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -57,6 +57,8 @@ pub struct MemoryStore {
     dismissals: Mutex<std::collections::BTreeMap<(String, String), StoredDismissal>>,
     /// Webhook deliveries by forge and id, with when each was marked dispatched.
     deliveries: Mutex<HashMap<(Forge, String), KeptDelivery>>,
+    /// The webhook dispatcher's records of pull requests by forge, repository and number.
+    pull_requests: Mutex<HashMap<(Forge, String, u64), PullRequestReviews>>,
 }
 
 impl MemoryStore {
@@ -68,6 +70,13 @@ impl MemoryStore {
     fn with_runs<T>(&self, f: impl FnOnce(&mut HashMap<String, StoredRun>) -> T) -> T {
         f(&mut self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
+}
+
+/// Where a busy pull request record comes in the busy listing: least recently
+/// changed first, then by forge, repository and number.
+fn busy_order(reviews: &PullRequestReviews) -> (u64, Forge, &str, u64) {
+    let request = &reviews.pull_request;
+    (reviews.updated_ms, request.forge, request.repository.as_str(), request.number)
 }
 
 fn push_event(run: &mut StoredRun, event: &RunEvent) -> Result<(), StoreError> {
@@ -256,6 +265,30 @@ impl RunStore for MemoryStore {
         }
     }
 
+    async fn pull_request(
+        &self,
+        forge: Forge,
+        repository: &str,
+        number: u64,
+    ) -> Result<Option<PullRequestReviews>, StoreError> {
+        let kept = self.pull_requests.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(kept.get(&(forge, repository.to_string(), number)).cloned())
+    }
+
+    async fn put_pull_request(&self, reviews: &PullRequestReviews) -> Result<(), StoreError> {
+        let mut kept = self.pull_requests.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let request = &reviews.pull_request;
+        kept.insert((request.forge, request.repository.clone(), request.number), reviews.clone());
+        Ok(())
+    }
+
+    async fn busy_pull_requests(&self, limit: usize) -> Result<Vec<PullRequestReviews>, StoreError> {
+        let kept = self.pull_requests.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut busy: Vec<&PullRequestReviews> = kept.values().filter(|r| r.is_busy()).collect();
+        busy.sort_by(|a, b| busy_order(a).cmp(&busy_order(b)));
+        Ok(busy.into_iter().take(limit).cloned().collect())
+    }
+
     async fn mark_interrupted(
         &self,
         owner_alive: &(dyn for<'s> Fn(&'s str) -> bool + Sync),
@@ -305,6 +338,30 @@ impl RunQueue for MemoryStore {
             queued.attempt += 1;
             queued.lease = Some((worker.to_string(), now_ms + lease_ms));
             Some(Job { run_id: id.clone(), spec: queued.spec.clone(), attempt: queued.attempt })
+        }))
+    }
+
+    async fn prepare_claimed(
+        &self,
+        run_id: &str,
+        worker: &str,
+        conclave: &Conclave,
+        input: &Value,
+    ) -> Result<bool, StoreError> {
+        Ok(self.with_runs(|runs| {
+            let Some(run) = runs.get_mut(run_id) else { return false };
+            let held = run.record.summary.status == RunStatus::Running
+                && run.queued.as_ref().is_some_and(|q| q.lease.as_ref().is_some_and(|(w, _)| w == worker));
+            if !held || !run.events.is_empty() {
+                return false;
+            }
+            // With no event, the record is what a new run of this conclave and input is.
+            let created_ms = run.record.summary.created_ms;
+            let mut record = RunRecord::new(run_id.to_string(), conclave.clone(), input.clone(), created_ms);
+            record.summary.status = RunStatus::Running;
+            run.node_index = record.nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i)).collect();
+            run.record = record;
+            true
         }))
     }
 

@@ -1,14 +1,17 @@
 //! The conformance suite every [`RunQueue`] must pass: each claim goes to exactly one
 //! worker, oldest first; leases are held, renewed, lost and taken over; cancels reach
-//! queued and running runs; runs made without the queue are never claimed.
+//! queued and running runs; runs made without the queue are never claimed; a claimed
+//! run's conclave and input are replaced only by its worker, before its first event.
 
 use conclave_shared::{EventKind, RunStatus};
 use serde_json::json;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::conformance::{event, new_run};
+use super::conformance::{event, new_run, pull_request_ref, sample_conclave};
 use conclave_core::{Cancel, Lease, QueueStats, RunQueue};
+use conclave_shared::delivery::{Forge, PULL_REQUEST_INPUT};
+use conclave_shared::{Conclave, NodeState};
 
 /// Runs every check, each on a fresh queue from `make`.
 pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunQueue>) {
@@ -21,6 +24,72 @@ pub async fn run_all(make: &dyn Fn() -> Arc<dyn RunQueue>) {
     concurrent_claims_never_share_a_run(make()).await;
     slots_are_limited_leased_and_given_back(make()).await;
     pauses_hold_for_everyone_until_they_end(make()).await;
+    a_claimed_run_is_prepared_by_its_worker_before_any_event(make()).await;
+    only_the_holder_prepares_a_run_and_only_before_its_first_event(make()).await;
+}
+
+/// A review of pull request `o/r#7` on GitHub: the input names it, and the conclave
+/// (`review`, of two nodes) is not the one the run was enqueued with.
+fn prepared() -> (Conclave, serde_json::Value) {
+    let mut review = sample_conclave();
+    review.id = "review".into();
+    review.nodes.truncate(2);
+    review.edges.truncate(1);
+    let input = json!({PULL_REQUEST_INPUT: pull_request_ref(Forge::Github, "o/r", 7), "diff": "+ x"});
+    (review, input)
+}
+
+async fn a_claimed_run_is_prepared_by_its_worker_before_any_event(queue: Arc<dyn RunQueue>) {
+    queue.enqueue(&new_run("r", 10, "api"), &json!({"kind": "review"})).await.expect("enqueue");
+    queue.claim("w1", 100, 1000).await.expect("claim").expect("a run");
+    let (review, input) = prepared();
+    assert!(queue.prepare_claimed("r", "w1", &review, &input).await.expect("prepare"), "its worker prepares it");
+    let run = queue.get_run("r").await.expect("get").expect("run");
+    assert_eq!((run.conclave, run.input), (review.clone(), input.clone()), "the new conclave and input are kept");
+    assert_eq!((run.summary.conclave_id.as_str(), run.summary.status), ("review", RunStatus::Running));
+    let nodes: Vec<(&str, NodeState)> = run.nodes.iter().map(|n| (n.node_id.as_str(), n.state)).collect();
+    assert_eq!(nodes, vec![("in", NodeState::Queued), ("a", NodeState::Queued)], "the new conclave's nodes");
+    let summary = queue.run_summary("r").await.expect("run_summary").expect("run");
+    assert_eq!((summary.conclave_id.as_str(), summary.pull_request.as_deref()), ("review", Some("o/r#7")));
+    let listed = queue.list_runs(10).await.expect("list_runs");
+    assert_eq!(listed.first().and_then(|s| s.pull_request.as_deref()), Some("o/r#7"), "listed with its request");
+    assert_eq!(queue.renew("r", "w1", 200, 1000).await.expect("renew"), Lease::Held { cancel_requested: false });
+    queue.append_event(&event("r", 1, finished(RunStatus::Succeeded))).await.expect("the run goes on");
+    let run = queue.get_run("r").await.expect("get").expect("run");
+    assert_eq!((run.summary.status, run.nodes.len()), (RunStatus::Succeeded, 2), "and ends with the new conclave");
+}
+
+async fn only_the_holder_prepares_a_run_and_only_before_its_first_event(queue: Arc<dyn RunQueue>) {
+    let (review, input) = prepared();
+    for (id, created) in [("held", 10), ("started", 20), ("waiting", 30)] {
+        queue.enqueue(&new_run(id, created, "api"), &json!({})).await.expect("enqueue");
+    }
+    queue.create_run(&new_run("local", 40, "cli")).await.expect("create");
+    assert_eq!(queue.claim("w1", 100, 1000).await.expect("claim").map(|j| j.run_id), Some("held".into()));
+    assert_eq!(queue.claim("w1", 100, 1000).await.expect("claim").map(|j| j.run_id), Some("started".into()));
+    queue
+        .append_event(&event("started", 1, EventKind::RunStarted { conclave_id: "sample".into(), node_count: 3 }))
+        .await
+        .expect("append");
+    let refused = [
+        ("held", "w2", "another worker's run"),
+        ("started", "w1", "a run with an event"),
+        ("waiting", "w1", "a queued run nobody holds"),
+        ("local", "w1", "a run made without the queue"),
+        ("no-such", "w1", "an unknown run"),
+    ];
+    for (run_id, worker, what) in refused {
+        let prepared = queue.prepare_claimed(run_id, worker, &review, &input).await.expect("prepare");
+        assert!(!prepared, "{what} is not prepared");
+    }
+    for run_id in ["held", "started", "waiting", "local"] {
+        let run = queue.get_run(run_id).await.expect("get").expect("run");
+        assert_eq!((run.conclave, run.input), (sample_conclave(), json!({"text": "hello"})), "{run_id} is unchanged");
+        assert_eq!(run.summary.pull_request, None, "{run_id} names no request");
+    }
+    assert_eq!(queue.claim("w2", 1101, 1000).await.expect("claim").map(|j| j.run_id), Some("held".into()));
+    assert!(!queue.prepare_claimed("held", "w1", &review, &input).await.expect("prepare"), "nor its lost holder's");
+    assert!(queue.prepare_claimed("held", "w2", &review, &input).await.expect("prepare"), "but the new holder's");
 }
 
 async fn pauses_hold_for_everyone_until_they_end(queue: Arc<dyn RunQueue>) {

@@ -199,6 +199,23 @@ CREATE TABLE deliveries (
 CREATE INDEX deliveries_pending ON deliveries (received_ms, forge, delivery_id)
     WHERE ignored IS NULL AND dispatched_ms IS NULL;
 "#,
+    // The webhook dispatcher's record of each pull (merge) request, replaced whole by
+    // each write: the key and what the busy listing reads as columns, the record as
+    // JSON. The busy ones (a review queued, running or waiting) are read least
+    // recently changed first. Repositories compare byte by byte (`C`), as in the
+    // other stores, whatever the database's collation.
+    r#"
+CREATE TABLE pull_requests (
+    forge       TEXT NOT NULL,
+    repository  TEXT COLLATE "C" NOT NULL,
+    number      BIGINT NOT NULL,
+    busy        BOOLEAN NOT NULL,
+    updated_ms  BIGINT NOT NULL,
+    record_json TEXT NOT NULL,
+    PRIMARY KEY (forge, repository, number)
+);
+CREATE INDEX pull_requests_busy ON pull_requests (updated_ms, forge, repository, number) WHERE busy;
+"#,
 ];
 
 /// Applies the migrations not yet applied, in one transaction that holds the

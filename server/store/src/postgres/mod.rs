@@ -5,7 +5,8 @@
 //! queue (claims with `FOR UPDATE SKIP LOCKED`), `listen.rs` the LISTEN connection
 //! that tells this process about events other servers commit, `evals.rs` the kept
 //! evals of conclaves, `dismissals.rs` the dismissals of findings, `deliveries.rs`
-//! the webhook deliveries forges sent.
+//! the webhook deliveries forges sent, `pull_requests.rs` the webhook dispatcher's
+//! records of pull requests.
 //!
 //! **Invariant:** node and run rows change only in the transaction that stores the
 //! event causing the change, with the run's row locked, so a stored run always agrees
@@ -18,6 +19,7 @@ mod evals;
 mod listen;
 mod lookups;
 mod migrations;
+mod pull_requests;
 mod queue;
 mod rows;
 mod values;
@@ -31,7 +33,7 @@ use conclave_core::{
     CachedOutput, NewRun, REDACTED, ReviewOf, RunStore, StoreError, StoredDismissal, interrupted_event,
     mask_url_credentials,
 };
-use conclave_shared::delivery::{Delivery, Forge};
+use conclave_shared::delivery::{Delivery, Forge, PullRequestReviews};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{Conclave, OutputDialect, RunEvent, RunRecord, RunSummary};
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -332,6 +334,23 @@ impl RunStore for PostgresStore {
 
     async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError> {
         deliveries::mark_dispatched(&self.client().await?, forge, id, at_ms).await
+    }
+
+    async fn pull_request(
+        &self,
+        forge: Forge,
+        repository: &str,
+        number: u64,
+    ) -> Result<Option<PullRequestReviews>, StoreError> {
+        pull_requests::pull_request(&self.client().await?, forge, repository, number).await
+    }
+
+    async fn put_pull_request(&self, reviews: &PullRequestReviews) -> Result<(), StoreError> {
+        pull_requests::put_pull_request(&self.client().await?, reviews).await
+    }
+
+    async fn busy_pull_requests(&self, limit: usize) -> Result<Vec<PullRequestReviews>, StoreError> {
+        pull_requests::busy_pull_requests(&self.client().await?, limit).await
     }
 
     async fn mark_interrupted(

@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use conclave_core::{Cancel, Job, Lease, NewRun, QueueStats, RunQueue, StoreError, dequeued_event};
+use conclave_shared::Conclave;
 use serde_json::Value;
 
 use super::connection::{backend, corrupt};
@@ -39,6 +40,32 @@ impl RunQueue for PostgresStore {
         let attempt: i32 = row.try_get(2).map_err(backend)?;
         let spec = serde_json::from_str(&spec).map_err(|e| corrupt(&run_id, format!("its queue spec: {e}")))?;
         Ok(Some(Job { run_id, spec, attempt: u32::try_from(attempt).unwrap_or(0) }))
+    }
+
+    /// One `UPDATE`: `last_seq` is 0 until the transaction storing the run's first
+    /// event commits, and that transaction holds the row's lock, so the update waits
+    /// for it and then finds the event.
+    async fn prepare_claimed(
+        &self,
+        run_id: &str,
+        worker: &str,
+        conclave: &Conclave,
+        input: &Value,
+    ) -> Result<bool, StoreError> {
+        let (conclave_json, input) = (to_json(conclave)?, to_json(input)?);
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached(
+                "UPDATE runs SET conclave_id = $3, conclave_json = $4, input_json = $5 \
+                 WHERE id = $1 AND worker = $2 AND status = 'running' AND queue_spec IS NOT NULL AND last_seq = 0",
+            )
+            .await
+            .map_err(backend)?;
+        let changed = client
+            .execute(&statement, &[&run_id, &worker, &conclave.id, &conclave_json, &input])
+            .await
+            .map_err(backend)?;
+        Ok(changed == 1)
     }
 
     async fn renew(&self, run_id: &str, worker: &str, now_ms: u64, lease_ms: u64) -> Result<Lease, StoreError> {

@@ -13,8 +13,11 @@ use super::connection::backend;
 use super::values::{from_db_int, from_json, to_db_int, to_json};
 use crate::folds::{Folds, fold_events};
 
-/// The columns of a run row that [`summary_from_row`] reads.
-pub(super) const SUMMARY_COLUMNS: &str = "id, conclave_id, status, created_ms, finished_ms, failed_node, error";
+/// The columns of a run row that [`summary_from_row`] reads, with the JSON of its
+/// input's `pull_request` (`->` gives any value as JSON text), extracted in SQL so a
+/// listing never sends a whole input (a review's holds its diff).
+pub(super) const SUMMARY_COLUMNS: &str = "id, conclave_id, status, created_ms, finished_ms, failed_node, error, \
+     (input_json::json -> 'pull_request')::text AS pull_request";
 
 /// Applies the effects of `events`, whose blocks the caller has already inserted. A
 /// running run's node state is its event log (`get_run` folds it), so most events
@@ -92,6 +95,7 @@ pub(super) async fn read_events<C: GenericClient + Sync>(
 /// Reads the [`SUMMARY_COLUMNS`] of a run row.
 pub(super) fn summary_from_row(row: &Row) -> Result<RunSummary, tokio_postgres::Error> {
     let status: String = row.try_get("status")?;
+    let pull_request: Option<String> = row.try_get("pull_request")?;
     Ok(RunSummary {
         id: row.try_get("id")?,
         conclave_id: row.try_get("conclave_id")?,
@@ -100,5 +104,6 @@ pub(super) fn summary_from_row(row: &Row) -> Result<RunSummary, tokio_postgres::
         finished_ms: row.try_get::<_, Option<i64>>("finished_ms")?.map(from_db_int),
         failed_node: row.try_get("failed_node")?,
         error: row.try_get("error")?,
+        pull_request: crate::pull_request_row::label(pull_request.as_deref()),
     })
 }

@@ -7,7 +7,7 @@
 
 use super::migrations::MIGRATIONS;
 use super::*;
-use conclave_doubles::conformance::{review_of_b, run_all, sample_conclave, thousand_reviews};
+use conclave_doubles::conformance::{review_of_b, run_all, sample_conclave, stored_pull_request, thousand_reviews};
 use conclave_shared::{EventKind, NodeState, RunStatus};
 use serde_json::json;
 use std::sync::Arc;
@@ -382,4 +382,26 @@ async fn reviews_stored_before_the_index_are_found_after_the_migration() {
     assert_eq!(store.latest_review(&review_of_b()).await.expect("latest_review").as_deref(), Some("newer"));
     let row = client.query_one("SELECT MAX(version) FROM conclave_migrations", &[]).await.expect("version");
     assert_eq!(row.get::<_, i32>(0) as usize, MIGRATIONS.len(), "migrated to the latest version");
+}
+
+/// The busy listing's condition and order are the `pull_requests_busy` index's: with
+/// sequential scans off, the plan is that index, read in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_pull_requests_are_read_in_order_from_their_index() {
+    let url = fresh_database().await;
+    let store = PostgresStore::connect(&url).await.expect("connect");
+    for number in 0..200u64 {
+        let record = stored_pull_request(Forge::Github, "acme/app", number, 1000 - number);
+        let record = if number % 10 == 0 { record } else { PullRequestReviews { run: None, ..record } };
+        store.put_pull_request(&record).await.expect("put_pull_request");
+    }
+    let busy = store.busy_pull_requests(3).await.expect("busy_pull_requests");
+    let numbers: Vec<u64> = busy.iter().map(|r| r.pull_request.number).collect();
+    assert_eq!(numbers, vec![190, 180, 170], "the busy ones, least recently changed first");
+    let client = admin_client(&url).await;
+    client.batch_execute("ANALYZE pull_requests; SET enable_seqscan = off").await.expect("settings");
+    let plan = client.query(&format!("EXPLAIN {}", pull_requests::busy_query()), &[&3i64]).await.expect("explain");
+    let plan: Vec<String> = plan.iter().map(|row| row.get(0)).collect();
+    assert!(plan.iter().any(|step| step.contains("using pull_requests_busy")), "the index answers: {plan:?}");
+    assert!(!plan.iter().any(|step| step.contains("Sort")), "nothing is sorted: {plan:?}");
 }

@@ -5,9 +5,9 @@
 //! one writer thread with group commit; `write.rs` the writes it applies; `read.rs`
 //! the reads, on blocking threads with read connections of their own;
 //! `dismissals.rs` the dismissals' write and read; `deliveries.rs` the webhook
-//! deliveries'; `queue.rs` the
-//! run queue (claims in the writer's immediate transactions, so one process at a
-//! time, and never two workers on one run).
+//! deliveries'; `pull_requests.rs` the webhook dispatcher's records of pull
+//! requests; `queue.rs` the run queue (claims in the writer's immediate
+//! transactions, so one process at a time, and never two workers on one run).
 //!
 //! **Invariant:** a write returns only after the transaction holding it committed, so
 //! the engine's `EventBus` (store, then publish) never publishes an event that is not
@@ -17,6 +17,7 @@
 
 mod deliveries;
 mod dismissals;
+mod pull_requests;
 mod queue;
 mod read;
 mod schema;
@@ -28,7 +29,7 @@ mod tests;
 
 use async_trait::async_trait;
 use conclave_core::{CachedOutput, NewRun, ReviewOf, RunStore, StoreError, StoredDismissal};
-use conclave_shared::delivery::{Delivery, Forge};
+use conclave_shared::delivery::{Delivery, Forge, PullRequestReviews};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{OutputDialect, RunEvent, RunRecord, RunSummary};
 use std::path::{Path, PathBuf};
@@ -210,6 +211,25 @@ impl RunStore for SqliteStore {
     async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError> {
         let id = id.to_string();
         self.writer.submit(move |conn| deliveries::mark_dispatched(conn, forge, &id, at_ms)).await
+    }
+
+    async fn pull_request(
+        &self,
+        forge: Forge,
+        repository: &str,
+        number: u64,
+    ) -> Result<Option<PullRequestReviews>, StoreError> {
+        let repository = repository.to_string();
+        self.readers.run(move |conn| pull_requests::pull_request(conn, forge, &repository, number)).await
+    }
+
+    async fn put_pull_request(&self, reviews: &PullRequestReviews) -> Result<(), StoreError> {
+        let reviews = reviews.clone();
+        self.writer.submit(move |conn| pull_requests::put_pull_request(conn, &reviews)).await
+    }
+
+    async fn busy_pull_requests(&self, limit: usize) -> Result<Vec<PullRequestReviews>, StoreError> {
+        self.readers.run(move |conn| pull_requests::busy_pull_requests(conn, limit)).await
     }
 
     /// Which runs' owners are dead is asked here, on the caller's side (the check is

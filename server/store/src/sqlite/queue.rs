@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 use conclave_core::{Cancel, Job, Lease, NewRun, QueueStats, RunQueue, StoreError, dequeued_event};
+use conclave_shared::Conclave;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
@@ -26,6 +27,26 @@ impl RunQueue for SqliteStore {
         let spec = serde_json::from_str(&spec)
             .map_err(|e| StoreError::Corrupt { run_id: run_id.clone(), message: format!("its queue spec: {e}") })?;
         Ok(Some(Job { run_id, spec, attempt }))
+    }
+
+    /// Both are serialized here, so the writer thread only writes.
+    async fn prepare_claimed(
+        &self,
+        run_id: &str,
+        worker: &str,
+        conclave: &Conclave,
+        input: &Value,
+    ) -> Result<bool, StoreError> {
+        let (run_id, worker, conclave_id) = (run_id.to_string(), worker.to_string(), conclave.id.clone());
+        let (conclave, input) = (to_json(conclave)?, to_json(input)?);
+        self.writer
+            .submit(move |conn| {
+                conn.prepare_cached(PREPARE_CLAIMED)
+                    .and_then(|mut s| s.execute(params![run_id, worker, conclave_id, conclave, input]))
+                    .map(|changed| changed == 1)
+                    .map_err(backend)
+            })
+            .await
     }
 
     async fn renew(&self, run_id: &str, worker: &str, now_ms: u64, lease_ms: u64) -> Result<Lease, StoreError> {
@@ -101,6 +122,13 @@ impl RunQueue for SqliteStore {
             .await
     }
 }
+
+/// Replaces a claimed run's conclave and input in one statement, only while `worker`
+/// holds it and it has no event: the writer applies it between other writes, so no
+/// event lands between the check and the change.
+const PREPARE_CLAIMED: &str = "UPDATE runs SET conclave_id = ?3, conclave_json = ?4, input_json = ?5 \
+     WHERE id = ?1 AND worker = ?2 AND status = 'running' AND queue_spec IS NOT NULL \
+     AND NOT EXISTS (SELECT 1 FROM event_blocks WHERE run_id = ?1)";
 
 /// Pauses `scope` until `until_ms`, unless it is paused longer already.
 fn pause(conn: &Connection, scope: &str, until_ms: u64) -> Result<(), StoreError> {

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::schema::{backend, from_json, open_reader, run_exists, summary_from_row};
+use super::schema::{SUMMARY_COLUMNS, backend, from_json, open_reader, run_exists, summary_from_row};
 use crate::folds::fold_events;
 
 /// Read connections kept open between reads; a read finding none idle opens another,
@@ -57,7 +57,9 @@ impl Readers {
 
 pub(super) fn get_run(conn: &Connection, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
     let row = conn
-        .prepare_cached("SELECT * FROM runs WHERE id = ?1")
+        .prepare_cached(&format!(
+            "SELECT {SUMMARY_COLUMNS}, conclave_json, input_json, nodes_json FROM runs WHERE id = ?1"
+        ))
         .and_then(|mut s| {
             s.query_row([run_id], |row| {
                 Ok((
@@ -82,8 +84,9 @@ pub(super) fn get_run(conn: &Connection, run_id: &str) -> Result<Option<RunRecor
 }
 
 pub(super) fn list_runs(conn: &Connection, limit: usize) -> Result<Vec<RunSummary>, StoreError> {
-    let mut stmt =
-        conn.prepare_cached("SELECT * FROM runs ORDER BY created_ms DESC, id DESC LIMIT ?1").map_err(backend)?;
+    let mut stmt = conn
+        .prepare_cached(&format!("SELECT {SUMMARY_COLUMNS} FROM runs ORDER BY created_ms DESC, id DESC LIMIT ?1"))
+        .map_err(backend)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = stmt.query_map([limit], summary_from_row).map_err(backend)?;
     rows.map(|r| r.map_err(backend)).collect()
@@ -121,7 +124,7 @@ pub(super) fn events_page(
 
 /// A run's row, without its nodes.
 pub(super) fn run_summary(conn: &Connection, run_id: &str) -> Result<Option<RunSummary>, StoreError> {
-    conn.prepare_cached("SELECT * FROM runs WHERE id = ?1")
+    conn.prepare_cached(&format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE id = ?1"))
         .and_then(|mut s| s.query_row([run_id], summary_from_row).optional())
         .map_err(backend)
 }

@@ -195,6 +195,22 @@ CREATE TABLE deliveries (
 CREATE INDEX deliveries_pending ON deliveries (received_ms, forge, delivery_id)
     WHERE ignored IS NULL AND dispatched_ms IS NULL;
 "#,
+    // The webhook dispatcher's record of each pull (merge) request, replaced whole by
+    // each write: the key and what the busy listing reads as columns, the record as
+    // JSON. The busy ones (a review queued, running or waiting) are read least
+    // recently changed first.
+    r#"
+CREATE TABLE pull_requests (
+    forge       TEXT NOT NULL,
+    repository  TEXT NOT NULL,
+    number      INTEGER NOT NULL,
+    busy        INTEGER NOT NULL CHECK (busy IN (0, 1)),
+    updated_ms  INTEGER NOT NULL,
+    record_json TEXT NOT NULL,
+    PRIMARY KEY (forge, repository, number)
+) WITHOUT ROWID;
+CREATE INDEX pull_requests_busy ON pull_requests (updated_ms, forge, repository, number) WHERE busy = 1;
+"#,
 ];
 
 /// Prepared statements kept per connection; more than the store has.
@@ -264,9 +280,18 @@ pub(super) fn from_json<T: serde::de::DeserializeOwned>(run_id: &str, text: &str
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt { run_id: run_id.to_string(), message: e.to_string() })
 }
 
-/// Reads a run row's summary.
+/// The columns of a run row that [`summary_from_row`] reads, with the JSON of its
+/// input's `pull_request`: extracted in SQL, so a listing never reads a whole input
+/// (a review's holds its diff). `json_extract` gives an object or an array as JSON
+/// text and any other value as an SQL value, which is never a request.
+pub(super) const SUMMARY_COLUMNS: &str = "id, conclave_id, status, created_ms, finished_ms, failed_node, error, \
+     CASE WHEN json_type(input_json, '$.pull_request') IN ('object', 'array') \
+     THEN json_extract(input_json, '$.pull_request') END AS pull_request";
+
+/// Reads the [`SUMMARY_COLUMNS`] of a run row.
 pub(super) fn summary_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
     let status: String = row.get("status")?;
+    let pull_request: Option<String> = row.get("pull_request")?;
     Ok(RunSummary {
         id: row.get("id")?,
         conclave_id: row.get("conclave_id")?,
@@ -275,6 +300,7 @@ pub(super) fn summary_from_row(row: &rusqlite::Row) -> rusqlite::Result<RunSumma
         finished_ms: row.get("finished_ms")?,
         failed_node: row.get("failed_node")?,
         error: row.get("error")?,
+        pull_request: crate::pull_request_row::label(pull_request.as_deref()),
     })
 }
 

@@ -3,7 +3,7 @@
 //! runtime, durability on return, several stores on one file).
 
 use super::*;
-use conclave_doubles::conformance::{review_of_b, run_all, sample_conclave, thousand_reviews};
+use conclave_doubles::conformance::{review_of_b, run_all, sample_conclave, stored_pull_request, thousand_reviews};
 use conclave_shared::{EventKind, NodeState};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -374,4 +374,48 @@ async fn reviews_stored_before_the_index_are_found_after_the_migration() {
     let conn = rusqlite::Connection::open(&path).expect("open");
     let version: usize = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).expect("version");
     assert_eq!(version, schema::MIGRATIONS.len(), "migrated to the latest version");
+}
+
+/// The busy listing reads the `pull_requests_busy` index in its order: no scan of the
+/// records and no sort, however many idle ones there are.
+#[tokio::test]
+async fn busy_pull_requests_are_read_in_order_from_their_index() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("runs.db");
+    let store = SqliteStore::open(&path).expect("open");
+    for number in 0..200u64 {
+        let record = stored_pull_request(Forge::Github, "acme/app", number, 1000 - number);
+        let record = if number % 10 == 0 { record } else { PullRequestReviews { run: None, ..record } };
+        store.put_pull_request(&record).await.expect("put_pull_request");
+    }
+    let busy = store.busy_pull_requests(3).await.expect("busy_pull_requests");
+    let numbers: Vec<u64> = busy.iter().map(|r| r.pull_request.number).collect();
+    assert_eq!(numbers, vec![190, 180, 170], "the busy ones, least recently changed first");
+    let conn = schema::open_reader(&path).expect("a read connection");
+    let plan: Vec<String> = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {}", pull_requests::busy_query()))
+        .expect("explain")
+        .query_map([3], |row| row.get::<_, String>(3))
+        .expect("plan")
+        .collect::<Result<_, _>>()
+        .expect("plan rows");
+    assert!(plan.iter().any(|step| step.contains("USING INDEX pull_requests_busy")), "the index answers: {plan:?}");
+    assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "nothing is sorted: {plan:?}");
+}
+
+/// A record whose JSON does not read back is an error naming the request, in the
+/// lookup and in the busy listing alike.
+#[tokio::test]
+async fn an_unreadable_pull_request_record_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("runs.db");
+    let store = SqliteStore::open(&path).expect("open");
+    store.put_pull_request(&stored_pull_request(Forge::Github, "acme/app", 7, 1)).await.expect("put_pull_request");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    conn.execute("UPDATE pull_requests SET record_json = '{\"run\": 1}'", []).expect("spoil the record");
+    let expected = "run store error: the stored record of pull request acme/app number 7 on github is unreadable: ";
+    let lookup = store.pull_request(Forge::Github, "acme/app", 7).await.expect_err("unreadable");
+    assert!(lookup.to_string().starts_with(expected), "{lookup}");
+    let listing = store.busy_pull_requests(10).await.expect_err("unreadable");
+    assert!(listing.to_string().starts_with(expected), "{listing}");
 }
