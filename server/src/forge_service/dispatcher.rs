@@ -257,10 +257,10 @@ impl Dispatcher {
             match self.ended(&run).await? {
                 Ended::No { queued_since } => waiting = queued_since,
                 Ended::Yes(posting) => {
-                    if let Some(posting) = posting {
-                        if posting.posted {
-                            reviews.posted_run = Some(run.clone());
-                        }
+                    // Only a posted review counts: the next starts from it, and its
+                    // head is not reviewed again for a push.
+                    if let Some(posting) = posting.filter(|p| p.posted) {
+                        reviews.posted_run = Some(run.clone());
                         reviews.reviewed_head = posting.head.or(reviews.reviewed_head);
                     }
                     reviews.run = None;

@@ -43,6 +43,7 @@ mod store_cli;
 mod traces;
 mod untrusted_change;
 mod validate_cli;
+mod webhook_reviews;
 mod webhooks;
 mod worker;
 mod workers_cli;

@@ -7,7 +7,7 @@ use conclave_doubles::{FakeProvider, FakeStep, MemoryStore};
 use conclave_engine::{Engine, EngineConfig, RunOptions};
 use conclave_review::ReportFormat;
 use conclave_review::report::build_report;
-use conclave_shared::delivery::{Delivery, Forge};
+use conclave_shared::delivery::{Delivery, Forge, PullRequestReviews};
 use conclave_shared::eval::{EvalListing, StoredEval};
 use conclave_shared::{
     AgentConfig, Conclave, Edge, EventKind, Node, NodeKind, OutputDialect, RunEvent, RunRecord, RunStatus, RunSummary,
@@ -95,6 +95,20 @@ impl RunStore for FlakyStore {
     }
     async fn mark_delivery_dispatched(&self, forge: Forge, id: &str, at_ms: u64) -> Result<bool, StoreError> {
         self.inner.mark_delivery_dispatched(forge, id, at_ms).await
+    }
+    async fn pull_request(
+        &self,
+        forge: Forge,
+        repository: &str,
+        number: u64,
+    ) -> Result<Option<PullRequestReviews>, StoreError> {
+        self.inner.pull_request(forge, repository, number).await
+    }
+    async fn put_pull_request(&self, reviews: &PullRequestReviews) -> Result<(), StoreError> {
+        self.inner.put_pull_request(reviews).await
+    }
+    async fn busy_pull_requests(&self, limit: usize) -> Result<Vec<PullRequestReviews>, StoreError> {
+        self.inner.busy_pull_requests(limit).await
     }
     async fn mark_interrupted(
         &self,

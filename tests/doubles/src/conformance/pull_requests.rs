@@ -58,6 +58,7 @@ async fn every_field_reads_back_as_written(store: Arc<dyn RunStore>) {
             installation: Some(4_242_424_242),
         },
         run: Some("run-2".into()),
+        run_head: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
         wanted: Some(WantedReview {
             head: Some("0123456789abcdef0123456789abcdef01234567".into()),
             full: true,

@@ -280,6 +280,9 @@ fn route(state: &mut MergeRequestState, incoming: &Incoming) -> Answer {
         return Answer::status(401, "401 Unauthorized");
     }
     let segments: Vec<&str> = incoming.segments.iter().map(String::as_str).collect();
+    if incoming.method == "GET" && segments == ["api", "v4", "users"] {
+        return users(state, incoming.query.get("username").map_or("", String::as_str));
+    }
     let ["api", "v4", "projects", project, rest @ ..] = segments.as_slice() else {
         return Answer::status(404, "404 Not found");
     };
@@ -291,6 +294,18 @@ fn route(state: &mut MergeRequestState, incoming: &Incoming) -> Answer {
         (_, ["merge_requests", iid, tail @ ..]) => gitlab_merge_requests::route(state, incoming, iid, tail),
         _ => Answer::status(404, "404 Not found"),
     }
+}
+
+/// `GET /users?username=NAME`: the users of that name (the fake knows the members),
+/// as a list, empty when there is none, as GitLab answers.
+fn users(state: &MergeRequestState, username: &str) -> Answer {
+    let found: Vec<Value> = state
+        .members
+        .iter()
+        .filter(|(_, member)| member.username == username)
+        .map(|(id, member)| json!({"id": id, "username": member.username, "state": "active"}))
+        .collect();
+    Answer::ok(Value::Array(found))
 }
 
 /// `GET /projects/:id/members/all/:user_id`: a member with its access level, else 404.

@@ -1,0 +1,410 @@
+//! Reviews without a CI job, end to end: the real `conclave serve` receives signed
+//! GitHub deliveries, its dispatcher queues reviews, its worker (or `conclave worker`
+//! processes) fetches the pull request over git's HTTP with the GitHub App's
+//! installation token from the fake GitHub, reviews it against a fake LLM and posts
+//! on the fake GitHub. A push reviews only what is new since the posted review; a
+//! `/conclave review` from someone without write access is answered once; an
+//! installation without a token fails the run with the reason.
+
+use conclave_server::api::webhooks::signature::github_signature;
+use conclave_testkit::{FakeGitHub, FakeServer, git};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use crate::review_e2e::{TRAVERSAL, fixture_repo, writer_routes};
+use crate::review_post::{git_out, line_of, patches};
+use crate::webhooks::GITHUB_SECRET;
+use crate::workers_cli::{serve_with, stop};
+
+const APP_ID: &str = "12345";
+const INSTALLATION: u64 = 42;
+const REPOSITORY: &str = "acme/app";
+
+fn key(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/github-app").join(name)
+}
+
+/// A pull request's repository: a working clone with `main` and `feature`, and the
+/// bare repository the fake GitHub serves over git's HTTP.
+pub(crate) struct Forge {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) work: PathBuf,
+    pub(crate) github: FakeGitHub,
+}
+
+impl Forge {
+    /// The fake GitHub playing the app on `acme/app`, whose pull request 7 is
+    /// `feature` against `main`.
+    pub(crate) async fn start() -> Forge {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let work = fixture_repo(dir.path());
+        let bare = dir.path().join("git/acme/app.git");
+        std::fs::create_dir_all(bare.parent().expect("parent")).expect("mkdir");
+        git(dir.path(), &["clone", "-q", "--bare", &work.display().to_string(), &bare.display().to_string()]);
+        let github = FakeGitHub::start(REPOSITORY, 7, "", 10).await;
+        let public = std::fs::read(key("test-app-key.pub.pem")).expect("the test key's public half");
+        github.install_app(APP_ID, &public, INSTALLATION);
+        github.serve_git(&dir.path().join("git"));
+        let forge = Forge { dir, work, github };
+        forge.publish(7);
+        forge
+    }
+
+    /// Pushes the working clone's branches to the bare repository and tells the fake
+    /// GitHub that pull request `number`'s head is `feature`'s.
+    pub(crate) fn publish(&self, number: u64) {
+        git(&self.work, &["push", "-q", "--force", "../git/acme/app.git", "main", "feature"]);
+        let base = git_out(&self.work, &["rev-parse", "main"]);
+        self.github.set_head_of(number, &self.head(), &patches(&self.work));
+        self.github.set_base(number, &base);
+    }
+
+    pub(crate) fn head(&self) -> String {
+        git_out(&self.work, &["rev-parse", "feature"])
+    }
+
+    /// The environment of a process serving the app.
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
+        [
+            ("CONCLAVE_GITHUB_WEBHOOK_SECRET", GITHUB_SECRET.to_string()),
+            ("CONCLAVE_GITHUB_APP_ID", APP_ID.to_string()),
+            ("CONCLAVE_GITHUB_APP_KEY_FILE", key("test-app-key.pem").display().to_string()),
+            ("CONCLAVE_GITHUB_API_URL", self.github.base.clone()),
+            ("CONCLAVE_GITHUB_URL", self.github.base.clone()),
+            ("CONCLAVE_MIRRORS", self.dir.path().join("cache/mirrors").display().to_string()),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .to_vec()
+    }
+}
+
+/// `conclave` in `dir` with the forge's environment, the runs in `db`, and the agents
+/// on the fake LLM.
+pub(crate) fn conclave(forge: &Forge, llm: &FakeServer, db: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_conclave"));
+    cmd.current_dir(forge.dir.path())
+        .env("CONCLAVE_DB", db)
+        .env("CONCLAVE_CONFIG_DIR", forge.dir.path().join("config"))
+        .env("ANTHROPIC_BASE_URL", &llm.base)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env_remove("CONCLAVE_TOKEN")
+        .env_remove("CI")
+        .env_remove("GITHUB_TOKEN")
+        .envs(forge.env());
+    cmd
+}
+
+/// A GitHub `pull_request` delivery of pull request `number` at `head`.
+pub(crate) fn pushed(action: &str, number: u64, head: &str) -> Value {
+    json!({
+        "action": action, "number": number,
+        "pull_request": {"number": number, "draft": false,
+            "head": {"sha": head, "ref": "feature"}, "base": {"sha": "0000000", "ref": "main"}},
+        "repository": {"full_name": REPOSITORY}, "installation": {"id": INSTALLATION}, "sender": {"login": "ann"}
+    })
+}
+
+/// A `/conclave review` comment by `login` on pull request `number`.
+pub(crate) fn commented(login: &str, number: u64, body: &str) -> Value {
+    json!({
+        "action": "created",
+        "issue": {"number": number, "pull_request": {"url": "x"}},
+        "comment": {"id": 900 + number, "body": body, "user": {"login": login}},
+        "repository": {"full_name": REPOSITORY}, "installation": {"id": INSTALLATION}, "sender": {"login": login}
+    })
+}
+
+/// POSTs a signed GitHub delivery to the server on `port`; the status.
+pub(crate) async fn deliver(port: u16, event: &str, id: &str, body: &Value) -> u16 {
+    let text = body.to_string();
+    let signature = github_signature(GITHUB_SECRET, text.as_bytes());
+    let response = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/webhooks/github"))
+        .header("content-type", "application/json")
+        .header("x-github-event", event)
+        .header("x-github-delivery", id)
+        .header("x-hub-signature-256", signature)
+        .body(text)
+        .send()
+        .await
+        .expect("the server answers");
+    response.status().as_u16()
+}
+
+/// Waits (up to two minutes) until `done` holds.
+pub(crate) async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `conclave runs list --json` through `cmd`.
+pub(crate) fn runs(mut cmd: Command) -> Vec<Value> {
+    let out = cmd.args(["runs", "list", "--json"]).output().expect("runs list");
+    serde_json::from_slice::<Value>(&out.stdout).ok().and_then(|v| v.as_array().cloned()).unwrap_or_default()
+}
+
+/// `conclave runs show ID --json` through `cmd`.
+pub(crate) fn show(mut cmd: Command, id: &str) -> Value {
+    let out = cmd.args(["runs", "show", id, "--json"]).output().expect("runs show");
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+fn serve(forge: &Forge, llm: &FakeServer, db: &str) -> (Child, u16) {
+    let (child, port, _) = serve_with(conclave(forge, llm, db), &["--workers", "2"]);
+    (child, port)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_is_reviewed_and_posted_and_the_next_push_only_for_what_is_new() {
+    let forge = Forge::start().await;
+    let line = line_of(&forge.work, "src/upload.rs", "let target = root.join(name);");
+    let items = json!([{"severity": "blocker", "file": "src/upload.rs", "line": line, "description": TRAVERSAL,
+        "raisedBy": "security", "stance": "concern", "evidence": "let target = root.join(name);"}]);
+    let llm = FakeServer::start_routed(writer_routes(items)).await;
+    let db = forge.dir.path().join("runs.db").display().to_string();
+    let (server, port) = serve(&forge, &llm, &db);
+    let first = forge.head();
+    assert_eq!(deliver(port, "pull_request", "d-1", &pushed("opened", 7, &first)).await, 202);
+    until("the first review is posted", || !forge.github.reviews_of(7).is_empty()).await;
+    let reviews = forge.github.reviews_of(7);
+    assert_eq!(reviews[0]["commit_id"], json!(first), "{reviews:?}");
+    let comments = forge.github.comments_of(7);
+    assert!(comments.iter().any(|c| c["body"].as_str().is_some_and(|b| b.contains("path traversal"))), "{comments:?}");
+
+    // The run names its pull request, and holds no token anywhere.
+    let listed = runs(conclave(&forge, &llm, &db));
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["pull_request"], "acme/app#7", "{listed:?}");
+    let run = show(conclave(&forge, &llm, &db), listed[0]["id"].as_str().unwrap_or_default());
+    let text = run.to_string();
+    for token in forge.github.minted() {
+        assert!(!text.contains(&token), "the installation token is in the run");
+    }
+    // The worktree is gone; the mirror stays for the next push.
+    let worktrees = forge.dir.path().join("cache/mirrors/.worktrees");
+    let left: Vec<_> = std::fs::read_dir(&worktrees).map(|d| d.flatten().collect()).unwrap_or_default();
+    assert!(left.is_empty(), "worktrees left: {left:?}");
+
+    // A push: only the new commit is reviewed, from the posted review.
+    std::fs::write(forge.work.join("NOTES.md"), "notes\n").expect("write");
+    git(&forge.work, &["checkout", "-q", "feature"]);
+    git(&forge.work, &["add", "NOTES.md"]);
+    git(&forge.work, &["commit", "-q", "-m", "add notes"]);
+    forge.publish(7);
+    let second = forge.head();
+    assert_eq!(deliver(port, "pull_request", "d-2", &pushed("synchronize", 7, &second)).await, 202);
+    // A redelivery of it changes nothing.
+    assert_eq!(deliver(port, "pull_request", "d-2", &pushed("synchronize", 7, &second)).await, 200);
+    until("the second review is posted", || forge.github.reviews_of(7).iter().any(|r| r["commit_id"] == json!(second)))
+        .await;
+    let listed = runs(conclave(&forge, &llm, &db));
+    assert_eq!(listed.len(), 2, "one review per push, the redelivery none: {listed:?}");
+    let newest = show(conclave(&forge, &llm, &db), listed[0]["id"].as_str().unwrap_or_default());
+    assert_eq!(newest["input"]["scope"]["incremental"]["since"], json!(first), "{}", newest["input"]["scope"]);
+    let comments = forge.github.comments_of(7);
+    let inline: Vec<&Value> = comments.iter().filter(|c| c["in_reply_to_id"].is_null()).collect();
+    assert_eq!(inline.len(), 1, "the finding is commented on once: {inline:?}");
+    stop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_from_someone_without_write_access_is_answered_once_and_runs_nothing() {
+    let forge = Forge::start().await;
+    let llm = FakeServer::start_routed(writer_routes(json!([]))).await;
+    let db = forge.dir.path().join("runs.db").display().to_string();
+    let (server, port) = serve(&forge, &llm, &db);
+    forge.github.set_permission("mallory", "read");
+    let body = commented("mallory", 7, "/conclave review --full");
+    assert_eq!(deliver(port, "issue_comment", "c-1", &body).await, 202);
+    assert_eq!(deliver(port, "issue_comment", "c-1", &body).await, 200);
+    until("the refusal is answered", || !forge.github.issue_comments_of(7).is_empty()).await;
+    // Give a second answer (or a run) the time to appear: none must.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let answers = forge.github.issue_comments_of(7);
+    assert_eq!(answers.len(), 1, "answered once: {answers:?}");
+    let answer = answers[0]["body"].as_str().unwrap_or_default();
+    assert!(answer.contains("write access") && answer.contains("mallory"), "{answer}");
+    assert!(runs(conclave(&forge, &llm, &db)).is_empty(), "nothing ran");
+    stop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_installation_without_a_token_fails_its_run_with_the_reason() {
+    let forge = Forge::start().await;
+    let llm = FakeServer::start_routed(writer_routes(json!([]))).await;
+    let db = forge.dir.path().join("runs.db").display().to_string();
+    forge.github.set_app(Duration::from_secs(3600), true);
+    let (server, port) = serve(&forge, &llm, &db);
+    assert_eq!(deliver(port, "pull_request", "d-1", &pushed("opened", 7, &forge.head())).await, 202);
+    let ended = || runs(conclave(&forge, &llm, &db)).first().is_some_and(|r| r["status"] == "failed");
+    until("the run fails", ended).await;
+    let run = &runs(conclave(&forge, &llm, &db))[0];
+    let error = run["error"].as_str().unwrap_or_default();
+    assert!(error.contains("installation") && error.contains("42"), "{run}");
+    assert!(llm.requests().is_empty(), "no model was asked");
+    stop(server);
+}
+
+/// The pull requests of the load test, each its own branch from `main`.
+const PULLS: u64 = 10;
+
+/// Commits push `round` of pull request `n` on its branch `pr-N` (the same change to
+/// `src/upload.rs` in every request, and a note that changes with each push) and
+/// tells the fake GitHub; the new head.
+fn push(forge: &Forge, n: u64, round: u32) -> String {
+    let branch = format!("pr-{n}");
+    if round == 1 {
+        git(&forge.work, &["checkout", "-q", "-B", &branch, "feature"]);
+    } else {
+        git(&forge.work, &["checkout", "-q", &branch]);
+    }
+    std::fs::create_dir_all(forge.work.join("notes")).expect("mkdir");
+    std::fs::write(forge.work.join(format!("notes/pr-{n}.md")), format!("round {round}\n")).expect("write");
+    git(&forge.work, &["add", "notes"]);
+    git(&forge.work, &["commit", "-q", "-m", &format!("pr {n} round {round}")]);
+    git(&forge.work, &["push", "-q", "--force", "../git/acme/app.git", &branch]);
+    let head = git_out(&forge.work, &["rev-parse", "HEAD"]);
+    let base = git_out(&forge.work, &["rev-parse", "main"]);
+    let files = patches(&forge.work);
+    if round == 1 && n != 7 {
+        forge.github.add_pull(n, &head, &base, &files);
+    } else {
+        forge.github.set_head_of(n, &head, &files);
+        forge.github.set_base(n, &base);
+    }
+    head
+}
+
+/// The runs of the store at `db` whose worker posted them, by pull request: the head
+/// each posted review reviewed.
+async fn posted_heads(db: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    use conclave_core::RunStore;
+    let store = conclave_store::PostgresStore::connect(db).await.expect("the test database");
+    let mut heads = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for run in store.list_runs(1000).await.expect("runs") {
+        let Some(pull) = run.pull_request.clone() else { continue };
+        let posting = store.get_report(&run.id, conclave_server::forge_service::POSTING_REPORT).await.expect("report");
+        let posting: Option<conclave_server::forge_service::Posting> =
+            posting.and_then(|text| serde_json::from_str(&text).ok());
+        if let Some(posting) = posting.filter(|p| p.posted) {
+            heads.entry(pull).or_default().push(posting.head.unwrap_or_default());
+        }
+    }
+    heads
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_newest_head() {
+    let forge = Forge::start().await;
+    let db = crate::workers_cli::fresh_postgres();
+    let line = line_of(&forge.work, "src/upload.rs", "let target = root.join(name);");
+    let items = json!([{"severity": "blocker", "file": "src/upload.rs", "line": line, "description": TRAVERSAL,
+        "raisedBy": "security", "stance": "concern", "evidence": "let target = root.join(name);"}]);
+    // Slow enough that pushes arrive while reviews run, and a worker dies in one.
+    let mut routes = writer_routes(items);
+    for route in &mut routes {
+        route.replies = route
+            .replies
+            .drain(..)
+            .map(|reply| conclave_testkit::Reply::After { millis: 400, reply: Box::new(reply) })
+            .collect();
+    }
+    let llm = FakeServer::start_routed(routes).await;
+    forge.github.set_permission("ann", "write");
+    // The dispatcher in an API-only server, two worker processes with short leases.
+    let (server, port, _) = serve_with(conclave(&forge, &llm, &db), &["--workers", "0"]);
+    let worker = |name: &str| {
+        let log = std::fs::File::create(forge.dir.path().join(format!("{name}.log"))).expect("log");
+        conclave(&forge, &llm, &db)
+            .args(["worker", "--lease-secs", "3", "--runs", "3"])
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("a worker starts")
+    };
+    let (first, second) = (worker("first"), worker("second"));
+    let mut newest = std::collections::BTreeMap::new();
+    let mut sent = 0;
+    // Opened, then a push, each redelivered once: 40 deliveries.
+    for round in 1..=2 {
+        for n in 1..=PULLS {
+            let head = push(&forge, n, round);
+            let action = if round == 1 { "opened" } else { "synchronize" };
+            for expected in [202, 200] {
+                let status = deliver(port, "pull_request", &format!("p{n}-{round}"), &pushed(action, n, &head)).await;
+                assert_eq!(status, expected);
+                sent += 1;
+            }
+            newest.insert(format!("acme/app#{n}"), head);
+        }
+    }
+    // Kill the first worker in the middle of a review.
+    until("a review runs", || forge.github.requests().iter().any(|r| r.path.ends_with("/files"))).await;
+    stop(first);
+    // Commands from a writer on five requests, then a burst of pushes on the same five: 20.
+    for n in 1..=5 {
+        for expected in [202, 200] {
+            let status = deliver(port, "issue_comment", &format!("c{n}"), &commented("ann", n, "/conclave review")).await;
+            assert_eq!(status, expected);
+            sent += 1;
+        }
+    }
+    for n in 1..=5 {
+        let head = push(&forge, n, 3);
+        for expected in [202, 200] {
+            assert_eq!(deliver(port, "pull_request", &format!("p{n}-3"), &pushed("synchronize", n, &head)).await, expected);
+            sent += 1;
+        }
+        newest.insert(format!("acme/app#{n}"), head);
+    }
+    assert_eq!(sent, 60);
+    let done = || {
+        (1..=PULLS).all(|n| {
+            let head = &newest[&format!("acme/app#{n}")];
+            forge.github.reviews_of(n).last().is_some_and(|r| r["commit_id"] == json!(head))
+        })
+    };
+    until("every pull request's newest head is posted", done).await;
+    // Let anything still queued run out, then check the record.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let posted = posted_heads(&db).await;
+    for (pull, head) in &newest {
+        let reviewed = posted.get(pull).cloned().unwrap_or_default();
+        assert_eq!(reviewed.iter().filter(|h| *h == head).count(), 1, "{pull}: {reviewed:?} (newest {head})");
+        assert_eq!(reviewed.last(), Some(head), "{pull}: the newest head posted last: {reviewed:?}");
+    }
+    for n in 1..=PULLS {
+        let comments = forge.github.comments_of(n);
+        let ours: Vec<&Value> = comments.iter().filter(|c| c["in_reply_to_id"].is_null()).collect();
+        assert_eq!(ours.len(), 1, "acme/app#{n}: the finding commented on once: {ours:?}");
+    }
+    // No delivery was lost: none is pending.
+    let store = conclave_store::PostgresStore::connect(&db).await.expect("the test database");
+    let pending = conclave_core::RunStore::pending_deliveries(&store, 100).await.expect("pending");
+    assert!(pending.is_empty(), "{pending:?}");
+    // No token anywhere: the runs, their events and reports, the mirrors.
+    let tokens = forge.github.minted();
+    assert!(!tokens.is_empty());
+    for run in runs(conclave(&forge, &llm, &db)) {
+        let id = run["id"].as_str().unwrap_or_default();
+        let shown = show(conclave(&forge, &llm, &db), id).to_string();
+        let mut reports = Vec::new();
+        for format in ["markdown", "json", "sarif", "posting"] {
+            reports.extend(conclave_core::RunStore::get_report(&store, id, format).await.ok().flatten());
+        }
+        for token in &tokens {
+            assert!(!shown.contains(token), "a token in run {id}");
+            assert!(reports.iter().all(|r| !r.contains(token)), "a token in a report of {id}");
+        }
+    }
+    let cache = forge.dir.path().join("cache");
+    let grep = Command::new("grep").args(["-r", "-l", "-F", &tokens[0]]).arg(&cache).output().expect("grep");
+    assert!(grep.stdout.is_empty(), "a token under the cache: {}", String::from_utf8_lossy(&grep.stdout));
+    stop(second);
+    stop(server);
+}
