@@ -67,18 +67,33 @@ async fn list(store: &dyn RunStore, limit: usize, json: bool) -> CmdResult {
         println!("no runs yet; start one with `conclave run <conclave>`");
         return Ok(());
     }
-    println!("{:<36}  {:<24}  {:<11}  {:<20}  {:>9}", "RUN", "CONCLAVE", "STATUS", "CREATED (UTC)", "DURATION");
+    println!(
+        "{:<36}  {:<24}  {:<11}  {:<20}  {:>9}  REQUEST",
+        "RUN", "CONCLAVE", "STATUS", "CREATED (UTC)", "DURATION"
+    );
     for r in &runs {
-        println!(
-            "{:<36}  {:<24}  {:<11}  {:<20}  {:>9}",
+        let line = format!(
+            "{:<36}  {:<24}  {:<11}  {:<20}  {:>9}  {}",
             r.id,
             r.conclave_id,
             r.status.as_str(),
             timestamp(r.created_ms),
-            duration(r)
+            duration(r),
+            request(r)
         );
+        // A run without a pull request leaves the last column empty, without the
+        // spaces before it.
+        println!("{}", line.trim_end());
     }
     Ok(())
+}
+
+/// The pull (merge) request a review from a webhook reviews, as people write it
+/// (`owner/name#7`), with any invisible character escaped: the name comes from the
+/// forge's delivery; empty for other runs.
+fn request(r: &RunSummary) -> String {
+    let label = r.pull_request.as_deref().unwrap_or_default();
+    conclave_shared::invisible::escape_invisible(label).into_owned()
 }
 
 async fn show(store: &dyn RunStore, id: &str, json: bool) -> CmdResult {
@@ -97,6 +112,9 @@ async fn show(store: &dyn RunStore, id: &str, json: bool) -> CmdResult {
     let s = &run.summary;
     println!("run       {}", s.id);
     println!("conclave  {}", s.conclave_id);
+    if s.pull_request.is_some() {
+        println!("request   {}", request(s));
+    }
     println!("status    {}", s.status.as_str());
     println!("created   {} UTC", timestamp(s.created_ms));
     if let Some(error) = &s.error {

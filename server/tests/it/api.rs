@@ -454,6 +454,11 @@ async fn validation_schemas_lowering_and_providers() {
     ] {
         assert!(paths.iter().any(|p| p.as_str() == route), "{route} missing from {paths:?}");
     }
+    // A listed run names the pull request a webhook's review reviews; absent otherwise.
+    let summary = &doc["components"]["schemas"]["RunSummary"];
+    assert!(summary["properties"]["pull_request"].is_object(), "{summary}");
+    let required = summary["required"].as_array().cloned().unwrap_or_default();
+    assert!(!required.contains(&json!("pull_request")), "{summary}");
 }
 
 #[tokio::test]

@@ -103,6 +103,44 @@ fn runs_list_and_show_describe_stored_runs() {
 }
 
 #[test]
+fn runs_list_and_show_name_the_pull_request_a_review_reviews() {
+    let ws = TempWorkspace::new().expect("workspace");
+    ws.write_conclave("solo", &fake_conclave("solo", &[("a", "text=reviewed")])).expect("write");
+    // The input a webhook's review run has: the request it reviews.
+    let github = r#"{"pull_request": {"forge": "github", "repository": "o/r", "number": 7}}"#;
+    let gitlab = r#"{"pull_request": {"forge": "gitlab", "repository": "group/project", "number": 3}}"#;
+    for args in [["run", "solo", "--input-json", github], ["run", "solo", "--input-json", gitlab]] {
+        let out = ws.run(BIN, &args).expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    assert_eq!(ws.run(BIN, &["run", "solo", "--input", "plain"]).expect("runs").status.code(), Some(0));
+
+    let list = ws.run(BIN, &["runs", "list"]).expect("runs list");
+    let text = stdout(&list);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("RUN ") && lines[0].ends_with("  DURATION  REQUEST"), "{text}");
+    // Newest first: the plain run, then GitLab's merge request, then GitHub's pull request.
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[1].ends_with('s') && !lines[1].contains("o/r"), "no request, no trailing space: {:?}", lines[1]);
+    assert!(lines[2].ends_with("s  group/project!3"), "{:?}", lines[2]);
+    assert!(lines[3].ends_with("s  o/r#7"), "{:?}", lines[3]);
+
+    let list = ws.run(BIN, &["runs", "list", "--json"]).expect("runs list");
+    let runs: serde_json::Value = serde_json::from_str(&stdout(&list)).expect("json");
+    assert_eq!(runs[0].get("pull_request"), None, "a run without one has no key: {runs}");
+    assert_eq!(
+        (runs[1]["pull_request"].as_str(), runs[2]["pull_request"].as_str()),
+        (Some("group/project!3"), Some("o/r#7"))
+    );
+
+    let id = runs[2]["id"].as_str().expect("id");
+    let show = stdout(&ws.run(BIN, &["runs", "show", id]).expect("runs show"));
+    assert!(show.contains("\nconclave  solo\nrequest   o/r#7\nstatus    succeeded\n"), "{show}");
+    let show = stdout(&ws.run(BIN, &["runs", "show", runs[0]["id"].as_str().expect("id")]).expect("runs show"));
+    assert!(show.contains("\nconclave  solo\nstatus    succeeded\n"), "no request line for a plain run: {show}");
+}
+
+#[test]
 fn a_run_killed_mid_flight_is_listed_as_interrupted_with_every_event_before_the_kill() {
     let ws = TempWorkspace::new().expect("workspace");
     let text = fake_conclave("slow", &[("quick", "text=first"), ("slow", "delay=30000;text=never")]);

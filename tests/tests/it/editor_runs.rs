@@ -1,6 +1,7 @@
 //! Runs in the editor, in headless Chromium: cancel, the timeline, a node's input and
-//! output, comparing runs, and running from a node. Conclaves are created through the
-//! API; everything a user does is a real click or key press.
+//! output, comparing runs, running from a node, and the pull request beside a review's
+//! run. Conclaves (and a webhook's run) are created through the API; everything a user
+//! does is a real click or key press.
 
 use conclave_testkit::git;
 use conclave_tests::browser::{Editor, node, tid, wait_until};
@@ -369,5 +370,37 @@ async fn run_from_here_on_the_writer_reruns_only_it_and_ends_with_a_report() {
     }
     let writer_bar = e.wait_for(bar("writer")).await.class_name().await.ok().flatten().unwrap_or_default();
     assert!(!writer_bar.contains("reused"), "{writer_bar}");
+    e.driver.clone().quit().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_of_a_pull_request_shows_the_request_beside_its_run() {
+    let e = Editor::start(Path::new(TESTBED)).await;
+    put(&e, &plain("solo", vec![agent("a", 300, 150, "text=reviewed")], &[("input", "a"), ("a", "out")]), true).await;
+    open(&e, "solo").await;
+    start_from_dialog(&e, None, "not a review").await;
+    wait_for_status(&e, None, "succeeded").await;
+    let plain_run = runs(&e).await[0]["id"].as_str().expect("id").to_string();
+    // A review a webhook asked for names its pull request in its input.
+    let request = json!({"forge": "github", "repository": "o/r", "number": 7});
+    let body = json!({"conclave_id": "solo", "input": {"pull_request": request}});
+    let response =
+        reqwest::Client::new().post(format!("{}/api/runs", e.base)).bearer_auth(&e.token).json(&body).send().await;
+    let started: Value = response.expect("start").json().await.expect("json");
+    let reviewed = started["run_id"].as_str().unwrap_or_else(|| panic!("no run id: {started}")).to_string();
+
+    // The page lists the runs when it loads: the review's among them.
+    e.driver.refresh().await.expect("reload");
+    let item = |id: &str| format!("[data-testid='run-item'][data-run-id='{id}']");
+    let label = e.wait_for(By::Css(format!("{} [data-testid='run-request']", item(&reviewed)))).await;
+    assert_eq!(label.text().await.unwrap_or_default(), "o/r#7");
+    let title = label.attr("title").await.ok().flatten();
+    assert_eq!(title.as_deref(), Some("Review of pull request o/r#7"));
+    e.wait_for(By::Css(item(&plain_run))).await;
+    assert_eq!(e.count(By::Css(format!("{} [data-testid='run-request']", item(&plain_run)))).await, 0);
+
+    // The review's run is watched as any other.
+    e.wait_for(By::Css(item(&reviewed))).await.click().await.expect("watch the review");
+    wait_for_status(&e, Some(&reviewed), "succeeded").await;
     e.driver.clone().quit().await.ok();
 }

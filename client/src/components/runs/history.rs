@@ -66,7 +66,9 @@ pub fn RunList() -> impl IntoView {
                             <input type="checkbox" data-testid="run-pick" title="Pick for comparison" prop:checked=is_picked
                                 on:click=move |ev| ev.stop_propagation()
                                 on:change=move |_| toggle(picked, &summary) />
-                            <span class="run-name">{r.conclave_id.clone()}<small>{format!("run …{}", id_tail(&r.id))}</small></span>
+                            <span class="run-name">{r.conclave_id.clone()}<small>
+                                {format!("run …{}", id_tail(&r.id))}{r.pull_request.as_deref().map(request_label)}
+                            </small></span>
                             <span class=format!("badge {status}")>{status}</span>
                         </li>
                     }
@@ -74,6 +76,16 @@ pub fn RunList() -> impl IntoView {
             </ul>
         </section>
     }
+}
+
+/// The pull (merge) request a review from a webhook reviews (`owner/name#7`), on a
+/// line of its own under the run's id: the sidebar is narrow, so a long name is cut
+/// there and the title holds it whole. The name comes from the forge's delivery, so
+/// it is shown as text with any invisible character escaped, as all outside text is.
+fn request_label(label: &str) -> impl IntoView + use<> {
+    let shown = super::outcome::shown(label);
+    let title = format!("Review of pull request {shown}");
+    view! { <span class="run-request" data-testid="run-request" title=title>{shown}</span> }
 }
 
 /// Picks or unpicks a run; a third pick replaces the oldest of the two.
