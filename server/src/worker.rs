@@ -136,7 +136,12 @@ impl Worker {
 
     /// Replaces the conclave and input of a run this worker holds and has not
     /// started (see [`RunQueue::prepare_claimed`]); `false` when it lost the run.
-    pub(crate) async fn prepare_claimed(&self, run_id: &str, conclave: &Conclave, input: &Value) -> Result<bool, StoreError> {
+    pub(crate) async fn prepare_claimed(
+        &self,
+        run_id: &str,
+        conclave: &Conclave,
+        input: &Value,
+    ) -> Result<bool, StoreError> {
         self.queue.prepare_claimed(run_id, &self.config.id, conclave, input).await
     }
 
@@ -325,7 +330,9 @@ pub(crate) fn prepare_job(
                 .map_err(|e| e.to_string())?;
             (pipeline::run_options(&review, None), Some(fell_back))
         }
-        JobSpec::PullRequest(_) => return Err("a pull request's review is prepared by the worker that fetches it".into()),
+        JobSpec::PullRequest(_) => {
+            return Err("a pull request's review is prepared by the worker that fetches it".into());
+        }
     };
     Ok((conclave, options, fell_back))
 }

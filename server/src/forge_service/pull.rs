@@ -101,9 +101,12 @@ pub async fn post_failure(token: &RepoToken, number: u64, reason: &str) -> Resul
     );
     let api = token.api()?;
     let (list, edit) = comment_urls(&api, token, number);
-    let earlier = api.get_all(list.clone()).await?.into_iter().rev().find(|c| {
-        c["body"].as_str().is_some_and(|b| b.starts_with(FAILURE_MARKER)) && c["id"].as_u64().is_some()
-    });
+    let earlier = api
+        .get_all(list.clone())
+        .await?
+        .into_iter()
+        .rev()
+        .find(|c| c["body"].as_str().is_some_and(|b| b.starts_with(FAILURE_MARKER)) && c["id"].as_u64().is_some());
     if let Some(earlier) = earlier {
         let id = earlier["id"].as_u64().unwrap_or_default().to_string();
         let method = if token.repo.forge == Forge::Github { Method::PATCH } else { Method::PUT };

@@ -63,13 +63,16 @@ pub(crate) async fn run(worker: &Worker, service: &ForgeService, job: &Job, spec
     worker.announce(run_id, Some(LiveRun { cancel: handle.cancel_token(), bus: handle.bus() }));
     let held = worker.hold_lease(run_id, handle).await;
     worker.announce(run_id, None);
-    // Lost lease: the worker that took the run over posts it; the worktree goes with `Drop`.
-    let Some(status) = held else { return };
+    // Lost lease: the worker that took the run over posts it, in the same worktree
+    // path, which is left to it.
+    let Some(status) = held else { return worktree.leave() };
     let posting = finish(worker, &token, &spec, (run_id, status), (&worktree, &head, &notices)).await;
-    keep_posting(worker, run_id, posting).await;
+    // The worktree goes before the posting report: that report lets the request's
+    // next review start, which checks out the same path.
     if let Err(e) = worktree.remove().await {
         tracing::warn!(run_id, "the review's worktree was not removed: {e}");
     }
+    keep_posting(worker, run_id, posting).await;
 }
 
 /// Builds the report of the ended run and deals with the forge: the review posted
@@ -91,7 +94,8 @@ async fn finish(
     }
     // Dismissals by reply are stored before the report, so it applies them.
     let say = |line: String| tracing::info!(run_id, "{label}: {line}");
-    let replies = if status == RunStatus::Succeeded { post::gather_replies(&target, store, &say).await } else { vec![] };
+    let replies =
+        if status == RunStatus::Succeeded { post::gather_replies(&target, store, &say).await } else { vec![] };
     let report = match pipeline::finish_against(store, run_id, None, notices).await {
         Ok(report) => report,
         Err(e) => return failed(token, spec, format!("its report could not be built: {e}"), head).await,
@@ -157,12 +161,14 @@ async fn start(
     };
     let fetched = service.mirrors.fetch(&token, &base, &head).await.map_err(|e| loud(e.to_string()))?;
     let name = worktree_name(&spec.pull_request);
-    let worktree = service.mirrors.worktree_named(&fetched.mirror, &name, &head).await.map_err(|e| loud(e.to_string()))?;
+    let worktree =
+        service.mirrors.worktree_named(&fetched.mirror, &name, &head).await.map_err(|e| loud(e.to_string()))?;
     let root = worktree.path().to_path_buf();
     let (conclave, options, notices) = match prepared {
         Some(_) => {
             let (run_id, context) = (job.run_id.clone(), service.workspace.catalog_context().clone());
-            let spec = JobSpec::Review { allow_paths: service.workspace.allow_paths.clone(), samples: 1, fell_back: vec![] };
+            let spec =
+                JobSpec::Review { allow_paths: service.workspace.allow_paths.clone(), samples: 1, fell_back: vec![] };
             let prepared = tokio::task::spawn_blocking(move || prepare_job(&run_id, &record, spec, &context)).await;
             let (conclave, options, _) = prepared.map_err(|e| loud(e.to_string()))?.map_err(loud)?;
             (conclave, options, Vec::new())
@@ -203,7 +209,11 @@ async fn prepare(
     } else {
         let since = spec.since_run.as_deref();
         let resolved = conclave_review::incremental::resolve_from_run(worker.store(), &root, Some(base), since).await;
-        Some(resolved.map_err(|e| ReviewError::Repository { root: root.display().to_string(), message: e.to_string() })?.scope)
+        Some(
+            resolved
+                .map_err(|e| ReviewError::Repository { root: root.display().to_string(), message: e.to_string() })?
+                .scope,
+        )
     };
     let request = ReviewRequest {
         repository: root,

@@ -30,6 +30,12 @@ impl Worktree {
         &self.path
     }
 
+    /// Leaves the worktree where it is, for the worker that took its review over
+    /// (the path is the pull request's; that worker checks it out again).
+    pub fn leave(mut self) {
+        self.removed = true;
+    }
+
     /// Removes the worktree and git's record of it.
     pub async fn remove(mut self) -> Result<(), MirrorError> {
         self.removed = true;
