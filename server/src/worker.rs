@@ -19,7 +19,8 @@ use conclave_review::diff::Change;
 use conclave_review::pipeline;
 use conclave_shared::{Budget, Conclave, EventKind, RunEvent, RunRecord, RunStatus};
 
-use crate::forge_service::{ForgeService, PullRequestJob};
+use crate::forge_service::PullRequestJob;
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -109,7 +110,14 @@ pub struct Worker {
     context: CatalogContext,
     config: WorkerConfig,
     live: Option<LiveRuns>,
-    forges: Option<Arc<ForgeService>>,
+    forges: Option<Arc<dyn ForgeJobs>>,
+}
+
+/// Reviews of pull requests a worker claimed, which it hands to the service that
+/// fetches and posts them (`forge_service::review`).
+pub trait ForgeJobs: Send + Sync + std::fmt::Debug {
+    /// Runs the claimed review `job` of the request `spec` names to its end.
+    fn review<'a>(&'a self, worker: &'a Worker, job: &'a Job, spec: PullRequestJob) -> BoxFuture<'a, ()>;
 }
 
 impl Worker {
@@ -120,7 +128,7 @@ impl Worker {
     }
 
     /// The same worker, reviewing the pull requests webhooks queue through `service`.
-    pub fn serving_forges(self, service: Arc<ForgeService>) -> Worker {
+    pub fn serving_forges(self, service: Arc<dyn ForgeJobs>) -> Worker {
         Worker { forges: Some(service), ..self }
     }
 
@@ -199,7 +207,7 @@ impl Worker {
     async fn run_job(&self, job: Job) {
         if let Ok(JobSpec::PullRequest(spec)) = serde_json::from_value::<JobSpec>(job.spec.clone()) {
             return match &self.forges {
-                Some(service) => crate::forge_service::review::run(self, service, &job, spec).await,
+                Some(service) => service.review(self, &job, spec).await,
                 None => {
                     let reason = "this worker reviews no pull requests: start it with the forge's credentials \
                                   (CONCLAVE_GITHUB_APP_ID and CONCLAVE_GITHUB_APP_KEY_FILE, CONCLAVE_GITHUB_TOKEN or \

@@ -126,32 +126,10 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
         .with_queue(queue.clone())
         .with_webhooks(webhooks);
     let shutdown = CancellationToken::new();
-    if args.workers > 0 {
-        let config = WorkerConfig {
-            id: format!("{}-serve", owner_token()),
-            lease: Duration::from_secs(30),
-            idle: Duration::from_millis(100),
-            max_runs: usize::from(args.workers),
-        };
-        // The runs it claims are this server's live runs: streamed from memory, cancelled at once.
-        let worker = Worker::new(queue.clone(), state.engine.clone(), context, config).announcing(state.live.clone());
-        let worker = match &forges {
-            Some(service) => worker.serving_forges(service.clone()),
-            None => worker,
-        };
-        tokio::spawn(worker.work(shutdown.clone()));
-    }
-    // Deliveries become queued reviews only where a server receives them.
-    if let (Some(service), true) = (&forges, state.webhooks.any()) {
-        let placeholder = match super::forges::placeholder() {
-            Ok(conclave) => conclave,
-            Err(message) => {
-                eprintln!("error: {message}");
-                return exit::OTHER;
-            }
-        };
-        let dispatcher = Dispatcher::new(queue, service.clone(), placeholder, kept);
-        tokio::spawn(dispatcher.run(shutdown.clone()));
+    let background = Background { queue, context, forges, kept };
+    if let Err(message) = background.spawn(&args, &state, &shutdown) {
+        eprintln!("error: {message}");
+        return exit::OTHER;
     }
     // Waits whose time to decide ran out end rejected, even with no one deciding.
     let sweeping = state.clone();
@@ -186,6 +164,44 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     // Runs the embedded worker still has are left to other workers (their lease lapses).
     shutdown.cancel();
     code
+}
+
+/// What runs beside the API: the embedded worker and the webhook dispatcher.
+struct Background {
+    queue: Arc<dyn RunQueue>,
+    context: conclave_catalog::CatalogContext,
+    forges: Option<Arc<crate::forge_service::ForgeService>>,
+    kept: Arc<tokio::sync::Notify>,
+}
+
+impl Background {
+    /// Spawns the embedded worker (unless `--workers 0`) and, where webhooks are
+    /// received, the dispatcher, both stopping with `shutdown`.
+    fn spawn(self, args: &ServeArgs, state: &AppState, shutdown: &CancellationToken) -> Result<(), String> {
+        let Background { queue, context, forges, kept } = self;
+        if args.workers > 0 {
+            let config = WorkerConfig {
+                id: format!("{}-serve", owner_token()),
+                lease: Duration::from_secs(30),
+                idle: Duration::from_millis(100),
+                max_runs: usize::from(args.workers),
+            };
+            // The runs it claims are this server's live runs: streamed from memory, cancelled at once.
+            let worker =
+                Worker::new(queue.clone(), state.engine.clone(), context, config).announcing(state.live.clone());
+            let worker = match &forges {
+                Some(service) => worker.serving_forges(service.clone()),
+                None => worker,
+            };
+            tokio::spawn(worker.work(shutdown.clone()));
+        }
+        // Deliveries become queued reviews only where a server receives them.
+        if let (Some(service), true) = (&forges, state.webhooks.any()) {
+            let dispatcher = Dispatcher::new(queue, service.clone(), super::forges::placeholder()?, kept);
+            tokio::spawn(dispatcher.run(shutdown.clone()));
+        }
+        Ok(())
+    }
 }
 
 /// The line of the banner that says which webhooks the server receives.

@@ -15,13 +15,14 @@ use conclave_review::diff::Change;
 use conclave_review::pipeline::{self, ConclaveChoice, ReviewError, ReviewRequest};
 use conclave_shared::delivery::PULL_REQUEST_INPUT;
 use conclave_shared::{RunStatus, Trust};
+use futures::future::BoxFuture;
 use std::path::PathBuf;
 
 use super::{ForgeService, POSTING_REPORT, Posting, PullRequestJob, pull, repo_ref};
 use crate::forge_app::RepoToken;
 use crate::mirrors::Worktree;
 use crate::post::{self, Target};
-use crate::worker::{JobSpec, LiveRun, Worker, prepare_job};
+use crate::worker::{ForgeJobs, JobSpec, LiveRun, Worker, prepare_job};
 
 /// A review ready to run: the run's handle, and what posting needs.
 struct Started {
@@ -37,6 +38,12 @@ struct Started {
 struct NotStarted {
     reason: String,
     comment_with: Option<RepoToken>,
+}
+
+impl ForgeJobs for ForgeService {
+    fn review<'a>(&'a self, worker: &'a Worker, job: &'a Job, spec: PullRequestJob) -> BoxFuture<'a, ()> {
+        Box::pin(run(worker, self, job, spec))
+    }
 }
 
 /// Runs the claimed review of a request to its end, and deals with the forge.

@@ -334,15 +334,7 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
     let items = json!([{"severity": "blocker", "file": "src/upload.rs", "line": line, "description": TRAVERSAL,
         "raisedBy": "security", "stance": "concern", "evidence": "let target = root.join(name);"}]);
     // Slow enough that pushes arrive while reviews run, and a worker dies in one.
-    let mut routes = writer_routes(items);
-    for route in &mut routes {
-        route.replies = route
-            .replies
-            .drain(..)
-            .map(|reply| conclave_testkit::Reply::After { millis: 400, reply: Box::new(reply) })
-            .collect();
-    }
-    let llm = FakeServer::start_routed(routes).await;
+    let llm = FakeServer::start_routed(slowly(writer_routes(items))).await;
     forge.github.set_permission("ann", "write");
     // The dispatcher in an API-only server, two worker processes with short leases.
     let (server, port, _) = serve_with(conclave(&forge, &llm, &db), &["--workers", "0"]);
@@ -406,8 +398,31 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
     }
     // Let anything still queued run out, then check the record.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let posted = posted_heads(&db).await;
-    for (pull, head) in &newest {
+    check_the_record(&forge, &llm, &db, &newest).await;
+    stop(second);
+    stop(server);
+}
+
+/// `routes`, each reply given after 400 ms.
+fn slowly(mut routes: Vec<conclave_testkit::Route>) -> Vec<conclave_testkit::Route> {
+    for route in &mut routes {
+        let replies = route.replies.drain(..);
+        route.replies =
+            replies.map(|reply| conclave_testkit::Reply::After { millis: 400, reply: Box::new(reply) }).collect();
+    }
+    routes
+}
+
+/// After the load: one posted review of each newest head, posted last; each finding
+/// commented on once; no delivery pending; no token in any run, report or mirror.
+async fn check_the_record(
+    forge: &Forge,
+    llm: &FakeServer,
+    db: &str,
+    newest: &std::collections::BTreeMap<String, String>,
+) {
+    let posted = posted_heads(db).await;
+    for (pull, head) in newest {
         let reviewed = posted.get(pull).cloned().unwrap_or_default();
         assert_eq!(reviewed.iter().filter(|h| *h == head).count(), 1, "{pull}: {reviewed:?} (newest {head})");
         assert_eq!(reviewed.last(), Some(head), "{pull}: the newest head posted last: {reviewed:?}");
@@ -418,15 +433,15 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
         assert_eq!(ours.len(), 1, "acme/app#{n}: the finding commented on once: {ours:?}");
     }
     // No delivery was lost: none is pending.
-    let store = conclave_store::PostgresStore::connect(&db).await.expect("the test database");
+    let store = conclave_store::PostgresStore::connect(db).await.expect("the test database");
     let pending = store.pending_deliveries(100).await.expect("pending");
     assert!(pending.is_empty(), "{pending:?}");
     // No token anywhere: the runs, their events and reports, the mirrors.
     let tokens = forge.github.minted();
     assert!(!tokens.is_empty());
-    for run in runs(conclave(&forge, &llm, &db)) {
+    for run in runs(conclave(forge, llm, db)) {
         let id = run["id"].as_str().unwrap_or_default();
-        let shown = show(conclave(&forge, &llm, &db), id).to_string();
+        let shown = show(conclave(forge, llm, db), id).to_string();
         let mut reports = Vec::new();
         for format in ["markdown", "json", "sarif", "posting"] {
             reports.extend(store.get_report(id, format).await.ok().flatten());
@@ -439,6 +454,4 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
     let cache = forge.dir.path().join("cache");
     let grep = Command::new("grep").args(["-r", "-l", "-F", &tokens[0]]).arg(&cache).output().expect("grep");
     assert!(grep.stdout.is_empty(), "a token under the cache: {}", String::from_utf8_lossy(&grep.stdout));
-    stop(second);
-    stop(server);
 }

@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
-use super::github::{Pull, PullState};
 use super::github_graphql::Thread;
+use super::github_state::{Pull, PullState};
 use super::{Answer, Incoming, page, page_url, timestamp};
 
 /// Answers `rest`, the path after `/repos/{owner}/{repo}`: `pulls/…` or `issues/…`.

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::gitlab::{MergeRequest, MergeRequestState};
+use super::gitlab_state::{MergeRequest, MergeRequestState};
 use super::{Answer, Behaviour, Incoming, page, timestamp};
 
 /// Answers `tail`, the path after `…/merge_requests/{iid}`.

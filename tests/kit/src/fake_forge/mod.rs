@@ -14,8 +14,10 @@ pub mod github;
 pub mod github_app;
 pub mod github_graphql;
 mod github_pulls;
+pub mod github_state;
 pub mod gitlab;
 mod gitlab_merge_requests;
+pub mod gitlab_state;
 #[cfg(test)]
 mod tests;
 
