@@ -111,21 +111,21 @@ impl Mirrors {
         Ok(Fetched { mirror, merge_base, fetched, deepened })
     }
 
-    /// Checks out `commit` of `mirror` in a new worktree under the cache.
+    /// Checks out `commit` of `mirror` in a new checkout under the cache.
     pub async fn worktree(&self, mirror: &Path, commit: &str) -> Result<Worktree, MirrorError> {
         let dir = self.root.join(".worktrees");
         tokio::fs::create_dir_all(&dir).await.map_err(MirrorError::io(format!("cannot create {}", dir.display())))?;
+        let _lock = MirrorLock::acquire(mirror).await?;
         Worktree::add(mirror, dir.join(uuid::Uuid::now_v7().to_string()), commit).await
     }
 }
 
 impl Mirrors {
-    /// Checks out `commit` of `mirror` in the worktree `name` under the cache, which
-    /// stays the same for one pull request, so a review taken up again by another
-    /// worker finds the path its run input names. What an earlier worktree of that
-    /// name left (a worker that died) is removed first. Holds the mirror's lock, as
-    /// git's record of worktrees is the mirror's.
-    pub async fn worktree_named(&self, mirror: &Path, name: &str, commit: &str) -> Result<Worktree, MirrorError> {
+    /// Checks out `head` of `mirror` in the checkout `name` under the cache, which stays the same for one pull request, so a review
+    /// taken up again by another worker finds the path its run input names. What an
+    /// earlier checkout of that name left (a worker that died) is removed first. Holds
+    /// the mirror's lock, so no fetch changes the mirror while it is read.
+    pub async fn worktree_named(&self, mirror: &Path, name: &str, head: &str) -> Result<Worktree, MirrorError> {
         let dir = self.root.join(".worktrees");
         tokio::fs::create_dir_all(&dir).await.map_err(MirrorError::io(format!("cannot create {}", dir.display())))?;
         let path = dir.join(path::checked_segment(name)?);
@@ -133,12 +133,9 @@ impl Mirrors {
         if tokio::fs::try_exists(&path).await.unwrap_or(false) {
             tokio::fs::remove_dir_all(&path)
                 .await
-                .map_err(MirrorError::io(format!("cannot remove the stale worktree {}", path.display())))?;
+                .map_err(MirrorError::io(format!("cannot remove the stale checkout {}", path.display())))?;
         }
-        let mut prune = git_command(mirror, None);
-        prune.args(["worktree", "prune"]);
-        run(prune, "pruning worktrees", &Redactor::default()).await?;
-        Worktree::add(mirror, path, commit).await
+        Worktree::add(mirror, path, head).await
     }
 }
 

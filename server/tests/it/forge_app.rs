@@ -247,7 +247,7 @@ async fn a_worktree_is_checked_out_for_the_review_and_removed_after_even_on_fail
     assert_eq!(std::fs::read_to_string(path.join("d.txt")).expect("the head's file"), "four\n");
     worktree.remove().await.expect("removed");
     assert!(!path.exists());
-    assert_eq!(git_out(&fetched.mirror, &["worktree", "list"]).lines().count(), 1, "only the mirror itself");
+    assert_eq!(git_out(&fetched.mirror, &["worktree", "list"]).lines().count(), 1, "the mirror holds no worktree");
     // A review that fails drops its worktree without removing it: it goes all the same.
     let dropped = mirrors.worktree(&fetched.mirror, &base).await.expect("a worktree");
     let path = dropped.path().to_path_buf();

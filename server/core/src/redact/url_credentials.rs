@@ -19,6 +19,9 @@ use url::Url;
 /// The start of a URL: a scheme and `://`.
 static SCHEME: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"(?i)\b[a-z][a-z0-9+.-]*://").ok());
 
+/// The schemes whose URLs name a database's role as their user.
+const DATABASE_SCHEMES: [&str; 2] = ["postgres", "postgresql"];
+
 /// The query parameter that carries a password.
 const PASSWORD_PARAMETER: &str = "password";
 
@@ -28,8 +31,9 @@ pub struct UrlCredentials {
     /// Where they are in the text: the user information, and the value of a
     /// `password` parameter.
     pub spans: Vec<Range<usize>>,
-    /// What they are, percent-decoded: the user, the password and the parameter's
-    /// value, each one that is not empty.
+    /// What they are, percent-decoded: the password and the parameter's value, and
+    /// the user where it stands alone for a token (not beside a password, not a
+    /// database's role), each one that is not empty.
     pub secrets: Vec<String>,
 }
 
@@ -103,7 +107,13 @@ fn password_parameter(text: &str, authority_end: usize, end: usize) -> Option<Ra
 /// The user, password and password parameter of a parsed URL, decoded.
 fn parsed_secrets(url: &Url) -> Vec<String> {
     let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
-    let mut secrets = vec![decode(url.username())];
+    let mut secrets = Vec::new();
+    // A user is a secret only where it stands for one (`https://TOKEN@host`): beside a
+    // password it is a name, and a database's user is a role. Kept as a secret, a role
+    // named like a word (`conclave`) would be cut out of every text.
+    if url.password().is_none() && !DATABASE_SCHEMES.contains(&url.scheme()) {
+        secrets.push(decode(url.username()));
+    }
     secrets.extend(url.password().map(decode));
     secrets.extend(url.query_pairs().filter(|(k, _)| k == PASSWORD_PARAMETER).map(|(_, v)| v.into_owned()));
     secrets
@@ -113,8 +123,8 @@ fn parsed_secrets(url: &Url) -> Vec<String> {
 /// the user and the password.
 fn raw_secrets(user_info: &str) -> Vec<String> {
     let mut secrets = vec![user_info.to_string()];
-    if let Some((user, password)) = user_info.split_once(':') {
-        secrets.extend([user.to_string(), password.to_string()]);
+    if let Some((_, password)) = user_info.split_once(':') {
+        secrets.push(password.to_string());
     }
     secrets
 }
@@ -149,7 +159,17 @@ mod tests {
     fn secrets_are_decoded_so_that_every_spelling_of_them_is_caught() {
         let found = find_url_credentials("postgres://me:p%40ss@db.internal:5432/app and http://k@h");
         let secrets: Vec<Vec<String>> = found.into_iter().map(|c| c.secrets).collect();
-        assert_eq!(secrets, vec![vec!["me".to_string(), "p@ss".to_string()], vec!["k".to_string()]]);
+        assert_eq!(secrets, vec![vec!["p@ss".to_string()], vec!["k".to_string()]]);
+    }
+
+    #[test]
+    fn a_user_is_a_secret_only_where_it_stands_for_one() {
+        let secrets = |text: &str| find_url_credentials(text).remove(0).secrets;
+        // A token as the user is one; a database's role, or a user beside a password, is a name.
+        assert_eq!(secrets("https://ghp_t0k3n@github.example/o/r.git"), vec!["ghp_t0k3n"]);
+        assert_eq!(secrets("postgresql://conclave@127.0.0.1:5432/runs"), Vec::<String>::new());
+        assert_eq!(secrets("postgres://conclave:hunter2@db/runs"), vec!["hunter2"]);
+        assert_eq!(mask_url_credentials("postgresql://conclave@db/runs", "*"), "postgresql://*@db/runs");
     }
 
     #[test]
@@ -158,6 +178,6 @@ mod tests {
         assert!(Url::parse("http://u:secret-pw@host:80x/").is_err());
         assert_eq!(mask_url_credentials(text, "*"), "\"http://*@host:80x/\"");
         let secrets = find_url_credentials(text).remove(0).secrets;
-        assert_eq!(secrets, vec!["u:secret-pw", "u", "secret-pw"]);
+        assert_eq!(secrets, vec!["u:secret-pw", "secret-pw"]);
     }
 }
