@@ -456,3 +456,92 @@ async fn check_the_record(
     let grep = Command::new("grep").args(["-r", "-l", "-F", &tokens[0]]).arg(&cache).output().expect("grep");
     assert!(grep.stdout.is_empty(), "a token under the cache: {}", String::from_utf8_lossy(&grep.stdout));
 }
+
+/// A GitLab `Merge Request Hook` of merge request `iid` of `group/app` at `head`.
+fn merge_request_hook(action: &str, iid: u64, head: &str) -> Value {
+    json!({
+        "object_kind": "merge_request", "event_type": "merge_request",
+        "user": {"username": "dee"}, "project": {"id": 3, "path_with_namespace": "group/app"},
+        "object_attributes": {"iid": iid, "action": action, "draft": false, "target_branch": "main",
+            "source_branch": "feature", "last_commit": {"id": head}},
+        "changes": {}
+    })
+}
+
+/// A GitLab `Note Hook`: `body` by `username` on merge request `iid`.
+fn note_hook(username: &str, iid: u64, body: &str) -> Value {
+    json!({
+        "object_kind": "note", "user": {"username": username}, "project": {"path_with_namespace": "group/app"},
+        "object_attributes": {"id": 31, "note": body, "noteable_type": "MergeRequest", "discussion_id": "d1",
+            "action": "create"},
+        "merge_request": {"iid": iid, "target_branch": "main"}
+    })
+}
+
+/// POSTs a GitLab delivery with its secret token to the server on `port`; the status.
+async fn deliver_gitlab(port: u16, event: &str, id: &str, body: &Value) -> u16 {
+    let response = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/webhooks/gitlab"))
+        .header("content-type", "application/json")
+        .header("x-gitlab-event", event)
+        .header("idempotency-key", id)
+        .header("x-gitlab-token", crate::webhooks::GITLAB_SECRET)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("the server answers");
+    response.status().as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_merge_request_is_reviewed_and_posted_and_a_note_from_a_guest_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let work = fixture_repo(dir.path());
+    let bare = dir.path().join("git/group/app.git");
+    std::fs::create_dir_all(bare.parent().expect("parent")).expect("mkdir");
+    git(dir.path(), &["clone", "-q", "--bare", &work.display().to_string(), &bare.display().to_string()]);
+    let head = git_out(&work, &["rev-parse", "feature"]).trim().to_string();
+    let base = git_out(&work, &["rev-parse", "main"]).trim().to_string();
+    let gitlab = conclave_testkit::FakeGitLab::start("group/app", 3, crate::review_post::TOKEN, 10).await;
+    gitlab.set_project(3, "group/app");
+    gitlab.set_head_of(3, &base, &head, &patches(&work));
+    gitlab.serve_git(&dir.path().join("git"));
+    gitlab.set_access(77, "guest", 10);
+    let line = line_of(&work, "src/upload.rs", "let target = root.join(name);");
+    let items = json!([{"severity": "blocker", "file": "src/upload.rs", "line": line, "description": TRAVERSAL,
+        "raisedBy": "security", "stance": "concern", "evidence": "let target = root.join(name);"}]);
+    let llm = FakeServer::start_routed(writer_routes(items)).await;
+    let db = dir.path().join("runs.db").display().to_string();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_conclave"));
+    cmd.current_dir(dir.path())
+        .env("CONCLAVE_DB", &db)
+        .env("CONCLAVE_CONFIG_DIR", dir.path().join("config"))
+        .env("ANTHROPIC_BASE_URL", &llm.base)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env_remove("CONCLAVE_TOKEN")
+        .env_remove("CI")
+        .env("CONCLAVE_GITLAB_WEBHOOK_SECRET", crate::webhooks::GITLAB_SECRET)
+        .env("CONCLAVE_GITLAB_TOKEN", crate::review_post::TOKEN)
+        .env("CONCLAVE_GITLAB_URL", &gitlab.base)
+        .env("CONCLAVE_MIRRORS", dir.path().join("cache/mirrors"));
+    let (server, port, _) = serve_with(cmd, &["--workers", "1"]);
+    assert_eq!(deliver_gitlab(port, "Merge Request Hook", "g-1", &merge_request_hook("open", 3, &head)).await, 202);
+    let posted = || gitlab.discussions_of(3).iter().any(|d| d.to_string().contains("path traversal"));
+    until("the review is posted on the merge request", posted).await;
+    // A guest's `/conclave review` is answered once, in a note, and runs nothing more.
+    let notes = gitlab.notes_of(3).len();
+    assert_eq!(deliver_gitlab(port, "Note Hook", "g-2", &note_hook("guest", 3, "/conclave review --full")).await, 202);
+    let answered = || gitlab.notes_of(3).iter().any(|n| n["body"].as_str().is_some_and(|b| b.contains("write access")));
+    until("the guest is answered", answered).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let new_notes = gitlab.notes_of(3).len() - notes;
+    assert_eq!(new_notes, 1, "one answer: {:?}", gitlab.notes_of(3));
+    let listed = runs({
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_conclave"));
+        cmd.current_dir(dir.path()).env("CONCLAVE_DB", &db).env("CONCLAVE_CONFIG_DIR", dir.path().join("config"));
+        cmd
+    });
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["pull_request"], "group/app!3");
+    stop(server);
+}
