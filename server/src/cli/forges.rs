@@ -25,18 +25,11 @@ pub struct ForgeArgs {
 
 impl ForgeArgs {
     /// The service when the environment holds forge credentials; `None` without any.
-    /// When `required` (webhooks are received), credentials must be there.
-    pub fn service(&self, workspace: &Workspace, required: bool) -> Result<Option<Arc<ForgeService>>, String> {
+    /// Credentials that are set but wrong are an error naming every problem.
+    pub fn service(&self, workspace: &Workspace) -> Result<Option<Arc<ForgeService>>, String> {
         let auth = ForgeAuth::from_env(&|name| std::env::var(name).ok()).map_err(|e| e.to_string())?;
         if auth.github.is_none() && auth.gitlab.is_none() {
-            return match required {
-                true => Err("webhooks are received but no forge credentials are set, so no review could be \
-                             fetched or posted: set CONCLAVE_GITHUB_APP_ID and CONCLAVE_GITHUB_APP_KEY_FILE (a \
-                             GitHub App), CONCLAVE_GITHUB_TOKEN with CONCLAVE_GITHUB_REPOSITORY, or \
-                             CONCLAVE_GITLAB_TOKEN"
-                    .into()),
-                false => Ok(None),
-            };
+            return Ok(None);
         }
         let root = self.mirrors.clone().unwrap_or_else(default_mirrors);
         Ok(Some(ForgeService::new(auth, Mirrors::new(root), workspace.clone())))

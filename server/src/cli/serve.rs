@@ -113,13 +113,20 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     // anyone who lists processes.
     let webhooks = Webhooks::from_env(&|name| std::env::var(name).ok(), args.review_drafts);
     let receiving = webhook_notice(&webhooks);
-    let forges = match args.forges.service(&workspace, webhooks.any()) {
+    let forges = match args.forges.service(&workspace) {
         Ok(forges) => forges,
         Err(message) => {
             eprintln!("error: {message}");
             return exit::CONFIG;
         }
     };
+    if webhooks.any() && forges.is_none() {
+        eprintln!(
+            "warning: webhook deliveries are kept, but no review runs from them until forge credentials are set: \
+             CONCLAVE_GITHUB_APP_ID and CONCLAVE_GITHUB_APP_KEY_FILE (a GitHub App), CONCLAVE_GITHUB_TOKEN with \
+             CONCLAVE_GITHUB_REPOSITORY, or CONCLAVE_GITLAB_TOKEN"
+        );
+    }
     let kept = webhooks.kept.clone();
     let state = AppState::new(workspace, engine, security, editor)
         .with_metrics(crate::observe::prometheus::install())

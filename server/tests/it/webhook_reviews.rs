@@ -335,7 +335,7 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
     let llm = FakeServer::start_routed(slowly(writer_routes(items))).await;
     forge.github.set_permission("ann", "write");
     // The dispatcher in an API-only server, two worker processes with short leases.
-    let (server, port, _) = serve_with(conclave(&forge, &llm, &db), &["--workers", "0"]);
+    let (server, port, token) = serve_with(conclave(&forge, &llm, &db), &["--workers", "0"]);
     let worker = |name: &str| {
         let log = std::fs::File::create(forge.dir.path().join(format!("{name}.log"))).expect("log");
         conclave(&forge, &llm, &db)
@@ -397,6 +397,26 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
     // Let anything still queued run out, then check the record.
     tokio::time::sleep(Duration::from_secs(5)).await;
     check_the_record(&forge, &llm, &db, &newest).await;
+    // The server counted every delivery, and the pushes that superseded a review.
+    let text = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("a body");
+    let (samples, _) = crate::metrics::parse(&text);
+    let count = |event: &str, outcome: &str| {
+        let labels = [("forge", "github"), ("event", event), ("outcome", outcome)];
+        crate::metrics::value(&samples, "conclave_webhook_deliveries_total", &labels).unwrap_or(0.0)
+    };
+    assert_eq!(count("pull_request", "accepted") + count("issue_comment", "accepted"), 30.0, "{text}");
+    assert_eq!(count("pull_request", "duplicate") + count("issue_comment", "duplicate"), 30.0, "{text}");
+    let superseded = crate::metrics::value(&samples, "conclave_webhook_reviews_superseded_total", &[]).unwrap_or(0.0);
+    assert!(superseded >= 1.0, "pushes superseded reviews: {text}");
+    assert!(crate::metrics::value(&samples, "conclave_webhook_oldest_waiting_review_seconds", &[]).is_some(), "{text}");
     stop(second);
     stop(server);
 }
@@ -543,5 +563,34 @@ async fn a_gitlab_merge_request_is_reviewed_and_posted_and_a_note_from_a_guest_i
     });
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["pull_request"], "group/app!3");
+    stop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_that_cannot_be_fetched_fails_with_git_s_message_said_once_on_the_pull_request() {
+    let forge = Forge::start().await;
+    let llm = FakeServer::start_routed(writer_routes(json!([]))).await;
+    let db = forge.dir.path().join("runs.db").display().to_string();
+    // The repository is gone from the forge's git: fetching it fails.
+    std::fs::remove_dir_all(forge.dir.path().join("git/acme/app.git")).expect("remove");
+    let (server, port) = serve(&forge, &llm, &db);
+    for (n, id) in ["d-1", "d-2"].iter().enumerate() {
+        assert_eq!(deliver(port, "pull_request", id, &pushed("synchronize", 7, &forge.head())).await, 202);
+        let failed = || runs(conclave(&forge, &llm, &db)).iter().filter(|r| r["status"] == "failed").count() > n;
+        until("the review fails", failed).await;
+    }
+    let listed = runs(conclave(&forge, &llm, &db));
+    let error = listed[0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("fetching") && error.contains("acme/app"), "git's message: {error}");
+    until("the reason is posted", || !forge.github.issue_comments_of(7).is_empty()).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let comments = forge.github.issue_comments_of(7);
+    assert_eq!(comments.len(), 1, "one comment, edited by the second failure: {comments:?}");
+    let body = comments[0]["body"].as_str().unwrap_or_default();
+    assert!(body.contains("could not review") && body.contains("fetching"), "{body}");
+    for token in forge.github.minted() {
+        assert!(!body.contains(&token) && !error.contains(&token), "the token leaked");
+    }
+    assert!(llm.requests().is_empty(), "no model was asked");
     stop(server);
 }
