@@ -8,10 +8,8 @@
 //!
 //! No worker runs. The bench stands in for workers that keep up: it cancels each
 //! review as soon as it is queued (asserting it was still queued), so the dispatcher
-//! then notes the run's end and the request leaves its busy listing. Without that the
-//! 201st review would never be queued: each pass advances only the 200 least recently
-//! changed busy requests, and a request whose review waits in the queue never
-//! changes.
+//! then notes the run's end and the request leaves its busy listing, as it does
+//! in a service whose workers keep up.
 
 use conclave_core::{Cancel, RunQueue, now_ms};
 use conclave_review::pipeline::BUILTIN_REVIEW;
@@ -25,8 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+use crate::common::{CLIENTS, DELIVERIES, body, deliver, report};
 use crate::watched::WatchedQueue;
-use crate::{CLIENTS, DELIVERIES, body, deliver, report};
 
 /// How long a review may take to be queued before the bench gives up on it.
 const STALL: Duration = Duration::from_secs(30);
@@ -35,7 +33,7 @@ const STALL: Duration = Duration::from_secs(30);
 /// (empty: the dispatcher would queue any pending delivery it finds there).
 pub async fn measure(label: &str, store: Arc<dyn RunQueue>, dir: &Path) {
     let watched = Arc::new(WatchedQueue::new(store.clone()));
-    let state = crate::state(store.clone()).with_queue(store);
+    let state = crate::common::state(store.clone()).with_queue(store);
     let shutdown = CancellationToken::new();
     let dispatching = tokio::spawn(dispatcher(watched.clone(), &state, dir).run(shutdown.clone()));
     // Pull requests 1 to 1,000 one at a time, 1,001 to 2,000 from the clients; the

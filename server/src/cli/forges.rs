@@ -36,6 +36,14 @@ impl ForgeArgs {
     }
 }
 
+/// [`ForgeArgs::service`] on a blocking thread: reading the app's key file blocks.
+pub async fn service(args: &ForgeArgs, workspace: &Workspace) -> Result<Option<Arc<ForgeService>>, String> {
+    let (args, workspace) = (args.clone(), workspace.clone());
+    tokio::task::spawn_blocking(move || args.service(&workspace))
+        .await
+        .map_err(|e| format!("reading the forge credentials stopped: {e}"))?
+}
+
 /// `$XDG_CACHE_HOME/conclave/mirrors`, else `~/.cache/conclave/mirrors`.
 fn default_mirrors() -> PathBuf {
     let cache = std::env::var_os("XDG_CACHE_HOME")

@@ -113,20 +113,10 @@ pub async fn run(args: ServeArgs, workspace: Workspace, queue: Arc<dyn RunQueue>
     // anyone who lists processes.
     let webhooks = Webhooks::from_env(&|name| std::env::var(name).ok(), args.review_drafts);
     let receiving = webhook_notice(&webhooks);
-    let forges = match args.forges.service(&workspace) {
+    let forges = match forge_service(&args, &workspace, &webhooks).await {
         Ok(forges) => forges,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return exit::CONFIG;
-        }
+        Err(code) => return code,
     };
-    if webhooks.any() && forges.is_none() {
-        eprintln!(
-            "warning: webhook deliveries are kept, but no review runs from them until forge credentials are set: \
-             CONCLAVE_GITHUB_APP_ID and CONCLAVE_GITHUB_APP_KEY_FILE (a GitHub App), CONCLAVE_GITHUB_TOKEN with \
-             CONCLAVE_GITHUB_REPOSITORY, or CONCLAVE_GITLAB_TOKEN"
-        );
-    }
     let kept = webhooks.kept.clone();
     let state = AppState::new(workspace, engine, security, editor)
         .with_metrics(crate::observe::prometheus::install())
@@ -209,6 +199,27 @@ impl Background {
         }
         Ok(())
     }
+}
+
+/// The service reviewing pull requests, when forge credentials are set; a warning
+/// when webhooks are received without them. Exit 2 for credentials set but wrong.
+async fn forge_service(
+    args: &ServeArgs,
+    workspace: &Workspace,
+    webhooks: &Webhooks,
+) -> Result<Option<Arc<crate::forge_service::ForgeService>>, u8> {
+    let forges = super::forges::service(&args.forges, workspace).await.map_err(|message| {
+        eprintln!("error: {message}");
+        exit::CONFIG
+    })?;
+    if webhooks.any() && forges.is_none() {
+        eprintln!(
+            "warning: webhook deliveries are kept, but no review runs from them until forge credentials are set: \
+             CONCLAVE_GITHUB_APP_ID and CONCLAVE_GITHUB_APP_KEY_FILE (a GitHub App), CONCLAVE_GITHUB_TOKEN with \
+             CONCLAVE_GITHUB_REPOSITORY, or CONCLAVE_GITLAB_TOKEN"
+        );
+    }
+    Ok(forges)
 }
 
 /// The line of the banner that says which webhooks the server receives.

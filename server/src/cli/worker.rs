@@ -38,7 +38,7 @@ pub struct WorkerArgs {
 
 /// Runs the worker until it is stopped; returns the exit code.
 pub async fn run(args: WorkerArgs, workspace: Workspace, queue: Arc<dyn RunQueue>) -> u8 {
-    let forges = match args.forges.service(&workspace) {
+    let forges = match super::forges::service(&args.forges, &workspace).await {
         Ok(forges) => forges,
         Err(message) => {
             eprintln!("error: {message}");

@@ -34,7 +34,7 @@ use crate::worker::{JobSpec, enqueue};
 const SLOT_SCOPE: &str = "webhook-dispatcher";
 /// How long the slot holds without renewal.
 const SLOT_LEASE: Duration = Duration::from_secs(15);
-/// Deliveries and requests read per pass.
+/// Deliveries and requests read per pass, unless [`Dispatcher::batch`] says otherwise.
 const BATCH: usize = 200;
 
 /// The dispatcher of one server.
@@ -49,6 +49,8 @@ pub struct Dispatcher {
     /// How long after a review run ended without its worker's posting report the
     /// worker is taken for dead and the request's next review may start.
     posting_grace: Duration,
+    /// Deliveries and requests read per pass.
+    batch: usize,
 }
 
 impl Dispatcher {
@@ -58,13 +60,18 @@ impl Dispatcher {
     pub fn new(queue: Arc<dyn RunQueue>, service: Arc<ForgeService>, placeholder: Conclave, wake: Arc<Notify>) -> Self {
         let holder = format!("{}-dispatcher", conclave_core::owner_token());
         let (every, posting_grace) = (Duration::from_millis(500), Duration::from_secs(120));
-        Dispatcher { queue, service, placeholder, holder, wake, every, posting_grace }
+        Dispatcher { queue, service, placeholder, holder, wake, every, posting_grace, batch: BATCH }
     }
 
     /// The same dispatcher passing every `every` when not woken, and taking a worker
     /// for dead `posting_grace` after a review ended without its posting report.
     pub fn pacing(self, every: Duration, posting_grace: Duration) -> Self {
         Dispatcher { every, posting_grace, ..self }
+    }
+
+    /// The same dispatcher reading `batch` deliveries and requests a pass.
+    pub fn batch(self, batch: usize) -> Self {
+        Dispatcher { batch: batch.max(1), ..self }
     }
 
     /// Dispatches until `shutdown`.
@@ -102,13 +109,17 @@ impl Dispatcher {
 
     /// One pass: every pending delivery, then every request with work on it.
     pub async fn pass(&self) -> Result<(), StoreError> {
-        for delivery in self.queue.pending_deliveries(BATCH).await? {
+        for delivery in self.queue.pending_deliveries(self.batch).await? {
             self.dispatch(&delivery).await?;
             self.queue.mark_delivery_dispatched(delivery.forge, &delivery.id, now_ms()).await?;
         }
         let mut oldest: Option<u64> = None;
-        for reviews in self.queue.busy_pull_requests(BATCH).await? {
-            if let Some(waiting_since) = self.advance(reviews).await? {
+        let busy = self.queue.busy_pull_requests(self.batch).await?;
+        // More requests have work than a pass reads: each one read goes to the back of
+        // the listing (least recently changed first), so every request gets its turn.
+        let rotate = busy.len() >= self.batch;
+        for reviews in busy {
+            if let Some(waiting_since) = self.advance(reviews, rotate).await? {
                 oldest = Some(oldest.map_or(waiting_since, |o| o.min(waiting_since)));
             }
         }
@@ -250,7 +261,7 @@ impl Dispatcher {
     /// Moves a request on: notes its review's end once the worker is done with the
     /// forge, and queues the review waiting. Returns since when a review of it has
     /// waited to start, if one has.
-    async fn advance(&self, mut reviews: PullRequestReviews) -> Result<Option<u64>, StoreError> {
+    async fn advance(&self, mut reviews: PullRequestReviews, rotate: bool) -> Result<Option<u64>, StoreError> {
         let before = reviews.clone();
         let mut waiting = None;
         if let Some(run) = reviews.run.clone() {
@@ -284,7 +295,7 @@ impl Dispatcher {
         if let Some(wanted) = &reviews.wanted {
             waiting = Some(waiting.map_or(wanted.asked_ms, |w: u64| w.min(wanted.asked_ms)));
         }
-        if reviews != before {
+        if reviews != before || rotate {
             reviews.updated_ms = now_ms();
             self.queue.put_pull_request(&reviews).await?;
         }

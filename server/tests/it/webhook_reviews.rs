@@ -397,26 +397,7 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
     // Let anything still queued run out, then check the record.
     tokio::time::sleep(Duration::from_secs(5)).await;
     check_the_record(&forge, &llm, &db, &newest).await;
-    // The server counted every delivery, and the pushes that superseded a review.
-    let text = reqwest::Client::new()
-        .get(format!("http://127.0.0.1:{port}/metrics"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("a body");
-    let (samples, _) = crate::metrics::parse(&text);
-    let count = |event: &str, outcome: &str| {
-        let labels = [("forge", "github"), ("event", event), ("outcome", outcome)];
-        crate::metrics::value(&samples, "conclave_webhook_deliveries_total", &labels).unwrap_or(0.0)
-    };
-    assert_eq!(count("pull_request", "accepted") + count("issue_comment", "accepted"), 30.0, "{text}");
-    assert_eq!(count("pull_request", "duplicate") + count("issue_comment", "duplicate"), 30.0, "{text}");
-    let superseded = crate::metrics::value(&samples, "conclave_webhook_reviews_superseded_total", &[]).unwrap_or(0.0);
-    assert!(superseded >= 1.0, "pushes superseded reviews: {text}");
-    assert!(crate::metrics::value(&samples, "conclave_webhook_oldest_waiting_review_seconds", &[]).is_some(), "{text}");
+    check_the_metrics(port, &token).await;
     stop(second);
     stop(server);
 }
@@ -593,4 +574,80 @@ async fn a_repository_that_cannot_be_fetched_fails_with_git_s_message_said_once_
     }
     assert!(llm.requests().is_empty(), "no model was asked");
     stop(server);
+}
+
+/// The server counted every delivery (30 kept, 30 redelivered), and the pushes that
+/// superseded a review.
+async fn check_the_metrics(port: u16, token: &str) {
+    // The server counted every delivery, and the pushes that superseded a review.
+    let text = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("a body");
+    let (samples, _) = crate::metrics::parse(&text);
+    let count = |event: &str, outcome: &str| {
+        let labels = [("forge", "github"), ("event", event), ("outcome", outcome)];
+        crate::metrics::value(&samples, "conclave_webhook_deliveries_total", &labels).unwrap_or(0.0)
+    };
+    assert_eq!(count("pull_request", "accepted") + count("issue_comment", "accepted"), 30.0, "{text}");
+    assert_eq!(count("pull_request", "duplicate") + count("issue_comment", "duplicate"), 30.0, "{text}");
+    let superseded = crate::metrics::value(&samples, "conclave_webhook_reviews_superseded_total", &[]).unwrap_or(0.0);
+    assert!(superseded >= 1.0, "pushes superseded reviews: {text}");
+    assert!(crate::metrics::value(&samples, "conclave_webhook_oldest_waiting_review_seconds", &[]).is_some(), "{text}");
+}
+
+/// A dispatcher over the SQLite store at `path` with a single repository's token,
+/// `batch` requests a pass.
+fn dispatcher(
+    path: &Path,
+    batch: usize,
+) -> (conclave_server::forge_service::Dispatcher, std::sync::Arc<conclave_store::SqliteStore>) {
+    let store = std::sync::Arc::new(conclave_store::SqliteStore::open(&path.join("runs.db")).expect("a store"));
+    let env = |name: &str| match name {
+        "CONCLAVE_GITHUB_TOKEN" => Some("ghs_rotation".to_string()),
+        "CONCLAVE_GITHUB_REPOSITORY" => Some(REPOSITORY.to_string()),
+        _ => None,
+    };
+    let auth = conclave_server::forge_app::ForgeAuth::from_env(&env).expect("credentials");
+    let workspace = conclave_server::Workspace::new(
+        path.join("conclaves"),
+        conclave_schema::SchemaCatalog::with_roots(vec![]),
+        conclave_core::ProviderRegistry::default(),
+    );
+    let mirrors = conclave_server::mirrors::Mirrors::new(path.join("mirrors"));
+    let service = conclave_server::forge_service::ForgeService::new(auth, mirrors, workspace);
+    let placeholder = serde_json::from_str(conclave_review::pipeline::BUILTIN_REVIEW).expect("the built-in review");
+    let queue: std::sync::Arc<dyn conclave_core::RunQueue> = store.clone();
+    let dispatcher =
+        conclave_server::forge_service::Dispatcher::new(queue, service, placeholder, Default::default()).batch(batch);
+    (dispatcher, store)
+}
+
+#[tokio::test]
+async fn more_requests_with_reviews_under_way_than_a_pass_reads_all_get_their_reviews_queued() {
+    use conclave_shared::delivery::{Asks, Command as Asked, Delivery, DeliveryEvent, Forge as DeliveryForge};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (dispatcher, store) = dispatcher(dir.path(), 3);
+    for n in 1..=10u64 {
+        let mut delivery = Delivery::received(DeliveryForge::Github, &format!("d-{n}"), DeliveryEvent::PullRequest, n);
+        delivery.repository = Some(REPOSITORY.into());
+        delivery.number = Some(n);
+        delivery.head_sha = Some(format!("{n:040x}"));
+        delivery.asks = Asks::Command(Asked::Review { full: false });
+        assert!(store.put_delivery(&delivery).await.expect("kept"));
+    }
+    // No worker runs: every review stays queued, and each pass reads 3 busy requests.
+    for _ in 0..10 {
+        dispatcher.pass().await.expect("a pass");
+    }
+    for n in 1..=10u64 {
+        let reviews = store.pull_request(DeliveryForge::Github, REPOSITORY, n).await.expect("read").expect("a record");
+        assert!(reviews.run.is_some(), "acme/app#{n} has its review queued: {reviews:?}");
+    }
+    assert!(store.pending_deliveries(100).await.expect("pending").is_empty());
 }
