@@ -69,6 +69,38 @@ impl Workspace {
         &self.context
     }
 
+    /// A review request a server makes (the API, MCP, a webhook's review) before the
+    /// caller's choices: this workspace's settings, the local-model fallback on,
+    /// configuration from the base, no rules files beyond the repository's (a path on
+    /// the server's disk is not a caller's to name), and analyzer lanes unconfined
+    /// only where `allow_unsandboxed`.
+    pub fn review_request(
+        &self,
+        repository: PathBuf,
+        conclave: conclave_review::ConclaveChoice,
+        allow_unsandboxed: bool,
+    ) -> conclave_review::ReviewRequest {
+        conclave_review::ReviewRequest {
+            repository,
+            base: None,
+            conclave,
+            provider: None,
+            model: None,
+            fallback: true,
+            allow_paths: self.allow_paths.clone(),
+            max_diff_bytes: self.max_diff_bytes,
+            max_parts: conclave_review::diff::DEFAULT_MAX_PARTS,
+            samples: 1,
+            no_cache: false,
+            budget: None,
+            analyzers: Default::default(),
+            scope: None,
+            rules: Vec::new(),
+            trust: Default::default(),
+            allow_unsandboxed,
+        }
+    }
+
     /// The catalog, as the review pipeline takes it.
     pub fn catalog(&self) -> Catalog<'_> {
         Catalog { dir: &self.catalog_dir, context: &self.context }

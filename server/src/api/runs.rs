@@ -271,28 +271,7 @@ pub(crate) fn target_request(
 
 /// A server's review request before the caller's choices: its workspace's settings.
 fn base_request(state: &AppState, repository: std::path::PathBuf, conclave: ConclaveChoice) -> ReviewRequest {
-    let workspace = &state.workspace;
-    ReviewRequest {
-        repository,
-        base: None,
-        conclave,
-        provider: None,
-        model: None,
-        fallback: true,
-        allow_paths: workspace.allow_paths.clone(),
-        max_diff_bytes: workspace.max_diff_bytes,
-        max_parts: conclave_review::diff::DEFAULT_MAX_PARTS,
-        samples: 1,
-        no_cache: false,
-        budget: None,
-        analyzers: Default::default(),
-        scope: None,
-        // The repository's own rules files are read through the sandbox; no more are
-        // taken over HTTP: a path on the server's disk is not the caller's to name.
-        rules: Vec::new(),
-        trust: Default::default(),
-        allow_unsandboxed: state.engine.allows_unsandboxed(),
-    }
+    state.workspace.review_request(repository, conclave, state.engine.allows_unsandboxed())
 }
 
 /// Starts (or queues) a prepared review as this server does every review.

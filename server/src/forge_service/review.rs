@@ -12,9 +12,9 @@
 use conclave_core::{Job, RunStore};
 use conclave_engine::RunHandle;
 use conclave_review::diff::Change;
-use conclave_review::pipeline::{self, ConclaveChoice, ReviewError, ReviewRequest};
+use conclave_review::pipeline::{self, ConclaveChoice, ReviewError};
+use conclave_shared::RunStatus;
 use conclave_shared::delivery::PULL_REQUEST_INPUT;
-use conclave_shared::{RunStatus, Trust};
 use futures::future::BoxFuture;
 use std::path::PathBuf;
 
@@ -222,26 +222,9 @@ async fn prepare(
                 .scope,
         )
     };
-    let request = ReviewRequest {
-        repository: root,
-        base: Some(base.to_string()),
-        conclave: ConclaveChoice::Default,
-        provider: None,
-        model: None,
-        fallback: true,
-        allow_paths: workspace.allow_paths.clone(),
-        max_diff_bytes: workspace.max_diff_bytes,
-        max_parts: conclave_review::diff::DEFAULT_MAX_PARTS,
-        samples: 1,
-        no_cache: false,
-        budget: None,
-        analyzers: Default::default(),
-        scope,
-        rules: Vec::new(),
-        // The change under review never configures its own review.
-        trust: Trust::default(),
-        allow_unsandboxed: worker.engine().allows_unsandboxed(),
-    };
+    // The change under review never configures its own review: the base does.
+    let mut request = workspace.review_request(root, ConclaveChoice::Default, worker.engine().allows_unsandboxed());
+    (request.base, request.scope) = (Some(base.to_string()), scope);
     let mut review = pipeline::prepare(&request, workspace.catalog(), &workspace.providers).await?;
     review.repository_key = Some(Target::repository_key(&pull::target(token, spec.pull_request.number)).to_string());
     review.repository_url = Some(pull::web_url(token));
