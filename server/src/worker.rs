@@ -47,6 +47,9 @@ pub enum JobSpec {
         /// which make the review degraded.
         #[serde(default)]
         fell_back: Vec<String>,
+        /// Whether the cache is ignored: cached nodes run again and keep nothing.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        no_cache: bool,
     },
     /// A review of a pull (merge) request a webhook asked for: its worker fetches the
     /// request and prepares the review first (`forge_service::review`).
@@ -331,11 +334,12 @@ pub(crate) fn prepare_job(
             },
             None,
         ),
-        JobSpec::Review { allow_paths, samples, fell_back } => {
+        JobSpec::Review { allow_paths, samples, fell_back, no_cache } => {
             let change = Change::from_run_input(&record.input)
                 .ok_or_else(|| "the run's input is not a review's change".to_string())?;
-            let review = pipeline::prepare_recorded(change, conclave.clone(), &allow_paths, samples)
+            let mut review = pipeline::prepare_recorded(change, conclave.clone(), &allow_paths, samples)
                 .map_err(|e| e.to_string())?;
+            review.no_cache = no_cache;
             (pipeline::run_options(&review, None), Some(fell_back))
         }
         JobSpec::PullRequest(_) => {
