@@ -245,6 +245,17 @@ pub enum ProviderError {
         /// The recordings' directory.
         dir: String,
     },
+    /// A recorded run (`--record DIR`) could not write a call's recording; the call
+    /// itself succeeded.
+    #[error(
+        "cannot write the recording {path}: {message}; check that the recordings directory exists and can be written"
+    )]
+    Recording {
+        /// The recording's file.
+        path: String,
+        /// What the file system said.
+        message: String,
+    },
 }
 
 impl ProviderError {
@@ -268,6 +279,7 @@ impl ProviderError {
             ProviderError::SchemaExhausted(_) => "schema_exhausted",
             ProviderError::DialectRejected { .. } => "dialect_rejected",
             ProviderError::NotRecorded { .. } => "not_recorded",
+            ProviderError::Recording { .. } => "recording",
         }
     }
 }

@@ -175,6 +175,9 @@ impl Redactor {
             ProviderError::SchemaExhausted(m) => ProviderError::SchemaExhausted(r(m)),
             ProviderError::RateLimited { retry_after } => ProviderError::RateLimited { retry_after },
             ProviderError::NotRecorded { node, hash, dir } => ProviderError::NotRecorded { node, hash, dir: r(dir) },
+            ProviderError::Recording { path, message } => {
+                ProviderError::Recording { path: r(path), message: r(message) }
+            }
             ProviderError::DialectRejected { dialect, status, message } => {
                 ProviderError::DialectRejected { dialect, status, message: r(message) }
             }
