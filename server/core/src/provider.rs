@@ -346,6 +346,17 @@ pub trait Provider: Send + Sync + fmt::Debug {
         false
     }
 
+    /// Whether a call of `request` writes a prefix its siblings' calls could read
+    /// from the vendor's cache: the provider caches prompts and the request's shared
+    /// prefix (after the tools sent before it) is long enough for the model to cache
+    /// it. Only then does the engine send one sibling's first call before the
+    /// others'; otherwise they all start together. Providers that know their
+    /// model's minimum cacheable length say so by the same rule that places their
+    /// cache marks.
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.caches_prompts() && !request.shared_prefix.is_empty()
+    }
+
     /// Answers one request, streaming text and tool calls through `stream` as they arrive.
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError>;
 }

@@ -299,6 +299,10 @@ impl Provider for RecordingProvider {
         self.inner.caches_prompts()
     }
 
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.inner.caches_prefix(request)
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let sink = KeepingSink { inner: stream, kept: Mutex::default() };
         let reply = self.inner.call(request, &sink).await?;
@@ -399,6 +403,10 @@ impl Provider for ReplayingProvider {
 
     fn caches_prompts(&self) -> bool {
         self.inner.caches_prompts()
+    }
+
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.inner.caches_prefix(request)
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {

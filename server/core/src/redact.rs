@@ -317,6 +317,10 @@ impl Provider for RedactingProvider {
         self.inner.caches_prompts()
     }
 
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.inner.caches_prefix(request)
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let sink = RedactingSink { inner: stream, redactor: &self.redactor, pending: Mutex::default() };
         let result = self.inner.call(request, &sink).await;
