@@ -114,6 +114,8 @@ pub struct Worker {
     config: WorkerConfig,
     live: Option<LiveRuns>,
     forges: Option<Arc<dyn ForgeJobs>>,
+    /// Told when a run was queued in this process, so it looks at the queue at once.
+    wake: Arc<tokio::sync::Notify>,
 }
 
 /// Reviews of pull requests a worker claimed, which it hands to the service that
@@ -127,7 +129,13 @@ impl Worker {
     /// A worker claiming from `queue` and running on `engine` (whose store must be the
     /// queue's), checking conclaves against `context`.
     pub fn new(queue: Arc<dyn RunQueue>, engine: Engine, context: CatalogContext, config: WorkerConfig) -> Worker {
-        Worker { queue, engine, context, config, live: None, forges: None }
+        Worker { queue, engine, context, config, live: None, forges: None, wake: Arc::default() }
+    }
+
+    /// The same worker, looking at the queue as soon as `wake` is told (a server's
+    /// API queueing a run), besides every `idle`.
+    pub fn woken_by(self, wake: Arc<tokio::sync::Notify>) -> Worker {
+        Worker { wake, ..self }
     }
 
     /// The same worker, reviewing the pull requests webhooks queue through `service`.
@@ -202,6 +210,7 @@ impl Worker {
                 _ = abort.cancelled() => return,
                 Some(_) = running.join_next(), if !running.is_empty() => {}
                 _ = tokio::time::sleep(self.config.idle) => {}
+                () = self.wake.notified() => {}
             }
         }
     }

@@ -160,6 +160,7 @@ async fn launch(
         Some(queue) if options.reuse.is_none() => {
             state.engine.plan_off_thread(&conclave, &options).await.map_err(start_error)?;
             let id = crate::worker::enqueue(queue.as_ref(), conclave.conclave(), input, &spec, options.budget).await?;
+            state.queued.notify_one();
             Ok(Launched::Queued(id))
         }
         _ => Ok(Launched::Started(state.engine.start(conclave, input, options).await.map_err(start_error)?)),
