@@ -359,9 +359,18 @@ async fn post_run(client: &reqwest::Client, server: &Served, i: usize) -> String
     body["run_id"].as_str().expect("a run id").to_string()
 }
 
-/// 200 runs POSTed at once to `conclave serve ARGS`; the time from the first POST
-/// until every run has ended.
-async fn serve_throughput(args: &[&str]) -> Duration {
+/// Where the time of [`serve_throughput`] went.
+struct Spent {
+    /// From the first POST until every run ended.
+    wall: Duration,
+    /// Until every POST was answered.
+    posting: Duration,
+    /// Each run's time from its creation to its end, in ms, sorted.
+    runs: Vec<u64>,
+}
+
+/// 200 runs POSTed at once to `conclave serve ARGS`; where the time went.
+async fn serve_throughput(args: &[&str]) -> Spent {
     let fake = FakeServer::start_responding(anthropic_after_a_while).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let server = serve(dir.path(), &fake.base, args);
@@ -369,6 +378,7 @@ async fn serve_throughput(args: &[&str]) -> Duration {
     let started = Instant::now();
     let posts = (0..RUNS).map(|i| post_run(&client, &server, i));
     let ids: std::collections::HashSet<String> = futures::future::join_all(posts).await.into_iter().collect();
+    let posting = started.elapsed();
     loop {
         let url = format!("{}/api/runs?limit=1000", server.1);
         let runs: Vec<serde_json::Value> =
@@ -381,7 +391,13 @@ async fn serve_throughput(args: &[&str]) -> Duration {
         if ended.len() == ids.len() {
             let failed = ended.iter().filter(|r| r["status"] != "succeeded").count();
             assert_eq!(failed, 0, "every run succeeds: {:?}", ended.iter().find(|r| r["status"] != "succeeded"));
-            return started.elapsed();
+            let wall = started.elapsed();
+            let took = |r: &&serde_json::Value| {
+                r["finished_ms"].as_u64().unwrap_or(0).saturating_sub(r["created_ms"].as_u64().unwrap_or(0))
+            };
+            let mut runs: Vec<u64> = ended.iter().map(took).collect();
+            runs.sort_unstable();
+            return Spent { wall, posting, runs };
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -410,18 +426,25 @@ async fn run_path(count: usize) -> Vec<Duration> {
 
 async fn serve_figures() {
     println!("\n`conclave serve`: {RUNS} runs of 5 nodes POSTed at once, a {} ms Anthropic provider", CALL.as_millis());
-    println!("{:>8} {:>16} {:>10} {:>10} {:>9}", "workers", "max-concurrency", "ideal", "wall", "ratio");
+    println!(
+        "{:>8} {:>16} {:>10} {:>10} {:>9} {:>9} {:>14}",
+        "workers", "max-concurrency", "ideal", "wall", "ratio", "posting", "run p50 / p90"
+    );
     for (workers, concurrency) in [(4u16, 16u16), (64, 256)] {
         let (w, c) = (workers.to_string(), concurrency.to_string());
-        let took = serve_throughput(&["--workers", &w, "--max-concurrency", &c]).await;
+        let spent = serve_throughput(&["--workers", &w, "--max-concurrency", &c]).await;
         let ideal = 2 * CALL * RUNS.div_ceil(usize::from(workers)) as u32;
+        let (wall, ideal_s) = (spent.wall.as_secs_f64(), ideal.as_secs_f64());
+        let (p50, p90) = (spent.runs[spent.runs.len() / 2], spent.runs[spent.runs.len() * 9 / 10]);
         println!(
-            "{workers:>8} {concurrency:>16} {:>9.2}s {:>9.2}s {:>8.2}×",
-            ideal.as_secs_f64(),
-            took.as_secs_f64(),
-            took.as_secs_f64() / ideal.as_secs_f64()
+            "{workers:>8} {concurrency:>16} {ideal_s:>9.2}s {wall:>9.2}s {:>8.2}× {:>8.2}s {:>6} / {} ms",
+            wall / ideal_s,
+            spent.posting.as_secs_f64(),
+            p50,
+            p90
         );
     }
+    println!("(run: from its creation by the POST to its end, queueing included)");
     let mut path = run_path(100).await;
     path.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
