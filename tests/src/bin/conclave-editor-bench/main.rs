@@ -1,10 +1,13 @@
-//! Measures the editor: the wasm bundle's size (raw and gzip -9), the time from
-//! navigation to a usable editor, the time to open and render a 300-node conclave,
-//! to auto-lay it out, and to handle one typed character of a field name while it is
-//! open, in headless Chromium, over several runs. Run with
+//! Measures the editor: the wasm bundle's size (raw, gzip -9, Brotli as served), the
+//! time from navigation to an opened conclave drawn on a throttled link
+//! (`first_render.rs`), the time from navigation to a usable editor, the time to open
+//! and render a 300-node conclave, to auto-lay it out, and to handle one typed
+//! character of a field name while it is open, in headless Chromium, over several runs. Run with
 //! `bash scripts/build-editor.sh && cargo build -p conclave-tests --bins && cargo run
 //! -p conclave-tests --bin conclave-editor-bench` (the testbed serves the editor built
 //! into it, so it is rebuilt after the bundle).
+
+mod first_render;
 
 use conclave_tests::browser::{Editor, node, tid, workspace_root};
 use serde_json::{Value, json};
@@ -64,6 +67,7 @@ async fn main() {
         std::process::exit(2);
     }
     let editor = Editor::start(&testbed).await;
+    first_render(&editor).await;
     let created = reqwest::Client::new()
         .post(format!("{}/api/conclaves", editor.base))
         .bearer_auth(&editor.token)
@@ -107,6 +111,20 @@ async fn main() {
     auto_layout(&editor).await;
     typing(&editor).await;
     editor.driver.clone().quit().await.ok();
+}
+
+/// The first render on the throttled link, as the browser asks for the files and with
+/// them asked for uncompressed.
+async fn first_render(editor: &Editor) {
+    for (asked, accept) in [("as Chromium asks", None), ("uncompressed (identity)", Some("identity"))] {
+        let (took, wasm) = first_render::first_renders(editor, accept, SAMPLES).await;
+        println!(
+            "first render on 10 Mbit/s, 40 ms, no cache, {asked}: median {:.0} ms over {SAMPLES} runs (target: under 1.5 s), wasm {} bytes on the wire",
+            median(took.clone()),
+            wasm
+        );
+        println!("  samples: {:?}", took.iter().map(|r| format!("{r:.0}")).collect::<Vec<_>>());
+    }
 }
 
 /// Installs a probe named `name` that times the work one user event causes: from
