@@ -175,6 +175,9 @@ impl Redactor {
             ProviderError::SchemaExhausted(m) => ProviderError::SchemaExhausted(r(m)),
             ProviderError::RateLimited { retry_after } => ProviderError::RateLimited { retry_after },
             ProviderError::NotRecorded { node, hash, dir } => ProviderError::NotRecorded { node, hash, dir: r(dir) },
+            ProviderError::Recording { path, message } => {
+                ProviderError::Recording { path: r(path), message: r(message) }
+            }
             ProviderError::DialectRejected { dialect, status, message } => {
                 ProviderError::DialectRejected { dialect, status, message: r(message) }
             }
@@ -312,6 +315,10 @@ impl Provider for RedactingProvider {
 
     fn caches_prompts(&self) -> bool {
         self.inner.caches_prompts()
+    }
+
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.inner.caches_prefix(request)
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {

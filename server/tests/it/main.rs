@@ -4,6 +4,7 @@
 mod api;
 mod api_approvals;
 mod api_evals;
+mod api_review_twins;
 mod api_reviews;
 mod api_sandbox;
 mod attack;

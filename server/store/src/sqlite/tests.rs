@@ -232,6 +232,26 @@ async fn an_appended_event_is_in_the_file_when_append_returns() {
     assert_eq!(events, vec![started("r1", 1, "a")]);
 }
 
+/// A reader hears of each commit of this store's writer, once per run and batch,
+/// after the events are in the file; it is told the notices cover this process only.
+#[tokio::test]
+async fn a_commit_through_this_store_is_noticed_after_it_lands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(&dir.path().join("runs.db")).expect("open");
+    assert!(!store.notices_from_every_process(), "another process's commits send no notice here");
+    let mut notices = store.commit_notices().expect("SQLite notices its own commits");
+    store.create_run(&new_run("r1")).await.expect("create_run");
+    store.create_run(&new_run("r2")).await.expect("create_run");
+    store.append_event(&started("r1", 1, "a")).await.expect("append");
+    assert_eq!(notices.recv().await.expect("a notice"), "r1");
+    assert_eq!(store.events("r1", 0).await.expect("events").len(), 1, "noticed once committed");
+    let batch = [delta("r2", 1, "x"), delta("r2", 2, "y"), delta("r1", 2, "z")];
+    store.append_events(&batch).await.expect("append");
+    assert_eq!(notices.recv().await.expect("a notice"), "r2");
+    assert_eq!(notices.recv().await.expect("a notice"), "r1");
+    assert!(notices.try_recv().is_err(), "one notice per run of the batch");
+}
+
 /// Two stores on one file (as two processes have): both writer threads take the
 /// file's write lock in turn, waiting for it instead of failing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
