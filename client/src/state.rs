@@ -150,6 +150,10 @@ pub struct Editor {
     /// Whether the conclave just opened waits for the canvas to fit it to the view
     /// (the canvas may not be on the page yet, or not know its size).
     pub fit_pending: RwSignal<bool>,
+    /// The view the last fit set. While the view is still that one, a resized canvas
+    /// (the run dock opening below it, a resized window) is fitted again, so a graph
+    /// shown whole stays whole until the user pans or zooms.
+    pub fitted: StoredValue<Option<Viewport>>,
     /// The drag in progress.
     pub drag: RwSignal<Option<Drag>>,
     /// The run being watched.
@@ -184,6 +188,7 @@ impl Editor {
             catalog: RwSignal::new(Vec::new()),
             view: RwSignal::new(Viewport::default()),
             fit_pending: RwSignal::new(false),
+            fitted: StoredValue::new(None),
             drag: RwSignal::new(None),
             run: RwSignal::new(None),
             run_dialog: RwSignal::new(false),

@@ -16,7 +16,7 @@ use wasm_bindgen::closure::Closure;
 use super::minimap::Minimap;
 use super::node_card::NodeCard;
 use crate::edit::canvas::{CanvasGraph, canvas_offset};
-use crate::edit::fit::{MAX_ZOOM, MIN_ZOOM, fit_view, fit_when_drawn};
+use crate::edit::fit::{MAX_ZOOM, MIN_ZOOM, fit_view, fit_when_drawn, refit_if_fitted};
 use crate::state::{Drag, Editor, NODE_WIDTH, Selection};
 
 /// The canvas.
@@ -32,11 +32,17 @@ pub fn Canvas() -> impl IntoView {
     let edges = Memo::new(move |_| editor.conclave.with(|c| c.as_ref().map(|c| c.edges.clone()).unwrap_or_default()));
     let canvas = NodeRef::<leptos::html::Div>::new();
     canvas.on_load(move |element| observe_size(&element, graph.size));
-    // A conclave just opened is fitted once the canvas knows its size.
+    // A conclave just opened is fitted once the canvas knows its size; a resized
+    // canvas whose view is still the fitted one is fitted again.
     Effect::new(move |_| {
-        if editor.fit_pending.get() && graph.size.with(Option::is_some) {
+        if graph.size.with(Option::is_none) {
+            return;
+        }
+        if editor.fit_pending.get() {
             editor.fit_pending.set(false);
             fit_when_drawn(editor);
+        } else {
+            refit_if_fitted(editor);
         }
     });
     view! {

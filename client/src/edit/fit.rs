@@ -1,7 +1,8 @@
 //! Fitting the graph to the view: the zoom (never above 100%) and pan that show every
 //! card and loop box, centred in the canvas. A conclave being opened asks for it
 //! ([`Editor::open`] sets `fit_pending`; the canvas fits once it knows its size and
-//! has drawn the cards), and the Fit button and the F key fit at once.
+//! has drawn the cards), the Fit button and the F key fit at once, and a canvas
+//! resized while its view is still the fitted one fits again ([`refit_if_fitted`]).
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -27,11 +28,18 @@ pub fn fit_view(editor: Editor) {
     };
     let (w, h) = ((right - left).max(1.0), (bottom - top).max(1.0));
     let zoom = ((width - 2.0 * PADDING) / w).min((height - 2.0 * PADDING) / h).clamp(MIN_ZOOM, 1.0);
-    editor.view.set(Viewport {
-        x: (width - w * zoom) / 2.0 - left * zoom,
-        y: (height - h * zoom) / 2.0 - top * zoom,
-        zoom,
-    });
+    let fitted =
+        Viewport { x: (width - w * zoom) / 2.0 - left * zoom, y: (height - h * zoom) / 2.0 - top * zoom, zoom };
+    editor.fitted.set_value(Some(fitted));
+    editor.view.set(fitted);
+}
+
+/// Fits the graph again after the canvas was resized, if the user has not moved the
+/// view since it was last fitted.
+pub fn refit_if_fitted(editor: Editor) {
+    if editor.fitted.get_value().is_some_and(|fitted| editor.view.get_untracked() == fitted) {
+        fit_view(editor);
+    }
 }
 
 /// Fits the graph at the next frame, once what is being drawn now is on the page

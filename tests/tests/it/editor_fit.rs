@@ -1,7 +1,8 @@
 //! Fitting the graph to the view, in headless Chromium: opening a large conclave
 //! shows every card within the canvas (zoomed out, centred), a small one opens at
-//! 100% in the middle, and after the user zooms in with the wheel or pans away, the
-//! Fit button and the F key bring the whole graph back. Real clicks, keys, drags and
+//! 100% in the middle and stays whole when the dock below the canvas opens, and after
+//! the user zooms in with the wheel or pans away, the Fit button and the F key bring
+//! the whole graph back. Real clicks, keys, drags and
 //! wheel turns only.
 
 use conclave_tests::browser::{Editor, tid, wait_until};
@@ -132,5 +133,15 @@ async fn a_small_conclave_opens_at_full_size_in_the_middle() {
         |v: &[f64]| (v.iter().copied().fold(f64::MAX, f64::min) + v.iter().copied().fold(f64::MIN, f64::max)) / 2.0;
     assert!((middle(&xs) - (cx + cw / 2.0)).abs() < 2.0, "centred across: {xs:?} in {cx} + {cw}");
     assert!((middle(&ys) - (cy + ch / 2.0)).abs() < 2.0, "centred down: {ys:?} in {cy} + {ch}");
+
+    // The dock opening below the canvas makes it shorter; the graph, still as fitted,
+    // is fitted again and stays whole in view.
+    e.find(tid("settings")).await.expect("Settings").click().await.expect("open the dock");
+    e.wait_for(tid("settings-form")).await;
+    wait_until("the canvas to shrink", || async {
+        e.drawn_rect(&e.find(tid("canvas")).await.expect("canvas")).await.3 < ch - 50.0
+    })
+    .await;
+    wait_all_in_view(&e, "the graph in the shorter canvas").await;
     e.driver.clone().quit().await.ok();
 }
