@@ -40,8 +40,8 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
-# Analyzer lanes of the review conclaves: ShellCheck reviews shell changes (Ruff, for
-# Python, comes from PyPI below); a virtual environment holds Ruff.
+# Analyzer lanes of the review conclaves: ShellCheck reviews shell changes (Ruff and
+# Semgrep come from PyPI below, each in a virtual environment).
 command -v shellcheck >/dev/null 2>&1 || need_apt+=(shellcheck)
 python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 # The tests also need Chromium and its WebDriver (the editor's browser tests), npm

@@ -1,11 +1,12 @@
 //! The checks of route and command nodes: a route's cases, predicates and the
 //! edges that carry its cases; a command's program (against the allowed programs,
-//! when a server limits them), its output schema, its analyzer block and (through
-//! `sandbox_block.rs`) its sandbox block.
+//! when a server limits them), its output schema, its analyzer block (its globs and
+//! its severity map's levels and rule keys) and (through `sandbox_block.rs`) its
+//! sandbox block.
 
 use conclave_shared::command::FILES_PLACEHOLDER;
 use conclave_shared::route::pointer_head;
-use conclave_shared::{Diagnostic, NodeKind, PredicateOp, Subject};
+use conclave_shared::{CommandParse, Diagnostic, NodeKind, PredicateOp, Subject};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -111,6 +112,47 @@ fn check_analyzer(node: &NodeView, command: &Value, base: &str, parse: &str, out
                     format!("`{glob}` is not a glob: {}", e.kind()),
                 )
                 .with_help("write globs such as \"**/*.sh\" or \"*.py\""),
+            );
+        }
+    }
+    if let Some(map) = analyzer.get("severity").filter(|m| m.is_object()) {
+        check_severity_map(node, map, &format!("{base}/analyzer/severity"), parse, out);
+    }
+}
+
+/// Checks an analyzer's `severity` map beyond its shape (which the format schema
+/// checks): each key of `levels` a level its reader gives, each key of `rules` a rule
+/// id or prefix (not empty, no spaces).
+fn check_severity_map(node: &NodeView, map: &Value, at: &str, parse: &str, out: &mut Vec<Diagnostic>) {
+    let reading = CommandParse::ALL.into_iter().find(|p| p.as_str() == parse);
+    let levels = reading.map(CommandParse::levels).unwrap_or_default();
+    for key in map.get("levels").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+        if reading.is_some() && !levels.contains(&key.as_str()) {
+            out.push(
+                Diagnostic::error(
+                    "analyzer-severity-level",
+                    node.subject(),
+                    pointer(&pointer(at, "levels"), key),
+                    format!("`{key}` is not a level of `{parse}` output, so this entry would never apply"),
+                )
+                .with_help(if levels.is_empty() {
+                    "an analyzer's output must be read as findings first".to_string()
+                } else {
+                    format!("`{parse}` output has the levels {}", levels.join(", "))
+                }),
+            );
+        }
+    }
+    for key in map.get("rules").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+        if key.trim().is_empty() || key.chars().any(char::is_whitespace) {
+            out.push(
+                Diagnostic::error(
+                    "analyzer-severity-rule",
+                    node.subject(),
+                    pointer(&pointer(at, "rules"), key),
+                    format!("`{key}` is not a rule id or prefix: it is empty or holds a space"),
+                )
+                .with_help("write a rule id (\"F401\") or a prefix of rule ids (\"F\", \"E9\", \"SC2\")"),
             );
         }
     }

@@ -337,11 +337,11 @@ mod tests {
 
     #[test]
     fn globs_match_whole_paths_or_file_names() {
-        let analyzer = AnalyzerConfig { files: vec!["*.sh".into(), "scripts/**/*.bash".into()], default: true };
+        let analyzer = AnalyzerConfig::new(vec!["*.sh".into(), "scripts/**/*.bash".into()]);
         let changed: Vec<String> =
             ["a.sh", "scripts/lib/x.sh", "scripts/lib/y.bash", "y.bash", "main.rs"].map(String::from).to_vec();
         assert_eq!(matching_files(&analyzer, &changed), ["a.sh", "scripts/lib/x.sh", "scripts/lib/y.bash"]);
-        let every = AnalyzerConfig { files: Vec::new(), default: true };
+        let every = AnalyzerConfig::new(Vec::new());
         assert_eq!(matching_files(&every, &changed).len(), 5);
     }
 
