@@ -56,8 +56,9 @@ pub struct CommandConfig {
     pub cache: Option<CacheSetting>,
     /// Makes the command an analyzer lane of a review: it runs only when its program
     /// is installed and the change touches files it reads; `{files}` in `argv`
-    /// becomes those files and `{base}` the review's base (`HEAD` for the
-    /// working tree). A lane that fails leaves the nodes it feeds to run without it.
+    /// becomes those files, `{base}` the review's base (`HEAD` for the working
+    /// tree) and `{semgrep-rules}` the directory of Conclave's Semgrep rules. A lane
+    /// that fails leaves the nodes it feeds to run without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "json-schema", schemars(with = "AnalyzerConfig"))]
     pub analyzer: Option<AnalyzerConfig>,
@@ -71,6 +72,12 @@ pub struct CommandConfig {
 /// The argument of an analyzer's `argv` that the review replaces with the changed
 /// files the analyzer reads, one argument each.
 pub const FILES_PLACEHOLDER: &str = "{files}";
+
+/// The argument of an analyzer's `argv` that the review replaces with the directory
+/// of Conclave's own Semgrep rules, which the binary carries and writes into its
+/// tool directory (and which the lane's sandbox may then read):
+/// `semgrep scan --config {semgrep-rules} --no-rewrite-rule-ids`.
+pub const SEMGREP_RULES_PLACEHOLDER: &str = "{semgrep-rules}";
 
 /// The argument of an analyzer's `argv` that the review replaces with its base: the
 /// base ref given, or `HEAD` when it reviews the working tree against HEAD. Analyzers

@@ -46,8 +46,11 @@ const RUFF_STYLE_PREFIXES: [&str; 11] = ["ANN", "COM", "CPY", "D", "ERA", "I", "
 impl SeverityMap {
     /// The map of a lane that runs Ruff and gives none: pyflakes (`F`), I/O errors
     /// (`E9`) and syntax errors (`invalid-syntax`) major, the security rules (`S`,
-    /// flake8-bandit) major, other pycodestyle rules (`E`, `W`) minor, style and import
-    /// order nit, anything else minor.
+    /// flake8-bandit) major but for the noisiest (`assert` in code, `S101`, nit; a
+    /// request without a timeout, pseudo-random numbers, any subprocess call and a
+    /// program named without its path, `S113`, `S311`, `S603`, `S607`, minor), other
+    /// pycodestyle rules (`E`, `W`) minor, style and import order nit, anything else
+    /// minor. The built-in conclaves' `ruff` lanes write it out in full.
     pub fn ruff() -> SeverityMap {
         let mut rules: BTreeMap<String, Severity> = [
             ("E", Severity::Minor),
@@ -55,6 +58,11 @@ impl SeverityMap {
             ("F", Severity::Major),
             ("invalid-syntax", Severity::Major),
             ("S", Severity::Major),
+            ("S101", Severity::Nit),
+            ("S113", Severity::Minor),
+            ("S311", Severity::Minor),
+            ("S603", Severity::Minor),
+            ("S607", Severity::Minor),
             ("W", Severity::Minor),
         ]
         .into_iter()
@@ -130,6 +138,7 @@ mod tests {
         assert_eq!(grade("I001"), Severity::Nit, "import order");
         assert_eq!(grade("UP035"), Severity::Nit);
         assert_eq!(grade("S602"), Severity::Major, "bandit");
+        assert_eq!(grade("S101"), Severity::Nit, "assert, in every test file");
         assert_eq!(grade("SIM118"), Severity::Minor, "not bandit: the default");
         assert_eq!(grade("invalid-syntax"), Severity::Major, "a file Python cannot read");
         assert_eq!(ruff.grade(None, "error", None, Severity::Blocker), Severity::Minor, "no rule id: the default");

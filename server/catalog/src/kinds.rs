@@ -4,7 +4,7 @@
 //! its severity map's levels and rule keys) and (through `sandbox_block.rs`) its
 //! sandbox block.
 
-use conclave_shared::command::FILES_PLACEHOLDER;
+use conclave_shared::command::{FILES_PLACEHOLDER, SEMGREP_RULES_PLACEHOLDER};
 use conclave_shared::route::pointer_head;
 use conclave_shared::{CommandParse, Diagnostic, NodeKind, PredicateOp, Subject};
 use serde_json::Value;
@@ -72,18 +72,21 @@ pub(crate) fn check_command(node: &NodeView, ctx: &CatalogContext, out: &mut Vec
 /// Checks a command's `analyzer` block: an analyzer's output must be read as findings,
 /// its globs must parse, and `{files}` in `argv` means something only in an analyzer.
 fn check_analyzer(node: &NodeView, command: &Value, base: &str, parse: &str, out: &mut Vec<Diagnostic>) {
-    let placeholder = command
-        .get("argv")
-        .and_then(Value::as_array)
-        .and_then(|argv| argv.iter().position(|a| a.as_str() == Some(FILES_PLACEHOLDER)));
+    let argv = command.get("argv").and_then(Value::as_array);
+    let position = |placeholder: &str| argv.and_then(|argv| argv.iter().position(|a| a.as_str() == Some(placeholder)));
     let Some(analyzer) = command.get("analyzer").filter(|a| a.is_object()) else {
-        if let Some(at) = placeholder {
+        let placeholders = [
+            (FILES_PLACEHOLDER, "files-placeholder-unused", "the changed files"),
+            (SEMGREP_RULES_PLACEHOLDER, "rules-placeholder-unused", "the directory of Conclave's Semgrep rules"),
+        ];
+        for (placeholder, code, what) in placeholders {
+            let Some(at) = position(placeholder) else { continue };
             out.push(
                 Diagnostic::warning(
-                    "files-placeholder-unused",
+                    code,
                     node.subject(),
                     format!("{base}/argv/{at}"),
-                    format!("`{FILES_PLACEHOLDER}` is replaced by the changed files only in an analyzer lane"),
+                    format!("`{placeholder}` is replaced by {what} only in an analyzer lane"),
                 )
                 .with_help(r#"add "analyzer": {"files": ["**/*.sh"]} to the command, or remove the argument"#),
             );
