@@ -85,7 +85,11 @@ impl SeverityMap {
     /// level's.
     pub fn entry(&self, rule: Option<&str>, level: &str) -> Option<Severity> {
         let by_rule = rule.and_then(|rule| {
-            self.rules.iter().filter(|(key, _)| rule_matches(key, rule)).max_by_key(|(key, _)| key.len()).map(|(_, s)| *s)
+            self.rules
+                .iter()
+                .filter(|(key, _)| rule_matches(key, rule))
+                .max_by_key(|(key, _)| key.len())
+                .map(|(_, s)| *s)
         });
         by_rule.or_else(|| self.levels.get(level).copied())
     }

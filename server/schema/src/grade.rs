@@ -81,7 +81,12 @@ mod tests {
         let items = vec![raised("error", Some("F401"), None), raised("error", None, Some(Severity::Nit))];
         let bare = findings(items.clone(), "lane", None, table);
         let severities = |v: &Value| -> Vec<String> {
-            v["findings"].as_array().into_iter().flatten().map(|f| f["severity"].as_str().unwrap_or("").into()).collect()
+            v["findings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|f| f["severity"].as_str().unwrap_or("").into())
+                .collect()
         };
         assert_eq!(severities(&bare), ["blocker", "nit"], "without a map: the statement, else the table");
         let ruff = findings(items, "lane", Some(&SeverityMap::ruff()), table);

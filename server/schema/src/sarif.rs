@@ -144,7 +144,13 @@ mod tests {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|f| (f["severity"].as_str().unwrap_or(""), f["file"].as_str().unwrap_or(""), f["line"].as_u64().unwrap_or(0)))
+            .map(|f| {
+                (
+                    f["severity"].as_str().unwrap_or(""),
+                    f["file"].as_str().unwrap_or(""),
+                    f["line"].as_u64().unwrap_or(0),
+                )
+            })
             .collect();
         assert_eq!(seen, [("blocker", "app.py", 5), ("minor", "app.py", 6)], "ERROR is blocker, INFO (note) minor");
         let description = out["findings"][0]["description"].as_str().unwrap_or_default();

@@ -92,7 +92,10 @@ async fn an_unused_import_is_no_blocker_unless_the_conclave_says_so() {
     let ruff = raised_by(&report, "ruff");
     let unused = ruff.iter().find(|f| f["description"].as_str().is_some_and(|d| d.starts_with("[F401]")));
     let unused = unused.unwrap_or_else(|| panic!("ruff's F401 is in the report: {:#}", report["review"]));
-    assert_eq!((&unused["file"], &unused["line"], &unused["severity"]), (&json!("util.py"), &json!(1), &json!("major")));
+    assert_eq!(
+        (&unused["file"], &unused["line"], &unused["severity"]),
+        (&json!("util.py"), &json!(1), &json!("major"))
+    );
     assert!(ruff.iter().all(|f| f["severity"] != "blocker"), "no lint is a blocker: {ruff:#?}");
 
     // A conclave that grades F401 a blocker gets the gate it asked for.
