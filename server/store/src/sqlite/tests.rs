@@ -439,3 +439,27 @@ async fn an_unreadable_pull_request_record_is_named() {
     let listing = store.busy_pull_requests(10).await.expect_err("unreadable");
     assert!(listing.to_string().starts_with(expected), "{listing}");
 }
+
+/// Eight stores opening one fresh file at once (as eight processes do): one switches
+/// it to WAL and migrates, the others wait for that instead of failing, each round.
+#[test]
+fn stores_opening_a_fresh_file_at_once_all_open_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for round in 0..25 {
+        let path = dir.path().join(format!("fresh-{round}.db"));
+        let start = Arc::new(std::sync::Barrier::new(8));
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let (path, start) = (path.clone(), Arc::clone(&start));
+                std::thread::spawn(move || {
+                    start.wait();
+                    SqliteStore::open(&path).map(|_| ())
+                })
+            })
+            .collect();
+        for opener in openers {
+            let opened = opener.join().expect("opener thread");
+            assert!(opened.is_ok(), "round {round}: {opened:?}");
+        }
+    }
+}
