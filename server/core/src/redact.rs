@@ -314,6 +314,10 @@ impl Provider for RedactingProvider {
         self.inner.caches_prompts()
     }
 
+    fn count_prompt_tokens(&self, request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
+        self.inner.count_prompt_tokens(request).map(|counted| counted.map_err(|e| self.redactor.redact_error(e)))
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let sink = RedactingSink { inner: stream, redactor: &self.redactor, pending: Mutex::default() };
         let result = self.inner.call(request, &sink).await;

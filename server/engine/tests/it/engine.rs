@@ -424,7 +424,7 @@ async fn strict_compatibility_refuses_a_lossy_lowering_before_any_call() {
     use conclave_shared::LowerTarget;
     let fake = Arc::new(
         FakeProvider::new("fake")
-            .with_capabilities(Capabilities { native_schema: Some(LowerTarget::Anthropic), tools: true }),
+            .with_capabilities(Capabilities { native_schema: Some(LowerTarget::Anthropic), tools: true, context_window: None }),
     );
     let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
     let schema =
