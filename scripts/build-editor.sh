@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds the editor into client/dist: a release wasm32 build of conclave-client, the
-# wasm-bindgen CLI at exactly the version in Cargo.lock (installed when missing), and
-# the static files. wasm-opt is not used: Debian's binaryen breaks the module.
+# wasm-bindgen CLI at exactly the version in Cargo.lock (installed when missing),
+# wasm-opt from npm's binaryen (scripts/fetch-binaryen.sh; never Debian's, which breaks
+# the module), and the static files, each beside a Brotli copy (`NAME.br`, quality 11
+# with the largest standard window, 16 MB; not brotli's large-window format, which
+# browsers cannot read) and a gzip one (`NAME.gz`, by zopfli), which conclave serves to
+# the browsers that accept them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,5 +24,23 @@ out=client/dist
 rm -rf "$out"
 mkdir -p "$out"
 wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$out" "$target_dir/wasm32-unknown-unknown/wasm-release/conclave-client.wasm"
+wasm="$out/conclave-client_bg.wasm"
+wasm_opt=$(bash scripts/fetch-binaryen.sh)
+"$wasm_opt" -O2 --enable-bulk-memory --enable-reference-types --enable-nontrapping-float-to-int \
+  --enable-sign-ext --enable-mutable-globals --enable-multivalue "$wasm" -o "$wasm.opt"
+mv "$wasm.opt" "$wasm"
 cp client/index.html client/*.css client/boot.js "$out/"
-echo "build-editor: $(du -sh "$out" | cut -f1) in $out" >&2
+
+# The compressed copies, Brotli and zopfli side by side (two cores, a few seconds each
+# for the wasm module).
+for tool in brotli zopfli; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "build-editor: $tool is missing: run bash scripts/setup.sh" >&2; exit 1; }
+done
+files=("$out"/*)
+brotli --best --lgwin=24 --keep --force "${files[@]}" &
+compressing=$!
+zopfli "${files[@]}"
+wait "$compressing"
+size() { stat -c %s "$1"; }
+echo "build-editor: $(du -sh "$out" | cut -f1) in $out; the wasm module is $(size "$wasm") bytes," \
+  "$(size "$wasm.br") with Brotli, $(size "$wasm.gz") with gzip" >&2

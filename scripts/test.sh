@@ -35,6 +35,8 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+step "Conclave's Semgrep rules: semgrep --test, a positive and a negative example per rule"
+bash scripts/test-semgrep-rules.sh
 step "conclave-shared and the editor build for wasm32"
 cargo build -p conclave-shared --target wasm32-unknown-unknown
 cargo clippy -p conclave-client --target wasm32-unknown-unknown -- -D warnings

@@ -74,6 +74,7 @@ pub struct Clip {
 }
 
 /// The canvas transform: canvas point × zoom + pan = screen point in the canvas box.
+/// The default is where a new conclave starts: 100%, the origin a little inside.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Viewport {
     /// Horizontal pan.
@@ -82,6 +83,12 @@ pub struct Viewport {
     pub y: f64,
     /// Scale.
     pub zoom: f64,
+}
+
+impl Default for Viewport {
+    fn default() -> Self {
+        Viewport { x: 40.0, y: 40.0, zoom: 1.0 }
+    }
 }
 
 /// A pointer drag in progress.
@@ -140,6 +147,13 @@ pub struct Editor {
     pub catalog: RwSignal<Vec<ConclaveSummary>>,
     /// The canvas transform.
     pub view: RwSignal<Viewport>,
+    /// Whether the conclave just opened waits for the canvas to fit it to the view
+    /// (the canvas may not be on the page yet, or not know its size).
+    pub fit_pending: RwSignal<bool>,
+    /// The view the last fit set. While the view is still that one, a resized canvas
+    /// (the run dock opening below it, a resized window) is fitted again, so a graph
+    /// shown whole stays whole until the user pans or zooms.
+    pub fitted: StoredValue<Option<Viewport>>,
     /// The drag in progress.
     pub drag: RwSignal<Option<Drag>>,
     /// The run being watched.
@@ -172,7 +186,9 @@ impl Editor {
             providers: RwSignal::new(Vec::new()),
             schema_refs: RwSignal::new(Vec::new()),
             catalog: RwSignal::new(Vec::new()),
-            view: RwSignal::new(Viewport { x: 40.0, y: 40.0, zoom: 1.0 }),
+            view: RwSignal::new(Viewport::default()),
+            fit_pending: RwSignal::new(false),
+            fitted: StoredValue::new(None),
             drag: RwSignal::new(None),
             run: RwSignal::new(None),
             run_dialog: RwSignal::new(false),
@@ -182,10 +198,12 @@ impl Editor {
         }
     }
 
-    /// Opens a conclave, forgetting the history of the previous one. Its file's ETag
-    /// is not known (`open_conclave` sets it after opening a file).
+    /// Opens a conclave, forgetting the history of the previous one, and asks for the
+    /// whole graph to be fitted to the view. Its file's ETag is not known
+    /// (`open_conclave` sets it after opening a file).
     pub fn open(&self, conclave: Conclave, stored: bool) {
         self.conclave.set(Some(conclave));
+        self.fit_pending.set(true);
         self.stored.set(stored);
         self.dirty.set(false);
         self.etag.set_value(None);

@@ -16,13 +16,18 @@
 //!
 //! - **Cancel** (PostgreSQL only): runs on the worker are cancelled through the other
 //!   instance's API; the time from the request to the run's end in the store.
-//! - **`conclave serve`:** the same 200 runs POSTed at once to the real binary's API
-//!   (`conclave serve --workers 64`), its agents on the `openai` provider pointed at
-//!   a fake OpenAI-compatible server on loopback that answers every call after
-//!   100 ms, with `--max-concurrency` 16 (the value `serve` had built in) and 256. The
-//!   ideal is the critical path (200 ms) times the waves 64 runs at a time take:
-//!   ceil(200 / 64) × 0.2 s = 0.8 s. `cargo bench --bench fleet -- serve` runs only
-//!   this one.
+//! - **`conclave serve`:** the same 200 runs POSTed at once to the real binary's API,
+//!   its agents on the `anthropic` provider (which caches prompts, so sibling agents
+//!   would wait for a leader if their shared prefix were long enough to cache; here
+//!   it is a few hundred tokens, so they start together) pointed at a fake on
+//!   loopback that answers every call after 100 ms, with `--workers 4` and
+//!   `--workers 64 --max-concurrency 256`. The ideal is the critical path (200 ms)
+//!   times the waves the workers take: ceil(200 / workers) × 0.2 s.
+//! - **The run path:** 100 runs one after another through `conclave serve --workers
+//!   1` against a provider that answers at once, each timed from its POST (created,
+//!   planned, queued) through the worker (five nodes run, every event stored) to
+//!   the end of its SSE stream: what a run costs beyond its provider calls.
+//!   `cargo bench --bench fleet -- serve` runs only these two.
 //!
 //! PostgreSQL is measured when `CONCLAVE_BENCH_POSTGRES_URL` (or
 //! `CONCLAVE_TEST_POSTGRES_URL`) names a database (`bash scripts/postgres.sh start
@@ -41,7 +46,7 @@ use conclave_server::api::{AppState, EditorSource, Security, app};
 use conclave_server::worker::{Worker, WorkerConfig};
 use conclave_shared::{AgentConfig, Conclave, Edge, Node, NodeKind, Settings};
 use conclave_store::{PostgresStore, SqliteStore};
-use conclave_testkit::answers::chat_completion_answer;
+use conclave_testkit::wire::Vendor;
 use conclave_testkit::{FakeServer, Reply};
 use serde_json::json;
 use std::sync::Arc;
@@ -290,13 +295,18 @@ async fn cancels(worker_side: Arc<dyn RunQueue>, base: &str) {
     );
 }
 
-/// Answers a Chat Completions call after the bench's provider time.
-fn answer_after_a_while(request: &serde_json::Value) -> Reply {
-    Reply::After { millis: CALL.as_millis() as u64, reply: Box::new(chat_completion_answer(request)) }
+/// Answers an Anthropic Messages call after the bench's provider time.
+fn anthropic_after_a_while(_request: &serde_json::Value) -> Reply {
+    Reply::After { millis: CALL.as_millis() as u64, reply: Box::new(Vendor::Anthropic.answer("done")) }
 }
 
-/// `conclave serve` in `dir` with these arguments, its agents' `openai` provider at
-/// `base`; killed when dropped.
+/// Answers an Anthropic Messages call at once.
+fn anthropic_at_once(_request: &serde_json::Value) -> Reply {
+    Vendor::Anthropic.answer("done")
+}
+
+/// `conclave serve` in `dir` with these arguments, its agents' `anthropic` provider
+/// at `base`; killed when dropped.
 struct Served(std::process::Child, String);
 
 impl Drop for Served {
@@ -306,8 +316,17 @@ impl Drop for Served {
     }
 }
 
+/// Starts `conclave serve` in `dir` (with the review-shaped conclave on the
+/// `anthropic` provider, which caches prompts, in its catalog) against `base`.
 fn serve(dir: &std::path::Path, base: &str, args: &[&str]) -> Served {
     use std::io::BufRead;
+    let mut conclave = review_shaped();
+    for node in conclave.nodes.iter_mut().filter_map(|n| n.agent.as_mut()) {
+        (node.provider, node.model) = ("anthropic".into(), "claude-sonnet-4-5".into());
+    }
+    std::fs::create_dir_all(dir.join("conclaves")).expect("mkdir");
+    let file = dir.join("conclaves/review-shaped.conclave.json");
+    std::fs::write(file, serde_json::to_string_pretty(&conclave).expect("json")).expect("write");
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_conclave"))
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
@@ -315,9 +334,10 @@ fn serve(dir: &std::path::Path, base: &str, args: &[&str]) -> Served {
         .current_dir(dir)
         .env("CONCLAVE_DB", dir.join("runs.db"))
         .env("CONCLAVE_TOKEN", TOKEN)
-        .env("OPENAI_BASE_URL", format!("{base}/v1"))
-        .env("OPENAI_API_KEY", "sk-bench")
+        .env("ANTHROPIC_BASE_URL", base)
+        .env("ANTHROPIC_API_KEY", "sk-ant-bench")
         .env_remove("CONCLAVE_PROVIDER_LIMITS")
+        .env_remove("CONCLAVE_PROMPT_CACHE")
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("conclave serve starts");
@@ -331,31 +351,34 @@ fn serve(dir: &std::path::Path, base: &str, args: &[&str]) -> Served {
     Served(child, format!("http://127.0.0.1:{port}"))
 }
 
-/// 200 runs POSTed at once to `conclave serve --workers 64 --max-concurrency
-/// {max_concurrency}`; the time from the first POST until every run has ended.
-async fn serve_throughput(max_concurrency: u16) -> Duration {
-    let fake = FakeServer::start_responding(answer_after_a_while).await;
+/// POSTs one run of the review-shaped conclave; its id.
+async fn post_run(client: &reqwest::Client, server: &Served, i: usize) -> String {
+    let request = client.post(format!("{}/api/runs", server.1)).bearer_auth(TOKEN);
+    let answer = request.json(&json!({"conclave_id": "review-shaped", "input": format!("change {i}")})).send();
+    let body: serde_json::Value = answer.await.expect("POST").json().await.expect("JSON");
+    body["run_id"].as_str().expect("a run id").to_string()
+}
+
+/// Where the time of [`serve_throughput`] went.
+struct Spent {
+    /// From the first POST until every run ended.
+    wall: Duration,
+    /// Until every POST was answered.
+    posting: Duration,
+    /// Each run's time from its creation to its end, in ms, sorted.
+    runs: Vec<u64>,
+}
+
+/// 200 runs POSTed at once to `conclave serve ARGS`; where the time went.
+async fn serve_throughput(args: &[&str]) -> Spent {
+    let fake = FakeServer::start_responding(anthropic_after_a_while).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut conclave = review_shaped();
-    for node in conclave.nodes.iter_mut().filter_map(|n| n.agent.as_mut()) {
-        (node.provider, node.model) = ("openai".into(), "bench-model".into());
-    }
-    std::fs::create_dir_all(dir.path().join("conclaves")).expect("mkdir");
-    let file = dir.path().join("conclaves/review-shaped.conclave.json");
-    std::fs::write(file, serde_json::to_string_pretty(&conclave).expect("json")).expect("write");
-    let concurrency = max_concurrency.to_string();
-    let server = serve(dir.path(), &fake.base, &["--workers", "64", "--max-concurrency", &concurrency]);
+    let server = serve(dir.path(), &fake.base, args);
     let client = reqwest::Client::new();
     let started = Instant::now();
-    let posts = (0..RUNS).map(|i| {
-        let request = client.post(format!("{}/api/runs", server.1)).bearer_auth(TOKEN);
-        async move {
-            let answer = request.json(&json!({"conclave_id": "review-shaped", "input": format!("change {i}")})).send();
-            let body: serde_json::Value = answer.await.expect("POST").json().await.expect("JSON");
-            body["run_id"].as_str().expect("a run id").to_string()
-        }
-    });
+    let posts = (0..RUNS).map(|i| post_run(&client, &server, i));
     let ids: std::collections::HashSet<String> = futures::future::join_all(posts).await.into_iter().collect();
+    let posting = started.elapsed();
     loop {
         let url = format!("{}/api/runs?limit=1000", server.1);
         let runs: Vec<serde_json::Value> =
@@ -368,28 +391,69 @@ async fn serve_throughput(max_concurrency: u16) -> Duration {
         if ended.len() == ids.len() {
             let failed = ended.iter().filter(|r| r["status"] != "succeeded").count();
             assert_eq!(failed, 0, "every run succeeds: {:?}", ended.iter().find(|r| r["status"] != "succeeded"));
-            return started.elapsed();
+            let wall = started.elapsed();
+            let took = |r: &&serde_json::Value| {
+                r["finished_ms"].as_u64().unwrap_or(0).saturating_sub(r["created_ms"].as_u64().unwrap_or(0))
+            };
+            let mut runs: Vec<u64> = ended.iter().map(took).collect();
+            runs.sort_unstable();
+            return Spent { wall, posting, runs };
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
+/// The whole run path through `conclave serve --workers 1` against a provider that
+/// answers at once: each of `count` runs POSTed (created, planned and queued), taken
+/// by the embedded worker, its five nodes run and stored, and followed over SSE to
+/// its end, one after another. The time of each.
+async fn run_path(count: usize) -> Vec<Duration> {
+    let fake = FakeServer::start_responding(anthropic_at_once).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = serve(dir.path(), &fake.base, &["--workers", "1"]);
+    let client = reqwest::Client::new();
+    let mut took = Vec::with_capacity(count);
+    for i in 0..count {
+        let started = Instant::now();
+        let id = post_run(&client, &server, i).await;
+        let events = client.get(format!("{}/api/runs/{id}/events", server.1)).bearer_auth(TOKEN).send();
+        let text = events.await.expect("GET events").text().await.expect("the stream to its end");
+        assert!(text.contains("run_finished"), "run {id} ended: {text}");
+        took.push(started.elapsed());
+    }
+    took
+}
+
 async fn serve_figures() {
-    let ideal = 2 * CALL * RUNS.div_ceil(64) as u32;
+    println!("\n`conclave serve`: {RUNS} runs of 5 nodes POSTed at once, a {} ms Anthropic provider", CALL.as_millis());
     println!(
-        "\n`conclave serve --workers 64`: {RUNS} runs of 5 nodes POSTed at once, a {} ms provider",
-        CALL.as_millis()
+        "{:>8} {:>16} {:>10} {:>10} {:>9} {:>9} {:>14}",
+        "workers", "max-concurrency", "ideal", "wall", "ratio", "posting", "run p50 / p90"
     );
-    println!("{:>15} {:>10} {:>10} {:>9}", "max-concurrency", "ideal", "wall", "ratio");
-    for max_concurrency in [16u16, 256] {
-        let took = serve_throughput(max_concurrency).await;
+    for (workers, concurrency) in [(4u16, 16u16), (64, 256)] {
+        let (w, c) = (workers.to_string(), concurrency.to_string());
+        let spent = serve_throughput(&["--workers", &w, "--max-concurrency", &c]).await;
+        let ideal = 2 * CALL * RUNS.div_ceil(usize::from(workers)) as u32;
+        let (wall, ideal_s) = (spent.wall.as_secs_f64(), ideal.as_secs_f64());
+        let (p50, p90) = (spent.runs[spent.runs.len() / 2], spent.runs[spent.runs.len() * 9 / 10]);
         println!(
-            "{max_concurrency:>15} {:>9.2}s {:>9.2}s {:>8.2}×",
-            ideal.as_secs_f64(),
-            took.as_secs_f64(),
-            took.as_secs_f64() / ideal.as_secs_f64()
+            "{workers:>8} {concurrency:>16} {ideal_s:>9.2}s {wall:>9.2}s {:>8.2}× {:>8.2}s {:>6} / {} ms",
+            wall / ideal_s,
+            spent.posting.as_secs_f64(),
+            p50,
+            p90
         );
     }
+    println!("(run: from its creation by the POST to its end, queueing included)");
+    let mut path = run_path(100).await;
+    path.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "\nrun path through `conclave serve --workers 1`, an instant provider, 100 runs one at a time \
+         (POST, queue, worker, 5 nodes, store, SSE to the end): median {:.1} ms, p90 {:.1} ms",
+        ms(path[path.len() / 2]),
+        ms(path[path.len() * 9 / 10])
+    );
 }
 
 fn main() {

@@ -47,6 +47,9 @@ pub enum JobSpec {
         /// which make the review degraded.
         #[serde(default)]
         fell_back: Vec<String>,
+        /// Whether the cache is ignored: cached nodes run again and keep nothing.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        no_cache: bool,
     },
     /// A review of a pull (merge) request a webhook asked for: its worker fetches the
     /// request and prepares the review first (`forge_service::review`).
@@ -111,6 +114,8 @@ pub struct Worker {
     config: WorkerConfig,
     live: Option<LiveRuns>,
     forges: Option<Arc<dyn ForgeJobs>>,
+    /// Told when a run was queued in this process, so it looks at the queue at once.
+    wake: Arc<tokio::sync::Notify>,
 }
 
 /// Reviews of pull requests a worker claimed, which it hands to the service that
@@ -124,7 +129,13 @@ impl Worker {
     /// A worker claiming from `queue` and running on `engine` (whose store must be the
     /// queue's), checking conclaves against `context`.
     pub fn new(queue: Arc<dyn RunQueue>, engine: Engine, context: CatalogContext, config: WorkerConfig) -> Worker {
-        Worker { queue, engine, context, config, live: None, forges: None }
+        Worker { queue, engine, context, config, live: None, forges: None, wake: Arc::default() }
+    }
+
+    /// The same worker, looking at the queue as soon as `wake` is told (a server's
+    /// API queueing a run), besides every `idle`.
+    pub fn woken_by(self, wake: Arc<tokio::sync::Notify>) -> Worker {
+        Worker { wake, ..self }
     }
 
     /// The same worker, reviewing the pull requests webhooks queue through `service`.
@@ -199,6 +210,7 @@ impl Worker {
                 _ = abort.cancelled() => return,
                 Some(_) = running.join_next(), if !running.is_empty() => {}
                 _ = tokio::time::sleep(self.config.idle) => {}
+                () = self.wake.notified() => {}
             }
         }
     }
@@ -331,11 +343,12 @@ pub(crate) fn prepare_job(
             },
             None,
         ),
-        JobSpec::Review { allow_paths, samples, fell_back } => {
+        JobSpec::Review { allow_paths, samples, fell_back, no_cache } => {
             let change = Change::from_run_input(&record.input)
                 .ok_or_else(|| "the run's input is not a review's change".to_string())?;
-            let review = pipeline::prepare_recorded(change, conclave.clone(), &allow_paths, samples)
+            let mut review = pipeline::prepare_recorded(change, conclave.clone(), &allow_paths, samples)
                 .map_err(|e| e.to_string())?;
+            review.no_cache = no_cache;
             (pipeline::run_options(&review, None), Some(fell_back))
         }
         JobSpec::PullRequest(_) => {

@@ -263,6 +263,24 @@ pub struct ReviewTarget {
     /// trusts (`--trust-head`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trust: Option<crate::Trust>,
+    /// Review only what is new since an earlier review of the checked-out branch
+    /// (`--since`): `auto` (the commit its latest stored review reviewed) or a commit.
+    /// Earlier findings on code the new commits did not touch are carried forward; a
+    /// branch without a stored review, or whose reviewed commit left its history, is
+    /// reviewed in full, and the report says why. Not with `full`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Review the whole change (`--full`); not with `since`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub full: bool,
+    /// The repository's key for the dismissals kept in the run store
+    /// (`--repository-key`): GitHub's `owner/name`, GitLab's project path. Without
+    /// it, stored dismissals do not apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_key: Option<String>,
+    /// Run cached nodes again and keep nothing they answer (`--no-cache`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_cache: bool,
 }
 
 /// A started run.

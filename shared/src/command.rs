@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::cache::CacheSetting;
 use crate::sandbox::SandboxConfig;
+use crate::severity_map::SeverityMap;
 
 /// How a command node runs its program and reads what it printed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,9 +56,11 @@ pub struct CommandConfig {
     pub cache: Option<CacheSetting>,
     /// Makes the command an analyzer lane of a review: it runs only when its program
     /// is installed and the change touches files it reads; `{files}` in `argv`
-    /// becomes those files and `{base}` the review's base (`HEAD` for the
-    /// working tree). A lane that fails leaves the nodes it feeds to run without it.
+    /// becomes those files, `{base}` the review's base (`HEAD` for the working
+    /// tree) and `{semgrep-rules}` the directory of Conclave's Semgrep rules. A lane
+    /// that fails leaves the nodes it feeds to run without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "AnalyzerConfig"))]
     pub analyzer: Option<AnalyzerConfig>,
     /// Widens the sandbox the command runs in (network, paths to read or write,
     /// variables, limits); without it the command gets the default confinement.
@@ -69,6 +72,12 @@ pub struct CommandConfig {
 /// The argument of an analyzer's `argv` that the review replaces with the changed
 /// files the analyzer reads, one argument each.
 pub const FILES_PLACEHOLDER: &str = "{files}";
+
+/// The argument of an analyzer's `argv` that the review replaces with the directory
+/// of Conclave's own Semgrep rules, which the binary carries and writes into its
+/// tool directory (and which the lane's sandbox may then read):
+/// `semgrep scan --config {semgrep-rules} --no-rewrite-rule-ids`.
+pub const SEMGREP_RULES_PLACEHOLDER: &str = "{semgrep-rules}";
 
 /// The argument of an analyzer's `argv` that the review replaces with its base: the
 /// base ref given, or `HEAD` when it reviews the working tree against HEAD. Analyzers
@@ -92,6 +101,27 @@ pub struct AnalyzerConfig {
     /// that are slow or build the code (clippy) say `false`.
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub default: bool,
+    /// How its findings are graded: the tool's rule ids (exactly or by prefix) and
+    /// levels mapped to severities, and a default. Without it the reader's table
+    /// grades (SARIF `error` blocker, `warning` major, `note` minor), except that a
+    /// lane running Ruff gets Ruff's map (no lint is a blocker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(with = "SeverityMap"))]
+    pub severity: Option<SeverityMap>,
+}
+
+impl AnalyzerConfig {
+    /// An analyzer reading `files` (every changed file when empty), on by default,
+    /// graded by its reader's table.
+    pub fn new(files: Vec<String>) -> AnalyzerConfig {
+        AnalyzerConfig { files, default: true, severity: None }
+    }
+
+    /// The map that grades the findings of a lane running `program`: its own, else
+    /// the built-in one for that program ([`SeverityMap::builtin_for`]), else none.
+    pub fn severity_for(&self, program: &str) -> Option<SeverityMap> {
+        self.severity.clone().or_else(|| SeverityMap::builtin_for(program))
+    }
 }
 
 fn default_true() -> bool {
@@ -212,6 +242,18 @@ impl CommandParse {
             CommandParse::Diagnostics => "diagnostics",
             CommandParse::Shellcheck => "shellcheck",
             CommandParse::Cargo => "cargo",
+        }
+    }
+
+    /// The levels the reader gives findings, which an analyzer's `severity.levels`
+    /// may name; none for `text` and `json`.
+    pub fn levels(self) -> &'static [&'static str] {
+        match self {
+            CommandParse::Text | CommandParse::Json => &[],
+            CommandParse::Sarif => &["error", "warning", "note", "none"],
+            CommandParse::Diagnostics => &["error", "warning", "note", "other"],
+            CommandParse::Shellcheck => &["error", "warning", "info", "style"],
+            CommandParse::Cargo => &["error", "warning", "note", "help", "failure-note"],
         }
     }
 

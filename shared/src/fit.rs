@@ -37,7 +37,9 @@ impl fmt::Display for InputCut {
             InputCut::Shortened { chars, findings } => {
                 write!(f, "descriptions longer than {chars} characters shortened ({findings} of them)")
             }
-            InputCut::Dropped { severity, findings } => write!(f, "{findings} {} finding(s) left out", severity.as_str()),
+            InputCut::Dropped { severity, findings } => {
+                write!(f, "{findings} {} finding(s) left out", severity.as_str())
+            }
         }
     }
 }
@@ -66,7 +68,9 @@ impl InputFit {
 
     /// Whether findings of `severity` were left out.
     pub fn dropped(&self, severity: Severity) -> bool {
-        self.cuts.iter().any(|c| matches!(c, InputCut::Dropped { severity: s, findings } if *s == severity && *findings > 0))
+        self.cuts
+            .iter()
+            .any(|c| matches!(c, InputCut::Dropped { severity: s, findings } if *s == severity && *findings > 0))
     }
 
     /// The cuts, in order, as one clause (`descriptions longer than ... ; 3 nit

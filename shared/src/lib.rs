@@ -1,7 +1,7 @@
 //! Wire types and pure logic shared by the Conclave server and the browser editor.
 //!
 //! Layout: `conclave` is the conclave file format (`command` its command nodes, `cache` the cache setting), `graph` its graph rules, `events`
-//! the typed run events, `route` route nodes and their predicates, `run` the run records with how an event changes one, `sandbox` how a command node widens its sandbox and what confined it,
+//! the typed run events, `route` route nodes and their predicates, `run` the run records with how an event changes one, `sandbox` how a command node widens its sandbox and what confined it, `severity_map` how an analyzer lane grades its tool's findings,
 //! `outcome` a run's status and the class of a failure (which both name),
 //! `diagnostic` the problems validation reports, `delivery` a forge's webhook delivery as the run store keeps it, `api` the HTTP API's bodies,
 //! `fields` the field builder's model of output schemas, `invisible` the invisible and
@@ -35,6 +35,7 @@ pub mod review;
 pub mod route;
 pub mod run;
 pub mod sandbox;
+pub mod severity_map;
 
 pub use budget::Budget;
 pub use conclave::{
@@ -43,8 +44,8 @@ pub use conclave::{
 };
 pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
-pub use fit::{InputCut, InputFit};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
+pub use fit::{InputCut, InputFit};
 pub use lowering::{DialectSetting, LowerTarget, LoweringNote, NoteKind, OutputDialect};
 pub use mcp::{McpServerConfig, McpToolRef};
 pub use outcome::{ErrorKind, RunStatus};
@@ -55,3 +56,4 @@ pub use review::{
 pub use route::{Predicate, PredicateOp, RouteCase, RouteConfig};
 pub use run::{Effect, NodeChange, NodeState, NodeSummary, RunRecord, RunSummary, effect_of};
 pub use sandbox::{SandboxConfig, SandboxLayer, SandboxLimits, SandboxRecord};
+pub use severity_map::SeverityMap;

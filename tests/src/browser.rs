@@ -355,6 +355,16 @@ impl Editor {
         self.api(&format!("/api/conclaves/{id}")).await
     }
 
+    /// Where `element` is drawn on the screen, transforms included (a card on a
+    /// zoomed canvas): x, y, width, height. WebDriver's own rect gives the size before
+    /// transforms.
+    pub async fn drawn_rect(&self, element: &WebElement) -> (f64, f64, f64, f64) {
+        let script = "const r = arguments[0].getBoundingClientRect(); return [r.x, r.y, r.width, r.height];";
+        let rect = self.driver.execute(script, vec![element.to_json().expect("element")]).await.expect("rect");
+        let v: Vec<f64> = serde_json::from_value(rect.json().clone()).expect("four numbers");
+        (v[0], v[1], v[2], v[3])
+    }
+
     /// The ids of the selected node cards, in page order.
     pub async fn selected_nodes(&self) -> Vec<String> {
         let mut ids = Vec::new();

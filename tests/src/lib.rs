@@ -3,3 +3,4 @@
 //! tests share as well (fake LLM server, workspaces, git) is in `conclave-testkit`.
 
 pub mod browser;
+pub mod devtools;

@@ -1,6 +1,7 @@
 //! The canvas: node cards (`node_card.rs`) at their stored positions, edges as SVG
 //! curves, the edge being drawn, the selection band, pan (drag the background), zoom
-//! (wheel) and the minimap (`minimap.rs`). Drags are followed on the window by
+//! (wheel), Fit (the whole graph in view, as when a conclave opens; `edit/fit.rs`)
+//! and the minimap (`minimap.rs`). Drags are followed on the window by
 //! `edit/pointer.rs`; the geometry they share is in `edit/canvas.rs`.
 //!
 //! The node list is a memo of the node ids, and each card and edge reads its own
@@ -15,6 +16,7 @@ use wasm_bindgen::closure::Closure;
 use super::minimap::Minimap;
 use super::node_card::NodeCard;
 use crate::edit::canvas::{CanvasGraph, canvas_offset};
+use crate::edit::fit::{MAX_ZOOM, MIN_ZOOM, fit_view, fit_when_drawn, refit_if_fitted};
 use crate::state::{Drag, Editor, NODE_WIDTH, Selection};
 
 /// The canvas.
@@ -30,6 +32,19 @@ pub fn Canvas() -> impl IntoView {
     let edges = Memo::new(move |_| editor.conclave.with(|c| c.as_ref().map(|c| c.edges.clone()).unwrap_or_default()));
     let canvas = NodeRef::<leptos::html::Div>::new();
     canvas.on_load(move |element| observe_size(&element, graph.size));
+    // A conclave just opened is fitted once the canvas knows its size; a resized
+    // canvas whose view is still the fitted one is fitted again.
+    Effect::new(move |_| {
+        if graph.size.with(Option::is_none) {
+            return;
+        }
+        if editor.fit_pending.get() {
+            editor.fit_pending.set(false);
+            fit_when_drawn(editor);
+        } else {
+            refit_if_fitted(editor);
+        }
+    });
     view! {
         <div class="canvas" data-testid="canvas" node_ref=canvas
             on:pointerdown=move |ev: web_sys::PointerEvent| press_background(editor, &ev)
@@ -37,7 +52,7 @@ pub fn Canvas() -> impl IntoView {
                 ev.prevent_default();
                 let Some((cx, cy)) = canvas_offset(ev.client_x() as f64, ev.client_y() as f64) else { return };
                 editor.view.update(|v| {
-                    let zoom = (v.zoom * (1.0 - ev.delta_y() * 0.0015)).clamp(0.25, 2.5);
+                    let zoom = (v.zoom * (1.0 - ev.delta_y() * 0.0015)).clamp(MIN_ZOOM, MAX_ZOOM);
                     v.x = cx - (cx - v.x) * zoom / v.zoom;
                     v.y = cy - (cy - v.y) * zoom / v.zoom;
                     v.zoom = zoom;
@@ -53,7 +68,12 @@ pub fn Canvas() -> impl IntoView {
                 <For each=move || graph.ids.get() key=|id| id.clone() children=move |id| view! { <NodeCard id=id/> }/>
             </div>
             <Band/>
-            <div class="zoom-hint">{move || format!("{}%", fixed(editor.view.get().zoom * 100.0, 0))}</div>
+            <div class="zoom-hint">
+                <button data-testid="fit-view" title="Fit the whole graph in view (F)"
+                    on:pointerdown=|ev: web_sys::PointerEvent| ev.stop_propagation()
+                    on:click=move |_| fit_view(editor)>"Fit"</button>
+                <span data-testid="zoom">{move || format!("{}%", fixed(editor.view.get().zoom * 100.0, 0))}</span>
+            </div>
         </div>
         <Minimap/>
         <Ghost/>

@@ -19,4 +19,5 @@ pub mod raw_schema;
 pub mod runs;
 pub mod save_conflict;
 pub mod settings;
+pub mod settings_form;
 pub mod sidebar;

@@ -1,5 +1,6 @@
-//! Runs in the editor: the run dialog (a repository and base ref for conclaves that
-//! review code, an input otherwise) and the dock under the canvas (the run panel
+//! Runs in the editor: the run dialog (`runs/dialog.rs`: what a review covers, its
+//! analyzer lanes and the cache for conclaves that review code, an input otherwise)
+//! and the dock under the canvas (the run panel
 //! with Cancel, the timeline, a comparison with another run, contradictions and the
 //! report, the diagnostics list, the Evals panel of `evals.rs` and the Settings
 //! panel of `settings.rs`); the watched run itself is kept current by
@@ -8,23 +9,24 @@
 //! `runs/timeline.rs`, and the run history with its comparison of two runs in
 //! `runs/history.rs`.
 
+mod dialog;
 mod history;
 mod outcome;
 mod timeline;
 mod tool_calls;
 
-use conclave_shared::api::{ReviewTarget, StartRun};
 use conclave_shared::{Level, NodeState};
 use leptos::prelude::*;
 
 use super::evals::EvalsPanel;
 use super::settings::SettingsPanel;
 use crate::edit::file::validate;
-use crate::edit::watch::{cancel, decide_and_watch, start_and_watch};
+use crate::edit::watch::{cancel, decide_and_watch};
 use crate::run_view::RunView;
 use crate::state::{Editor, Selection};
 use outcome::shown;
 
+pub use dialog::RunDialog;
 pub use history::RunList;
 pub use outcome::RunOutcome;
 
@@ -32,73 +34,6 @@ pub use outcome::RunOutcome;
 /// since that decides what the dialog asks for.
 pub fn open_run_dialog(editor: Editor) {
     validate(editor, move |_| editor.run_dialog.set(true));
-}
-
-/// What the run dialog's fields ask for, as the body that starts the run.
-fn start_request(editor: Editor, conclave_id: String, fields: RunFields) -> StartRun {
-    if untrack(|| editor.reviews_code()) {
-        let base = fields.base.get_untracked().trim().to_string();
-        let review = ReviewTarget {
-            repository: fields.repository.get_untracked(),
-            base: (!base.is_empty()).then_some(base),
-            ..ReviewTarget::default()
-        };
-        StartRun { conclave_id, review: Some(review), ..StartRun::default() }
-    } else {
-        // Text that is not JSON is the input as a string, so a plain question works.
-        let text = fields.input.get_untracked();
-        let input = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
-        StartRun { conclave_id, input: Some(input), ..StartRun::default() }
-    }
-}
-
-/// The run dialog's fields.
-#[derive(Debug, Clone, Copy)]
-struct RunFields {
-    repository: RwSignal<String>,
-    base: RwSignal<String>,
-    input: RwSignal<String>,
-}
-
-/// The dialog that starts a run.
-#[component]
-pub fn RunDialog() -> impl IntoView {
-    let editor = expect_context::<Editor>();
-    let fields = RunFields {
-        repository: RwSignal::new(".".to_string()),
-        base: RwSignal::new(String::new()),
-        input: RwSignal::new(String::new()),
-    };
-    let RunFields { repository, base, input } = fields;
-    let start = move || {
-        let Some(id) = editor.conclave.with_untracked(|c| c.as_ref().map(|c| c.id.clone())) else { return };
-        let request = start_request(editor, id, fields);
-        editor.run_dialog.set(false);
-        start_and_watch(editor, request);
-    };
-    move || {
-        editor.run_dialog.get().then(|| view! {
-        <div class="modal-back">
-            <div class="modal" data-testid="run-dialog">
-                <h3>"Run"</h3>
-                {if editor.reviews_code() {
-                    view! {
-                        <label>"Repository" <input data-testid="run-repository" prop:value=move || repository.get() on:input=move |ev| repository.set(event_target_value(&ev)) /></label>
-                        <label>"Base ref (empty: the working tree against HEAD)" <input data-testid="run-base" placeholder="main" prop:value=move || base.get() on:input=move |ev| base.set(event_target_value(&ev)) /></label>
-                    }.into_any()
-                } else {
-                    view! {
-                        <label>"Input (JSON or text)" <textarea data-testid="run-input" rows="6" prop:value=move || input.get() on:input=move |ev| input.set(event_target_value(&ev))></textarea></label>
-                    }.into_any()
-                }}
-                <div class="modal-actions">
-                    <button on:click=move |_| editor.run_dialog.set(false)>"Cancel"</button>
-                    <button class="accent" data-testid="run-start" on:click=move |_| start()>"Start"</button>
-                </div>
-            </div>
-        </div>
-    })
-    }
 }
 
 /// The dock under the canvas: the last validation's diagnostics, the watched run, the

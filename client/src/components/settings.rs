@@ -1,6 +1,7 @@
 //! The Settings panel in the dock, opened from the toolbar: the open conclave's
-//! run-wide settings. It lists the MCP servers its agents may call (each with what is
-//! wrong with it, Edit and Remove) and adds or edits one in the server form of
+//! run-wide settings. The budget, rules, diff tightening and shared prompt are in the
+//! form of `settings_form.rs`; below it, the MCP servers its agents may call (each
+//! with what is wrong with it, Edit and Remove), added or edited in the server form of
 //! `mcp_form.rs`.
 
 use conclave_shared::McpServerConfig;
@@ -8,6 +9,7 @@ use conclave_shared::mcp::is_name;
 use leptos::prelude::*;
 
 use super::mcp_form::ServerForm;
+use super::settings_form::RunSettings;
 use crate::edit::mcp::{Draft, remove_server};
 use crate::state::Editor;
 
@@ -29,6 +31,7 @@ pub fn SettingsPanel() -> impl IntoView {
                         <span class="spacer"></span>
                         <button class="link" on:click=move |_| editor.settings.set(false)>"close"</button>
                     </header>
+                    <RunSettings/>
                     <McpServers/>
                 </section>
             }

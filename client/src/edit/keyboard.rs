@@ -1,13 +1,15 @@
 //! Keyboard shortcuts on the window. In a text field (input, textarea, select,
 //! contenteditable) only Save is taken; undo, copy, paste, Delete and the arrows stay
 //! the field's own. Elsewhere: undo and redo, copy, paste, duplicate, select all,
-//! delete, Esc, and the arrows to move the selected nodes.
+//! delete, Esc, the arrows to move the selected nodes, and F to fit the graph to the
+//! view.
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::clipboard::{copy, duplicate, paste};
 use super::file::save;
+use super::fit::fit_view;
 use crate::state::{Drag, Editor, Selection};
 
 /// How far an arrow key moves the selected nodes, and with Shift.
@@ -71,6 +73,10 @@ fn on_key(editor: Editor, ev: &web_sys::KeyboardEvent) {
                 editor.drag.set(None);
             }
             editor.selection.set(Selection::None);
+            true
+        }
+        (false, "f") if !ev.alt_key() => {
+            fit_view(editor);
             true
         }
         (false, "arrowleft") => nudge(editor, ev, -1, 0),

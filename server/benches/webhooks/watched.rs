@@ -145,6 +145,10 @@ impl RunStore for WatchedQueue {
     fn commit_notices(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
         self.inner.commit_notices()
     }
+
+    fn notices_from_every_process(&self) -> bool {
+        self.inner.notices_from_every_process()
+    }
     async fn mark_interrupted(
         &self,
         owner_alive: &(dyn for<'s> Fn(&'s str) -> bool + Sync),

@@ -177,6 +177,13 @@ fn check_format(value: &Value, nodes: &[NodeView], out: &mut Vec<Diagnostic>) {
                 Some((limit, given)) => budget_error(subject, &format!("{path}/{limit}"), limit, &given),
                 None => Diagnostic::error("format", subject, path, err.to_string()),
             },
+            ["nodes", _, "command", "analyzer", "severity", ..] => Diagnostic::error(
+                "analyzer-severity",
+                subject,
+                path,
+                err.to_string(),
+            )
+            .with_help("a severity map takes `rules` (rule ids or prefixes to severities), `levels` (the tool's levels to severities) and `default` (a severity); each severity is blocker, major, minor or nit"),
             ["nodes", _, "command", "sandbox", ..] => Diagnostic::error("sandbox", subject, path, err.to_string())
                 .with_help("a sandbox block takes `network` (true or false), `read` and `write` (lists of paths), `env` (names to text) and `limits` (cpu_secs, memory_mb, file_size_mb, open_files, processes)"),
             ["nodes", _, "agent", limit @ "max_cost"] => {

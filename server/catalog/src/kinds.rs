@@ -1,11 +1,12 @@
 //! The checks of route and command nodes: a route's cases, predicates and the
 //! edges that carry its cases; a command's program (against the allowed programs,
-//! when a server limits them), its output schema, its analyzer block and (through
-//! `sandbox_block.rs`) its sandbox block.
+//! when a server limits them), its output schema, its analyzer block (its globs and
+//! its severity map's levels and rule keys) and (through `sandbox_block.rs`) its
+//! sandbox block.
 
-use conclave_shared::command::FILES_PLACEHOLDER;
+use conclave_shared::command::{FILES_PLACEHOLDER, SEMGREP_RULES_PLACEHOLDER};
 use conclave_shared::route::pointer_head;
-use conclave_shared::{Diagnostic, NodeKind, PredicateOp, Subject};
+use conclave_shared::{CommandParse, Diagnostic, NodeKind, PredicateOp, Subject};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -71,18 +72,21 @@ pub(crate) fn check_command(node: &NodeView, ctx: &CatalogContext, out: &mut Vec
 /// Checks a command's `analyzer` block: an analyzer's output must be read as findings,
 /// its globs must parse, and `{files}` in `argv` means something only in an analyzer.
 fn check_analyzer(node: &NodeView, command: &Value, base: &str, parse: &str, out: &mut Vec<Diagnostic>) {
-    let placeholder = command
-        .get("argv")
-        .and_then(Value::as_array)
-        .and_then(|argv| argv.iter().position(|a| a.as_str() == Some(FILES_PLACEHOLDER)));
+    let argv = command.get("argv").and_then(Value::as_array);
+    let position = |placeholder: &str| argv.and_then(|argv| argv.iter().position(|a| a.as_str() == Some(placeholder)));
     let Some(analyzer) = command.get("analyzer").filter(|a| a.is_object()) else {
-        if let Some(at) = placeholder {
+        let placeholders = [
+            (FILES_PLACEHOLDER, "files-placeholder-unused", "the changed files"),
+            (SEMGREP_RULES_PLACEHOLDER, "rules-placeholder-unused", "the directory of Conclave's Semgrep rules"),
+        ];
+        for (placeholder, code, what) in placeholders {
+            let Some(at) = position(placeholder) else { continue };
             out.push(
                 Diagnostic::warning(
-                    "files-placeholder-unused",
+                    code,
                     node.subject(),
                     format!("{base}/argv/{at}"),
-                    format!("`{FILES_PLACEHOLDER}` is replaced by the changed files only in an analyzer lane"),
+                    format!("`{placeholder}` is replaced by {what} only in an analyzer lane"),
                 )
                 .with_help(r#"add "analyzer": {"files": ["**/*.sh"]} to the command, or remove the argument"#),
             );
@@ -111,6 +115,47 @@ fn check_analyzer(node: &NodeView, command: &Value, base: &str, parse: &str, out
                     format!("`{glob}` is not a glob: {}", e.kind()),
                 )
                 .with_help("write globs such as \"**/*.sh\" or \"*.py\""),
+            );
+        }
+    }
+    if let Some(map) = analyzer.get("severity").filter(|m| m.is_object()) {
+        check_severity_map(node, map, &format!("{base}/analyzer/severity"), parse, out);
+    }
+}
+
+/// Checks an analyzer's `severity` map beyond its shape (which the format schema
+/// checks): each key of `levels` a level its reader gives, each key of `rules` a rule
+/// id or prefix (not empty, no spaces).
+fn check_severity_map(node: &NodeView, map: &Value, at: &str, parse: &str, out: &mut Vec<Diagnostic>) {
+    let reading = CommandParse::ALL.into_iter().find(|p| p.as_str() == parse);
+    let levels = reading.map(CommandParse::levels).unwrap_or_default();
+    for key in map.get("levels").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+        if reading.is_some() && !levels.contains(&key.as_str()) {
+            out.push(
+                Diagnostic::error(
+                    "analyzer-severity-level",
+                    node.subject(),
+                    pointer(&pointer(at, "levels"), key),
+                    format!("`{key}` is not a level of `{parse}` output, so this entry would never apply"),
+                )
+                .with_help(if levels.is_empty() {
+                    "an analyzer's output must be read as findings first".to_string()
+                } else {
+                    format!("`{parse}` output has the levels {}", levels.join(", "))
+                }),
+            );
+        }
+    }
+    for key in map.get("rules").and_then(Value::as_object).into_iter().flat_map(|m| m.keys()) {
+        if key.trim().is_empty() || key.chars().any(char::is_whitespace) {
+            out.push(
+                Diagnostic::error(
+                    "analyzer-severity-rule",
+                    node.subject(),
+                    pointer(&pointer(at, "rules"), key),
+                    format!("`{key}` is not a rule id or prefix: it is empty or holds a space"),
+                )
+                .with_help("write a rule id (\"F401\") or a prefix of rule ids (\"F\", \"E9\", \"SC2\")"),
             );
         }
     }

@@ -107,6 +107,15 @@ impl CheckedConclave {
             command.argv = argv;
         }
     }
+
+    /// Lets command node `node_id` read `path` too (a review's lane reads the rules
+    /// Conclave wrote for it): one more entry of its sandbox's `read`.
+    pub fn allow_reading(&mut self, node_id: &str, path: String) {
+        if let Some(command) = self.conclave.nodes.iter_mut().find(|n| n.id == node_id).and_then(|n| n.command.as_mut())
+        {
+            command.sandbox.get_or_insert_with(Default::default).read.push(path);
+        }
+    }
 }
 
 /// Checks a conclave already in memory (built in code, or sent to the API).

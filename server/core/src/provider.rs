@@ -250,6 +250,17 @@ pub enum ProviderError {
         /// The recordings' directory.
         dir: String,
     },
+    /// A recorded run (`--record DIR`) could not write a call's recording; the call
+    /// itself succeeded.
+    #[error(
+        "cannot write the recording {path}: {message}; check that the recordings directory exists and can be written"
+    )]
+    Recording {
+        /// The recording's file.
+        path: String,
+        /// What the file system said.
+        message: String,
+    },
 }
 
 impl ProviderError {
@@ -273,6 +284,7 @@ impl ProviderError {
             ProviderError::SchemaExhausted(_) => "schema_exhausted",
             ProviderError::DialectRejected { .. } => "dialect_rejected",
             ProviderError::NotRecorded { .. } => "not_recorded",
+            ProviderError::Recording { .. } => "recording",
         }
     }
 }
@@ -345,6 +357,17 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// does not count.
     fn count_prompt_tokens(&self, _request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
         None
+    }
+
+    /// Whether a call of `request` writes a prefix its siblings' calls could read
+    /// from the vendor's cache: the provider caches prompts and the request's shared
+    /// prefix (after the tools sent before it) is long enough for the model to cache
+    /// it. Only then does the engine send one sibling's first call before the
+    /// others'; otherwise they all start together. Providers that know their
+    /// model's minimum cacheable length say so by the same rule that places their
+    /// cache marks.
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.caches_prompts() && !request.shared_prefix.is_empty()
     }
 
     /// Answers one request, streaming text and tool calls through `stream` as they arrive.

@@ -305,6 +305,10 @@ impl Provider for RecordingProvider {
         self.inner.count_prompt_tokens(request)
     }
 
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.inner.caches_prefix(request)
+    }
+
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {
         let sink = KeepingSink { inner: stream, kept: Mutex::default() };
         let reply = self.inner.call(request, &sink).await?;
@@ -334,19 +338,25 @@ impl Provider for RecordingProvider {
         };
         let path = recording_path(&self.dir, &hash);
         let text = serde_json::to_string_pretty(&recording).map_err(|e| ProviderError::Malformed(e.to_string()))?;
-        // Written whole then renamed, so a reader never sees half a recording.
-        let partial = self.dir.join(format!(".{hash}.{}.partial", std::process::id()));
-        let written = tokio::fs::write(&partial, text + "\n").await;
-        let written = match written {
-            Ok(()) => tokio::fs::rename(&partial, &path).await,
-            Err(e) => Err(e),
-        };
-        written.map_err(|e| ProviderError::Config {
-            provider: self.name().to_string(),
-            message: format!("cannot write the recording {}: {e}", path.display()),
-        })?;
+        write_whole(&self.dir, &path, text + "\n")
+            .await
+            .map_err(|e| ProviderError::Recording { path: path.display().to_string(), message: e.to_string() })?;
         Ok(reply)
     }
+}
+
+/// Writes `text` to `path` whole: into a temporary file of its own in `dir`, then
+/// renamed over `path`, so a reader never sees half a recording and calls recording
+/// the same request at once (an eval's cases, samples) never share a temporary file.
+/// Both write the same request's answer; the last rename stands.
+pub(crate) async fn write_whole(dir: &Path, path: &Path, text: String) -> std::io::Result<()> {
+    let (dir, path) = (dir.to_path_buf(), path.to_path_buf());
+    let written = tokio::task::spawn_blocking(move || {
+        let mut file = tempfile::Builder::new().prefix(".recording.").suffix(".partial").tempfile_in(&dir)?;
+        std::io::Write::write_all(&mut file, text.as_bytes())?;
+        file.persist(&path).map(drop).map_err(|e| e.error)
+    });
+    written.await.map_err(std::io::Error::other)?
 }
 
 /// A provider that answers every call from recordings and never calls the one it
@@ -405,6 +415,10 @@ impl Provider for ReplayingProvider {
     /// request recorded or replayed) is the same.
     fn count_prompt_tokens(&self, request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
         self.inner.count_prompt_tokens(request)
+    }
+
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.inner.caches_prefix(request)
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::record::{RECORDING_FORMAT, request_hash};
+use crate::record::{RECORDING_FORMAT, request_hash, write_whole};
 use crate::redact::Redactor;
 use crate::tool_servers::{ServerPlace, ToolServer, ToolServerError, ToolServers};
 use crate::tools::ToolOutcome;
@@ -102,7 +102,7 @@ async fn write(dir: &Path, server: &str, request: Value, response: Value, redact
     };
     let path = tool_recording_path(dir, &hash);
     let text = serde_json::to_string_pretty(&recording).unwrap_or_default();
-    if let Err(error) = tokio::fs::write(&path, text).await {
+    if let Err(error) = write_whole(dir, &path, text).await {
         tracing::warn!(path = %path.display(), "could not write an MCP recording: {error}");
     }
 }

@@ -175,6 +175,9 @@ impl Redactor {
             ProviderError::SchemaExhausted(m) => ProviderError::SchemaExhausted(r(m)),
             ProviderError::RateLimited { retry_after } => ProviderError::RateLimited { retry_after },
             ProviderError::NotRecorded { node, hash, dir } => ProviderError::NotRecorded { node, hash, dir: r(dir) },
+            ProviderError::Recording { path, message } => {
+                ProviderError::Recording { path: r(path), message: r(message) }
+            }
             ProviderError::DialectRejected { dialect, status, message } => {
                 ProviderError::DialectRejected { dialect, status, message: r(message) }
             }
@@ -316,6 +319,10 @@ impl Provider for RedactingProvider {
 
     fn count_prompt_tokens(&self, request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
         self.inner.count_prompt_tokens(request).map(|counted| counted.map_err(|e| self.redactor.redact_error(e)))
+    }
+
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.inner.caches_prefix(request)
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {

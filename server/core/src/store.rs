@@ -225,6 +225,13 @@ pub trait RunStore: Send + Sync + fmt::Debug {
         None
     }
 
+    /// Whether [`commit_notices`](RunStore::commit_notices) come for every process's
+    /// commits (PostgreSQL's), or only for this process's own (SQLite's, from its one
+    /// writer): with only its own, a reader still polls for the others'.
+    fn notices_from_every_process(&self) -> bool {
+        true
+    }
+
     /// Marks runs still `running` whose owner is not alive as `interrupted`, appending a
     /// final `run_finished` event to each. Returns their ids.
     async fn mark_interrupted(

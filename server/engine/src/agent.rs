@@ -356,13 +356,14 @@ impl Caller<'_> {
         }
     }
 
-    /// Before the agent's first call: when its provider caches prompts, waits for a
-    /// sibling's call that writes the same prefix, or leads (hold the guard until the
-    /// call was answered).
+    /// Before the agent's first call: when its provider would cache the request's
+    /// shared prefix (long enough for its model), waits for a sibling's call that
+    /// writes the same prefix, or leads (hold the guard until the call was
+    /// answered); otherwise it goes at once.
     async fn first_call(&mut self, request: &AgentRequest) -> Option<Leader> {
         let plan = self.plan;
         self.calls += 1;
-        if self.calls > 1 || !plan.provider.caches_prompts() || request.shared_prefix.is_empty() {
+        if self.calls > 1 || !plan.provider.caches_prefix(request) {
             return None;
         }
         self.ctx.warmups.lead_or_wait(&plan.config.provider, request).await

@@ -173,6 +173,8 @@ fn parse(plan: &CommandPlan, node_id: &str, stdout: &str, cut: u64) -> Result<No
             stdout.len()
         ),
     };
+    // An analyzer lane's findings are graded by its severity map (or its tool's).
+    let map = plan.config.analyzer.as_ref().and_then(|a| a.severity_for(plan.config.program()));
     match plan.config.parse {
         CommandParse::Text => Ok(NodeOutput::Text(stdout.to_string())),
         CommandParse::Json => {
@@ -188,13 +190,15 @@ fn parse(plan: &CommandPlan, node_id: &str, stdout: &str, cut: u64) -> Result<No
             Ok(NodeOutput::Json(value))
         }
         CommandParse::Diagnostics => {
-            Ok(relative_to(&plan.workdir, conclave_schema::diagnostics::findings(stdout, node_id)))
+            Ok(relative_to(&plan.workdir, conclave_schema::diagnostics::findings(stdout, node_id, map.as_ref())))
         }
-        CommandParse::Cargo => Ok(relative_to(&plan.workdir, conclave_schema::cargo::findings(stdout, node_id))),
-        CommandParse::Sarif => conclave_schema::sarif::findings(stdout, node_id)
+        CommandParse::Cargo => {
+            Ok(relative_to(&plan.workdir, conclave_schema::cargo::findings(stdout, node_id, map.as_ref())))
+        }
+        CommandParse::Sarif => conclave_schema::sarif::findings(stdout, node_id, map.as_ref())
             .map(|findings| relative_to(&plan.workdir, findings))
             .map_err(|e| invalid(vec![format!("{e}{}", cut_note())])),
-        CommandParse::Shellcheck => conclave_schema::shellcheck::findings(stdout, node_id)
+        CommandParse::Shellcheck => conclave_schema::shellcheck::findings(stdout, node_id, map.as_ref())
             .map(|findings| relative_to(&plan.workdir, findings))
             .map_err(|e| invalid(vec![format!("{e}{}", cut_note())])),
     }
@@ -225,7 +229,7 @@ mod tests {
 
     #[test]
     fn absolute_paths_inside_the_workdir_become_relative() {
-        let findings = conclave_schema::sarif::findings(RUFF, "ruff").expect("a SARIF log");
+        let findings = conclave_schema::sarif::findings(RUFF, "ruff", None).expect("a SARIF log");
         assert_eq!(findings["findings"][0]["file"], "/tmp/fx/a.py", "as ruff wrote it");
         let NodeOutput::Json(relative) = relative_to(std::path::Path::new("/tmp/fx"), findings.clone()) else {
             panic!("findings are JSON")

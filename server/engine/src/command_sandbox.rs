@@ -1,7 +1,9 @@
 //! The sandbox of one command node: its scratch directory (its `HOME` and `TMPDIR`),
 //! its environment (the scrubbed variables, then the node's `sandbox.env`), and its
 //! confinement through `conclave-sandbox` (read access to the repository, the
-//! workspace, the program file and the node's declared paths; writes to the scratch
+//! workspace, the program file (with the Python virtual environment it is installed
+//! in and the Python that environment was made from) and the node's declared paths;
+//! writes to the scratch
 //! directory and the declared paths; the network only when the node opens it). Where
 //! the kernel cannot confine, the command runs unconfined only when the engine allows
 //! it, and the record says so; otherwise the node fails with
@@ -151,7 +153,9 @@ fn policy(config: &CommandConfig, sandbox: &SandboxConfig, reach: &Reach, scratc
     let mut policy = Policy::new(scratch.to_path_buf());
     policy.read.push(reach.workdir.clone());
     policy.read.extend(reach.workspace.clone());
-    policy.read.extend(program_file(config.program(), &reach.workdir));
+    let program = program_file(config.program(), &reach.workdir);
+    policy.read.extend(program.as_deref().map(python_environment).unwrap_or_default());
+    policy.read.extend(program);
     policy.read.extend(expand(&sandbox.read));
     policy.write = expand(&sandbox.write);
     policy.network = sandbox.network;
@@ -169,4 +173,44 @@ fn program_file(program: &str, workdir: &Path) -> Option<PathBuf> {
         std::env::split_paths(&path).map(|dir| dir.join(program)).find(|candidate| candidate.is_file())
     };
     found.and_then(|file| std::fs::canonicalize(file).ok())
+}
+
+/// What a program installed in a Python virtual environment needs to run (Semgrep,
+/// installed by pip): the environment (`<venv>/bin/<program>` beside
+/// `<venv>/pyvenv.cfg`) and the installation of the Python it was made from (the
+/// `home` its `pyvenv.cfg` names, less its `bin`). Nothing for any other program.
+fn python_environment(program: &Path) -> Vec<PathBuf> {
+    let Some(venv) = program.parent().filter(|bin| bin.ends_with("bin")).and_then(Path::parent) else {
+        return Vec::new();
+    };
+    let Ok(config) = std::fs::read_to_string(venv.join("pyvenv.cfg")) else { return Vec::new() };
+    let mut paths = vec![venv.to_path_buf()];
+    let home = config.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "home").then(|| PathBuf::from(value.trim()))
+    });
+    if let Some(home) = home.filter(|h| h.is_absolute()) {
+        paths.push(if home.ends_with("bin") { home.parent().map_or(home.clone(), Path::to_path_buf) } else { home });
+    }
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_in_a_virtual_environment_reads_it_and_its_python() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let venv = dir.path().join("semgrep");
+        std::fs::create_dir_all(venv.join("bin")).expect("bin");
+        std::fs::write(venv.join("bin/semgrep"), "#!/x/python3\n").expect("script");
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /opt/python/3.11/bin\nversion = 3.11.7\n").expect("cfg");
+        assert_eq!(
+            python_environment(&venv.join("bin/semgrep")),
+            [venv.clone(), PathBuf::from("/opt/python/3.11")],
+            "the environment, and the Python it was made from"
+        );
+        assert_eq!(python_environment(Path::new("/usr/bin/git")), Vec::<PathBuf>::new(), "any other program");
+    }
 }

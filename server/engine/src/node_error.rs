@@ -82,7 +82,9 @@ impl NodeError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             NodeError::Provider(ProviderError::SchemaExhausted(_)) => ErrorKind::InvalidOutput,
-            NodeError::Provider(ProviderError::Config { .. } | ProviderError::NotRecorded { .. }) => ErrorKind::Config,
+            NodeError::Provider(
+                ProviderError::Config { .. } | ProviderError::NotRecorded { .. } | ProviderError::Recording { .. },
+            ) => ErrorKind::Config,
             NodeError::Provider(_) => ErrorKind::Provider,
             NodeError::Timeout(_) | NodeError::CommandTimeout { .. } => ErrorKind::Timeout,
             NodeError::Command(_) | NodeError::ToolServer(_) => ErrorKind::Command,

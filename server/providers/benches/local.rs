@@ -243,7 +243,8 @@ fn steps() {
     assert!(prefix.len() >= PREFIX, "the shared change is {} tokens, fewer than {PREFIX}", prefix.len());
     prefix.truncate(PREFIX);
     // Each sequence's own instructions after the shared change, as each agent's are.
-    let endings: Vec<Vec<LlamaToken>> = SPECIALISTS.iter().map(|s| vocab.tokenize(s.as_bytes(), false, false)).collect();
+    let endings: Vec<Vec<LlamaToken>> =
+        SPECIALISTS.iter().map(|s| vocab.tokenize(s.as_bytes(), false, false)).collect();
     println!(
         "{:<36} {:>12} {:>12} {:>16} {:>10}",
         "decoding steps after 5,000 tokens", "wall ms/step", "CPU ms/step", "CPU ms/sequence", "vs alone"

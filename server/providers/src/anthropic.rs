@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::dialect::Dialect;
 use crate::http::{parse_data, send, sse_events};
+use crate::prompt_cache::{reaches, shared_prefix_reaches, tool_bytes};
 use conclave_core::Secret;
 use conclave_core::StreamSink;
 use conclave_core::{AgentReply, AgentRequest, Capabilities, Message, Provider, ProviderError, StopReason, ToolCall};
@@ -44,12 +45,6 @@ pub struct AnthropicProvider {
 /// for the others.
 pub fn min_cacheable_tokens(model: &str) -> usize {
     if model.contains("haiku") { 2048 } else { 1024 }
-}
-
-/// A generous estimate of the tokens of `bytes` bytes of prompt (about 4 bytes a
-/// token in English and code), for deciding whether a mark can pay off.
-fn estimated_tokens(bytes: usize) -> usize {
-    bytes / 4
 }
 
 impl AnthropicProvider {
@@ -106,7 +101,7 @@ impl AnthropicProvider {
 /// only where the prefix up to it (the tools sent first) is long enough to be cached.
 fn system_blocks(request: &AgentRequest, own_tools: bool) -> Vec<Value> {
     let minimum = min_cacheable_tokens(&request.model);
-    let mut bytes: usize = request.tools.iter().map(|t| t.description.len() + t.parameters.to_string().len()).sum();
+    let mut bytes = tool_bytes(request);
     let mut blocks = Vec::new();
     for (text, wanted) in [(&request.shared_prefix, true), (&request.system_prompt, own_tools)] {
         if text.is_empty() {
@@ -114,7 +109,7 @@ fn system_blocks(request: &AgentRequest, own_tools: bool) -> Vec<Value> {
         }
         bytes += text.len();
         let mut block = json!({"type": "text", "text": text});
-        if wanted && estimated_tokens(bytes) >= minimum {
+        if wanted && reaches(bytes, minimum) {
             block["cache_control"] = json!({"type": "ephemeral"});
         }
         blocks.push(block);
@@ -129,7 +124,7 @@ fn mark_conversation(body: &mut Value, request: &AgentRequest, tools: bool) {
         return;
     }
     let bytes = body.to_string().len();
-    if estimated_tokens(bytes) < min_cacheable_tokens(&request.model) {
+    if !reaches(bytes, min_cacheable_tokens(&request.model)) {
         return;
     }
     let last = body["messages"].as_array_mut().and_then(|m| m.last_mut()).and_then(|m| m["content"].as_array_mut());
@@ -188,6 +183,10 @@ impl Provider for AnthropicProvider {
 
     fn caches_prompts(&self) -> bool {
         self.cache
+    }
+
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.cache && shared_prefix_reaches(request, min_cacheable_tokens(&request.model))
     }
 
     fn check_config(&self) -> Result<(), ProviderError> {

@@ -11,15 +11,19 @@
 //! A program is found on `PATH` or in Conclave's tool directory ([`tool_dir`]:
 //! `CONCLAVE_TOOLS_DIR`, else `$XDG_CACHE_HOME/conclave/bin`, else
 //! `~/.cache/conclave/bin`, where the set-up script links the tools it installs); a
-//! program found only there runs by its full path.
+//! program found only there runs by its full path. A lane whose `argv` names
+//! `{semgrep-rules}` gets the directory [`provide_rules`] wrote Conclave's Semgrep
+//! rules to (`semgrep_rules.rs`), and its sandbox may read it.
 
 use conclave_catalog::CheckedConclave;
-use conclave_shared::command::{AnalyzerConfig, BASE_PLACEHOLDER, FILES_PLACEHOLDER};
+use conclave_shared::command::{AnalyzerConfig, BASE_PLACEHOLDER, FILES_PLACEHOLDER, SEMGREP_RULES_PLACEHOLDER};
 use conclave_shared::{CommandConfig, Node};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+
+use crate::semgrep_rules;
 
 /// Which analyzer lanes a review runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,6 +63,9 @@ pub enum LaneOff {
     /// The kernel cannot confine it, and a change under review is not trusted to
     /// run unconfined (unless the caller allows unsandboxed runs).
     SandboxUnavailable,
+    /// It reads Conclave's Semgrep rules (`{semgrep-rules}`), and they could not be
+    /// written to the tool directory.
+    RulesUnavailable,
 }
 
 /// One analyzer lane of a review and what was decided about it. The run input
@@ -87,6 +94,9 @@ pub struct AnalyzerLane {
     /// The full path of its program when it was found only in the tool directory.
     #[serde(skip)]
     pub path: Option<PathBuf>,
+    /// Where Conclave's Semgrep rules are, when its `argv` names `{semgrep-rules}`.
+    #[serde(skip)]
+    pub rules: Option<PathBuf>,
     /// In a report: why the lane failed when it ran and failed (the run went on
     /// without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,6 +128,11 @@ impl AnalyzerLane {
             LaneOff::NoMatchingFiles => "the change touches no file it reads".to_string(),
             LaneOff::SandboxUnavailable => {
                 "skipped: the sandbox is unavailable here, and the change's code does not run unconfined".to_string()
+            }
+            LaneOff::RulesUnavailable => {
+                "Conclave's Semgrep rules could not be written to the tool directory (`CONCLAVE_TOOLS_DIR`, else \
+                 ~/.cache/conclave/bin): make it writable"
+                    .to_string()
             }
         })
     }
@@ -196,6 +211,7 @@ pub fn plan_lanes(
                 files,
                 off,
                 path: found.flatten(),
+                rules: None,
                 failed: None,
                 raised: 0,
                 added: 0,
@@ -216,8 +232,41 @@ pub fn require_sandbox(lanes: &mut [AnalyzerLane], confinable: bool) {
     }
 }
 
+/// Puts Conclave's Semgrep rules in place for every running lane whose `argv` names
+/// `{semgrep-rules}` (`install` writes them once and says where), or turns the lane
+/// off as [`LaneOff::RulesUnavailable`] when that fails.
+pub fn provide_rules(
+    conclave: &CheckedConclave,
+    lanes: &mut [AnalyzerLane],
+    install: impl Fn() -> Result<PathBuf, String>,
+) {
+    let mut installed: Option<Result<PathBuf, String>> = None;
+    for lane in lanes.iter_mut().filter(|lane| lane.runs()) {
+        let command = conclave.conclave().node(&lane.name).and_then(|n| n.command.as_ref());
+        if !command.is_some_and(|c| c.argv.iter().any(|a| a == SEMGREP_RULES_PLACEHOLDER)) {
+            continue;
+        }
+        match installed.get_or_insert_with(&install) {
+            Ok(dir) => lane.rules = Some(dir.clone()),
+            Err(error) => {
+                tracing::warn!(lane = %lane.name, "{error}");
+                lane.off = Some(LaneOff::RulesUnavailable);
+            }
+        }
+    }
+}
+
+/// Writes Conclave's Semgrep rules into the tool directory ([`provide_rules`]'s
+/// `install` for a review). Blocking.
+pub fn install_rules() -> Result<PathBuf, String> {
+    let tools = tool_dir().ok_or("there is no tool directory: set CONCLAVE_TOOLS_DIR, XDG_CACHE_HOME or HOME")?;
+    semgrep_rules::install(&tools).map_err(|e| e.to_string())
+}
+
 /// Leaves the lanes that do not run out of `conclave`, and gives each running lane
-/// its program's path, its files (for `{files}`) and `base` (for `{base}`).
+/// its program's path, its files (for `{files}`), `base` (for `{base}`) and the
+/// directory of Conclave's Semgrep rules (for `{semgrep-rules}`, which its sandbox
+/// may then read).
 pub fn apply_lanes(conclave: &mut CheckedConclave, lanes: &[AnalyzerLane], base: &str) {
     for lane in lanes {
         if !lane.runs() {
@@ -225,16 +274,21 @@ pub fn apply_lanes(conclave: &mut CheckedConclave, lanes: &[AnalyzerLane], base:
             continue;
         }
         let Some(command) = conclave.conclave().node(&lane.name).and_then(|n| n.command.as_ref()) else { continue };
+        let rules = lane.rules.as_ref().map(|dir| dir.display().to_string());
         let mut argv = Vec::with_capacity(command.argv.len() + lane.files.len());
         for (i, arg) in command.argv.iter().enumerate() {
             match arg.as_str() {
                 FILES_PLACEHOLDER => argv.extend(lane.files.iter().map(|f| as_argument(f))),
                 BASE_PLACEHOLDER => argv.push(base.to_string()),
+                SEMGREP_RULES_PLACEHOLDER => argv.push(rules.clone().unwrap_or_else(|| arg.clone())),
                 _ if i == 0 => argv.push(lane.path.as_ref().map_or_else(|| arg.clone(), |p| p.display().to_string())),
                 _ => argv.push(arg.clone()),
             }
         }
         conclave.set_argv(&lane.name, argv);
+        if let Some(rules) = rules {
+            conclave.allow_reading(&lane.name, rules);
+        }
     }
 }
 
@@ -337,11 +391,11 @@ mod tests {
 
     #[test]
     fn globs_match_whole_paths_or_file_names() {
-        let analyzer = AnalyzerConfig { files: vec!["*.sh".into(), "scripts/**/*.bash".into()], default: true };
+        let analyzer = AnalyzerConfig::new(vec!["*.sh".into(), "scripts/**/*.bash".into()]);
         let changed: Vec<String> =
             ["a.sh", "scripts/lib/x.sh", "scripts/lib/y.bash", "y.bash", "main.rs"].map(String::from).to_vec();
         assert_eq!(matching_files(&analyzer, &changed), ["a.sh", "scripts/lib/x.sh", "scripts/lib/y.bash"]);
-        let every = AnalyzerConfig { files: Vec::new(), default: true };
+        let every = AnalyzerConfig::new(Vec::new());
         assert_eq!(matching_files(&every, &changed).len(), 5);
     }
 
@@ -356,6 +410,7 @@ mod tests {
             file_count: 1,
             off,
             path: None,
+            rules: None,
             failed: None,
             raised: 0,
             added: 0,

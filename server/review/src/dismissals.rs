@@ -28,6 +28,26 @@ const VERSION: u32 = 1;
 /// the run store keeps the dismissals made on its pull requests.
 pub const REPOSITORY_KEY_INPUT: &str = "repository_key";
 
+/// The longest repository key taken, in bytes.
+const MAX_REPOSITORY_KEY: usize = 255;
+
+/// Checks a repository key as a caller gives it (`--repository-key`, an API
+/// review's `repository_key`): GitHub's `owner/name` or GitLab's project path, so
+/// 1 to 255 bytes without spaces or control characters. The error says what to give.
+pub fn check_repository_key(key: &str) -> Result<(), String> {
+    let what = "a repository key is GitHub's `owner/name` or GitLab's project path (such as `group/sub/project`)";
+    if key.is_empty() {
+        return Err(format!("the repository key is empty: {what}"));
+    }
+    if key.len() > MAX_REPOSITORY_KEY {
+        return Err(format!("the repository key is {} bytes, more than {MAX_REPOSITORY_KEY}: {what}", key.len()));
+    }
+    if let Some(c) = key.chars().find(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("the repository key holds {}: {what}", c.escape_default()));
+    }
+    Ok(())
+}
+
 /// The dismissals of one repository, by fingerprint.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Dismissals {
@@ -235,6 +255,18 @@ mod tests {
     use super::*;
 
     const FP: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn repository_keys_are_forge_paths() {
+        for good in ["acme/uploads", "group/sub/project", "a"] {
+            assert_eq!(check_repository_key(good), Ok(()), "{good}");
+        }
+        let said = |key: &str| check_repository_key(key).expect_err(key);
+        assert!(said("").starts_with("the repository key is empty: a repository key is GitHub's"));
+        assert!(said("acme/up loads").starts_with("the repository key holds  :"), "{}", said("acme/up loads"));
+        assert!(said("acme/\nx").contains("\\n"), "{}", said("acme/\nx"));
+        assert!(said(&"a".repeat(256)).starts_with("the repository key is 256 bytes, more than 255"));
+    }
 
     #[test]
     fn dismissing_writes_a_sorted_readable_file_and_replaces_an_entry() {

@@ -196,10 +196,7 @@ mod tests {
         });
         assert_eq!(
             cuts,
-            vec![
-                InputCut::Shortened { chars: 160, findings: 1 },
-                InputCut::Shortened { chars: 120, findings: 2 },
-            ],
+            vec![InputCut::Shortened { chars: 160, findings: 1 }, InputCut::Shortened { chars: 120, findings: 2 },],
             "the 200-character description first, then it and the 150-character one"
         );
         assert_eq!(asked, 2, "steps that shorten nothing are not measured");
@@ -216,8 +213,10 @@ mod tests {
         let mut cut = input();
         // Fits once no nit or minor finding is left.
         let cuts = cut_to_fit(&mut cut, &fields(), &mut |i| {
-            let all: Vec<Value> =
-                i.upstream[..2].iter().flat_map(|(_, v)| v["findings"].as_array().cloned().unwrap_or_default()).collect();
+            let all: Vec<Value> = i.upstream[..2]
+                .iter()
+                .flat_map(|(_, v)| v["findings"].as_array().cloned().unwrap_or_default())
+                .collect();
             all.iter().all(|f| matches!(f["severity"].as_str(), Some("blocker" | "major")))
         });
         let dropped: Vec<&InputCut> = cuts.iter().filter(|c| matches!(c, InputCut::Dropped { .. })).collect();

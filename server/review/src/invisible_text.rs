@@ -197,7 +197,7 @@ mod tests {
     fn the_log_reads_back_as_findings_a_bidi_control_a_blocker() {
         let hits = scan_line("src/auth.rs", 7, "if role != \"admin\u{202E}\u{2066}\" {");
         let log = serde_json::to_string(&sarif(&hits)).expect("serializes");
-        let findings = conclave_schema::sarif::findings(&log, LANE).expect("a SARIF log");
+        let findings = conclave_schema::sarif::findings(&log, LANE, None).expect("a SARIF log");
         let first = &findings["findings"][0];
         assert_eq!(
             (first["severity"].as_str(), first["file"].as_str(), first["line"].as_u64()),

@@ -45,6 +45,7 @@ pub mod repository_anchors;
 pub mod rules;
 pub mod same_issue;
 pub mod samples;
+pub mod semgrep_rules;
 pub mod similarity;
 pub mod support;
 pub mod tools;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use crate::analyzers::{AnalyzerLane, AnalyzerSelection, UnknownAnalyzer};
-use crate::analyzers::{apply_lanes, locate_program, plan_lanes};
+use crate::analyzers::{apply_lanes, install_rules, locate_program, plan_lanes, provide_rules};
 use crate::anchor::anchor_findings;
 use crate::baseline::Baseline;
 pub use crate::choice::{Catalog, ConclaveChoice};
@@ -379,6 +379,7 @@ pub fn list_analyzers(
     if request.base.is_some() && !request.allow_unsandboxed {
         crate::analyzers::require_sandbox(&mut lanes, conclave_sandbox::probe().can_confine().is_ok());
     }
+    provide_rules(&conclave, &mut lanes, install_rules);
     Ok((conclave, lanes))
 }
 
@@ -394,6 +395,7 @@ fn decide_analyzers(
     if change.base.is_some() && !allow_unsandboxed {
         crate::analyzers::require_sandbox(&mut lanes, conclave_sandbox::probe().can_confine().is_ok());
     }
+    provide_rules(conclave, &mut lanes, install_rules);
     apply_lanes(conclave, &lanes, change.base.as_deref().unwrap_or("HEAD"));
     Ok(lanes)
 }

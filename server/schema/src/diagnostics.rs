@@ -1,21 +1,42 @@
 //! Compiler-style diagnostics read as output in the findings shape: each line
 //! `path:line[:column]: message` (gcc and clang, `rustc --error-format short`,
 //! shellcheck's `gcc` format, eslint's `unix` format, `git diff --check`) is one
-//! finding; other lines (the offending code some tools print) are left out. A
-//! message that starts `error` is major, anything else minor; the file and line
-//! are the line's, `raisedBy` is the node that ran the tool.
+//! finding; other lines (the offending code some tools print) are left out. Its
+//! level is the message's first word when that is `error`, `warning` or `note`, else
+//! `other`; the lane's severity map grades it (`grade.rs`), else `error` is major and
+//! anything else minor. The file and line are the line's, `raisedBy` is the node
+//! that ran the tool.
 
-use serde_json::{Value, json};
+use conclave_shared::{Severity, SeverityMap};
+use serde_json::Value;
 
-use crate::shape::findings_document;
+use crate::grade::{self, Raised};
 
-/// The findings of the diagnostics in `text`, raised by `node_id`, with their counts.
-pub fn findings(text: &str, node_id: &str) -> Value {
-    findings_document(text.lines().filter_map(|line| finding(line, node_id)).collect())
+/// The findings of the diagnostics in `text`, raised by `node_id`, graded by `map`
+/// when given, with their counts.
+pub fn findings(text: &str, node_id: &str, map: Option<&SeverityMap>) -> Value {
+    grade::findings(text.lines().filter_map(raised).collect(), node_id, map, severity_of_level)
 }
 
-/// One line as a finding, when it is `path:line[:column]: message`.
-fn finding(line: &str, node_id: &str) -> Option<Value> {
+/// The reader's table: `error` major, anything else minor.
+fn severity_of_level(level: &str) -> Severity {
+    if level == "error" { Severity::Major } else { Severity::Minor }
+}
+
+/// A message's level: its first word when that is a compiler's level.
+fn level_of(message: &str) -> &'static str {
+    let lower = message.to_ascii_lowercase();
+    let word = lower.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or_default();
+    match word {
+        "error" | "fatal" => "error",
+        "warning" => "warning",
+        "note" => "note",
+        _ => "other",
+    }
+}
+
+/// One line as a problem raised, when it is `path:line[:column]: message`.
+fn raised(line: &str) -> Option<Raised> {
     let (file, rest) = line.split_once(':')?;
     let (number, rest) = rest.split_once(':')?;
     let line_number: u64 = number.trim().parse().ok().filter(|&n| n >= 1)?;
@@ -28,20 +49,26 @@ fn finding(line: &str, node_id: &str) -> Option<Value> {
     if file.trim().is_empty() || file.contains(char::is_whitespace) || message.is_empty() {
         return None;
     }
-    let severity = if message.to_ascii_lowercase().starts_with("error") { "major" } else { "minor" };
-    Some(json!({"severity": severity, "file": file.trim_start_matches("./"), "line": line_number,
-        "description": message, "raisedBy": node_id}))
+    Some(Raised {
+        level: level_of(message).to_string(),
+        rule: None,
+        stated: None,
+        file: file.trim_start_matches("./").to_string(),
+        line: line_number,
+        message: message.to_string(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn each_diagnostic_line_is_a_finding_and_the_rest_is_left_out() {
         let text = "src/a.rs:3: trailing whitespace.\n+let x = 1;   \n./lib/b.c:10:5: error: use of undeclared identifier 'y'\n\
                     lib/b.c:12:1: warning: unused variable\nnot a diagnostic: at all\nREADME.md:0: zero is no line\n";
-        let out = findings(text, "lint");
+        let out = findings(text, "lint", None);
         assert_eq!(
             out["findings"],
             json!([
@@ -51,6 +78,6 @@ mod tests {
             ])
         );
         assert_eq!(out["counts"], json!({"blocker": 0, "major": 1, "minor": 2, "nit": 0}));
-        assert_eq!(findings("", "lint")["findings"], json!([]));
+        assert_eq!(findings("", "lint", None)["findings"], json!([]));
     }
 }

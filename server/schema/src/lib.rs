@@ -4,7 +4,8 @@
 //! the prompt contract for providers without native structured output, and SARIF
 //! logs, compiler-style diagnostics, ShellCheck's `json1` and Cargo's JSON messages
 //! read as findings (`sarif.rs`, `diagnostics.rs`, `shellcheck.rs`, `cargo.rs`, for
-//! command nodes that run an analyzer).
+//! command nodes that run an analyzer), each graded by the lane's severity map
+//! (`grade.rs`).
 //!
 //! **Invariant:** nothing here calls a provider or touches the network; remote `$ref`s
 //! are never fetched.
@@ -13,6 +14,7 @@ pub mod cargo;
 pub mod check;
 pub mod contract;
 pub mod diagnostics;
+pub mod grade;
 pub mod lower;
 pub mod normalize;
 pub mod output;

@@ -65,7 +65,12 @@ async fn go_on(state: &AppState, run_id: &str) -> Result<String, ApiError> {
         state.store().get_run(&run_id).await?.ok_or_else(|| ApiError::NotFound(format!("no run `{run_id}`")))?;
     let review = Change::from_run_input(&record.input).is_some();
     let spec = match review {
-        true => JobSpec::Review { allow_paths: state.workspace.allow_paths.clone(), samples: 1, fell_back: Vec::new() },
+        true => JobSpec::Review {
+            allow_paths: state.workspace.allow_paths.clone(),
+            samples: 1,
+            fell_back: Vec::new(),
+            no_cache: false,
+        },
         false => JobSpec::Run,
     };
     let (id, context) = (run_id.clone(), state.workspace.catalog_context().clone());

@@ -1,18 +1,22 @@
 //! The editor's files: built into the binary at compile time from `client/dist`
 //! (so `conclave serve` shows the editor from any directory, with no other files),
-//! or served from a directory for editor development (`--editor-dir`). A binary
+//! or served from a directory for editor development (`--editor-dir`). Each file is
+//! stored beside its Brotli and gzip copies (`scripts/build-editor.sh` makes them),
+//! and the request's `Accept-Encoding` chooses which is sent (`encoding.rs`). A binary
 //! built before the editor was has no files to embed; it serves a page saying how to
 //! get the editor, and `conclave serve` says the same on standard error.
 
 use axum::Router;
 use axum::body::Body;
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::header::{CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, ETAG, VARY};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
-use rust_embed::Embed;
+use rust_embed::{Embed, EmbeddedFile};
 use std::path::{Path, PathBuf};
 
 use super::ApiError;
+use super::encoding::{self, Coding};
+use super::precondition::none_match_names;
 
 /// The built editor, as `scripts/build-editor.sh` leaves it in `client/dist`.
 #[derive(Embed)]
@@ -72,38 +76,71 @@ pub fn routes<S: Clone + Send + Sync + 'static>(source: &EditorSource) -> Router
     match source {
         EditorSource::Embedded => Router::new().fallback(embedded),
         EditorSource::Directory(dir) => {
-            let files = tower_http::services::ServeDir::new(dir)
-                .fallback(tower_http::services::ServeFile::new(dir.join("index.html")));
-            Router::new().fallback_service(files)
+            // The precompressed copies build-editor.sh made, chosen by Accept-Encoding.
+            let page =
+                tower_http::services::ServeFile::new(dir.join("index.html")).precompressed_br().precompressed_gzip();
+            let files = tower_http::services::ServeDir::new(dir).precompressed_br().precompressed_gzip().fallback(page);
+            Router::new().fallback_service(files).layer(axum::middleware::map_response(vary_by_encoding))
         }
         EditorSource::Missing => Router::new().fallback(|| async { Html(missing_page()) }),
     }
 }
 
-/// Answers a request for one of the embedded files, with its type, an entity tag
-/// (so an unchanged file is not sent again) and caching that never serves a stale
-/// editor after an upgrade: files are revalidated on every load.
+/// Answers a request for one of the embedded files in the coding the request accepts
+/// best, with its type, an entity tag of exactly the bytes sent (so each coding has
+/// its own, and an unchanged file is not sent again), and caching that never serves a
+/// stale editor after an upgrade: files are revalidated on every load. A HEAD gets
+/// the same headers as a GET, `Content-Length` included.
 async fn embedded(method: Method, uri: Uri, headers: HeaderMap) -> Response {
     if method != Method::GET && method != Method::HEAD {
         return ApiError::MethodNotAllowed.into_response();
     }
     let path = uri.path().trim_start_matches('/');
-    let Some(file) = Bundle::get(path).filter(|_| !path.is_empty()).or_else(|| Bundle::get("index.html")) else {
+    let name = if !path.is_empty() && Bundle::get(path).is_some() { path } else { "index.html" };
+    let (Some(original), Some((coding, file))) = (Bundle::get(name), stored(name, &headers)) else {
         return Html(missing_page()).into_response();
     };
     let tag = format!("\"{}\"", hex::encode(file.metadata.sha256_hash()));
-    if headers.get(IF_NONE_MATCH).is_some_and(|given| given.as_bytes() == tag.as_bytes()) {
-        return (StatusCode::NOT_MODIFIED, [(ETAG, tag)]).into_response();
-    }
-    let mut response = Response::new(if method == Method::HEAD { Body::empty() } else { Body::from(file.data) });
+    let mut response = Response::new(Body::empty());
     let h = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(file.metadata.mimetype()) {
-        h.insert(CONTENT_TYPE, value);
-    }
     if let Ok(value) = HeaderValue::from_str(&tag) {
         h.insert(ETAG, value);
     }
     h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(VARY, HeaderValue::from_static("accept-encoding"));
+    if none_match_names(&headers, &tag) {
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        return response;
+    }
+    // The type is the original file's, whichever coding carries it.
+    if let Ok(value) = HeaderValue::from_str(original.metadata.mimetype()) {
+        h.insert(CONTENT_TYPE, value);
+    }
+    if coding != Coding::Identity {
+        h.insert(CONTENT_ENCODING, HeaderValue::from_static(coding.token()));
+    }
+    h.insert(CONTENT_LENGTH, HeaderValue::from(file.data.len()));
+    if method == Method::GET {
+        *response.body_mut() = Body::from(file.data);
+    }
+    response
+}
+
+/// The file `name` in the coding the request accepts best among those it is stored
+/// in, or `None` when there is no such file.
+fn stored(name: &str, headers: &HeaderMap) -> Option<(Coding, EmbeddedFile)> {
+    let copy = |coding: Coding| Bundle::get(&format!("{name}{}", coding.suffix()));
+    let mut codings: Vec<Coding> =
+        [Coding::Brotli, Coding::Gzip].into_iter().filter(|&coding| copy(coding).is_some()).collect();
+    codings.push(Coding::Identity);
+    let coding = encoding::choose(headers, &codings);
+    Some((coding, copy(coding)?))
+}
+
+/// Adds `Vary: Accept-Encoding` to a file of `--editor-dir`, which tower-http's file
+/// service chose by that header but does not say so.
+async fn vary_by_encoding(mut response: Response) -> Response {
+    response.headers_mut().append(VARY, HeaderValue::from_static("accept-encoding"));
     response
 }
 

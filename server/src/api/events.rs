@@ -117,6 +117,8 @@ enum Next {
 /// goes away: live from this server's bus when it runs the run, else from the store.
 async fn forward(mut follow: Follow, first: Vec<RunEvent>) {
     let mut notices = follow.state.store().commit_notices();
+    // Notices of this process's commits only: read the store as often as without.
+    let patience = if follow.state.store().notices_from_every_process() { NOTICE_WAIT } else { POLL };
     let mut page = Some(first);
     loop {
         let Next::Continue { delivered } = follow.catch_up(page.take()).await else { return };
@@ -149,7 +151,7 @@ async fn forward(mut follow: Follow, first: Vec<RunEvent>) {
                 if follow.tx.is_closed() {
                     return;
                 }
-                wait_for_events(&follow.id, notices.as_mut()).await;
+                wait_for_events(&follow.id, notices.as_mut(), patience).await;
             }
         }
     }
@@ -199,9 +201,10 @@ async fn send(tx: &mpsc::Sender<RunEvent>, last: &mut u64, event: RunEvent) -> b
 }
 
 /// Waits until run `id` may have new events in the store: a notice from the store
-/// (PostgreSQL's LISTEN/NOTIFY: another server committed them), or, for a store
-/// that sends none, the polling interval.
-async fn wait_for_events(id: &str, notices: Option<&mut broadcast::Receiver<String>>) {
+/// (PostgreSQL's LISTEN/NOTIFY: another server committed them; SQLite's: this
+/// process's worker did), or `patience` without one; for a store that sends none,
+/// the polling interval.
+async fn wait_for_events(id: &str, notices: Option<&mut broadcast::Receiver<String>>, patience: Duration) {
     let Some(notices) = notices else { return tokio::time::sleep(POLL).await };
     let heard = async {
         loop {
@@ -214,5 +217,5 @@ async fn wait_for_events(id: &str, notices: Option<&mut broadcast::Receiver<Stri
             }
         }
     };
-    let _ = tokio::time::timeout(NOTICE_WAIT, heard).await;
+    let _ = tokio::time::timeout(patience, heard).await;
 }

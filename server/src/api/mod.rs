@@ -6,7 +6,8 @@
 //! `schemas.rs` (references, lowering previews, providers), `mcp.rs` (an MCP server's
 //! tools, for the editor's palette), `openapi.rs` (the
 //! generated API document), `error.rs` (one error type),
-//! `editor.rs` (the editor's files, built into the binary), `guard.rs` (who may ask),
+//! `editor.rs` (the editor's files, built into the binary, in the coding `encoding.rs`
+//! chooses), `guard.rs` (who may ask),
 //! `metrics.rs` (`GET /metrics` for Prometheus, and the count of requests); `/mcp` is
 //! the MCP server of `crate::mcp`, behind the same guard; `webhooks/` (deliveries
 //! from GitHub and GitLab, authenticated by their signatures instead of the token).
@@ -21,6 +22,7 @@ pub mod checking;
 pub mod conclave_files;
 pub mod conclaves;
 pub mod editor;
+pub mod encoding;
 pub mod error;
 pub mod evals;
 pub mod events;

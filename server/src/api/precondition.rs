@@ -1,5 +1,6 @@
 //! `If-Match` (RFC 9110, section 13.1.1): `*`, or a list of entity tags of which one
-//! must be the current ETag by the strong comparison (weak tags never match).
+//! must be the current ETag by the strong comparison (weak tags never match); and
+//! `If-None-Match` (section 13.1.2), by the weak comparison, for revalidating files.
 //!
 //! Read here rather than with the `headers` crate: its entity-tag parser asserts,
 //! in debug builds, that a tag holds no space, so a client sending `If-Match: "a b"`
@@ -7,7 +8,7 @@
 //! API answers as a failed precondition: it names no version of the resource.
 
 use axum::http::HeaderMap;
-use axum::http::header::IF_MATCH;
+use axum::http::header::{IF_MATCH, IF_NONE_MATCH};
 
 /// A request's `If-Match`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +59,22 @@ impl IfMatch {
     }
 }
 
+/// Whether the request's `If-None-Match` names the representation whose strong ETag
+/// is `current` (quoted), or is `*`: then a GET or HEAD answers 304 Not Modified. The
+/// comparison is weak, so `W/"x"` names `"x"`. A malformed header names nothing, so
+/// the whole representation is sent.
+pub fn none_match_names(headers: &HeaderMap, current: &str) -> bool {
+    let mut named = false;
+    for line in headers.get_all(IF_NONE_MATCH) {
+        let Ok(elements) = elements(line.as_bytes()) else { return false };
+        named |= elements.iter().any(|element| match element {
+            Element::Any => true,
+            Element::Tag(tag) => tag.strip_prefix("W/").unwrap_or(tag) == current,
+        });
+    }
+    named
+}
+
 enum Element {
     Any,
     Tag(String),
@@ -105,4 +122,30 @@ fn tag_end(line: &[u8], start: usize) -> Option<usize> {
     let close = open + 1 + line[open + 1..].iter().position(|&c| c == b'"')?;
     let etagc = |c: u8| c == 0x21 || (0x23..=0x7e).contains(&c) || c >= 0x80;
     line[open + 1..close].iter().all(|&c| etagc(c)).then_some(close + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn names(lines: &[&str], current: &str) -> bool {
+        let mut headers = HeaderMap::new();
+        for line in lines {
+            headers.append(IF_NONE_MATCH, HeaderValue::from_str(line).expect("a header value"));
+        }
+        none_match_names(&headers, current)
+    }
+
+    #[test]
+    fn if_none_match_compares_weakly_over_every_line() {
+        assert!(names(&["\"a\""], "\"a\""));
+        assert!(names(&["W/\"a\""], "\"a\""), "weak comparison");
+        assert!(names(&["\"b\", \"a\""], "\"a\""));
+        assert!(names(&["\"b\"", "\"a\""], "\"a\""), "several lines are one list");
+        assert!(names(&["*"], "\"a\""));
+        assert!(!names(&["\"b\""], "\"a\""));
+        assert!(!names(&[], "\"a\""));
+        assert!(!names(&["a"], "a"), "an unquoted tag is malformed and names nothing");
+    }
 }

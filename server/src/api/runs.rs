@@ -15,6 +15,8 @@ use conclave_catalog::{CheckedConclave, LoadError, load_by_id};
 use conclave_core::{Cancel, now_ms};
 use conclave_engine::{Reuse, RunHandle, RunOptions, StartError, cancel_waiting};
 use conclave_review::diff::{Change, ChangeError};
+use conclave_review::dismissals::check_repository_key;
+use conclave_review::incremental::{self, ScopeError, Since};
 use conclave_review::pipeline::{self, AnalyzerSelection, PreparedReview, ReviewError, ReviewRequest};
 use conclave_review::{ConclaveChoice, ReportFormat, ReviewPolicy};
 use conclave_shared::Budget;
@@ -158,6 +160,7 @@ async fn launch(
         Some(queue) if options.reuse.is_none() => {
             state.engine.plan_off_thread(&conclave, &options).await.map_err(start_error)?;
             let id = crate::worker::enqueue(queue.as_ref(), conclave.conclave(), input, &spec, options.budget).await?;
+            state.queued.notify_one();
             Ok(Launched::Queued(id))
         }
         _ => Ok(Launched::Started(state.engine.start(conclave, input, options).await.map_err(start_error)?)),
@@ -209,9 +212,14 @@ async fn start_review(
     let conclave = ConclaveChoice::Id(conclave_id.clone());
     let prepared = match what {
         Review::Target(target) => {
-            let mut request = target_request(state, repository, conclave, target)?;
+            let mut request = target_request(state, repository, conclave, &target)?;
             request.budget = budget;
-            pipeline::prepare(&request, state.workspace.catalog(), &state.workspace.providers).await
+            resolve_since(state, &mut request, target.since.as_deref()).await?;
+            let prepared = pipeline::prepare(&request, state.workspace.catalog(), &state.workspace.providers).await;
+            prepared.map(|mut review| {
+                review.repository_key = target.repository_key;
+                review
+            })
         }
         Review::Stored(change) => {
             let workspace = &state.workspace;
@@ -250,23 +258,62 @@ pub(crate) fn target_request(
     state: &AppState,
     repository: std::path::PathBuf,
     conclave: ConclaveChoice,
-    target: ReviewTarget,
+    target: &ReviewTarget,
 ) -> Result<ReviewRequest, ApiError> {
     let mut request = base_request(state, repository, conclave);
-    (request.base, request.provider, request.model) = (target.base, target.provider, target.model);
+    (request.base, request.provider, request.model) =
+        (target.base.clone(), target.provider.clone(), target.model.clone());
     request.trust = target.trust.unwrap_or_default();
     request.fallback = !target.no_fallback;
+    request.no_cache = target.no_cache;
+    if target.full && target.since.is_some() {
+        return Err(invalid_field(
+            "/review/full",
+            "`full` reviews the whole change and `since` only what is new since an earlier review: give one of them",
+        ));
+    }
+    if let Some(Err(message)) = target.repository_key.as_deref().map(check_repository_key) {
+        return Err(invalid_field("/review/repository_key", message));
+    }
     request.max_parts = match target.max_parts {
         None => request.max_parts,
         Some(parts) if (1..=MAX_PARTS as u64).contains(&parts) => parts as usize,
         Some(_) => return Err(invalid_field("/review/max_parts", MAX_PARTS_MESSAGE)),
     };
-    request.analyzers = match target.analyzers {
+    request.analyzers = match &target.analyzers {
         None => AnalyzerSelection::Default,
         Some(names) if names.is_empty() => AnalyzerSelection::None,
-        Some(names) => AnalyzerSelection::Only(names),
+        Some(names) => AnalyzerSelection::Only(names.clone()),
     };
     Ok(request)
+}
+
+/// With `since`, scopes `request` to what is new since an earlier review of the
+/// branch, as `--since` does (the worker that finishes the run carries the earlier
+/// findings, from the scope the run input records).
+pub(crate) async fn resolve_since(
+    state: &AppState,
+    request: &mut ReviewRequest,
+    since: Option<&str>,
+) -> Result<(), ApiError> {
+    let Some(since) = since else { return Ok(()) };
+    let resolved = incremental::resolve(
+        state.store().as_ref(),
+        &request.repository,
+        request.base.as_deref(),
+        &Since::parse(since),
+    )
+    .await;
+    request.scope = Some(match resolved {
+        Ok(resolution) => resolution.scope,
+        Err(ScopeError::Store(e)) => return Err(e.into()),
+        Err(ScopeError::Change(ChangeError::InvalidBase { base, reason })) if Some(&base) == request.base.as_ref() => {
+            return Err(ApiError::bad_field("/review/base", ChangeError::InvalidBase { base, reason }.to_string()));
+        }
+        Err(e @ ScopeError::Report { .. }) => return Err(ApiError::Internal(e.to_string())),
+        Err(e) => return Err(invalid_field("/review/since", e.to_string())),
+    });
+    Ok(())
 }
 
 /// A server's review request before the caller's choices: its workspace's settings.
@@ -281,8 +328,12 @@ pub(crate) async fn launch_review(
     reuse: Option<Reuse>,
 ) -> Result<Launched, ApiError> {
     let workspace = &state.workspace;
-    let spec =
-        JobSpec::Review { allow_paths: workspace.allow_paths.clone(), samples: 1, fell_back: review.notices.clone() };
+    let spec = JobSpec::Review {
+        allow_paths: workspace.allow_paths.clone(),
+        samples: 1,
+        fell_back: review.notices.clone(),
+        no_cache: review.no_cache,
+    };
     let options = pipeline::run_options(review, reuse);
     launch(state, review.conclave.clone(), review.run_input(), options, spec).await
 }

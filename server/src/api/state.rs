@@ -38,6 +38,9 @@ pub struct AppState {
     pub listing: Arc<Listing>,
     /// Which forges' webhooks this server receives.
     pub webhooks: Arc<Webhooks>,
+    /// Told each time this server queues a run, so its embedded worker claims it at
+    /// once instead of at its next look at the queue.
+    pub queued: Arc<tokio::sync::Notify>,
 }
 
 impl AppState {
@@ -54,6 +57,7 @@ impl AppState {
             metrics: None,
             queue: None,
             webhooks: Arc::default(),
+            queued: Arc::default(),
         }
     }
 

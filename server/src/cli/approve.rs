@@ -77,7 +77,12 @@ pub async fn run(args: ApproveArgs, workspace: Workspace, queue: Arc<dyn RunQueu
     let change = Change::from_run_input(&record.input);
     let review = change.is_some();
     let spec = match review {
-        true => JobSpec::Review { allow_paths: workspace.allow_paths.clone(), samples: 1, fell_back: Vec::new() },
+        true => JobSpec::Review {
+            allow_paths: workspace.allow_paths.clone(),
+            samples: 1,
+            fell_back: Vec::new(),
+            no_cache: false,
+        },
         false => JobSpec::Run,
     };
     let (id, context, conclave) = (run_id.clone(), workspace.catalog_context().clone(), record.conclave.clone());

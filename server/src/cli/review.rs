@@ -131,7 +131,7 @@ pub struct ReviewArgs {
     /// replying `/conclave dismiss` on a pull request): GitHub's `owner/name`,
     /// GitLab's project path. With --post the forge's is used; without, stored
     /// dismissals apply only when this names the repository.
-    #[arg(long, value_name = "KEY", env = "CONCLAVE_REPOSITORY_KEY")]
+    #[arg(long, value_name = "KEY", env = "CONCLAVE_REPOSITORY_KEY", value_parser = repository_key_arg)]
     pub repository_key: Option<String>,
     /// Let the change configure its own review: read the conclave, its schemas, the
     /// rules files and the dismissals from the change (the working tree) instead of
@@ -399,6 +399,11 @@ fn round_summary(report: &ReviewReport) -> String {
         report.contradictions().count(),
         report.findings.len()
     )
+}
+
+/// A repository key, checked as every review checks one.
+fn repository_key_arg(text: &str) -> Result<String, String> {
+    conclave_review::dismissals::check_repository_key(text).map(|()| text.to_string())
 }
 
 /// A rate from 0 to 1, written as a decimal (`0.5`) or a fraction (`2/3`).

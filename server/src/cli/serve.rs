@@ -184,8 +184,9 @@ impl Background {
                 max_runs: usize::from(args.workers),
             };
             // The runs it claims are this server's live runs: streamed from memory, cancelled at once.
-            let worker =
-                Worker::new(queue.clone(), state.engine.clone(), context, config).announcing(state.live.clone());
+            let worker = Worker::new(queue.clone(), state.engine.clone(), context, config)
+                .announcing(state.live.clone())
+                .woken_by(state.queued.clone());
             let worker = match &forges {
                 Some(service) => worker.serving_forges(service.clone()),
                 None => worker,

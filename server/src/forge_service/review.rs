@@ -174,8 +174,12 @@ async fn start(
     let (conclave, options, notices) = match prepared {
         Some(_) => {
             let (run_id, context) = (job.run_id.clone(), service.workspace.catalog_context().clone());
-            let spec =
-                JobSpec::Review { allow_paths: service.workspace.allow_paths.clone(), samples: 1, fell_back: vec![] };
+            let spec = JobSpec::Review {
+                allow_paths: service.workspace.allow_paths.clone(),
+                samples: 1,
+                fell_back: vec![],
+                no_cache: false,
+            };
             let prepared = tokio::task::spawn_blocking(move || prepare_job(&run_id, &record, spec, &context)).await;
             let (conclave, options, _) = prepared.map_err(|e| loud(e.to_string()))?.map_err(loud)?;
             (conclave, options, Vec::new())

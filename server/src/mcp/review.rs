@@ -6,7 +6,6 @@
 use conclave_catalog::LoadError;
 use conclave_review::ConclaveChoice;
 use conclave_review::diff::Change;
-use conclave_review::incremental::{self, Since};
 use conclave_review::pipeline::{self, ReviewError};
 use conclave_shared::RunStatus;
 use conclave_shared::api::ReviewTarget;
@@ -17,7 +16,7 @@ use super::args::{Detail, GetReviewArgs, ReviewArgs};
 use super::context::{McpContext, Refusal, message};
 use super::findings;
 use super::progress::{Reporter, follow};
-use crate::api::runs::{Launched, follow_live, launch_review, target_request};
+use crate::api::runs::{Launched, follow_live, launch_review, resolve_since, target_request};
 
 /// How long a finished review's report may take to be stored by the process that ran it.
 const REPORT_WAIT: Duration = Duration::from_secs(120);
@@ -69,13 +68,11 @@ pub async fn start(context: &McpContext, args: ReviewArgs) -> Result<StartedRevi
         analyzers: None,
         max_parts: None,
         trust: None,
+        since: args.since.clone(),
+        ..ReviewTarget::default()
     };
-    let mut request = target_request(state, repository, conclave, target).map_err(message)?;
-    if let Some(since) = &args.since {
-        let since = Since::parse(since);
-        let resolved = incremental::resolve(state.store().as_ref(), &request.repository, args.base.as_deref(), &since);
-        request.scope = Some(resolved.await.map_err(|e| e.to_string())?.scope);
-    }
+    let mut request = target_request(state, repository, conclave, &target).map_err(message)?;
+    resolve_since(state, &mut request, target.since.as_deref()).await.map_err(message)?;
     let review =
         pipeline::prepare(&request, state.workspace.catalog(), &state.workspace.providers).await.map_err(refusal)?;
     let run_id = match launch_review(state, &review, None).await.map_err(message)? {

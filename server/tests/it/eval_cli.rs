@@ -194,3 +194,57 @@ async fn a_judge_conclave_decides_each_candidate_pair_instead_of_the_wording_rul
         assert_eq!(case["matched"][0]["finding"]["line"], 8);
     }
 }
+
+/// A dataset of `n` copies of the same case: their agents' first calls are the same
+/// requests, made at once under `--jobs`.
+fn copies(dir: &Path, n: usize) -> PathBuf {
+    let dataset = dir.join("copies");
+    std::fs::create_dir_all(&dataset).expect("mkdir");
+    fixture_repo(&dataset);
+    let issues = json!([{"file": "src/upload.rs", "line": 8, "severity": "blocker", "description": TRAVERSAL}]);
+    let lines: Vec<String> = (1..=n)
+        .map(
+            |i| json!({"id": format!("copy-{i}"), "repo": "repo", "base": "main", "head": "feature", "issues": issues}),
+        )
+        .map(|case| case.to_string())
+        .collect();
+    std::fs::write(dataset.join("cases.jsonl"), lines.join("\n") + "\n").expect("write");
+    dataset
+}
+
+#[tokio::test]
+async fn identical_calls_recorded_at_once_all_record_and_replay() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dataset = copies(dir.path(), 4);
+    let (workdir, recordings) = (dir.path().join("work"), dir.path().join("recordings"));
+    std::fs::create_dir_all(&workdir).expect("mkdir");
+    let server = FakeServer::start_routed(routes()).await;
+    let args = |mode: &str, summary: &str| -> Vec<String> {
+        let mut args = vec![dataset.display().to_string(), "--jobs".into(), "4".into(), "--format".into()];
+        args.extend(["json".into(), "--output-file".into(), workdir.join(summary).display().to_string()]);
+        args.extend([mode.to_string(), recordings.display().to_string()]);
+        args
+    };
+    let succeeded = |summary: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(workdir.join(summary)).expect("a summary");
+        let summary: Value = serde_json::from_str(&text).expect("json");
+        let cases = summary["cases_detail"].as_array().cloned().unwrap_or_default();
+        cases
+            .iter()
+            .map(|c| format!("{} {}", c["id"].as_str().unwrap_or(""), c["status"].as_str().unwrap_or("")))
+            .collect()
+    };
+    let all = (1..=4).map(|i| format!("copy-{i} succeeded")).collect::<Vec<_>>();
+    let out = eval(&workdir, &server.base, args("--record", "recorded.json")).await;
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(succeeded("recorded.json"), all, "every copy recorded its calls");
+    let names: Vec<String> = std::fs::read_dir(&recordings)
+        .expect("the recordings")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    assert!(names.iter().all(|n| n.ends_with(".json") && !n.starts_with('.')), "no temporary file is left: {names:?}");
+
+    let replayed = crate::record_replay::offline(&workdir, "eval", &args("--replay", "replayed.json"));
+    assert_eq!(replayed.status.code(), Some(0), "{}", String::from_utf8_lossy(&replayed.stderr));
+    assert_eq!(succeeded("replayed.json"), all, "every copy replays without a connection");
+}

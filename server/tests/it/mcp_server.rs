@@ -47,6 +47,8 @@ fn conclave_env(workdir: &Path, server: &FakeServer) -> Vec<(String, String)> {
         ("CONCLAVE_CONFIG_DIR".into(), workdir.join("config").display().to_string()),
         ("ANTHROPIC_BASE_URL".into(), server.base.clone()),
         ("ANTHROPIC_API_KEY".into(), "sk-ant-test".into()),
+        // No analyzer lane's linter: the findings are the agents' alone.
+        ("CONCLAVE_TOOLS_DIR".into(), conclave_testkit::no_tools().display().to_string()),
     ]
 }
 

@@ -25,6 +25,7 @@ pub(crate) fn offline(workdir: &Path, subcommand: &str, args: &[String]) -> Outp
     let mut command = Command::new(env!("CARGO_BIN_EXE_conclave"));
     command.arg(subcommand).args(args).current_dir(workdir).env("CONCLAVE_DB", workdir.join("offline.db"));
     command.env("CONCLAVE_CONFIG_DIR", workdir.join("config"));
+    command.env("CONCLAVE_TOOLS_DIR", conclave_testkit::no_tools());
     for url in ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OLLAMA_HOST", "OLLAMA_BASE_URL"] {
         command.env(url, &closed);
     }

@@ -154,6 +154,7 @@ pub(crate) async fn review(
     command
         .env("CONCLAVE_DB", fx.workdir.join("runs.db"))
         .env("CONCLAVE_CONFIG_DIR", fx.workdir.join("config"))
+        .env("CONCLAVE_TOOLS_DIR", conclave_testkit::no_tools())
         .env("ANTHROPIC_BASE_URL", &llm.base)
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));

@@ -194,6 +194,7 @@ async fn the_panel_gives_support_two_to_what_both_models_raised() {
             .env("ANTHROPIC_API_KEY", "sk-ant-test")
             .env("OPENAI_BASE_URL", &server.base)
             .env("OPENAI_API_KEY", "sk-openai-test")
+            .env("CONCLAVE_TOOLS_DIR", conclave_testkit::no_tools())
             .env_remove("CI")
             .output()
             .expect("conclave runs")

@@ -92,6 +92,7 @@ pub(crate) fn conclave(forge: &Forge, llm: &FakeServer, db: &str) -> Command {
         .env("CONCLAVE_CONFIG_DIR", forge.dir.path().join("config"))
         .env("ANTHROPIC_BASE_URL", &llm.base)
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("CONCLAVE_TOOLS_DIR", conclave_testkit::no_tools())
         .env_remove("CONCLAVE_TOKEN")
         .env_remove("CI")
         .env_remove("GITHUB_TOKEN")

@@ -50,6 +50,7 @@ pub(crate) fn conclave(dir: &Path, server: &FakeServer) -> Command {
         .env("CONCLAVE_CONFIG_DIR", dir.join("config"))
         .env("ANTHROPIC_BASE_URL", &server.base)
         .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env("CONCLAVE_TOOLS_DIR", conclave_testkit::no_tools())
         .env_remove("CONCLAVE_TOKEN")
         .env_remove("CI");
     cmd
@@ -174,8 +175,12 @@ fn serve(dir: &Path, server: &FakeServer, extra: &[&str]) -> (Child, u16, String
     serve_with(conclave(dir, server), extra)
 }
 
-/// `conclave serve` from `cmd` (its directory and environment) on a free loopback port.
+/// `conclave serve` from `cmd` (its directory and environment) on a free loopback port;
+/// its reviews find no linter in the tool directory unless `cmd` names one.
 pub(crate) fn serve_with(mut cmd: Command, extra: &[&str]) -> (Child, u16, String) {
+    if !cmd.get_envs().any(|(name, _)| name == "CONCLAVE_TOOLS_DIR") {
+        cmd.env("CONCLAVE_TOOLS_DIR", conclave_testkit::no_tools());
+    }
     let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
     let mut child = cmd
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])

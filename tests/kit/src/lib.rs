@@ -26,4 +26,4 @@ pub use fake_server::{FLOOD_CEILING, FakeServer, Recorded, Reply, Route};
 pub use inert_check::{live_parts, render_gfm};
 pub use prompt_cache::{CacheRules, CacheUsage, PromptCache};
 pub use recording_store::{Read, RecordingStore};
-pub use workspace::{TempWorkspace, cached_tool, fake_conclave, git};
+pub use workspace::{TempWorkspace, cached_tool, fake_conclave, git, no_tools};

@@ -97,6 +97,10 @@ impl RunStore for RecordingStore {
     fn commit_notices(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
         self.inner.commit_notices()
     }
+
+    fn notices_from_every_process(&self) -> bool {
+        self.inner.notices_from_every_process()
+    }
     async fn cached_output(&self, key: &str, now_ms: u64) -> Result<Option<CachedOutput>, StoreError> {
         self.inner.cached_output(key, now_ms).await
     }

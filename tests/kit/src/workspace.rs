@@ -1,5 +1,6 @@
 //! Temporary workspaces laid out like a Conclave checkout, conclave files on the fake
-//! provider, git run as a test author, and the third-party tools installed in the cache.
+//! provider, git run as a test author, the third-party tools installed in the cache, and
+//! an empty tool directory for tests that must not depend on them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -101,4 +102,15 @@ pub fn cached_tool(relative: &str, script: &str) -> PathBuf {
     let bin = cache.join("conclave").join(relative);
     assert!(bin.is_file(), "{} is not installed: run `bash {script}`", bin.display());
     bin
+}
+
+/// An empty directory for Conclave's tool directory (`CONCLAVE_TOOLS_DIR`) in a test
+/// that is not about analyzer lanes: which linters this machine has installed there
+/// (Ruff and Semgrep, once set-up ran) must not change what its reviews report. The
+/// lanes whose programs are on `PATH` (git, ShellCheck) still run. It is
+/// `conclave-tests-no-tools` in the system's temporary directory, made when missing.
+pub fn no_tools() -> PathBuf {
+    let dir = std::env::temp_dir().join("conclave-tests-no-tools");
+    std::fs::create_dir_all(&dir).expect("an empty tool directory");
+    dir
 }

@@ -387,16 +387,24 @@ async fn the_minimap_shows_a_large_conclave_and_pans_the_canvas() {
     assert_eq!(e.count(By::Css("[data-testid='minimap'] rect[data-node-id]")).await, 40);
     let canvas = e.wait_for(tid("canvas")).await.rect().await.expect("rect");
     let far = e.wait_for(node("n39")).await;
-    let before = far.rect().await.expect("rect");
-    assert!(before.x > canvas.x + canvas.width || before.y > canvas.y + canvas.height, "n39 starts out of view");
+    // The opened conclave is fitted to the view; zooming in near the top left with
+    // the wheel takes n39, at the bottom right, out of it.
+    let out_of_view = || async {
+        let (x, y, _, _) = e.drawn_rect(&far).await;
+        x > canvas.x + canvas.width || y > canvas.y + canvas.height
+    };
+    for _ in 0..8 {
+        e.wheel(canvas.x + 60.0, canvas.y + 60.0, -300.0).await;
+    }
+    wait_until("n39 out of view", out_of_view).await;
 
     // Clicking n39 in the minimap brings n39 to the middle of the canvas.
     let mini_card = minimap.find(By::Css("rect[data-node-id='n39']")).await.expect("n39 in the minimap");
     mini_card.click().await.expect("click the minimap");
     let centre = (canvas.x + canvas.width / 2.0, canvas.y + canvas.height / 2.0);
     wait_until("n39 in the middle of the canvas", || async {
-        let r = far.rect().await.expect("rect");
-        let (x, y) = (r.x + r.width / 2.0, r.y + r.height / 2.0);
+        let (x, y, w, h) = e.drawn_rect(&far).await;
+        let (x, y) = (x + w / 2.0, y + h / 2.0);
         (x - centre.0).abs() < 60.0 && (y - centre.1).abs() < 60.0
     })
     .await;

@@ -5,3 +5,4 @@ mod children;
 mod file_format;
 mod mcp;
 mod sandbox;
+mod severity_map;

@@ -24,8 +24,8 @@ use crate::agent::{AgentContext, run_agent};
 use crate::bus::EventBus;
 use crate::cache;
 use crate::command;
-use crate::fit;
 use crate::config::Parts;
+use crate::fit;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
 use crate::node_error::NodeError;
@@ -368,7 +368,8 @@ impl Run {
             fitted: None,
         };
         // Fitted before the cache key is made: the key hashes the input the agent gets.
-        let input = match fit::fit_input(&agent, &self.agents, &self.scoped(i), input, self.upstream_findings(i)).await {
+        let input = match fit::fit_input(&agent, &self.agents, &self.scoped(i), input, self.upstream_findings(i)).await
+        {
             Ok(input) => input,
             Err(error) => return self.finish(i, Err(error), 0).await,
         };

@@ -252,7 +252,7 @@ async fn a_failed_analyzer_lane_leaves_the_writer_to_run_on_the_agents() {
         let mut node = command("shellcheck", &["sh", "-c", "echo 'not json1'; exit 1"], CommandParse::Shellcheck);
         let config = node.command.as_mut().expect("command");
         config.ok_exit_codes = vec![0, 1];
-        config.analyzer = analyzer.then(|| AnalyzerConfig { files: vec!["*.sh".into()], default: true });
+        config.analyzer = analyzer.then(|| AnalyzerConfig::new(vec!["*.sh".into()]));
         node
     };
     let (outcome, events) = run(&engine, with_command(lane(true)), allowing(dir.path())).await;

@@ -28,6 +28,9 @@ use errors::{Body, Call};
 
 const DEFAULT_BASE: &str = "https://api.openai.com/v1";
 
+/// The fewest tokens of a prompt OpenAI caches.
+pub const MIN_CACHEABLE_TOKENS: usize = 1024;
+
 /// The OpenAI provider.
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
@@ -102,6 +105,10 @@ impl Provider for OpenAiProvider {
 
     fn caches_prompts(&self) -> bool {
         self.cache
+    }
+
+    fn caches_prefix(&self, request: &AgentRequest) -> bool {
+        self.cache && crate::prompt_cache::shared_prefix_reaches(request, MIN_CACHEABLE_TOKENS)
     }
 
     fn check_config(&self) -> Result<(), ProviderError> {

@@ -136,7 +136,10 @@ async fn a_writer_input_too_large_for_the_window_loses_long_descriptions_then_ni
     assert_eq!(fit.tokens_after, tokens(&writer), "the recorded size is the size sent");
 
     let conclave_core::Message::User(first) = &writer.messages[0] else { panic!("the input comes first") };
-    assert!(!first.contains("\"severity\": \"nit\"") && !first.contains("name this better"), "no nit reached the Writer");
+    assert!(
+        !first.contains("\"severity\": \"nit\"") && !first.contains("name this better"),
+        "no nit reached the Writer"
+    );
     assert!(first.contains("\"the path comes from the request the…\""), "the blocker stays, shortened: {first}");
     assert!(first.contains("(`contradictions`)\n\n```json\n[]\n```"), "a blocker alone contradicts nothing: {first}");
     assert!(first.ends_with(&format!("The input above was cut so that it fits: {}.", fit.cuts_text())), "{first}");
@@ -145,7 +148,10 @@ async fn a_writer_input_too_large_for_the_window_loses_long_descriptions_then_ni
     assert!(markdown.contains(&format!("- `writer`: {fit}.")), "{markdown}");
     assert!(!markdown.contains("Degraded review"), "only nits were left out: {markdown}");
     assert_eq!(envelope["review"]["input_fits"][0]["node_id"], "writer");
-    assert_eq!(envelope["review"]["input_fits"][0]["cuts"][9], json!({"cut": "dropped", "severity": "nit", "findings": 31}));
+    assert_eq!(
+        envelope["review"]["input_fits"][0]["cuts"][9],
+        json!({"cut": "dropped", "severity": "nit", "findings": 31})
+    );
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! The review crate's integration tests: one binary, a module per concern.
 
 mod baseline_lookup;
+mod builtin_lanes;
 mod degraded;
 mod diff_parts;
 mod fallback;

@@ -47,7 +47,12 @@ pub struct SqliteStore {
     writer: Writer,
     readers: Arc<Readers>,
     folds: Arc<Mutex<Folds>>,
+    /// A notice per run whose events this store's writer committed.
+    notices: tokio::sync::broadcast::Sender<String>,
 }
+
+/// How many notices a slow reader may fall behind before it reads the store anyway.
+const NOTICES: usize = 1024;
 
 impl SqliteStore {
     /// Opens (creating and migrating as needed) the database at `path`.
@@ -63,7 +68,20 @@ impl SqliteStore {
             writer,
             readers: Readers::new(path.to_path_buf()),
             folds: Arc::default(),
+            notices: tokio::sync::broadcast::channel(NOTICES).0,
         })
+    }
+
+    /// Tells readers following `runs` that their events were committed (each once).
+    fn notify<'a>(&self, runs: impl Iterator<Item = &'a str>) {
+        let mut told: Vec<&str> = Vec::new();
+        for run in runs {
+            if !told.contains(&run) {
+                told.push(run);
+                // Nobody following is no error.
+                let _ = self.notices.send(run.to_string());
+            }
+        }
     }
 
     /// The database file.
@@ -87,25 +105,40 @@ impl RunStore for SqliteStore {
 
     /// Returns once the event is committed; see the module's invariant.
     async fn append_event(&self, event: &RunEvent) -> Result<(), StoreError> {
-        let event = event.clone();
-        self.writer.submit(move |conn| write::append_event(conn, &event)).await
+        let owned = event.clone();
+        self.writer.submit(move |conn| write::append_event(conn, &owned)).await?;
+        self.notify(std::iter::once(event.run_id.as_str()));
+        Ok(())
     }
 
     /// One job for the writer thread, so the events share a savepoint and a commit.
     async fn append_events(&self, events: &[RunEvent]) -> Result<(), StoreError> {
-        let events = events.to_vec();
+        let batch = events.to_vec();
         let folds = Arc::clone(&self.folds);
         self.writer
             .submit(move |conn| {
                 // Only the writer thread takes this lock.
                 let mut folds = folds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let written = write::append_events(conn, &events, &mut folds);
+                let written = write::append_events(conn, &batch, &mut folds);
                 if written.is_err() {
-                    folds.forget(events.iter().map(|e| e.run_id.as_str()));
+                    folds.forget(batch.iter().map(|e| e.run_id.as_str()));
                 }
                 written
             })
-            .await
+            .await?;
+        self.notify(events.iter().map(|e| e.run_id.as_str()));
+        Ok(())
+    }
+
+    /// Notices of the runs whose events this process committed through this store
+    /// (its embedded worker's, say); another process's commits to the same file send
+    /// none here, so readers still look at the store every so often.
+    fn commit_notices(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        Some(self.notices.subscribe())
+    }
+
+    fn notices_from_every_process(&self) -> bool {
+        false
     }
 
     async fn get_run(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {

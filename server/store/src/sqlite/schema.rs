@@ -5,7 +5,7 @@ use conclave_core::StoreError;
 use conclave_shared::{RunStatus, RunSummary};
 use rusqlite::{Connection, TransactionBehavior};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Schema migrations, applied in order; `PRAGMA user_version` counts those applied.
 pub(super) const MIGRATIONS: &[&str] = &[
@@ -223,13 +223,44 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// migrating it.
 pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     let mut conn = open(path)?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 8192;",
-    )
-        .map_err(backend)?;
-    migrate(&mut conn, path)?;
+    while_busy(|| {
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 8192;",
+        )
+    })
+    .map_err(backend)?;
+    let newer = while_busy(|| migrate(&mut conn)).map_err(backend)?;
+    if let Some(version) = newer {
+        return Err(StoreError::Backend(format!(
+            "{} was written by a newer Conclave (schema version {version}, this one knows {}); upgrade Conclave or use another --db",
+            path.display(),
+            MIGRATIONS.len()
+        )));
+    }
     Ok(conn)
 }
+
+/// Repeats `step` while SQLite answers busy, for up to the busy timeout. SQLite skips
+/// its busy handler where waiting could deadlock: while a fresh file is still in
+/// rollback mode, two openers that both read it and then want its write lock, one to
+/// switch it to WAL and one to migrate, would wait for each other, so one is told
+/// busy at once. Its step holds no lock once it failed, so trying again is safe.
+fn while_busy<T>(mut step: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match step() {
+            Err(e) if is_busy(&e) && Instant::now() < deadline => std::thread::sleep(BUSY_PAUSE),
+            done => return done,
+        }
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+}
+
+/// How long an opener told busy waits before it tries again.
+const BUSY_PAUSE: Duration = Duration::from_millis(5);
 
 /// Opens a connection for reads only; WAL lets it read beside the writer.
 pub(super) fn open_reader(path: &Path) -> Result<Connection, StoreError> {
@@ -251,21 +282,19 @@ fn open(path: &Path) -> Result<Connection, StoreError> {
 
 /// Applies the migrations not yet applied. The version is read inside an immediate
 /// (write-locked) transaction, so when several processes open a fresh file at once,
-/// one migrates and the others find the work done.
-fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(backend)?;
-    let version: usize = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(backend)?;
+/// one migrates and the others find the work done. A file of a newer schema is left
+/// alone and its version returned.
+fn migrate(conn: &mut Connection) -> rusqlite::Result<Option<usize>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: usize = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > MIGRATIONS.len() {
-        return Err(StoreError::Backend(format!(
-            "{} was written by a newer Conclave (schema version {version}, this one knows {}); upgrade Conclave or use another --db",
-            path.display(),
-            MIGRATIONS.len()
-        )));
+        return Ok(Some(version));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-        tx.execute_batch(&format!("{sql}; PRAGMA user_version = {};", i + 1)).map_err(backend)?;
+        tx.execute_batch(&format!("{sql}; PRAGMA user_version = {};", i + 1))?;
     }
-    tx.commit().map_err(backend)
+    tx.commit()?;
+    Ok(None)
 }
 
 pub(super) fn backend(e: rusqlite::Error) -> StoreError {

@@ -232,6 +232,26 @@ async fn an_appended_event_is_in_the_file_when_append_returns() {
     assert_eq!(events, vec![started("r1", 1, "a")]);
 }
 
+/// A reader hears of each commit of this store's writer, once per run and batch,
+/// after the events are in the file; it is told the notices cover this process only.
+#[tokio::test]
+async fn a_commit_through_this_store_is_noticed_after_it_lands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = SqliteStore::open(&dir.path().join("runs.db")).expect("open");
+    assert!(!store.notices_from_every_process(), "another process's commits send no notice here");
+    let mut notices = store.commit_notices().expect("SQLite notices its own commits");
+    store.create_run(&new_run("r1")).await.expect("create_run");
+    store.create_run(&new_run("r2")).await.expect("create_run");
+    store.append_event(&started("r1", 1, "a")).await.expect("append");
+    assert_eq!(notices.recv().await.expect("a notice"), "r1");
+    assert_eq!(store.events("r1", 0).await.expect("events").len(), 1, "noticed once committed");
+    let batch = [delta("r2", 1, "x"), delta("r2", 2, "y"), delta("r1", 2, "z")];
+    store.append_events(&batch).await.expect("append");
+    assert_eq!(notices.recv().await.expect("a notice"), "r2");
+    assert_eq!(notices.recv().await.expect("a notice"), "r1");
+    assert!(notices.try_recv().is_err(), "one notice per run of the batch");
+}
+
 /// Two stores on one file (as two processes have): both writer threads take the
 /// file's write lock in turn, waiting for it instead of failing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -418,4 +438,28 @@ async fn an_unreadable_pull_request_record_is_named() {
     assert!(lookup.to_string().starts_with(expected), "{lookup}");
     let listing = store.busy_pull_requests(10).await.expect_err("unreadable");
     assert!(listing.to_string().starts_with(expected), "{listing}");
+}
+
+/// Eight stores opening one fresh file at once (as eight processes do): one switches
+/// it to WAL and migrates, the others wait for that instead of failing, each round.
+#[test]
+fn stores_opening_a_fresh_file_at_once_all_open_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for round in 0..25 {
+        let path = dir.path().join(format!("fresh-{round}.db"));
+        let start = Arc::new(std::sync::Barrier::new(8));
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let (path, start) = (path.clone(), Arc::clone(&start));
+                std::thread::spawn(move || {
+                    start.wait();
+                    SqliteStore::open(&path).map(|_| ())
+                })
+            })
+            .collect();
+        for opener in openers {
+            let opened = opener.join().expect("opener thread");
+            assert!(opened.is_ok(), "round {round}: {opened:?}");
+        }
+    }
 }
