@@ -32,10 +32,9 @@ if git diff --quiet HEAD -- && [ -z "$(git ls-files --others --exclude-standard)
   range=(--base HEAD~1)
 fi
 status=0
-# On the embedded model the Writer reads the change and three reviewers' answers at
-# once, which a large commit makes longer than SmolLM2's trained 8,192-token window;
-# llama.cpp runs past it (with a weaker model there), so the try-out gives it room.
-export CONCLAVE_LOCAL_CONTEXT="${CONCLAVE_LOCAL_CONTEXT:-16384}"
+# On the embedded model the Writer's input is fitted to SmolLM2's trained 8,192-token
+# window (the reviewers' findings cut in a stated order when they do not fit, and the
+# report says so), so the try-out needs no larger window.
 # This is a local try-out, not a CI gate: keep the fallback to the local model even
 # where CI is set (in CI, `conclave review` refuses to fall back).
 CI= "$conclave" review . "${range[@]}" || status=$?

@@ -71,7 +71,7 @@ impl Provider for PausingProvider {
         "pausing"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: None, tools: false }
+        Capabilities { native_schema: None, tools: false, context_window: None }
     }
     fn default_model(&self) -> &str {
         ""

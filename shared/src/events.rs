@@ -193,6 +193,16 @@ pub enum EventKind {
         /// The contradicting findings.
         contradiction: FindingGroup,
     },
+    /// An agent's input did not fit its provider's context window (the embedded
+    /// model's) with room for its answer, so the findings it was given were cut in a
+    /// fixed order (the longest descriptions shortened, then the lowest severities left
+    /// out) until it did; the agent's input says so too.
+    InputFitted {
+        /// The agent.
+        node_id: String,
+        /// The window, the prompt's size before and after, and what was cut.
+        fit: crate::fit::InputFit,
+    },
     /// An agent's `counts` disagree with its own `findings`.
     CountMismatch {
         /// The agent.
@@ -303,7 +313,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event type's wire name (the SSE event name), in the order of the enum.
-    pub const TYPE_NAMES: [&'static str; 23] = [
+    pub const TYPE_NAMES: [&'static str; 24] = [
         "run_started",
         "run_resumed",
         "node_started",
@@ -318,6 +328,7 @@ impl EventKind {
         "attempt_failed",
         "findings_checked",
         "contradiction_detected",
+        "input_fitted",
         "count_mismatch",
         "command_exited",
         "approval_requested",
@@ -346,6 +357,7 @@ impl EventKind {
             EventKind::AttemptFailed { .. } => "attempt_failed",
             EventKind::FindingsChecked { .. } => "findings_checked",
             EventKind::ContradictionDetected { .. } => "contradiction_detected",
+            EventKind::InputFitted { .. } => "input_fitted",
             EventKind::CountMismatch { .. } => "count_mismatch",
             EventKind::CommandExited { .. } => "command_exited",
             EventKind::ApprovalRequested { .. } => "approval_requested",
@@ -372,6 +384,7 @@ impl EventKind {
             | EventKind::ProviderRetry { node_id, .. }
             | EventKind::FindingsChecked { node_id, .. }
             | EventKind::ContradictionDetected { node_id, .. }
+            | EventKind::InputFitted { node_id, .. }
             | EventKind::CountMismatch { node_id, .. }
             | EventKind::CommandExited { node_id, .. }
             | EventKind::ApprovalRequested { node_id, .. }
@@ -512,7 +525,7 @@ mod tests {
         for (kind, name) in kinds.iter().zip(EventKind::TYPE_NAMES) {
             assert_eq!(kind.type_name(), name);
         }
-        assert_eq!(EventKind::TYPE_NAMES.len(), 23);
+        assert_eq!(EventKind::TYPE_NAMES.len(), 24);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! `fields` the field builder's model of output schemas, `invisible` the invisible and
 //! bidirectional control characters and their escapes, `lowering` schema dialects
 //! and the notes on adapting schemas to them, `review` findings and the checks across
-//! reviewers, `eval` what an eval of a conclave's reviews measured, `compare` the findings of two runs side by side, `layout` the editor's
+//! reviewers, `eval` what an eval of a conclave's reviews measured, `fit` an agent's input cut to fit a small model's window, `compare` the findings of two runs side by side, `layout` the editor's
 //! auto-layout, `mcp` the MCP servers agents call and their tool ids, `number` how the editor writes numbers. Nothing here does I/O, and the
 //! crate builds for `wasm32-unknown-unknown` with only serde, serde_json, petgraph (the
 //! graph algorithms) and zmij (serde_json's own float formatter).
@@ -23,6 +23,7 @@ pub mod diagnostic;
 pub mod eval;
 pub mod events;
 pub mod fields;
+pub mod fit;
 pub mod graph;
 pub mod invisible;
 pub mod layout;
@@ -44,6 +45,7 @@ pub use conclave::{
 pub use diagnostic::{Diagnostic, Level, Subject};
 pub use events::{EventKind, NodeOutput, RunEvent, Usage};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
+pub use fit::{InputCut, InputFit};
 pub use lowering::{DialectSetting, LowerTarget, LoweringNote, NoteKind, OutputDialect};
 pub use mcp::{McpServerConfig, McpToolRef};
 pub use outcome::{ErrorKind, RunStatus};

@@ -387,6 +387,7 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         | EventKind::ProviderRetry { .. }
         | EventKind::FindingsChecked { .. }
         | EventKind::ContradictionDetected { .. }
+        | EventKind::InputFitted { .. }
         | EventKind::CountMismatch { .. }
         | EventKind::CommandExited { .. } => Effect::None,
     }

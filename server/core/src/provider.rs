@@ -173,6 +173,11 @@ pub struct Capabilities {
     pub native_schema: Option<LowerTarget>,
     /// Whether it can offer tools to the model.
     pub tools: bool,
+    /// The context window of one call (prompt and answer), in tokens, when it is small
+    /// enough that the engine fits an agent's input to it: an embedded model's, which
+    /// can also count a prompt's tokens ([`Provider::count_prompt_tokens`]). `None`
+    /// for the vendors: their windows are large, and an input is sent as it is.
+    pub context_window: Option<u32>,
 }
 
 /// Why a provider call failed.
@@ -344,6 +349,14 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// others, so theirs read what it wrote.
     fn caches_prompts(&self) -> bool {
         false
+    }
+
+    /// For a provider whose capabilities give a `context_window`: how many tokens
+    /// `request`'s prompt takes, as the provider would send it. It may read a model
+    /// file, so async code calls it on a blocking thread. `None` when the provider
+    /// does not count.
+    fn count_prompt_tokens(&self, _request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
+        None
     }
 
     /// Whether a call of `request` writes a prefix its siblings' calls could read

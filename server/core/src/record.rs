@@ -299,6 +299,12 @@ impl Provider for RecordingProvider {
         self.inner.caches_prompts()
     }
 
+    /// Counted as the provider it stands for counts, so the input it fits (and the
+    /// request recorded or replayed) is the same.
+    fn count_prompt_tokens(&self, request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
+        self.inner.count_prompt_tokens(request)
+    }
+
     fn caches_prefix(&self, request: &AgentRequest) -> bool {
         self.inner.caches_prefix(request)
     }
@@ -403,6 +409,12 @@ impl Provider for ReplayingProvider {
 
     fn caches_prompts(&self) -> bool {
         self.inner.caches_prompts()
+    }
+
+    /// Counted as the provider it stands for counts, so the input it fits (and the
+    /// request recorded or replayed) is the same.
+    fn count_prompt_tokens(&self, request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
+        self.inner.count_prompt_tokens(request)
     }
 
     fn caches_prefix(&self, request: &AgentRequest) -> bool {

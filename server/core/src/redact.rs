@@ -317,6 +317,10 @@ impl Provider for RedactingProvider {
         self.inner.caches_prompts()
     }
 
+    fn count_prompt_tokens(&self, request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
+        self.inner.count_prompt_tokens(request).map(|counted| counted.map_err(|e| self.redactor.redact_error(e)))
+    }
+
     fn caches_prefix(&self, request: &AgentRequest) -> bool {
         self.inner.caches_prefix(request)
     }

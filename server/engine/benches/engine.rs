@@ -34,7 +34,7 @@ impl Provider for InstantProvider {
         "instant"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: None, tools: false }
+        Capabilities { native_schema: None, tools: false, context_window: None }
     }
     fn default_model(&self) -> &str {
         ""

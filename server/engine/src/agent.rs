@@ -152,7 +152,7 @@ async fn mcp_tools(plan: &AgentPlan, ctx: &AgentContext) -> Result<AgentMcpTools
 
 /// What every agent of the run is told first: the conclave's shared prompt, then the
 /// run input.
-fn shared_prefix(shared_prompt: &str, input: &AgentInput) -> String {
+pub(crate) fn shared_prefix(shared_prompt: &str, input: &AgentInput) -> String {
     let context = input.shared_context();
     if shared_prompt.is_empty() { context } else { format!("{shared_prompt}\n\n{context}") }
 }

@@ -1,11 +1,12 @@
 //! An agent's input, typed: the run input, the outputs of its upstream nodes, and the
 //! comparison of its upstream agents when the run's policy made one, under the
-//! headings the policy gave it. It is sent to providers as JSON and shown to the
+//! headings the policy gave it, and what was cut from them to fit the provider's
+//! window (`fit.rs`). It is sent to providers as JSON and shown to the
 //! model as readable text: the run input, which every agent of a run receives
 //! alike, apart from what is the agent's own, so providers can put the shared part
 //! first (a prefix a vendor caches, or an embedded model decodes once).
 
-use conclave_shared::{FindingGroup, FindingsCheck};
+use conclave_shared::{FindingGroup, FindingsCheck, InputFit};
 use serde_json::{Map, Value};
 
 /// What begins the name of a run input's field that the run keeps for its own
@@ -37,6 +38,9 @@ pub struct AgentInput {
     pub comparison: Option<FindingsCheck>,
     /// How the model is told about the comparison's sections.
     pub headings: ComparisonHeadings,
+    /// What was cut from the upstream outputs and the comparison so that the input
+    /// fits the provider's window, when anything was: the model is told so last.
+    pub fitted: Option<InputFit>,
 }
 
 /// The headings under which the model reads each section of a comparison: the run's
@@ -121,6 +125,10 @@ impl AgentInput {
                 out.push_str(&fenced_json(&serde_json::to_value(groups).unwrap_or_default()));
             }
         }
+        if let Some(fit) = self.fitted.as_ref().filter(|f| !f.cuts.is_empty()) {
+            out.push_str("\n\n## Cut to fit the model's context window\n\n");
+            out.push_str(&format!("The input above was cut so that it fits: {}.", fit.cuts_text()));
+        }
         out
     }
 }
@@ -184,5 +192,31 @@ mod tests {
         let plain = AgentInput { run_input: json!({"diff": "a\nb"}), ..AgentInput::default() };
         assert_eq!(plain.shared_context(), "## Run input\n\n`diff`:\n```\na\nb\n```");
         assert_eq!(fence_for("x ````` y"), "``````");
+    }
+
+    #[test]
+    fn what_was_cut_to_fit_the_window_is_told_last() {
+        let fit = InputFit {
+            window: 8192,
+            answer_room: 2048,
+            tokens_before: 9000,
+            tokens_after: 6000,
+            cuts: vec![conclave_shared::InputCut::Dropped { severity: conclave_shared::Severity::Nit, findings: 2 }],
+        };
+        let input = AgentInput {
+            upstream: vec![("security".into(), json!({"findings": []}))],
+            fitted: Some(fit.clone()),
+            ..AgentInput::default()
+        };
+        assert!(
+            input.own_sections().ends_with(
+                "## Cut to fit the model's context window\n\nThe input above was cut so that it fits: 2 nit finding(s) \
+                 left out."
+            ),
+            "{}",
+            input.own_sections()
+        );
+        let nothing_cut = AgentInput { fitted: Some(InputFit { cuts: Vec::new(), ..fit }), ..input };
+        assert!(!nothing_cut.own_sections().contains("Cut to fit"), "nothing cut, nothing said");
     }
 }

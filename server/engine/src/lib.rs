@@ -5,6 +5,7 @@
 //! `scheduler/` drives one run (`nested.rs`: loops, conclave nodes, approvals), `reuse.rs` checks a run from a node against the
 //! earlier run whose outputs it reuses, `agent.rs` runs one agent node with validation and
 //! retries, `input.rs` is an agent's typed input and how it is shown to the model,
+//! `fit.rs` fits it to a provider's context window (the embedded model's),
 //! `policy.rs` the hook through which a run's output policy (code review) shapes
 //! schemas and compares siblings, `policy_call.rs` how a hook's panic becomes a typed
 //! node failure, `limits.rs` the engine-wide and per-run
@@ -27,6 +28,7 @@ pub mod command;
 pub mod command_sandbox;
 pub mod config;
 pub mod dialects;
+pub mod fit;
 pub mod fleet;
 pub mod input;
 pub mod limits;

@@ -4,11 +4,11 @@
 //! sibling reviewers and checks a Writer's counts. The engine calls the hook at fixed
 //! points and records what it returns as events; it does not know what findings are.
 
-use conclave_shared::{CountMismatch, FindingsCheck, LoweringNote};
+use conclave_shared::{CountMismatch, FindingsCheck, InputCut, LoweringNote};
 use serde_json::Value;
 use std::fmt;
 
-use crate::input::ComparisonHeadings;
+use crate::input::{AgentInput, ComparisonHeadings};
 
 /// The output of one upstream agent whose output is findings-shaped.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +44,21 @@ pub trait OutputPolicy: Send + Sync + fmt::Debug {
     /// fed reads each section of the comparison.
     fn comparison_headings(&self) -> ComparisonHeadings {
         ComparisonHeadings::default()
+    }
+
+    /// Cuts an agent's input that does not fit its provider's context window, in the
+    /// policy's own order, one step at a time until `fits` says the input fits (or
+    /// nothing is left to cut); returns the steps taken, in order. `findings` names
+    /// the findings-shaped upstream outputs and the root property holding their
+    /// findings. Called off the async threads: `fits` counts tokens with the
+    /// provider's tokenizer.
+    fn cut_to_fit(
+        &self,
+        _input: &mut AgentInput,
+        _findings: &[(String, String)],
+        _fits: &mut dyn FnMut(&AgentInput) -> bool,
+    ) -> Vec<InputCut> {
+        Vec::new()
     }
 
     /// Problems in one agent's finished output, such as counts that disagree with

@@ -174,7 +174,7 @@ impl Provider for AnthropicProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(Dialect::Anthropic.target()), tools: true }
+        Capabilities { native_schema: Some(Dialect::Anthropic.target()), tools: true, context_window: None }
     }
 
     fn default_model(&self) -> &str {

@@ -108,7 +108,7 @@ impl Provider for ClaudeCodeProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(Dialect::ClaudeCode.target()), tools: false }
+        Capabilities { native_schema: Some(Dialect::ClaudeCode.target()), tools: false, context_window: None }
     }
 
     fn default_model(&self) -> &str {

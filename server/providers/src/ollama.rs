@@ -76,7 +76,7 @@ impl Provider for OllamaProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(Dialect::Ollama.target()), tools: true }
+        Capabilities { native_schema: Some(Dialect::Ollama.target()), tools: true, context_window: None }
     }
 
     fn default_model(&self) -> &str {

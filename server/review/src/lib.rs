@@ -2,7 +2,8 @@
 //! the analyzer lanes it runs or leaves out (`analyzers.rs`),
 //! the change read from git (`diff.rs`), the sandboxed repository tools agents call
 //! (`tools/`), the output policy the engine applies to every run (`policy.rs`:
-//! narrowing findings to the change, path normalization, comparisons, counts), the
+//! narrowing findings to the change, path normalization, comparisons, counts, and
+//! `input_fit.rs`: the order a Writer's findings are cut in to fit a small window), the
 //! findings themselves (`findings.rs`), their anchors and fingerprints (`anchor.rs`:
 //! the quote checked against the file, a name for the code that survives line
 //! drift), whether two findings are the same issue (`same_issue.rs`: the one rule,
@@ -35,6 +36,7 @@ pub mod findings;
 pub mod forge_url;
 pub mod incremental;
 pub mod inert;
+pub mod input_fit;
 pub mod invisible_text;
 pub mod pipeline;
 pub mod policy;

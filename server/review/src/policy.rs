@@ -1,14 +1,15 @@
 //! Code review's output policy, the engine's `OutputPolicy` for every run Conclave
 //! starts: it narrows the `file` of findings to the files of the change (review runs
 //! only), normalizes finding paths before validation, compares the findings of
-//! sibling reviewers, checks a Writer's counts against its findings, and merges the
+//! sibling reviewers, cuts a Writer's findings to fit a small model's window
+//! (`input_fit.rs`), checks a Writer's counts against its findings, and merges the
 //! answers of a sampled reviewer, or of one that reviewed a change in parts
 //! (`samples.rs`). An agent with tools whose quoted
 //! evidence is nowhere in the file is told so while it has retries left.
 
-use conclave_engine::{ComparisonHeadings, OutputPolicy, SiblingOutput};
+use conclave_engine::{AgentInput, ComparisonHeadings, OutputPolicy, SiblingOutput};
 use conclave_schema::walk::escape;
-use conclave_shared::{Anchor, CountMismatch, Finding, FindingsCheck, LoweringNote, NoteKind};
+use conclave_shared::{Anchor, CountMismatch, Finding, FindingsCheck, InputCut, LoweringNote, NoteKind};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -80,6 +81,17 @@ impl OutputPolicy for ReviewPolicy {
             disagreements: "Disagreements (one severity level apart) the engine found".into(),
             duplicates: "Near-duplicate findings the engine found (the same issue from several reviewers)".into(),
         }
+    }
+
+    /// The longest descriptions shortened first, then the lowest severities left out
+    /// (`input_fit.rs`).
+    fn cut_to_fit(
+        &self,
+        input: &mut AgentInput,
+        findings: &[(String, String)],
+        fits: &mut dyn FnMut(&AgentInput) -> bool,
+    ) -> Vec<InputCut> {
+        crate::input_fit::cut_to_fit(input, findings, fits)
     }
 
     fn check_output(&self, output: &Value) -> Vec<CountMismatch> {

@@ -252,6 +252,7 @@ fn detail(kind: &EventKind) -> String {
         EventKind::ContradictionDetected { node_id, contradiction } => {
             format!("{node_id}: {}:{}: {}", contradiction.file, contradiction.line, contradiction.summary)
         }
+        EventKind::InputFitted { node_id, fit } => format!("{node_id}: {fit}"),
         EventKind::CountMismatch { node_id, mismatches } => {
             let list: Vec<String> = mismatches
                 .iter()

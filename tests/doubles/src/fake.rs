@@ -98,7 +98,7 @@ impl FakeProvider {
     /// structured output (so schemas travel as the prompt contract) and tool support.
     pub fn new(name: impl Into<String>) -> FakeProvider {
         FakeProvider {
-            capabilities: Capabilities { native_schema: None, tools: true },
+            capabilities: Capabilities { native_schema: None, tools: true, context_window: None },
             name: name.into(),
             scripts: Mutex::default(),
             calls: Mutex::default(),
@@ -108,7 +108,8 @@ impl FakeProvider {
         }
     }
 
-    /// The same fake claiming other capabilities.
+    /// The same fake claiming other capabilities. With a `context_window`, it counts
+    /// a prompt as a token per four bytes of its system text and messages.
     pub fn with_capabilities(mut self, capabilities: Capabilities) -> FakeProvider {
         self.capabilities = capabilities;
         self
@@ -159,6 +160,19 @@ impl Provider for FakeProvider {
 
     fn default_model(&self) -> &str {
         ""
+    }
+
+    fn count_prompt_tokens(&self, request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
+        self.capabilities.context_window?;
+        let messages: usize = request
+            .messages
+            .iter()
+            .map(|m| match m {
+                conclave_core::Message::User(text) | conclave_core::Message::Assistant { text, .. } => text.len(),
+                conclave_core::Message::ToolResult { content, .. } => content.len(),
+            })
+            .sum();
+        Some(Ok((request.system_text().len() + messages).div_ceil(4)))
     }
 
     async fn call(&self, request: &AgentRequest, stream: &dyn StreamSink) -> Result<AgentReply, ProviderError> {

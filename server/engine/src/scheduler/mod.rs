@@ -25,6 +25,7 @@ use crate::bus::EventBus;
 use crate::cache;
 use crate::command;
 use crate::config::Parts;
+use crate::fit;
 use crate::input::AgentInput;
 use crate::limits::RunLimits;
 use crate::node_error::NodeError;
@@ -364,6 +365,13 @@ impl Run {
             upstream: self.upstream_outputs(i, false),
             comparison,
             headings: self.agents.policy.as_ref().map(|p| p.comparison_headings()).unwrap_or_default(),
+            fitted: None,
+        };
+        // Fitted before the cache key is made: the key hashes the input the agent gets.
+        let input = match fit::fit_input(&agent, &self.agents, &self.scoped(i), input, self.upstream_findings(i)).await
+        {
+            Ok(input) => input,
+            Err(error) => return self.finish(i, Err(error), 0).await,
         };
         let part_inputs = self.parted.as_ref().filter(|p| p.parts.covers(&node.id)).map(|p| p.inputs.clone());
         if let Some(setting) = agent.config.cache.filter(|c| c.enabled() && agent.samples == 1 && part_inputs.is_none())
@@ -463,6 +471,26 @@ impl Run {
         }
     }
 
+    /// The root property holding node `p`'s findings, when its output is
+    /// findings-shaped: an agent's, or an analyzer lane's (a command read as findings).
+    fn findings_field(&self, p: usize) -> Option<&str> {
+        let node = &self.plan.nodes[p];
+        match (&node.agent, &node.command) {
+            (Some(agent), _) => agent.findings_field(),
+            (None, Some(command)) if command.config.parse.findings_shaped() => Some("findings"),
+            _ => None,
+        }
+    }
+
+    /// Node `i`'s findings-shaped upstream nodes and the property holding their findings.
+    fn upstream_findings(&self, i: usize) -> Vec<(String, String)> {
+        let predecessors = &self.plan.predecessors[i];
+        predecessors
+            .iter()
+            .filter_map(|&p| Some((self.plan.nodes[p].id.clone(), self.findings_field(p)?.to_string())))
+            .collect()
+    }
+
     /// Asks the run's policy to compare the outputs of `i`'s findings-shaped upstream
     /// agents and analyzer commands when there are two or more, and records the result; `None` when the
     /// check does not apply, an error when the policy failed to compare.
@@ -471,15 +499,9 @@ impl Run {
         let owned: Vec<(String, Value, String)> = self.plan.predecessors[i]
             .iter()
             .filter_map(|&p| {
-                let node = &self.plan.nodes[p];
-                // An analyzer lane (a command read as findings) is compared like an agent.
-                let findings_field = match (&node.agent, &node.command) {
-                    (Some(agent), _) => agent.findings_field()?,
-                    (None, Some(command)) if command.config.parse.findings_shaped() => "findings",
-                    _ => return None,
-                };
+                let findings_field = self.findings_field(p)?;
                 let NodeOutput::Json(output) = self.outputs[p].as_ref()? else { return None };
-                Some((node.id.clone(), output.clone(), findings_field.to_string()))
+                Some((self.plan.nodes[p].id.clone(), output.clone(), findings_field.to_string()))
             })
             .collect();
         if owned.len() < 2 {

@@ -422,10 +422,11 @@ async fn the_prompt_contract_travels_in_the_system_prompt_and_fenced_answers_are
 async fn strict_compatibility_refuses_a_lossy_lowering_before_any_call() {
     use conclave_core::Capabilities;
     use conclave_shared::LowerTarget;
-    let fake = Arc::new(
-        FakeProvider::new("fake")
-            .with_capabilities(Capabilities { native_schema: Some(LowerTarget::Anthropic), tools: true }),
-    );
+    let fake = Arc::new(FakeProvider::new("fake").with_capabilities(Capabilities {
+        native_schema: Some(LowerTarget::Anthropic),
+        tools: true,
+        context_window: None,
+    }));
     let engine = engine_with(fake.clone(), Arc::new(MemoryStore::new()), EngineConfig::default());
     let schema =
         json!({"type": "object", "properties": {"line": {"type": "integer", "minimum": 1}}, "required": ["line"]});

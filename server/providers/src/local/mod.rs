@@ -3,7 +3,9 @@
 //! Conclave works offline with no key. `model.rs` finds and checks model files,
 //! `generate.rs` runs llama.cpp with the llguidance grammar, and `batch.rs` runs one
 //! worker thread per model that decodes concurrent calls together in one context
-//! (`shared_context.rs`, one `sequence.rs` per call, sharing their common prompt prefix).
+//! (`shared_context.rs`, one `sequence.rs` per call in a KV stream of its own, sharing
+//! their common prompt prefix by copying it). The provider states its window and
+//! counts a prompt's tokens, so the engine can fit a Writer's input to the window.
 //!
 //! Settings come from the environment: `CONCLAVE_MODEL_DIR` (the model cache),
 //! `CONCLAVE_LOCAL_THREADS`, `CONCLAVE_LOCAL_CONTEXT` (the context of one call) and
@@ -45,8 +47,16 @@ pub struct LocalProvider {
     counters: Arc<Counters>,
 }
 
-/// The worker of each model loaded so far, by file: loading takes a moment, so it happens once.
-type ModelCache = Arc<Mutex<HashMap<PathBuf, Arc<Batcher>>>>;
+/// Each model loaded so far and its worker, by file: loading takes a moment, so it
+/// happens once.
+type ModelCache = Arc<Mutex<HashMap<PathBuf, Loaded>>>;
+
+/// A loaded model (which also counts prompts' tokens) and its worker.
+#[derive(Debug, Clone)]
+struct Loaded {
+    model: Arc<generate::LoadedModel>,
+    batcher: Arc<Batcher>,
+}
 
 /// One generation asked of the local model, as `call` asks it.
 #[derive(Debug, Clone)]
@@ -117,7 +127,7 @@ impl LocalProvider {
         let batcher = tokio::task::spawn_blocking(move || {
             // Finding the model may hash it (once), and loading it reads the file.
             let path = model::resolve(&model_name, &dir)?;
-            cached_batcher(&cache, &path, settings, batched, counters)
+            cached(&cache, &path, settings, batched, counters).map(|loaded| loaded.batcher)
         })
         .await
         .map_err(|e| ProviderError::Malformed(format!("the local model's loading failed: {e}")))??;
@@ -140,24 +150,40 @@ impl LocalProvider {
     pub fn model_dir(&self) -> &std::path::Path {
         &self.dir
     }
+
+    /// The window of one generation in tokens (`CONCLAVE_LOCAL_CONTEXT`): its prompt
+    /// and its answer.
+    pub fn context_window(&self) -> u32 {
+        self.settings.context
+    }
+
+    /// How many tokens the conversation `turns` takes in `model`'s chat template,
+    /// loading the model on first use (blocking: call it off the async threads).
+    pub fn count_tokens(&self, model: &str, turns: &[(String, String)]) -> Result<usize, ProviderError> {
+        let path = model::resolve(model, &self.dir)?;
+        let loaded = cached(&self.loaded, &path, self.settings, self.batched, self.counters.clone())?;
+        Ok(generate::prompt_tokens(loaded.model.model(), turns)?.len())
+    }
 }
 
-/// The worker of the model at `path`, loading it and starting the worker on first use (blocking).
-fn cached_batcher(
+/// The model at `path` and its worker, loading it and starting the worker on first
+/// use (blocking).
+fn cached(
     cache: &ModelCache,
     path: &std::path::Path,
     settings: RunSettings,
     batched: bool,
     counters: Arc<Counters>,
-) -> Result<Arc<Batcher>, ProviderError> {
+) -> Result<Loaded, ProviderError> {
     let mut loaded = cache.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(batcher) = loaded.get(path) {
-        return Ok(batcher.clone());
+    if let Some(found) = loaded.get(path) {
+        return Ok(found.clone());
     }
     let model = Arc::new(generate::load(path)?);
-    let batcher = Arc::new(Batcher::start(model, settings, batched, counters)?);
-    loaded.insert(path.to_path_buf(), batcher.clone());
-    Ok(batcher)
+    let batcher = Arc::new(Batcher::start(model.clone(), settings, batched, counters)?);
+    let found = Loaded { model, batcher };
+    loaded.insert(path.to_path_buf(), found.clone());
+    Ok(found)
 }
 
 /// The conversation as (role, text) turns for the chat template. The system turn
@@ -197,8 +223,18 @@ impl Provider for LocalProvider {
         "local"
     }
 
+    /// Its window is small (8,192 tokens by default): the engine fits a Writer's
+    /// input to it, counting tokens with the model's own tokenizer.
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(Dialect::Local.target()), tools: false }
+        Capabilities {
+            native_schema: Some(Dialect::Local.target()),
+            tools: false,
+            context_window: Some(self.settings.context),
+        }
+    }
+
+    fn count_prompt_tokens(&self, request: &AgentRequest) -> Option<Result<usize, ProviderError>> {
+        Some(self.count_tokens(&request.model, &turns(request)))
     }
 
     fn default_model(&self) -> &str {

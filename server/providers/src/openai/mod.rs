@@ -96,7 +96,7 @@ impl Provider for OpenAiProvider {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: Some(Dialect::OpenAiChat.target()), tools: true }
+        Capabilities { native_schema: Some(Dialect::OpenAiChat.target()), tools: true, context_window: None }
     }
 
     fn default_model(&self) -> &str {

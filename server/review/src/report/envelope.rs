@@ -74,6 +74,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
     }
     if let Some(review) = doc.get_mut("review").and_then(Value::as_object_mut) {
         super::sandboxes::json(review, &report.sandboxes);
+        super::input_fits::json(review, &report.input_fits);
     }
     // Only a run with a budget says what it spent against it.
     if let (Some(budget), Some(doc)) = (&report.budget, doc.as_object_mut()) {

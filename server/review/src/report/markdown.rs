@@ -22,6 +22,7 @@ pub(super) fn render(r: &ReviewReport) -> String {
     refuted(&mut out, r);
     omitted(&mut out, r);
     super::parts::markdown(&mut out, &r.parts);
+    super::input_fits::markdown(&mut out, &r.input_fits);
     super::rules::markdown(&mut out, r);
     super::analyzer_lanes::render_markdown(&mut out, r);
     super::sandboxes::markdown(&mut out, &r.sandboxes);

@@ -8,6 +8,7 @@ mod analyzer_lanes;
 mod budget;
 mod configuration;
 mod envelope;
+mod input_fits;
 mod markdown;
 mod parts;
 mod rdjsonl;
@@ -21,6 +22,7 @@ mod scope;
 
 pub use analyzer_lanes::carry_dropped;
 pub use budget::{AgentSpend, BudgetSummary};
+pub use input_fits::FittedInput;
 pub use parts::{PartFiles, PartsRead};
 pub use repeats::{stability_distribution, support_distribution};
 pub use review_report::{
@@ -121,6 +123,8 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
     degraded.extend(repeats::failed_samples(&samples));
     let parts = PartsRead::of_run(record);
     degraded.extend(parts.degraded());
+    let input_fits = input_fits::of_events(events);
+    degraded.extend(input_fits::degraded(&input_fits));
     ReviewReport {
         run_id: record.summary.id.clone(),
         conclave: (conclave.id.clone(), conclave.name.clone()),
@@ -148,6 +152,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         scope: crate::incremental::Scope::of_input(&record.input),
         rules: crate::rules::RulesRead::of_input(&record.input),
         parts,
+        input_fits,
         configuration: crate::configuration::ConfigurationSource::of_input(&record.input),
         dismissals_not_applied: Vec::new(),
         links: links_of_input(&record.input),

@@ -108,6 +108,8 @@ pub struct ReviewReport {
     /// A change reviewed in parts: the parts and their files, the hunks left out
     /// (each larger than a part), the parts a reviewer failed on; empty when it fit.
     pub parts: super::parts::PartsRead,
+    /// The agents whose input was cut to fit their model's window, and what was cut.
+    pub input_fits: Vec<super::input_fits::FittedInput>,
     /// Which side of the change configured the review, and the configuration files
     /// the change edits (`None` for a review of the working tree).
     pub configuration: Option<crate::configuration::ConfigurationSource>,

@@ -24,7 +24,7 @@ impl Provider for Stub {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { native_schema: None, tools: false }
+        Capabilities { native_schema: None, tools: false, context_window: None }
     }
 
     fn check_config(&self) -> Result<(), ProviderError> {

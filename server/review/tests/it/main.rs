@@ -7,5 +7,6 @@ mod diff_parts;
 mod fallback;
 mod incremental;
 mod inert;
+mod input_fit;
 mod review_compare;
 mod tools_sandbox;
