@@ -280,7 +280,7 @@ async fn a_stale_tab_gets_the_save_conflict_and_can_reload_or_overwrite() {
 }
 
 /// Saves a screenshot into docs/ when CONCLAVE_SCREENSHOTS is set (to refresh the
-/// README's pictures).
+/// README's and the manual's pictures; scripts/screenshots.sh does it).
 async fn screenshot(e: &Editor, name: &str) {
     if std::env::var_os("CONCLAVE_SCREENSHOTS").is_some() {
         tokio::time::sleep(Duration::from_millis(200)).await;
