@@ -25,7 +25,7 @@ pub fn reference_from_schema(schema: &Value) -> String {
     );
     let _ = writeln!(
         out,
-        "Every field of a conclave file ({title}), generated from its JSON Schema \
+        "Every field of a conclave file, generated from its JSON Schema, \"{title}\" \
          ([conclave-file.schema.json](../conclave-file.schema.json)). The chapter \
          [Conclave files](../conclave-files.md) explains how the parts work together.\n"
     );

@@ -189,9 +189,8 @@ fn check_shell_block(block: &str, cli: &clap::Command) -> Vec<String> {
 }
 
 fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
+    word.split_once('=')
+        .is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 /// The simple commands of one line: its words, split at `|`, `;`, `&&` and `||`
@@ -322,8 +321,11 @@ fn the_checker_finds_planted_broken_links_anchors_and_unknown_commands() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical");
     std::fs::create_dir_all(root.join("docs")).expect("mkdir");
-    std::fs::write(root.join("docs/guide.md"), "# A guide\n\n## Reviewing `changes`, twice\n\n## Reviewing `changes`, twice\n")
-        .expect("write");
+    std::fs::write(
+        root.join("docs/guide.md"),
+        "# A guide\n\n## Reviewing `changes`, twice\n\n## Reviewing `changes`, twice\n",
+    )
+    .expect("write");
     let readme = "# Title\n\n[fine](docs/guide.md#reviewing-changes-twice-1) [fine too](#title) \
                   [off the web](https://example.invalid/x) `[in code](nowhere.md)`\n\n\
                   [gone](docs/missing.md) and [no anchor](docs/guide.md#nowhere) and [here](#nope)\n\n\
@@ -344,7 +346,11 @@ fn the_checker_finds_planted_broken_links_anchors_and_unknown_commands() {
         found,
         vec![
             ("README.md".to_string(), 5, "link `docs/missing.md`: docs/missing.md does not exist"),
-            ("README.md".to_string(), 5, "link `docs/guide.md#nowhere`: docs/guide.md has no heading with the anchor `#nowhere`"),
+            (
+                "README.md".to_string(),
+                5,
+                "link `docs/guide.md#nowhere`: docs/guide.md has no heading with the anchor `#nowhere`"
+            ),
             ("README.md".to_string(), 5, "link `#nope`: README.md has no heading with the anchor `#nope`"),
             ("README.md".to_string(), 7, "`conclave review` has no flag `--no-such-flag`"),
             ("README.md".to_string(), 7, "`conclave` has no subcommand `frobnicate`"),
@@ -358,7 +364,10 @@ fn the_checker_finds_planted_broken_links_anchors_and_unknown_commands() {
 fn synopsis_brackets_values_and_global_flags_are_read_as_the_cli_reads_them() {
     let cli = conclave_server::cli::Cli::command();
     let check = |line: &str| check_shell_block(line, &cli);
-    assert!(check("conclave review [REPO] [--base REF] [--provider NAME [--model M]] [--record DIR | --replay DIR]").is_empty());
+    assert!(
+        check("conclave review [REPO] [--base REF] [--provider NAME [--model M]] [--record DIR | --replay DIR]")
+            .is_empty()
+    );
     assert!(check("conclave --db x.db runs list --limit 5 && conclave serve --help").is_empty());
     assert!(check("conclave runs --db other.db list").is_empty(), "a global flag on a subcommand");
     assert_eq!(check("conclave review [--bogus]"), vec!["`conclave review` has no flag `--bogus`".to_string()]);
