@@ -317,6 +317,25 @@ fn every_link_anchor_and_conclave_command_in_the_repository_holds() {
 }
 
 #[test]
+fn every_chapter_of_the_manual_is_in_its_table_of_contents() {
+    let docs = repository_root().join("docs");
+    let contents = read_document(&std::fs::read_to_string(docs.join("README.md")).expect("docs/README.md"));
+    let linked: HashSet<PathBuf> = contents
+        .links
+        .iter()
+        .map(|(_, url)| normalize(&docs.join(url.split('#').next().unwrap_or_default())))
+        .collect();
+    let mut chapters = Vec::new();
+    markdown_files(&docs, &docs, &mut chapters);
+    let missing: Vec<String> = chapters
+        .iter()
+        .filter(|chapter| !chapter.ends_with("README.md") && !linked.contains(*chapter))
+        .map(|chapter| chapter.strip_prefix(&docs).unwrap_or(chapter).display().to_string())
+        .collect();
+    assert!(missing.is_empty(), "docs/README.md, the manual's contents, does not list {missing:?}");
+}
+
+#[test]
 fn the_checker_finds_planted_broken_links_anchors_and_unknown_commands() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical");
