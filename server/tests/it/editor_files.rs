@@ -133,7 +133,7 @@ async fn an_editor_directory_is_sent_in_the_coding_the_browser_prefers() {
 }
 
 /// The wasm bundle's budget as served, Brotli: 300 KB (issue 35). The bundle is over
-/// it (see the README's editor benchmark); until the rarely used panels are split out
+/// it (see the editor benchmark of docs/benchmarks.md); until the rarely used panels are split out
 /// of the first download, this ceiling keeps it from growing further.
 const BUDGET: usize = 300 * 1024;
 const CEILING: usize = 410 * 1024;
@@ -146,7 +146,7 @@ async fn the_wasm_bundle_does_not_grow_past_its_ceiling_as_served() {
     assert!(
         body.len() <= CEILING,
         "the editor's wasm is {} bytes with Brotli as served, past its ceiling of {CEILING} bytes \
-         (the budget is {BUDGET}): see the README's editor benchmark for what is big",
+         (the budget is {BUDGET}): see the editor benchmark of docs/benchmarks.md for what is big",
         body.len()
     );
 }

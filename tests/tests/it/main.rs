@@ -5,6 +5,7 @@
 mod blocking;
 mod cli_run_from;
 mod cli_runs;
+mod docs_links;
 mod editor_browser;
 mod editor_builder;
 mod editor_delivery;
