@@ -36,9 +36,23 @@ pub fn Inspector() -> impl IntoView {
         <aside class="inspector" data-testid="inspector">
             {move || match selected.get() {
                 None => view! { <p class="hint">"Select a node to edit it. Drag from a node's right port to another node's left port to connect them."</p> }.into_any(),
-                Some((id, kind)) => view! { <NodeForm id=id kind=kind/> }.into_any(),
+                Some((id, kind)) => Suspend::new(on_demand::node_form(id, kind)).into_any(),
             }}
         </aside>
+    }
+}
+
+/// The node forms, split out of the editor's first download (`scripts/build-editor.sh`
+/// runs `wasm_split_cli`): the browser fetches them when a node is first selected.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod on_demand {
+    use conclave_shared::NodeKind;
+    use leptos::prelude::*;
+
+    /// The form of node `id`, of kind `kind`.
+    #[leptos::lazy]
+    pub fn node_form(id: String, kind: NodeKind) -> AnyView {
+        view! { <super::NodeForm id=id kind=kind/> }.into_any()
     }
 }
 

@@ -91,8 +91,27 @@ fn Decisions(run: RunView) -> impl IntoView {
 #[component]
 pub fn RunPanel() -> impl IntoView {
     let editor = expect_context::<Editor>();
-    move || {
-        editor.run.get().map(|run| {
+    let watching = Memo::new(move |_| editor.run.with(Option::is_some));
+    move || watching.get().then(|| Suspend::new(on_demand::run_panel(editor)))
+}
+
+/// The run panel, split out of the editor's first download (`scripts/build-editor.sh`
+/// runs `wasm_split_cli`): the browser fetches it when a run is first watched.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod on_demand {
+    use leptos::prelude::*;
+
+    use crate::state::Editor;
+
+    /// The watched run, redrawn as it changes.
+    #[leptos::lazy]
+    pub fn run_panel(editor: Editor) -> AnyView {
+        (move || editor.run.get().map(|run| super::watched_run(editor, run))).into_any()
+    }
+}
+
+/// The run panel of `run`.
+fn watched_run(editor: Editor, run: RunView) -> impl IntoView {
             let status = run.record.summary.status.as_str();
             let run_id = run.id().to_string();
             view! {
@@ -121,8 +140,6 @@ pub fn RunPanel() -> impl IntoView {
                     {run.report.as_deref().map(shown).map(|r| view! { <pre class="report" data-testid="report">{r}</pre> })}
                 </section>
             }
-        })
-    }
 }
 
 /// The last validation's diagnostics; clicking one selects its node.

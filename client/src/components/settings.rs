@@ -22,20 +22,34 @@ pub fn SettingsPanel() -> impl IntoView {
         let open = editor.settings.get();
         editor.conclave.with(|c| c.as_ref().filter(|_| open).map(|c| c.id.clone()))
     });
-    move || {
-        shown.get().map(|_| {
-            view! {
-                <section class="settings-panel" data-testid="settings-form">
-                    <header>
-                        <span>"Settings"</span>
-                        <span class="spacer"></span>
-                        <button class="link" on:click=move |_| editor.settings.set(false)>"close"</button>
-                    </header>
-                    <RunSettings/>
-                    <McpServers/>
-                </section>
-            }
-        })
+    move || shown.get().map(|_| Suspend::new(on_demand::settings(editor)))
+}
+
+/// The panel's contents, split out of the editor's first download
+/// (`scripts/build-editor.sh` runs `wasm_split_cli`): the browser fetches them when the
+/// panel first opens.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod on_demand {
+    use leptos::prelude::*;
+
+    use super::{McpServers, RunSettings};
+    use crate::state::Editor;
+
+    /// The run-wide settings and the MCP servers.
+    #[leptos::lazy]
+    pub fn settings(editor: Editor) -> AnyView {
+        view! {
+            <section class="settings-panel" data-testid="settings-form">
+                <header>
+                    <span>"Settings"</span>
+                    <span class="spacer"></span>
+                    <button class="link" on:click=move |_| editor.settings.set(false)>"close"</button>
+                </header>
+                <RunSettings/>
+                <McpServers/>
+            </section>
+        }
+        .into_any()
     }
 }
 
