@@ -60,8 +60,10 @@ rm "$split/main.wasm"
 cp "$split"/* "$out/"
 wasm="$out/conclave-client_bg.wasm"
 wasm_opt=$(bash scripts/fetch-binaryen.sh)
+# Every module; --strip-debug drops the name sections the split modules keep (wasm-bindgen
+# already removed the main one's).
 for module in "$out"/*.wasm; do
-  "$wasm_opt" -O2 --enable-bulk-memory --enable-reference-types --enable-nontrapping-float-to-int \
+  "$wasm_opt" -O2 --strip-debug --enable-bulk-memory --enable-reference-types --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-mutable-globals --enable-multivalue "$module" -o "$module.opt"
   mv "$module.opt" "$module"
 done

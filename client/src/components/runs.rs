@@ -22,6 +22,7 @@ use super::evals::EvalsPanel;
 use super::settings::SettingsPanel;
 use crate::edit::file::validate;
 use crate::edit::watch::{cancel, decide_and_watch};
+use crate::on_demand::on_demand;
 use crate::run_view::RunView;
 use crate::state::{Editor, Selection};
 use outcome::shown;
@@ -92,13 +93,13 @@ fn Decisions(run: RunView) -> impl IntoView {
 pub fn RunPanel() -> impl IntoView {
     let editor = expect_context::<Editor>();
     let watching = Memo::new(move |_| editor.run.with(Option::is_some));
-    move || watching.get().then(|| Suspend::new(on_demand::run_panel(editor)))
+    on_demand(move || watching.get().then_some(()), move |()| Suspend::new(split::run_panel(editor)))
 }
 
 /// The run panel, split out of the editor's first download (`scripts/build-editor.sh`
 /// runs `wasm_split_cli`): the browser fetches it when a run is first watched.
 #[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
-mod on_demand {
+mod split {
     use leptos::prelude::*;
 
     use crate::state::Editor;

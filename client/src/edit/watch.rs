@@ -25,13 +25,13 @@ pub fn watch_run(editor: Editor, run_id: String) {
     });
 }
 
-pub use on_demand::watch;
+pub use split::watch;
 
 /// Watching a run (its record's and its events' decoders above all), split out of the
 /// editor's first download (`scripts/build-editor.sh` runs `wasm_split_cli`): the
 /// browser fetches it when a run is first watched.
 #[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
-mod on_demand {
+mod split {
     use crate::state::Editor;
 
     /// Watches run `run_id`: fetches its record, then follows its events. False when

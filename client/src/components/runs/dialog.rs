@@ -10,6 +10,7 @@ use conclave_shared::api::{ReviewTarget, StartRun};
 use leptos::prelude::*;
 
 use crate::edit::watch::start_and_watch;
+use crate::on_demand::on_demand;
 use crate::state::Editor;
 
 /// What a review covers.
@@ -98,13 +99,13 @@ fn start_request(editor: Editor, conclave_id: String, fields: RunFields) -> Resu
 pub fn RunDialog() -> impl IntoView {
     let editor = expect_context::<Editor>();
     let opened = Memo::new(move |was: Option<&bool>| was.copied().unwrap_or(false) || editor.run_dialog.get());
-    move || opened.get().then(|| Suspend::new(on_demand::run_dialog(editor)))
+    on_demand(move || opened.get().then_some(()), move |()| Suspend::new(split::run_dialog(editor)))
 }
 
 /// The dialog, split out of the editor's first download (`scripts/build-editor.sh`
 /// runs `wasm_split_cli`).
 #[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
-mod on_demand {
+mod split {
     use leptos::prelude::*;
 
     use crate::state::Editor;
