@@ -1,5 +1,5 @@
 //! Drawing the views whose code is split out of the editor's first download: each
-//! `#[lazy]` split point (in an `on_demand` module beside the view it loads) gives a
+//! `#[lazy]` split point (in a `split` module beside the view it loads) gives a
 //! future of its view, shown through a `Suspend`, and `on_demand` draws it afresh for
 //! each thing it shows.
 

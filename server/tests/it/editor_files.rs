@@ -134,9 +134,9 @@ async fn an_editor_directory_is_sent_in_the_coding_the_browser_prefers() {
 }
 
 /// The budget of the wasm the editor loads before it draws a conclave, as served with
-/// Brotli: 300 KB (issue 35). That is the main module alone: the panels used less
-/// often (the node forms, the Evals, Settings and run panels, the Run dialog and the
-/// run watching) are split out into modules fetched when first used (see the
+/// Brotli: 300 KB (issue 35). That is the main module alone: what is used less often
+/// (the node forms, the Evals, Settings and run panels, the Run dialog, watching a run
+/// and comparing two) is split out into modules fetched when first used (see the
 /// README's editor benchmark), checked below.
 const BUDGET: usize = 300 * 1024;
 const CEILING: usize = BUDGET;
