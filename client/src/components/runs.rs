@@ -113,34 +113,34 @@ mod split {
 
 /// The run panel of `run`.
 fn watched_run(editor: Editor, run: RunView) -> impl IntoView {
-            let status = run.record.summary.status.as_str();
-            let run_id = run.id().to_string();
-            view! {
-                <section class="run-panel" data-testid="run-panel" data-run-id=run.id().to_string()>
-                    <header>
-                        <span>"Run "<code>{run.id().chars().take(13).collect::<String>()}</code>" of "{run.record.conclave.id.clone()}</span>
-                        <span class=format!("badge {status}") data-testid="run-status">{status}</span>
-                        <span class="spacer"></span>
-                        {run.is_running().then(|| view! {
-                            <button data-testid="run-cancel" on:click=move |_| cancel(editor, run_id.clone())>"Cancel"</button>
-                        })}
-                        <button class="link" on:click=move |_| editor.run.set(None)>"close"</button>
-                    </header>
-                    {run.record.summary.error.as_deref().map(shown).map(|e| view! { <p class="error-text" data-testid="run-error">{e}</p> })}
-                    <Decisions run=run.clone()/>
-                    <timeline::Timeline/>
-                    {run.comparison.clone().map(|c| view! { <history::ComparisonView comparison=c/> })}
-                    <div data-testid="contradictions" class="contradictions">
-                        <h4>{format!("Contradictions ({})", run.contradictions.len())}</h4>
-                        {run.contradictions.iter().map(|c| view! {
-                            <div class="contradiction">
-                                <strong>{shown(&format!("{}:{}", c.file, c.line))}</strong>" "{shown(&c.summary)}
-                            </div>
-                        }).collect_view()}
+    let status = run.record.summary.status.as_str();
+    let run_id = run.id().to_string();
+    view! {
+        <section class="run-panel" data-testid="run-panel" data-run-id=run.id().to_string()>
+            <header>
+                <span>"Run "<code>{run.id().chars().take(13).collect::<String>()}</code>" of "{run.record.conclave.id.clone()}</span>
+                <span class=format!("badge {status}") data-testid="run-status">{status}</span>
+                <span class="spacer"></span>
+                {run.is_running().then(|| view! {
+                    <button data-testid="run-cancel" on:click=move |_| cancel(editor, run_id.clone())>"Cancel"</button>
+                })}
+                <button class="link" on:click=move |_| editor.run.set(None)>"close"</button>
+            </header>
+            {run.record.summary.error.as_deref().map(shown).map(|e| view! { <p class="error-text" data-testid="run-error">{e}</p> })}
+            <Decisions run=run.clone()/>
+            <timeline::Timeline/>
+            {run.comparison.clone().map(|c| view! { <history::ComparisonView comparison=c/> })}
+            <div data-testid="contradictions" class="contradictions">
+                <h4>{format!("Contradictions ({})", run.contradictions.len())}</h4>
+                {run.contradictions.iter().map(|c| view! {
+                    <div class="contradiction">
+                        <strong>{shown(&format!("{}:{}", c.file, c.line))}</strong>" "{shown(&c.summary)}
                     </div>
-                    {run.report.as_deref().map(shown).map(|r| view! { <pre class="report" data-testid="report">{r}</pre> })}
-                </section>
-            }
+                }).collect_view()}
+            </div>
+            {run.report.as_deref().map(shown).map(|r| view! { <pre class="report" data-testid="report">{r}</pre> })}
+        </section>
+    }
 }
 
 /// The last validation's diagnostics; clicking one selects its node.

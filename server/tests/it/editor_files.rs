@@ -155,8 +155,7 @@ async fn the_wasm_bundle_does_not_grow_past_its_ceiling_as_served() {
 }
 
 /// The split points, as `#[lazy]` names them: each has a module `split_NAME_HASH.wasm`.
-const SPLITS: [&str; 7] =
-    ["node_form", "evals_of_conclave", "settings", "run_dialog", "run_panel", "watch", "compare"];
+const SPLITS: [&str; 7] = ["node_form", "evals_of_conclave", "settings", "run_dialog", "run_panel", "watch", "compare"];
 
 /// The modules split out of the main one, and their loader: built, each beside its
 /// Brotli and gzip copies, and served in them as wasm (the loader as JavaScript).
@@ -176,7 +175,8 @@ async fn the_split_modules_are_built_and_served_compressed() {
     let loader = "__wasm_split.js".to_string();
     for name in modules.into_iter().chain([&loader]) {
         for (accept, coding, suffix) in [("br, gzip", "br", ".br"), ("gzip", "gzip", ".gz")] {
-            let (status, headers, body) = fetch(&state, "GET", &format!("/{name}"), &[("accept-encoding", accept)]).await;
+            let (status, headers, body) =
+                fetch(&state, "GET", &format!("/{name}"), &[("accept-encoding", accept)]).await;
             assert_eq!(status, StatusCode::OK, "{name}");
             assert_eq!(header(&headers, "content-encoding"), coding, "{name} with Accept-Encoding: {accept}");
             assert!(body == built(&format!("{name}{suffix}")), "{name}: {name}{suffix} is sent");

@@ -27,8 +27,11 @@ fn built_size(name: &str) -> u64 {
 /// Asserts that split `split`'s module was fetched, once, with Brotli.
 async fn fetched_split(e: &Editor, split: &str) {
     let prefix = format!("/split_{split}_");
-    let fetched: Vec<(String, u64)> = wasm_fetched(e).await.into_iter().filter(|(p, _)| p.starts_with(&prefix)).collect();
-    let [(path, bytes)] = fetched.as_slice() else { panic!("{prefix}*.wasm fetched {} times: {fetched:?}", fetched.len()) };
+    let fetched: Vec<(String, u64)> =
+        wasm_fetched(e).await.into_iter().filter(|(p, _)| p.starts_with(&prefix)).collect();
+    let [(path, bytes)] = fetched.as_slice() else {
+        panic!("{prefix}*.wasm fetched {} times: {fetched:?}", fetched.len())
+    };
     assert_eq!(*bytes, built_size(&format!("{path}.br")), "{path} is sent with Brotli");
 }
 
