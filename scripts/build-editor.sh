@@ -5,10 +5,10 @@
 # `split_*.wasm` and `chunk_*.wasm`, with `__wasm_split.js`, which loads them), the
 # wasm-bindgen CLI at exactly the version in Cargo.lock (installed when missing),
 # wasm-opt from npm's binaryen (scripts/fetch-binaryen.sh; never Debian's, which breaks
-# the module) over every module, and the static files, each beside a Brotli copy (`NAME.br`, quality 11
-# with the largest standard window, 16 MB; not brotli's large-window format, which
-# browsers cannot read) and a gzip one (`NAME.gz`, by zopfli), which conclave serves to
-# the browsers that accept them.
+# the module) over every module, and the static files, each beside a Brotli copy
+# (`NAME.br`, quality 11 with the largest standard window, 16 MB; not brotli's
+# large-window format, which browsers cannot read) and a gzip one (`NAME.gz`, by
+# zopfli), which conclave serves to the browsers that accept them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +29,7 @@ split_root="${XDG_CACHE_HOME:-$HOME/.cache}/conclave/wasm-split-$split_version"
 wasm_split="$split_root/bin/wasm_split_cli"
 if [ ! -x "$wasm_split" ]; then
   echo "build-editor: installing wasm_split_cli $split_version (a few minutes, once)" >&2
+  # Not --locked, as above.
   cargo install --root "$split_root" wasm_split_cli_support --version "$split_version" --features build-binary
 fi
 
