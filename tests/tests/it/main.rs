@@ -18,6 +18,7 @@ mod editor_mcp;
 mod editor_run_dialog;
 mod editor_runs;
 mod editor_settings;
+mod editor_split;
 mod eval_recordings;
 mod eval_report;
 mod review_answered;
