@@ -177,7 +177,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Analyzers(args) => blocking(move || analyzers::run(args, &workspace)).await,
         Command::Scan(cmd) => blocking(move || scan::run(cmd)).await,
         Command::Sandbox(cmd) => blocking(move || sandbox::run(cmd)).await,
-        Command::Symbols(args) => blocking(move || symbols::run(args)).await,
+        Command::Symbols(args) => blocking(move || symbols::run(args, &workspace.allow_paths)).await,
         Command::Docs(cmd) => docs::run(cmd, &<Cli as clap::CommandFactory>::command()),
         Command::Providers(args) if args.probe => match store(&cli.db).await {
             Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,

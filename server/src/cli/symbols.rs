@@ -37,7 +37,8 @@ pub struct SymbolsArgs {
     #[arg(long, value_enum, default_value_t = SymbolsFormat::Text)]
     pub format: SymbolsFormat,
     /// Let the index read files matching this glob although `.git/` or `.gitignore`
-    /// hide them, as the review tools' `--allow-path` (repeatable).
+    /// hide them, as the review tools' `--allow-path` (repeatable; adds to
+    /// CONCLAVE_ALLOW_PATHS).
     #[arg(long = "allow-path", value_name = "GLOB")]
     pub allow_paths: Vec<String>,
     /// Parse every file instead of reading unchanged ones from the cache
@@ -54,8 +55,10 @@ pub enum SymbolsFormat {
 }
 
 /// Indexes the repository and answers the query; exit 0 with answers, 1 when there
-/// are none, 2 when the repository or the file cannot be used.
-pub fn run(args: SymbolsArgs) -> u8 {
+/// are none, 2 when the repository or the file cannot be used. `allow` is the
+/// workspace's allowlist (`CONCLAVE_ALLOW_PATHS`), which `--allow-path` adds to.
+pub fn run(mut args: SymbolsArgs, allow: &[String]) -> u8 {
+    args.allow_paths.splice(0..0, allow.iter().cloned());
     let root = repository_root(&args.repo).unwrap_or_else(|_| args.repo.clone());
     let options = IndexOptions {
         cache_dir: if args.no_cache { None } else { default_cache_dir() },

@@ -40,10 +40,13 @@ fn the_symbol_tools_are_known_and_a_misspelt_tool_is_named_with_the_nearest() {
     let unknown: Vec<(&str, Option<&str>)> =
         found.iter().filter(|d| d.code == "unknown-tool").map(|d| (d.path.as_str(), d.help.as_deref())).collect();
     let known = "built-in tools: read_file, list_files, grep, find_definition, find_references, outline; an MCP server's tool is `mcp:SERVER/TOOL`";
-    assert_eq!(unknown, [
-        ("/nodes/1/agent/tools/4", Some(format!("did you mean `find_references`? {known}").as_str())),
-        ("/nodes/1/agent/tools/5", Some(format!("did you mean `find_definition`? {known}").as_str())),
-    ]);
+    assert_eq!(
+        unknown,
+        [
+            ("/nodes/1/agent/tools/4", Some(format!("did you mean `find_references`? {known}").as_str())),
+            ("/nodes/1/agent/tools/5", Some(format!("did you mean `find_definition`? {known}").as_str())),
+        ]
+    );
 }
 
 #[test]
