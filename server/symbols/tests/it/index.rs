@@ -157,8 +157,12 @@ fn a_corrupt_cache_entry_is_parsed_again() {
     Index::build(root, &options).expect("index");
     let entries: Vec<_> = walk(cache.path());
     assert_eq!(entries.len(), 2, "{entries:?}");
-    std::fs::write(&entries[0], b"{\"format\": 1, \"blob\": tru").expect("corrupt");
-    std::fs::write(&entries[1], b"").expect("empty");
+    // Cut short, and well-formed but pointing at strings it does not hold.
+    std::fs::write(&entries[0], b"{\"format\": 2, \"blob\": tru").expect("corrupt");
+    let mut entry: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&entries[1]).expect("read")).expect("json");
+    entry["outcome"]["Ok"]["strings"] = serde_json::json!([]);
+    std::fs::write(&entries[1], entry.to_string()).expect("no strings");
     let again = Index::build(root, &options).expect("a corrupt entry is no failure");
     assert_eq!((again.report().parsed, again.report().cache_corrupt), (2, 2));
     assert_eq!(again.references("b", None)[0].file, "a.py");
