@@ -53,7 +53,7 @@ struct Entry {
 /// and the line text of every reference on one line), referred to by index; no
 /// path, since the same blob may sit at several paths.
 #[derive(Debug, Default, Serialize, Deserialize)]
-struct Compact {
+pub(crate) struct Compact {
     strings: Vec<String>,
     /// Name, kind, start line, end line, signature, container (0 for none, else
     /// index + 1).
@@ -64,7 +64,7 @@ struct Compact {
 }
 
 impl Compact {
-    fn from_symbols(symbols: &FileSymbols) -> Compact {
+    pub(crate) fn from_symbols(symbols: &FileSymbols) -> Compact {
         let mut strings = Strings::default();
         let mut id = |text| strings.id(text);
         let definitions = symbols
@@ -87,7 +87,7 @@ impl Compact {
     }
 
     /// The symbols at `path`; `None` when an index is out of range (a corrupt entry).
-    fn into_symbols(self, path: &str) -> Option<FileSymbols> {
+    pub(crate) fn to_symbols(&self, path: &str) -> Option<FileSymbols> {
         let text = |i: u32| self.strings.get(i as usize).cloned();
         let optional = |i: u32| if i == 0 { Some(None) } else { text(i - 1).map(Some) };
         let definitions = self
@@ -158,12 +158,17 @@ impl Cache {
         Cache { dir: dir.join(format!("v{CACHE_FORMAT}-{}", query_digest())) }
     }
 
+    /// The directory of this format's entries.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     pub fn read(&self, blob: &str, lang: Lang, path: &str) -> Read {
         let Ok(bytes) = std::fs::read(self.path(blob, lang)) else { return Read::Miss };
         match serde_json::from_slice::<Entry>(&bytes) {
             Ok(entry) if entry.format == CACHE_FORMAT && entry.blob == blob && entry.lang == lang => {
                 match entry.outcome {
-                    Ok(compact) => compact.into_symbols(path).map_or(Read::Corrupt, |symbols| Read::Hit(Ok(symbols))),
+                    Ok(compact) => compact.to_symbols(path).map_or(Read::Corrupt, |symbols| Read::Hit(Ok(symbols))),
                     Err(skip) => Read::Hit(Err(skip)),
                 }
             }

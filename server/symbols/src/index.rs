@@ -11,10 +11,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use crate::cache::{Cache, Read, blob_id};
+use crate::cache::{Cache, Compact, Read, blob_id};
 use crate::lang::language_of;
 use crate::parse::{extension, parse_source};
 use crate::rank::nearness;
+use crate::record::{Known, Loaded, Record, Stat, nanos};
 use crate::symbol::{Definition, FileSymbols, Lang, Reference, Skip};
 
 /// How many paths a report names per list.
@@ -88,8 +89,15 @@ pub struct IndexReport {
     pub parsed: usize,
     /// Some of the parsed files, by path.
     pub parsed_named: Vec<String>,
-    /// Files read from the cache.
+    /// Files read from the cache (the repository's record or the per-blob entries).
     pub from_cache: usize,
+    /// Files whose symbols came from the repository's record.
+    pub from_record: usize,
+    /// Of those, files whose stat matched the record, so they were not even opened.
+    pub stat_hits: usize,
+    /// Whether a record was there but did not read back (ignored; the per-blob
+    /// cache served).
+    pub record_corrupt: bool,
     /// Indexed files in which the grammar met errors (what parsed is kept).
     pub with_parse_errors: usize,
     /// Files of a known language skipped, by reason (`binary`, `invalid_utf8`,
@@ -159,12 +167,36 @@ pub struct Index {
 struct Chosen {
     path: String,
     lang: Lang,
+    /// `None` when it could not be taken.
+    stat: Option<Stat>,
+}
+
+/// Where a file's outcome came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Parsed,
+    /// A per-blob cache entry.
+    Cache,
+    /// The record, after hashing the file.
+    Record,
+    /// The record, the file's stat matching it (not opened).
+    StatHit,
 }
 
 /// What indexing one file gave.
-enum Outcome {
-    Indexed { symbols: FileSymbols, cached: bool, corrupt: bool, write_failed: bool },
-    Skipped { skip: Skip, cached: bool },
+struct Outcome {
+    result: Result<FileSymbols, Skip>,
+    source: Source,
+    /// The file's blob id, when it was read and hashed (or recorded).
+    blob: Option<String>,
+    corrupt: bool,
+    write_failed: bool,
+}
+
+impl Outcome {
+    fn new(result: Result<FileSymbols, Skip>, source: Source, blob: Option<String>) -> Outcome {
+        Outcome { result, source, blob, corrupt: false, write_failed: false }
+    }
 }
 
 impl Index {
@@ -172,27 +204,42 @@ impl Index {
     /// may read under `root`.
     pub fn build(root: &Path, options: &IndexOptions) -> Result<Index, IndexError> {
         let started = Instant::now();
+        let stamp_ns = nanos(std::time::SystemTime::now());
         let sandbox = Sandbox::new(root, &options.allow)
             .map_err(|e| IndexError::Root { root: root.to_path_buf(), error: e.to_string() })?;
         let mut report = IndexReport::default();
         let mut not_indexed = HashMap::new();
         let chosen = choose(&sandbox, options, &mut report, &mut not_indexed);
         let cache = options.cache_dir.as_deref().map(Cache::new);
-        let outcomes = index_files(&sandbox, &chosen, options, cache.as_ref());
+        let record = cache.as_ref().map(|cache| Record::new(cache, sandbox.root()));
+        let loaded = match record.as_ref().map(Record::load) {
+            Some(Ok(loaded)) => loaded,
+            Some(Err(())) => {
+                report.record_corrupt = true;
+                None
+            }
+            None => None,
+        };
+        let outcomes = index_files(&sandbox, &chosen, options, cache.as_ref(), loaded.as_ref());
+        if let Some(record) = &record {
+            let written = save_record(record, stamp_ns, &chosen, &outcomes, loaded);
+            report.cache_write_errors += usize::from(written.is_err());
+        }
         let mut files = Vec::with_capacity(outcomes.len());
         for (file, outcome) in chosen.into_iter().zip(outcomes) {
-            match outcome {
-                Outcome::Indexed { symbols, cached, corrupt, write_failed } => {
-                    report.from_cache += usize::from(cached);
-                    count_parsed(&mut report, &file.path, !cached);
-                    report.cache_corrupt += usize::from(corrupt);
-                    report.cache_write_errors += usize::from(write_failed);
+            let cached = outcome.source != Source::Parsed;
+            report.from_cache += usize::from(cached);
+            report.from_record += usize::from(matches!(outcome.source, Source::Record | Source::StatHit));
+            report.stat_hits += usize::from(outcome.source == Source::StatHit);
+            count_parsed(&mut report, &file.path, !cached);
+            report.cache_corrupt += usize::from(outcome.corrupt);
+            report.cache_write_errors += usize::from(outcome.write_failed);
+            match outcome.result {
+                Ok(symbols) => {
                     report.with_parse_errors += usize::from(symbols.parse_errors);
                     files.push((file.path, symbols));
                 }
-                Outcome::Skipped { skip, cached } => {
-                    report.from_cache += usize::from(cached);
-                    count_parsed(&mut report, &file.path, !cached);
+                Err(skip) => {
                     *report.skipped.entry(skip.reason().to_string()).or_default() += 1;
                     if report.skipped_named.len() < MAX_NAMED {
                         report.skipped_named.push(format!("{} ({skip})", file.path));
@@ -356,7 +403,8 @@ fn choose(
             leave(format!("past the cap of {} files", options.max_files), left);
             continue;
         }
-        let size = std::fs::symlink_metadata(sandbox.root().join(&path)).map(|m| m.len()).unwrap_or(0);
+        let stat = std::fs::symlink_metadata(sandbox.root().join(&path)).ok().map(|m| Stat::of(&m));
+        let size = stat.map_or(0, |s| s.size);
         if size > options.max_file_bytes {
             left.too_large += 1;
             leave(format!("{size} bytes, over the cap of {}", options.max_file_bytes), left);
@@ -368,13 +416,19 @@ fn choose(
             continue;
         }
         total += size;
-        chosen.push(Chosen { path, lang });
+        chosen.push(Chosen { path, lang, stat });
     }
     chosen
 }
 
 /// Indexes every chosen file on a few threads; outcomes in the order of `chosen`.
-fn index_files(sandbox: &Sandbox, chosen: &[Chosen], options: &IndexOptions, cache: Option<&Cache>) -> Vec<Outcome> {
+fn index_files(
+    sandbox: &Sandbox,
+    chosen: &[Chosen],
+    options: &IndexOptions,
+    cache: Option<&Cache>,
+    loaded: Option<&Loaded>,
+) -> Vec<Outcome> {
     let threads = options
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -389,7 +443,9 @@ fn index_files(sandbox: &Sandbox, chosen: &[Chosen], options: &IndexOptions, cac
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = chosen.get(i) else { break };
-                    mine.push((i, index_file(sandbox, file, options.max_file_bytes, cache)));
+                    let known = loaded.and_then(|l| Some((l.files.get(&file.path)?, l.stamp_ns)));
+                    let known = known.filter(|(known, _)| known.lang == file.lang);
+                    mine.push((i, index_file(sandbox, file, options.max_file_bytes, cache, known)));
                 }
                 if let Ok(mut results) = results.lock() {
                     results.extend(mine);
@@ -402,30 +458,79 @@ fn index_files(sandbox: &Sandbox, chosen: &[Chosen], options: &IndexOptions, cac
     results.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
-fn index_file(sandbox: &Sandbox, file: &Chosen, cap: u64, cache: Option<&Cache>) -> Outcome {
+/// One file's outcome: from the record when its stat matches (not opened), else
+/// read and hashed, then from the record when its blob matches, else from the
+/// per-blob cache, else parsed (and cached).
+fn index_file(
+    sandbox: &Sandbox,
+    file: &Chosen,
+    cap: u64,
+    cache: Option<&Cache>,
+    known: Option<(&Known, u64)>,
+) -> Outcome {
+    if let Some((known, stamp_ns)) = known
+        && known.unchanged(file.stat, stamp_ns)
+        && let Some(outcome) = from_record(known, &file.path, Source::StatHit)
+    {
+        return outcome;
+    }
     let content = match read_capped(sandbox, &file.path, cap) {
         Ok(content) => content,
-        Err(skip) => return Outcome::Skipped { skip, cached: false },
+        Err(skip) => return Outcome::new(Err(skip), Source::Parsed, None),
     };
-    let blob = cache.map(|_| blob_id(&content));
+    let Some(cache) = cache else { return Outcome::new(parse_source(&file.path, &content), Source::Parsed, None) };
+    let blob = blob_id(&content);
+    if let Some((known, _)) = known
+        && known.blob == blob
+        && let Some(outcome) = from_record(known, &file.path, Source::Record)
+    {
+        return outcome;
+    }
     let mut corrupt = false;
-    if let (Some(cache), Some(blob)) = (cache, &blob) {
-        match cache.read(blob, file.lang, &file.path) {
-            Read::Hit(Ok(symbols)) => return Outcome::Indexed { symbols, cached: true, corrupt, write_failed: false },
-            Read::Hit(Err(skip)) => return Outcome::Skipped { skip, cached: true },
-            Read::Corrupt => corrupt = true,
-            Read::Miss => {}
-        }
+    match cache.read(&blob, file.lang, &file.path) {
+        Read::Hit(result) => return Outcome::new(result, Source::Cache, Some(blob)),
+        Read::Corrupt => corrupt = true,
+        Read::Miss => {}
     }
-    let outcome = parse_source(&file.path, &content);
-    let write_failed = match (cache, &blob) {
-        (Some(cache), Some(blob)) => cache.write(blob, file.lang, &outcome).is_err(),
-        _ => false,
+    let result = parse_source(&file.path, &content);
+    let write_failed = cache.write(&blob, file.lang, &result).is_err();
+    Outcome { result, source: Source::Parsed, blob: Some(blob), corrupt, write_failed }
+}
+
+/// The recorded outcome of a file at `path`; `None` when the record's entry is
+/// corrupt (then the file is read as if unrecorded).
+fn from_record(known: &Known, path: &str, source: Source) -> Option<Outcome> {
+    let result = match &known.outcome {
+        Ok(compact) => Ok(compact.to_symbols(path)?),
+        Err(skip) => Err(skip.clone()),
     };
-    match outcome {
-        Ok(symbols) => Outcome::Indexed { symbols, cached: false, corrupt, write_failed },
-        Err(skip) => Outcome::Skipped { skip, cached: false },
+    Some(Outcome::new(result, source, Some(known.blob.clone())))
+}
+
+/// Writes the repository's record anew, unless every file was a stat hit of the same
+/// set of files (nothing to change). A recorded file's packed symbols are moved over,
+/// not packed again.
+fn save_record(
+    record: &Record,
+    stamp_ns: u64,
+    chosen: &[Chosen],
+    outcomes: &[Outcome],
+    loaded: Option<Loaded>,
+) -> std::io::Result<()> {
+    let mut old = loaded.map(|l| l.files).unwrap_or_default();
+    if old.len() == chosen.len() && outcomes.iter().all(|o| o.source == Source::StatHit) {
+        return Ok(());
     }
+    let mut files = Vec::with_capacity(chosen.len());
+    for (file, outcome) in chosen.iter().zip(outcomes) {
+        let (Some(stat), Some(blob)) = (file.stat, &outcome.blob) else { continue };
+        let packed = match old.remove(&file.path) {
+            Some(known) if matches!(outcome.source, Source::Record | Source::StatHit) => known.outcome,
+            _ => outcome.result.as_ref().map(Compact::from_symbols).map_err(Clone::clone),
+        };
+        files.push(Known { path: file.path.clone(), lang: file.lang, stat, blob: blob.clone(), outcome: packed });
+    }
+    record.save(stamp_ns, files)
 }
 
 /// A listed file's bytes, through the sandbox (no symlink followed), at most `cap`.

@@ -5,7 +5,8 @@
 //! `symbol.rs` holds the data (what a definition, a reference and a skipped file
 //! are); `lang.rs` the grammars, their tags queries and the node kinds that scope a
 //! symbol; `parse.rs` one file's symbols ([`parse_source`]); `cache.rs` the cache
-//! of parsed files by git blob id; `index.rs` the index of a repository
+//! of parsed files by git blob id; `record.rs` each repository's record of its files'
+//! stats, blob ids and packed symbols (a file whose stat matches is not reopened); `index.rs` the index of a repository
 //! ([`Index::build`]) over exactly the files the review tools may read
 //! (`conclave_sandbox::paths`), with its caps and its [`IndexReport`]; `rank.rs`
 //! orders answers by nearness to a file.
@@ -19,6 +20,7 @@ mod index;
 mod lang;
 mod parse;
 mod rank;
+mod record;
 mod symbol;
 
 pub use cache::{CACHE_FORMAT, blob_id, default_cache_dir};

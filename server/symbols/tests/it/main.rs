@@ -1,6 +1,7 @@
 //! The symbol index's tests: parsing each language, the index over fixture
-//! repositories, bad input, caps and the cache.
+//! repositories, bad input, caps, the cache and the repository record.
 
 mod fixtures;
 mod index;
 mod parse;
+mod record;
