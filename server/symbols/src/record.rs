@@ -33,7 +33,7 @@ pub(crate) struct Stat {
 
 impl Stat {
     pub fn of(metadata: &std::fs::Metadata) -> Stat {
-        let mtime_ns = metadata.modified().ok().map_or(0, |t| nanos(t));
+        let mtime_ns = metadata.modified().ok().map_or(0, nanos);
         #[cfg(unix)]
         let inode = std::os::unix::fs::MetadataExt::ino(metadata);
         #[cfg(not(unix))]
