@@ -1,5 +1,6 @@
 //! The record of one repository's files (like git's index): each file's size,
-//! modification time, inode, blob id and symbols, packed in one file under the cache
+//! modification time, inode, blob id and symbols, packed in one binary file
+//! (postcard, compact and quick to decode) under the cache
 //! directory, keyed by the digest of the repository's canonical root. A file whose
 //! stat matches its record is neither opened nor hashed, and every file's symbols are
 //! read in one go rather than from one cache entry each. A record that does not read
@@ -92,7 +93,7 @@ impl Record {
     pub fn new(cache: &Cache, root: &Path) -> Record {
         let root = root.to_string_lossy().into_owned();
         let digest = hex::encode(Sha1::digest(root.as_bytes()));
-        Record { path: cache.dir().join("repos").join(format!("{}.json", &digest[..20])), root }
+        Record { path: cache.dir().join("repos").join(format!("{}.postcard", &digest[..20])), root }
     }
 
     /// The record, `Ok(None)` when there is none, `Err(())` when it does not read
@@ -100,7 +101,7 @@ impl Record {
     #[allow(clippy::result_unit_err)]
     pub fn load(&self) -> Result<Option<Loaded>, ()> {
         let Ok(bytes) = std::fs::read(&self.path) else { return Ok(None) };
-        match serde_json::from_slice::<Packed>(&bytes) {
+        match postcard::from_bytes::<Packed>(&bytes) {
             Ok(packed) if packed.format == CACHE_FORMAT && packed.root == self.root => {
                 let files = packed.files.into_iter().map(|known| (known.path.clone(), known)).collect();
                 Ok(Some(Loaded { stamp_ns: packed.stamp_ns, files }))
@@ -114,7 +115,7 @@ impl Record {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
         let packed = Packed { format: CACHE_FORMAT, root: self.root.clone(), stamp_ns, files };
-        let bytes = serde_json::to_vec(&packed).map_err(std::io::Error::other)?;
+        let bytes = postcard::to_stdvec(&packed).map_err(std::io::Error::other)?;
         let mut file = tempfile::NamedTempFile::new_in(dir)?;
         file.write_all(&bytes)?;
         file.persist(&self.path).map_err(|e| e.error)?;

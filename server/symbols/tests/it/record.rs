@@ -113,7 +113,8 @@ fn a_corrupt_record_is_ignored() {
     let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
     Index::build(root, &options).expect("index");
     let record = record_path(cache.path());
-    std::fs::write(&record, b"{\"format\": 2, \"root\": tru").expect("cut short");
+    let bytes = std::fs::read(&record).expect("read");
+    std::fs::write(&record, &bytes[..bytes.len() / 2]).expect("cut short");
     let second = Index::build(root, &options).expect("a corrupt record is no failure");
     assert!(second.report().record_corrupt);
     assert_eq!(counts(&second), (0, 10, 0, 0), "the per-blob cache serves: {:?}", second.report());
@@ -122,12 +123,19 @@ fn a_corrupt_record_is_ignored() {
     let third = Index::build(root, &options).expect("index");
     assert!(!third.report().record_corrupt);
     assert_eq!(counts(&third), (0, 10, 10, 10));
-    // Well-formed, but one file's symbols point at strings it does not hold: that
-    // file comes from the per-blob cache, the others from the record.
-    let mut packed: serde_json::Value = serde_json::from_slice(&std::fs::read(&record).expect("read")).expect("json");
-    packed["files"][0]["outcome"]["Ok"]["strings"] = serde_json::json!([]);
-    std::fs::write(&record, packed.to_string()).expect("write");
+    // Another repository's record (same files, another root) is stale here: ignored.
+    let other = tempfile::tempdir().expect("tempdir");
+    old_repository(other.path());
+    Index::build(other.path(), &options).expect("index");
+    let theirs = std::fs::read_dir(record.parent().expect("a parent"))
+        .expect("read_dir")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| *p != record)
+        .expect("the other record");
+    std::fs::copy(&theirs, &record).expect("copy");
     let fourth = Index::build(root, &options).expect("index");
-    assert_eq!(counts(&fourth), (0, 10, 9, 9), "{:?}", fourth.report());
-    assert_eq!(fourth.references("helper", None).len(), 10);
+    assert!(fourth.report().record_corrupt);
+    assert_eq!(counts(&fourth), (0, 10, 0, 0), "{:?}", fourth.report());
+    assert_eq!(fourth.definitions("f2", None)[0].file, "src/m2.rs");
 }
