@@ -209,10 +209,15 @@ impl Index {
             .map_err(|e| IndexError::Root { root: root.to_path_buf(), error: e.to_string() })?;
         let mut report = IndexReport::default();
         let mut not_indexed = HashMap::new();
-        let chosen = choose(&sandbox, options, &mut report, &mut not_indexed);
         let cache = options.cache_dir.as_deref().map(Cache::new);
         let record = cache.as_ref().map(|cache| Record::new(cache, sandbox.root()));
-        let loaded = match record.as_ref().map(Record::load) {
+        // The record is decoded on another thread while this one walks the files.
+        let (chosen, loaded) = std::thread::scope(|scope| {
+            let loading = scope.spawn(|| record.as_ref().map(Record::load));
+            let chosen = choose(&sandbox, options, &mut report, &mut not_indexed);
+            (chosen, loading.join().unwrap_or(Some(Err(()))))
+        });
+        let loaded = match loaded {
             Some(Ok(loaded)) => loaded,
             Some(Err(())) => {
                 report.record_corrupt = true;
