@@ -150,6 +150,8 @@ pub struct Index {
     by_path: HashMap<String, usize>,
     definitions: HashMap<String, Vec<(usize, usize)>>,
     references: HashMap<String, Vec<(usize, usize)>>,
+    /// Why each file of a known language is not in the index.
+    not_indexed: HashMap<String, String>,
     report: IndexReport,
 }
 
@@ -173,7 +175,8 @@ impl Index {
         let sandbox = Sandbox::new(root, &options.allow)
             .map_err(|e| IndexError::Root { root: root.to_path_buf(), error: e.to_string() })?;
         let mut report = IndexReport::default();
-        let chosen = choose(&sandbox, options, &mut report);
+        let mut not_indexed = HashMap::new();
+        let chosen = choose(&sandbox, options, &mut report, &mut not_indexed);
         let cache = options.cache_dir.as_deref().map(Cache::new);
         let outcomes = index_files(&sandbox, &chosen, options, cache.as_ref());
         let mut files = Vec::with_capacity(outcomes.len());
@@ -194,6 +197,7 @@ impl Index {
                     if report.skipped_named.len() < MAX_NAMED {
                         report.skipped_named.push(format!("{} ({skip})", file.path));
                     }
+                    not_indexed.insert(file.path, format!("skipped: {skip}"));
                 }
             }
         }
@@ -203,6 +207,7 @@ impl Index {
             by_path: HashMap::new(),
             definitions: HashMap::new(),
             references: HashMap::new(),
+            not_indexed,
             files,
             report,
         };
@@ -253,6 +258,12 @@ impl Index {
     pub fn file(&self, path: &str) -> Option<&FileSymbols> {
         let path = path.trim_start_matches("./");
         self.by_path.get(path).map(|&i| &self.files[i].1)
+    }
+
+    /// Why a file of a known language (relative to the root) is not in the index:
+    /// skipped (binary, invalid UTF-8, ...) or left out by a cap.
+    pub fn not_indexed(&self, path: &str) -> Option<&str> {
+        self.not_indexed.get(path.trim_start_matches("./")).map(String::as_str)
     }
 
     /// The indexed files' paths, in path order.
@@ -308,7 +319,12 @@ fn split_qualified(name: &str) -> (Option<&str>, &str) {
 }
 
 /// The visible files in a known language, within the caps; counts the others.
-fn choose(sandbox: &Sandbox, options: &IndexOptions, report: &mut IndexReport) -> Vec<Chosen> {
+fn choose(
+    sandbox: &Sandbox,
+    options: &IndexOptions,
+    report: &mut IndexReport,
+    not_indexed: &mut HashMap<String, String>,
+) -> Vec<Chosen> {
     let visible = sandbox.visible_files();
     report.files_seen = visible.len();
     let mut chosen = Vec::new();
@@ -319,10 +335,11 @@ fn choose(sandbox: &Sandbox, options: &IndexOptions, report: &mut IndexReport) -
             continue;
         };
         let left = &mut report.left_out;
-        let leave = |why: String, left: &mut LeftOut| {
+        let mut leave = |why: String, left: &mut LeftOut| {
             if left.named.len() < MAX_NAMED {
                 left.named.push(format!("{path} ({why})"));
             }
+            not_indexed.insert(path.clone(), format!("left out: {why}"));
         };
         if chosen.len() >= options.max_files {
             left.over_file_cap += 1;
