@@ -5,6 +5,7 @@ mod builtin_lanes;
 mod degraded;
 mod diff_parts;
 mod fallback;
+mod impact;
 mod impact_dataset;
 mod incremental;
 mod inert;
