@@ -1,20 +1,22 @@
 //! The cache of parsed files, one entry per git blob id and language under the cache
 //! directory, so a second index of a repository (or of another worktree of it) parses
-//! only the files that changed. An entry holds its format and blob id; one that does
-//! not read back is parsed again and rewritten, never a failure.
+//! only the files that changed. An entry holds its format and blob id, and each
+//! string once; one that does not read back is parsed again and rewritten, never a
+//! failure.
 
 use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::lang::query_sources;
-use crate::symbol::{FileSymbols, Lang, Skip};
+use crate::symbol::{Definition, FileSymbols, Lang, Reference, Skip, SymbolKind};
 
 /// The version of an entry's layout; the key also holds a digest of the queries, so
 /// a changed query never reads an old entry.
-pub const CACHE_FORMAT: u32 = 1;
+pub const CACHE_FORMAT: u32 = 2;
 
 /// The git blob id of `content`: the SHA-1 of `blob <len>\0<content>`, in hex.
 pub fn blob_id(content: &[u8]) -> String {
@@ -38,14 +40,103 @@ pub fn default_cache_dir() -> Option<PathBuf> {
     Some(cache.join("conclave").join("symbols"))
 }
 
-/// One cached outcome of parsing a blob. Paths are left empty and filled in on read,
-/// since the same blob may sit at several paths.
+/// One cached outcome of parsing a blob.
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {
     format: u32,
     blob: String,
     lang: Lang,
-    outcome: Result<FileSymbols, Skip>,
+    outcome: Result<Compact, Skip>,
+}
+
+/// A file's symbols with each string once in `strings` (a file repeats a few names,
+/// and the line text of every reference on one line), referred to by index; no
+/// path, since the same blob may sit at several paths.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Compact {
+    strings: Vec<String>,
+    /// Name, kind, start line, end line, signature, container (0 for none, else
+    /// index + 1).
+    definitions: Vec<(u32, SymbolKind, u32, u32, u32, u32)>,
+    /// Name, line, text, enclosing function (0 for none, else index + 1), call.
+    references: Vec<(u32, u32, u32, u32, bool)>,
+    parse_errors: bool,
+}
+
+impl Compact {
+    fn from_symbols(symbols: &FileSymbols) -> Compact {
+        let mut strings = Strings::default();
+        let mut id = |text| strings.id(text);
+        let definitions = symbols
+            .definitions
+            .iter()
+            .map(|d| {
+                let container = d.container.as_deref().map_or(0, |c| id(c) + 1);
+                (id(&d.name), d.kind, d.start_line, d.end_line, id(&d.signature), container)
+            })
+            .collect();
+        let references = symbols
+            .references
+            .iter()
+            .map(|r| {
+                let enclosing = r.enclosing.as_deref().map_or(0, |e| id(e) + 1);
+                (id(&r.name), r.line, id(&r.text), enclosing, r.call)
+            })
+            .collect();
+        Compact { strings: strings.list, definitions, references, parse_errors: symbols.parse_errors }
+    }
+
+    /// The symbols at `path`; `None` when an index is out of range (a corrupt entry).
+    fn into_symbols(self, path: &str) -> Option<FileSymbols> {
+        let text = |i: u32| self.strings.get(i as usize).cloned();
+        let optional = |i: u32| if i == 0 { Some(None) } else { text(i - 1).map(Some) };
+        let definitions = self
+            .definitions
+            .iter()
+            .map(|&(name, kind, start_line, end_line, signature, container)| {
+                Some(Definition {
+                    name: text(name)?,
+                    kind,
+                    file: path.to_string(),
+                    start_line,
+                    end_line,
+                    signature: text(signature)?,
+                    container: optional(container)?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let references = self
+            .references
+            .iter()
+            .map(|&(name, line, line_text, enclosing, call)| {
+                Some(Reference {
+                    name: text(name)?,
+                    file: path.to_string(),
+                    line,
+                    text: text(line_text)?,
+                    enclosing: optional(enclosing)?,
+                    call,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(FileSymbols { definitions, references, parse_errors: self.parse_errors })
+    }
+}
+
+/// Each distinct string once, by first appearance.
+#[derive(Default)]
+struct Strings<'a> {
+    ids: HashMap<&'a str, u32>,
+    list: Vec<String>,
+}
+
+impl<'a> Strings<'a> {
+    fn id(&mut self, text: &'a str) -> u32 {
+        *self.ids.entry(text).or_insert_with(|| {
+            self.list.push(text.to_string());
+            self.list.len() as u32 - 1
+        })
+    }
 }
 
 /// The cache under one directory.
@@ -71,7 +162,10 @@ impl Cache {
         let Ok(bytes) = std::fs::read(self.path(blob, lang)) else { return Read::Miss };
         match serde_json::from_slice::<Entry>(&bytes) {
             Ok(entry) if entry.format == CACHE_FORMAT && entry.blob == blob && entry.lang == lang => {
-                Read::Hit(entry.outcome.map(|symbols| with_path(symbols, path)))
+                match entry.outcome {
+                    Ok(compact) => compact.into_symbols(path).map_or(Read::Corrupt, |symbols| Read::Hit(Ok(symbols))),
+                    Err(skip) => Read::Hit(Err(skip)),
+                }
             }
             _ => Read::Corrupt,
         }
@@ -83,7 +177,7 @@ impl Cache {
         let path = self.path(blob, lang);
         let dir = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(dir)?;
-        let outcome = outcome.clone().map(|symbols| with_path(symbols, ""));
+        let outcome = outcome.as_ref().map(Compact::from_symbols).map_err(Clone::clone);
         let entry = Entry { format: CACHE_FORMAT, blob: blob.to_string(), lang, outcome };
         let bytes = serde_json::to_vec(&entry).map_err(std::io::Error::other)?;
         let mut file = tempfile::NamedTempFile::new_in(dir)?;
@@ -96,16 +190,6 @@ impl Cache {
         let (shard, rest) = blob.split_at(2.min(blob.len()));
         self.dir.join(shard).join(format!("{rest}.{}.json", lang.name()))
     }
-}
-
-fn with_path(mut symbols: FileSymbols, path: &str) -> FileSymbols {
-    for definition in &mut symbols.definitions {
-        definition.file = path.to_string();
-    }
-    for reference in &mut symbols.references {
-        reference.file = path.to_string();
-    }
-    symbols
 }
 
 /// The first 12 hex digits of the SHA-1 of every query, computed once.

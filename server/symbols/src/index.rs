@@ -284,13 +284,23 @@ impl Index {
         for (f, (path, symbols)) in self.files.iter().enumerate() {
             self.by_path.insert(path.clone(), f);
             for (d, definition) in symbols.definitions.iter().enumerate() {
-                self.definitions.entry(definition.name.clone()).or_default().push((f, d));
+                push_by_name(&mut self.definitions, &definition.name, (f, d));
             }
             for (r, reference) in symbols.references.iter().enumerate() {
-                self.references.entry(reference.name.clone()).or_default().push((f, r));
+                push_by_name(&mut self.references, &reference.name, (f, r));
             }
             self.report.definitions += symbols.definitions.len();
             self.report.references += symbols.references.len();
+        }
+    }
+}
+
+/// Adds `at` under `name`, copying the name only the first time it is seen.
+fn push_by_name(map: &mut HashMap<String, Vec<(usize, usize)>>, name: &str, at: (usize, usize)) {
+    match map.get_mut(name) {
+        Some(list) => list.push(at),
+        None => {
+            map.insert(name.to_string(), vec![at]);
         }
     }
 }

@@ -191,6 +191,7 @@ const PYTHON_EXTRA: &str = r#"
 "#;
 
 const GO_EXTRA: &str = r#"
+(type_alias name: (type_identifier) @name) @definition.type
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.constant))
 (argument_list (identifier) @name) @reference.use

@@ -106,7 +106,8 @@ fn extract(grammar: &Grammar, tree: &Tree, path: &str, text: &str) -> FileSymbol
         let at = name_node.start_byte();
         match found {
             Found::Definition(kind, node) => {
-                definitions.entry(at).or_insert_with(|| define(name, kind, node, path, source, &scopes));
+                let line = line_text(text, &lines, node.start_position().row);
+                definitions.entry(at).or_insert_with(|| define(name, kind, node, path, line, source, &scopes));
             }
             Found::Reference(call) => {
                 let reference = references.entry(at).or_insert_with(|| Reference {
@@ -127,7 +128,17 @@ fn extract(grammar: &Grammar, tree: &Tree, path: &str, text: &str) -> FileSymbol
     FileSymbols { definitions, references: references.into_values().collect(), parse_errors: false }
 }
 
-fn define(name: &str, kind: SymbolKind, node: Node, path: &str, source: &[u8], scopes: &[Scope]) -> Definition {
+/// The definition of `name` by `node`, whose first line is `line` (whole, so it
+/// shows the `export` or `const` before a name).
+fn define(
+    name: &str,
+    kind: SymbolKind,
+    node: Node,
+    path: &str,
+    line: &str,
+    source: &[u8],
+    scopes: &[Scope],
+) -> Definition {
     let (container, in_class) = if node.kind() == "method_declaration" {
         (go_receiver(node, source), true)
     } else {
@@ -141,14 +152,13 @@ fn define(name: &str, kind: SymbolKind, node: Node, path: &str, source: &[u8], s
         SymbolKind::Method => SymbolKind::Function,
         other => other,
     };
-    let first = node.utf8_text(source).unwrap_or_default().lines().next().unwrap_or_default();
     Definition {
         name: name.to_string(),
         kind,
         file: path.to_string(),
         start_line: node.start_position().row as u32 + 1,
         end_line: node.end_position().row as u32 + 1,
-        signature: capped(first.trim()),
+        signature: capped(line),
         container,
     }
 }

@@ -45,6 +45,7 @@ mod run_events;
 mod runs_from_node;
 mod sandbox_probe;
 mod store_cli;
+mod symbols_cli;
 mod traces;
 mod untrusted_change;
 mod validate_cli;

@@ -86,7 +86,9 @@ fn find_definition(index: &Index, args: &Value) -> Result<String, String> {
     let (symbol, near) = symbol_and_near(args, "find_definition")?;
     let found = index.definitions(&symbol, near.as_deref());
     if found.is_empty() {
-        return Ok(format!("no definition of `{symbol}` in the indexed files{}", coverage_note(index)));
+        return Ok(format!("no definition of `{symbol}` in the indexed files\n{}", coverage_note(index))
+            .trim_end()
+            .to_string());
     }
     let mut out = format!("{} definition(s) of `{symbol}`{}:\n", found.len(), nearest(&near));
     for definition in found.iter().take(MAX_DEFINITIONS) {
@@ -107,7 +109,9 @@ fn find_references(index: &Index, args: &Value) -> Result<String, String> {
     let (symbol, near) = symbol_and_near(args, "find_references")?;
     let found = index.references(&symbol, near.as_deref());
     if found.is_empty() {
-        return Ok(format!("no references to `{symbol}` in the indexed files{}", coverage_note(index)));
+        return Ok(format!("no references to `{symbol}` in the indexed files\n{}", coverage_note(index))
+            .trim_end()
+            .to_string());
     }
     let (calls, uses): (Vec<&Reference>, Vec<&Reference>) = found.into_iter().partition(|r| r.call);
     let mut out = String::new();
@@ -194,7 +198,7 @@ fn coverage_note(index: &Index) -> String {
     if missing == 0 {
         return String::new();
     }
-    format!("\n[the index does not cover {missing} file(s) (skipped or left out by its caps); grep searches them]")
+    format!("[the index does not cover {missing} file(s) (skipped or left out by its caps); grep searches them]")
 }
 
 /// The spec of a symbol tool, strict like the others: every property required

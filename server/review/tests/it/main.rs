@@ -12,3 +12,4 @@ mod inert;
 mod input_fit;
 mod review_compare;
 mod tools_sandbox;
+mod tools_symbols;
