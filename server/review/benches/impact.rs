@@ -56,7 +56,10 @@ fn rust(i: usize, head: bool) -> String {
     if head {
         let _ = writeln!(out, "pub fn added_{i}(x: u64) -> u64 {{\n    f{i}_2(x) + f{i}_3(x)\n}}\n");
     }
-    let _ = writeln!(out, "#[cfg(test)]\nmod tests {{\n    #[test]\n    fn first() {{\n        assert_eq!(super::f{i}_0(1), 2);\n    }}\n}}");
+    let _ = writeln!(
+        out,
+        "#[cfg(test)]\nmod tests {{\n    #[test]\n    fn first() {{\n        assert_eq!(super::f{i}_0(1), 2);\n    }}\n}}"
+    );
     out
 }
 

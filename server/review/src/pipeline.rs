@@ -270,9 +270,9 @@ async fn attach_impact(review: &mut PreparedReview, request: &ReviewRequest) {
         crate::impact::build_impact(&request, index.as_deref().map_err(String::as_str))
     })
     .await;
-    review.change.impact = Some(built.unwrap_or_else(|e| {
-        crate::impact::without_impact(settings, format!("building the impact stopped: {e}"))
-    }));
+    review.change.impact = Some(
+        built.unwrap_or_else(|e| crate::impact::without_impact(settings, format!("building the impact stopped: {e}"))),
+    );
 }
 
 /// The commit a change's impact compares the head with: the commit an incremental

@@ -67,7 +67,8 @@ fn impact_repo(dir: &Path) -> PathBuf {
     git(&repo, &["commit", "-q", "-m", "safe uploads"]);
     git(&repo, &["checkout", "-q", "-b", "feature"]);
     // Notes added at the end make the shared prefix long enough for the prompt cache.
-    let notes: String = (1..=80).map(|n| format!("// Note {n}: uploads are stored as they arrive, one file each.\n")).collect();
+    let notes: String =
+        (1..=80).map(|n| format!("// Note {n}: uploads are stored as they arrive, one file each.\n")).collect();
     std::fs::write(repo.join("src/upload.rs"), format!("{VULNERABLE}{notes}")).expect("write");
     std::fs::write(repo.join("README.md"), "# Uploads\n\nSaves uploaded files.\n").expect("write");
     git(&repo, &["commit", "-q", "-am", "simplify uploads"]);

@@ -35,7 +35,9 @@ enum Item {
 pub fn within_caps(mut found: Vec<Found>, caps: Caps) -> (Impact, Counts) {
     found.sort_by(|a, b| {
         let key = |f: &Found| (f.function.test, std::cmp::Reverse(f.function.changed_lines));
-        key(a).cmp(&key(b)).then_with(|| (&a.function.file, a.function.lines).cmp(&(&b.function.file, b.function.lines)))
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| (&a.function.file, a.function.lines).cmp(&(&b.function.file, b.function.lines)))
     });
     let mut order = Vec::new();
     for (f, function) in found.iter().enumerate() {

@@ -135,8 +135,10 @@ mod tests {
 
     #[test]
     fn added_modified_and_removed_functions_are_told_apart() {
-        let base = "fn keep() {\n    one();\n}\n\nfn edit() {\n    two();\n    three();\n}\n\nfn gone() {\n    four();\n}\n";
-        let head = "fn keep() {\n    one();\n}\n\nfn edit() {\n    two();\n}\n\nfn fresh() {\n    five();\n    six();\n}\n";
+        let base =
+            "fn keep() {\n    one();\n}\n\nfn edit() {\n    two();\n    three();\n}\n\nfn gone() {\n    four();\n}\n";
+        let head =
+            "fn keep() {\n    one();\n}\n\nfn edit() {\n    two();\n}\n\nfn fresh() {\n    five();\n    six();\n}\n";
         let (b, h) = (symbols("a.rs", base), symbols("a.rs", head));
         let touched = touched_functions(Versions { base: Some((base, &b)), head: Some((head, &h)) });
         let mut got = summary(&touched);

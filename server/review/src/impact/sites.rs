@@ -334,7 +334,10 @@ mod tests {
 
     #[test]
     fn calls_are_read_in_the_arguments_of_macros() {
-        assert_eq!(macro_arguments("assert_eq!(last_lines(&s, 9).len(), 5);", "assert_eq"), Some("last_lines(&s, 9).len(), 5);"));
+        assert_eq!(
+            macro_arguments("assert_eq!(last_lines(&s, 9).len(), 5);", "assert_eq"),
+            Some("last_lines(&s, 9).len(), 5);")
+        );
         assert_eq!(macro_arguments("let v = vec![1];", "assert"), None);
         assert_eq!(called_names("last_lines(&sample(), 9).len(), 5);"), ["last_lines", "sample", "len"]);
         assert_eq!(called_names("\"{} items(s)\", c.port(), Vec::<u8>::new(), inner!(x))"), ["port", "new", "inner"]);
@@ -342,7 +345,15 @@ mod tests {
 
     #[test]
     fn test_paths_follow_each_language() {
-        for path in ["tests/it/main.rs", "pkg/ring_test.go", "tests/test_units.py", "app/test_db.py", "src/a.test.ts", "web/b.spec.js", "src/__tests__/c.tsx"] {
+        for path in [
+            "tests/it/main.rs",
+            "pkg/ring_test.go",
+            "tests/test_units.py",
+            "app/test_db.py",
+            "src/a.test.ts",
+            "web/b.spec.js",
+            "src/__tests__/c.tsx",
+        ] {
             assert!(is_test_path(path), "{path}");
         }
         for path in ["src/lib.rs", "ring/ring.go", "app/db.py", "src/contest.ts", "src/testing.rs"] {

@@ -15,7 +15,7 @@ pub(super) fn markdown(out: &mut String, r: &ReviewReport) {
     if !r.incremental() {
         let _ = writeln!(out, "\n## What was reviewed\n");
     }
-    let _ = writeln!(out, "{}\n", sentence(record));
+    let _ = writeln!(out, "{}", sentence(record));
 }
 
 /// `review.impact` in the JSON report: the record as the run input has it.
@@ -52,14 +52,7 @@ fn sentence(record: &ImpactRecord) -> String {
                 text,
                 "; the caps ({} callers and tests, {} bytes) left out {} function(s), {} caller(s) and {} test(s) of \
                  the {} function(s), {} caller(s) and {} test(s) found.",
-                record.max_entries,
-                record.max_bytes,
-                cut.0,
-                cut.1,
-                cut.2,
-                found.functions,
-                found.callers,
-                found.tests
+                record.max_entries, record.max_bytes, cut.0, cut.1, cut.2, found.functions, found.callers, found.tests
             );
         }
     }

@@ -37,7 +37,10 @@ fn impact_of(base: &[(&str, &[u8])], head: &[(&str, &[u8])], gone: &[&str], sett
     }
     let change = collect_change(root, None).expect("git").expect("a change");
     let index = Index::build(root, &IndexOptions { cache_dir: None, ..IndexOptions::default() }).expect("indexes");
-    let head = String::from_utf8(std::process::Command::new("git").arg("-C").arg(root).args(["rev-parse", "HEAD"]).output().expect("git").stdout).expect("utf-8");
+    let head = String::from_utf8(
+        std::process::Command::new("git").arg("-C").arg(root).args(["rev-parse", "HEAD"]).output().expect("git").stdout,
+    )
+    .expect("utf-8");
     let request = ImpactRequest { root, base_commit: Some(head.trim()), files: &change.files, allow: &[], settings };
     build_impact(&request, Ok(&index))
 }
@@ -47,7 +50,12 @@ fn a_renamed_function_lists_the_callers_still_using_its_old_name() {
     let lib_base = b"pub fn page_count(total: usize, size: usize) -> usize {\n    (total + size - 1) / size\n}\n";
     let lib_head = b"pub fn pages(total: usize, size: usize) -> usize {\n    total.div_ceil(size)\n}\n";
     let main = b"fn main() {\n    let n = mylib::page_count(10, 3);\n    println!(\"{n}\");\n}\n";
-    let got = impact_of(&[("src/lib.rs", lib_base), ("src/main.rs", main)], &[("src/lib.rs", lib_head)], &[], ImpactSettings::default());
+    let got = impact_of(
+        &[("src/lib.rs", lib_base), ("src/main.rs", main)],
+        &[("src/lib.rs", lib_head)],
+        &[],
+        ImpactSettings::default(),
+    );
     let impact = got.impact.expect("an impact");
     let removed = impact.functions.iter().find(|f| f.name == "page_count").expect("the old name");
     assert_eq!(removed.change, ChangeKind::Removed);
@@ -69,7 +77,13 @@ fn unparseable_files_are_skipped_and_counted_and_the_rest_is_given() {
     let broken: &[u8] = b"func ((( {{{ ]]] package\n\x01\x02 ))) func\n";
     let got = impact_of(
         &[("src/lib.rs", lib), ("src/report.rs", caller)],
-        &[("src/lib.rs", lib_head), ("src/blob.rs", binary), ("app/cafe.py", latin1), ("cmd/broken.go", broken), ("NOTES.txt", b"notes\n")],
+        &[
+            ("src/lib.rs", lib_head),
+            ("src/blob.rs", binary),
+            ("app/cafe.py", latin1),
+            ("cmd/broken.go", broken),
+            ("NOTES.txt", b"notes\n"),
+        ],
         &[],
         ImpactSettings::default(),
     );

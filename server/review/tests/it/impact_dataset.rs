@@ -3,8 +3,9 @@
 //! (each function the change touches, and the lines of the head version that call
 //! it): `find_references`' precision and recall of the call sites, and `impact`'s
 //! recall of the callers under the default caps. The figures are printed (`cargo
-//! test -p conclave-review --test it impact_dataset -- --nocapture`) and must not
-//! fall below what docs/benchmarks.md reports.
+//! test -p conclave-review --test it impact_dataset -- --nocapture`; with
+//! `IMPACT_DEBUG=1`, every caller missed or added too) and must not fall below what
+//! docs/benchmarks.md reports.
 
 use conclave_review::diff::collect_change;
 use conclave_review::eval::dataset::{Dataset, check_out};
@@ -78,7 +79,12 @@ fn hand_list(case: &str) -> HandList {
 /// for a constructor) references that are calls, one per line.
 fn call_sites(index: &Index, function: &HandFunction) -> BTreeSet<(String, u32)> {
     let query = function.constructs.as_deref().unwrap_or(&function.name);
-    index.references(query, Some(&function.file)).into_iter().filter(|r| r.call).map(|r| (r.file.clone(), r.line)).collect()
+    index
+        .references(query, Some(&function.file))
+        .into_iter()
+        .filter(|r| r.call)
+        .map(|r| (r.file.clone(), r.line))
+        .collect()
 }
 
 /// What the figures are measured from, one case at a time.
