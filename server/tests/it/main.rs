@@ -31,6 +31,7 @@ mod review_analyzers;
 mod review_caching;
 mod review_e2e;
 mod review_history;
+mod review_impact;
 mod review_incremental;
 mod review_invisible_text;
 mod review_parts;

@@ -5,6 +5,8 @@ mod builtin_lanes;
 mod degraded;
 mod diff_parts;
 mod fallback;
+mod impact;
+mod impact_dataset;
 mod incremental;
 mod inert;
 mod input_fit;
