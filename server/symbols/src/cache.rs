@@ -16,7 +16,7 @@ use crate::symbol::{Definition, FileSymbols, Lang, Reference, Skip, SymbolKind};
 
 /// The version of an entry's layout; the key also holds a digest of the queries, so
 /// a changed query never reads an old entry.
-pub const CACHE_FORMAT: u32 = 2;
+pub const CACHE_FORMAT: u32 = 3;
 
 /// The git blob id of `content`: the SHA-1 of `blob <len>\0<content>`, in hex.
 pub fn blob_id(content: &[u8]) -> String {
@@ -58,8 +58,9 @@ pub(crate) struct Compact {
     /// Name, kind, start line, end line, signature, container (0 for none, else
     /// index + 1).
     definitions: Vec<(u32, SymbolKind, u32, u32, u32, u32)>,
-    /// Name, line, text, enclosing function (0 for none, else index + 1), call.
-    references: Vec<(u32, u32, u32, u32, bool)>,
+    /// Name, line, text, enclosing function and qualifier (0 for none, else index +
+    /// 1), call.
+    references: Vec<(u32, u32, u32, u32, u32, bool)>,
     parse_errors: bool,
 }
 
@@ -80,7 +81,8 @@ impl Compact {
             .iter()
             .map(|r| {
                 let enclosing = r.enclosing.as_deref().map_or(0, |e| id(e) + 1);
-                (id(&r.name), r.line, id(&r.text), enclosing, r.call)
+                let qualifier = r.qualifier.as_deref().map_or(0, |q| id(q) + 1);
+                (id(&r.name), r.line, id(&r.text), enclosing, qualifier, r.call)
             })
             .collect();
         Compact { strings: strings.list, definitions, references, parse_errors: symbols.parse_errors }
@@ -108,13 +110,14 @@ impl Compact {
         let references = self
             .references
             .iter()
-            .map(|&(name, line, line_text, enclosing, call)| {
+            .map(|&(name, line, line_text, enclosing, qualifier, call)| {
                 Some(Reference {
                     name: text(name)?,
                     file: path.to_string(),
                     line,
                     text: text(line_text)?,
                     enclosing: optional(enclosing)?,
+                    qualifier: optional(qualifier)?,
                     call,
                 })
             })

@@ -291,13 +291,24 @@ impl Index {
     }
 
     /// The references to `name`, nearest to `near_file` first, else by path and line.
+    /// `Type::name` or `Type.name` leaves out the Rust paths that name another type or
+    /// module (`Other::name(…)`) and puts the ones that name `Type` first; a bare
+    /// `name(…)` or a method call on a value (its type unknown) is kept, after them.
     pub fn references(&self, name: &str, near_file: Option<&str>) -> Vec<&Reference> {
-        let (_, name) = split_qualified(name);
-        let mut found: Vec<&Reference> =
-            self.references.get(name).into_iter().flatten().map(|&(f, r)| &self.files[f].1.references[r]).collect();
-        found.sort_by(|a, b| {
-            (nearness(&a.file, near_file), &a.file, a.line).cmp(&(nearness(&b.file, near_file), &b.file, b.line))
-        });
+        let (container, name) = split_qualified(name);
+        let mut found: Vec<&Reference> = self
+            .references
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|&(f, r)| &self.files[f].1.references[r])
+            .filter(|r| container.is_none() || r.qualifier.is_none() || r.qualifier.as_deref() == container)
+            .collect();
+        let key = |r: &Reference| {
+            let unknown = container.is_some() && r.qualifier.is_none();
+            (unknown, nearness(&r.file, near_file), r.file.clone(), r.line)
+        };
+        found.sort_by_cached_key(|r| key(r));
         found
     }
 

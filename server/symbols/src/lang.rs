@@ -55,6 +55,8 @@ pub(crate) struct Grammar {
     functions: HashSet<u16>,
     classes: HashSet<u16>,
     modules: HashSet<u16>,
+    /// Rust's `token_tree` (a macro's arguments), 0 in the other grammars.
+    pub token_tree: u16,
 }
 
 impl Grammar {
@@ -101,7 +103,16 @@ fn compile(lang: Lang) -> Result<Grammar, String> {
     let ids = |kinds: &[&str]| -> HashSet<u16> {
         kinds.iter().map(|k| language.id_for_node_kind(k, true)).filter(|id| *id != 0).collect()
     };
-    Ok(Grammar { functions: ids(functions), classes: ids(classes), modules: ids(modules), language, query, roles })
+    let token_tree = language.id_for_node_kind("token_tree", true);
+    Ok(Grammar {
+        functions: ids(functions),
+        classes: ids(classes),
+        modules: ids(modules),
+        token_tree,
+        language,
+        query,
+        roles,
+    })
 }
 
 fn role(capture: &str) -> Role {
@@ -205,6 +216,7 @@ const JS_EXTRA: &str = r#"
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name value: [(number) (string) (template_string) (object) (array) (true) (false) (null) (new_expression) (call_expression) (binary_expression)]) @definition.constant)))
 (program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @definition.function)))
 (arguments (identifier) @name) @reference.use
+(method_definition name: (property_identifier) @name (#eq? @name "constructor")) @definition.method
 "#;
 
 const TS_EXTRA: &str = r#"

@@ -84,7 +84,7 @@ enum Found<'t> {
 
 fn extract(grammar: &Grammar, tree: &Tree, path: &str, text: &str) -> FileSymbols {
     let source = text.as_bytes();
-    let scopes = scopes(grammar, tree, source);
+    let (scopes, token_trees) = scopes(grammar, tree, source);
     let lines = line_starts(source);
     let mut definitions: BTreeMap<usize, Definition> = BTreeMap::new();
     let mut references: BTreeMap<usize, Reference> = BTreeMap::new();
@@ -116,10 +116,26 @@ fn extract(grammar: &Grammar, tree: &Tree, path: &str, text: &str) -> FileSymbol
                     line: name_node.start_position().row as u32 + 1,
                     text: capped(line_text(text, &lines, name_node.start_position().row)),
                     enclosing: enclosing_function(&scopes, at),
+                    qualifier: path_qualifier(name_node, source, &scopes),
                     call,
                 });
                 reference.call |= call;
             }
+        }
+    }
+    for tree in token_trees {
+        for (name_node, qualifier) in macro_calls(tree, source, &scopes) {
+            let Ok(name) = name_node.utf8_text(source) else { continue };
+            let at = name_node.start_byte();
+            references.entry(at).or_insert_with(|| Reference {
+                name: name.to_string(),
+                file: path.to_string(),
+                line: name_node.start_position().row as u32 + 1,
+                text: capped(line_text(text, &lines, name_node.start_position().row)),
+                enclosing: enclosing_function(&scopes, at),
+                qualifier,
+                call: true,
+            });
         }
     }
     references.retain(|at, _| !definitions.contains_key(at));
@@ -163,6 +179,67 @@ fn define(
     }
 }
 
+/// The calls among a Rust macro's argument tokens (`assert_eq!(total(&v), 3)`,
+/// `println!("{}", c.port())`, `vec![Site::new(1)]`), which tree-sitter leaves
+/// as a `token_tree`: an identifier directly followed by a `(…)` token tree, with
+/// the path before it when it is `X::name(`. Nested token trees are visited by the
+/// caller, each its own.
+fn macro_calls<'t>(tree: Node<'t>, source: &[u8], scopes: &[Scope]) -> Vec<(Node<'t>, Option<String>)> {
+    let mut cursor = tree.walk();
+    let children: Vec<Node<'t>> = tree.children(&mut cursor).collect();
+    let mut calls = Vec::new();
+    for (i, child) in children.iter().enumerate() {
+        let Some(next) = children.get(i + 1) else { break };
+        let opens_call = next.kind() == "token_tree" && next.child(0).is_some_and(|open| open.kind() == "(");
+        if child.kind() != "identifier" || !opens_call {
+            continue;
+        }
+        let qualifier = match (i.checked_sub(2).map(|j| children[j]), children.get(i.wrapping_sub(1))) {
+            (Some(path), Some(colons)) if colons.kind() == "::" => {
+                path.utf8_text(source).ok().and_then(|path| qualifier_of(path, child.start_byte(), scopes))
+            }
+            _ => None,
+        };
+        calls.push((*child, qualifier));
+    }
+    calls
+}
+
+/// The type or module before `name_node` in a Rust path (`Site` of `Site::new`).
+fn path_qualifier(name_node: Node, source: &[u8], scopes: &[Scope]) -> Option<String> {
+    let parent = name_node.parent()?;
+    if parent.kind() != "scoped_identifier" || parent.child_by_field_name("name")?.id() != name_node.id() {
+        return None;
+    }
+    let path = parent.child_by_field_name("path")?.utf8_text(source).ok()?;
+    qualifier_of(path, name_node.start_byte(), scopes)
+}
+
+/// The last segment of a Rust path, less generics (`Vec` of `Vec::<u8>`); `Self`
+/// as the type of the impl (or trait) around byte `at`; `None` for `self`, `super`
+/// and `crate`, whose module is not named.
+fn qualifier_of(path: &str, at: usize, scopes: &[Scope]) -> Option<String> {
+    let last = path.rsplit("::").map(str::trim).find(|s| !s.starts_with('<'))?;
+    let last = last.split('<').next().unwrap_or(last).trim();
+    if last.is_empty() || !last.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    match last {
+        "self" | "super" | "crate" => None,
+        "Self" => {
+            let mut i = innermost(scopes, at);
+            while let Some(scope) = i.map(|i| &scopes[i]) {
+                if scope.kind == ScopeKind::Class {
+                    return scope.name.clone();
+                }
+                i = scope.parent;
+            }
+            None
+        }
+        _ => Some(last.to_string()),
+    }
+}
+
 /// The innermost scope strictly around `node` (not `node` itself).
 fn container_of<'s>(scopes: &'s [Scope], node: Node) -> Option<&'s Scope> {
     let mut at = innermost(scopes, node.start_byte());
@@ -202,13 +279,18 @@ fn innermost(scopes: &[Scope], at: usize) -> Option<usize> {
     None
 }
 
-/// Every scope of the tree in start order, with its parent, by one walk.
-fn scopes(grammar: &Grammar, tree: &Tree, source: &[u8]) -> Vec<Scope> {
+/// Every scope of the tree in start order, with its parent, and every Rust token
+/// tree (a macro's arguments), by one walk.
+fn scopes<'t>(grammar: &Grammar, tree: &'t Tree, source: &[u8]) -> (Vec<Scope>, Vec<Node<'t>>) {
     let mut scopes: Vec<Scope> = Vec::new();
+    let mut token_trees = Vec::new();
     let mut open: Vec<usize> = Vec::new();
     let mut cursor = tree.walk();
     loop {
         let node = cursor.node();
+        if grammar.token_tree != 0 && node.kind_id() == grammar.token_tree {
+            token_trees.push(node);
+        }
         if let Some(kind) = grammar.scope(node.kind_id()) {
             while open.last().is_some_and(|&i| scopes[i].end <= node.start_byte()) {
                 open.pop();
@@ -228,7 +310,7 @@ fn scopes(grammar: &Grammar, tree: &Tree, source: &[u8]) -> Vec<Scope> {
         }
         loop {
             if !cursor.goto_parent() {
-                return scopes;
+                return (scopes, token_trees);
             }
             if cursor.goto_next_sibling() {
                 break;

@@ -95,6 +95,12 @@ pub struct Reference {
     pub enclosing: Option<String>,
     /// A call site; otherwise a type use, an import or a re-export.
     pub call: bool,
+    /// The type or module a Rust path names before the symbol (`Site` in
+    /// `Site::new(…)` or `crate::site::Site::new(…)`, `Self` resolved to its impl's
+    /// type); `None` for a bare name, a method call on a value (its type unknown),
+    /// `self::`, `super::` and `crate::` paths, and the other languages.
+    #[serde(default)]
+    pub qualifier: Option<String>,
 }
 
 /// One file's symbols.

@@ -11,7 +11,7 @@ use conclave_review::diff::collect_change;
 use conclave_review::eval::dataset::{Dataset, check_out};
 use conclave_review::impact::{ChangeImpact, ImpactRequest, build_impact};
 use conclave_shared::ImpactSettings;
-use conclave_symbols::{Index, IndexOptions};
+use conclave_symbols::{Index, IndexOptions, SymbolKind};
 use serde::Deserialize;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -75,12 +75,22 @@ fn hand_list(case: &str) -> HandList {
     list
 }
 
-/// `find_references`' call sites of a hand-listed function: its name's (its class's
-/// for a constructor) references that are calls, one per line.
+/// `find_references`' call sites of a hand-listed function: its class's references
+/// for a constructor, else its name's, qualified as the tools accept
+/// (`Type::name`) by the container of a method's definition in its file; the
+/// references that are calls, one per line.
 fn call_sites(index: &Index, function: &HandFunction) -> BTreeSet<(String, u32)> {
-    let query = function.constructs.as_deref().unwrap_or(&function.name);
+    let query = match &function.constructs {
+        Some(class) => class.clone(),
+        None => index
+            .definitions(&function.name, Some(&function.file))
+            .into_iter()
+            .find(|d| d.file == function.file && d.kind == SymbolKind::Method)
+            .and_then(|d| d.container.as_ref())
+            .map_or_else(|| function.name.clone(), |container| format!("{container}::{}", function.name)),
+    };
     index
-        .references(query, Some(&function.file))
+        .references(&query, Some(&function.file))
         .into_iter()
         .filter(|r| r.call)
         .map(|r| (r.file.clone(), r.line))

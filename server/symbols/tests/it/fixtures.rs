@@ -182,5 +182,42 @@ fn javascript_fixture() {
     let index = index("javascript");
     assert_eq!(refs(&index, "Cart", false), ["src/index.js:2", "src/index.js:13 in newCart"]);
     let outline: Vec<&str> = index.outline("src/cart.js").expect("indexed").iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(outline, ["Cart", "total", "add", "render", "line"]);
+    assert_eq!(outline, ["Cart", "constructor", "total", "add", "render", "line"]);
+}
+
+/// Calls inside Rust macro invocations (`assert_eq!`, `vec!`, a `format!` inside a
+/// `println!`, arguments over several lines) are call sites; `Type::name` leaves out
+/// the paths that name another type (`String::new` for `Till::new`), keeps a
+/// method call on a value (its type unknown) and ranks it after the exact ones.
+#[test]
+fn rust_macro_calls_and_qualified_references() {
+    let index = index("rust");
+    assert_eq!(defs(&index, "Till::new", None), ["src/till.rs:7-9 method in Till"]);
+    let all_news = [
+        "src/till.rs:17 in fresh",
+        "src/till.rs:22 in label",
+        "src/till.rs:23 in label",
+        "src/till.rs:35 in opens",
+        "src/till.rs:35 in opens",
+        "src/till.rs:39 in opens",
+    ];
+    assert_eq!(refs(&index, "new", true), all_news, "every `new`, macros' arguments too");
+    // `Self::new` in the impl is the till's; `String::new` (in code and in `assert!`) is not.
+    let tills = ["src/till.rs:17 in fresh", "src/till.rs:23 in label", "src/till.rs:35 in opens", "src/till.rs:35 in opens"];
+    assert_eq!(refs(&index, "Till::new", true), tills);
+    assert_eq!(refs(&index, "String::new", true), ["src/till.rs:22 in label", "src/till.rs:39 in opens"]);
+    // Method calls on values, in `format!` and `assert_eq!`: their type is unknown, so kept.
+    assert_eq!(refs(&index, "Till::open", true), ["src/till.rs:23 in label", "src/till.rs:34 in opens"]);
+    assert_eq!(refs(&index, "label", true), ["src/till.rs:36 in opens", "src/till.rs:38 in opens"]);
+    // The path that names the module first, then the bare call (its module unknown).
+    assert_eq!(refs(&index, "till::label", true), ["src/till.rs:38 in opens", "src/till.rs:36 in opens"]);
+    assert_eq!(refs(&index, "other::label", true), ["src/till.rs:36 in opens"]);
+}
+
+/// A TypeScript constructor is a method of its class.
+#[test]
+fn typescript_constructor_is_a_definition() {
+    let index = index("typescript");
+    assert_eq!(defs(&index, "constructor", None), ["src/till.ts:5-7 method in Till"]);
+    assert_eq!(defs(&index, "Till.constructor", None), ["src/till.ts:5-7 method in Till"]);
 }
