@@ -5,7 +5,7 @@
 //! cannot be read or parsed on either side is skipped and counted, never an error.
 
 use conclave_shared::ImpactSettings;
-use conclave_symbols::{FileSymbols, Index, Lang, Skip, language_of, parse_source};
+use conclave_symbols::{FileSymbols, Index, Skip, language_of, parse_source};
 use std::collections::HashMap;
 use std::io::Read as _;
 use std::path::Path;
@@ -13,7 +13,7 @@ use std::path::Path;
 use super::caps::{Caps, Found, within_caps};
 use super::changed::{Touched, Versions, touched_functions};
 use super::model::{ChangeImpact, ChangeKind, Counts, ImpactFunction, ImpactRecord};
-use super::sites::{MacroCalls, is_test_definition, sites_of};
+use super::sites::{is_test_definition, sites_of};
 use crate::diff::ChangedFile;
 use crate::tools::sandbox::{Opened, Sandbox};
 
@@ -67,10 +67,6 @@ pub fn build_impact(request: &ImpactRequest<'_>, index: Result<&Index, &str>) ->
         code.iter().map(|f| renamed.get(&f.path).map_or(f.path.as_str(), String::as_str)).collect();
     let bases = base_versions(request, &code, &old_paths);
     let mut found = Vec::new();
-    let macros = match code.iter().any(|f| language_of(&f.path) == Some(Lang::Rust)) {
-        true => MacroCalls::of(index),
-        false => MacroCalls::default(),
-    };
     for ((file, old_path), base) in code.iter().zip(&old_paths).zip(bases) {
         let head = head_version(file, sandbox.as_ref(), index);
         let (base, head) = match (base, head) {
@@ -86,7 +82,7 @@ pub fn build_impact(request: &ImpactRequest<'_>, index: Result<&Index, &str>) ->
             head: head.as_ref().map(|(text, symbols)| (text.as_str(), symbols)),
         };
         for touched in touched_functions(versions) {
-            found.push(found_function(touched, old_path, index, &macros));
+            found.push(found_function(touched, old_path, index));
         }
     }
     record.found = Counts {
@@ -117,14 +113,14 @@ pub fn without_impact(settings: ImpactSettings, why: String) -> ChangeImpact {
 }
 
 /// A touched function with its callers and tests.
-fn found_function(touched: Touched, old_path: &str, index: &Index, macros: &MacroCalls) -> Found {
+fn found_function(touched: Touched, old_path: &str, index: &Index) -> Found {
     let removed = touched.change == ChangeKind::Removed;
     let mut definition = touched.definition;
     if removed {
         // A removed function is where the base had it.
         definition.file = old_path.to_string();
     }
-    let sites = sites_of(&definition, removed, index, macros);
+    let sites = sites_of(&definition, removed, index);
     let function = ImpactFunction {
         kind: definition.kind.name().to_string(),
         test: is_test_definition(&definition),

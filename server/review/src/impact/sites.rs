@@ -6,7 +6,7 @@
 //! sorted into tests (a test file or a test function) and callers.
 
 use conclave_symbols::{Definition, Index, Lang, Reference, SymbolKind, language_of};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use super::model::Site;
 
@@ -17,106 +17,17 @@ pub struct Sites {
     pub tests: Vec<Site>,
 }
 
-/// Calls inside Rust macro invocations (`assert_eq!(total(&v), 3)`,
-/// `println!("{}", c.port())`): tree-sitter reads a macro's arguments as tokens, so
-/// the index has no reference for them; they are read here from the text of each
-/// line that invokes a macro (arguments on the invocation's own line only).
-#[derive(Debug, Default)]
-pub struct MacroCalls {
-    by_name: HashMap<String, Vec<Reference>>,
-}
-
-impl MacroCalls {
-    /// The calls in the macro invocations of the index's Rust files.
-    pub fn of(index: &Index) -> MacroCalls {
-        let mut by_name: HashMap<String, Vec<Reference>> = HashMap::new();
-        let rust = index.paths().filter(|p| language_of(p) == Some(Lang::Rust));
-        for symbols in rust.filter_map(|p| index.file(p)) {
-            let mut seen: HashSet<(u32, &str)> = HashSet::new();
-            for invocation in symbols.references.iter().filter(|r| r.call) {
-                let Some(arguments) = macro_arguments(&invocation.text, &invocation.name) else { continue };
-                for name in called_names(arguments) {
-                    if seen.insert((invocation.line, name)) {
-                        by_name.entry(name.to_string()).or_default().push(Reference {
-                            name: name.to_string(),
-                            call: true,
-                            ..invocation.clone()
-                        });
-                    }
-                }
-            }
-        }
-        MacroCalls { by_name }
-    }
-
-    fn calls(&self, name: &str) -> &[Reference] {
-        self.by_name.get(name).map_or(&[], Vec::as_slice)
-    }
-}
-
-/// The text after `name!(` (or `name![`, `name!{`) in a line, when the line invokes
-/// the macro `name`.
-fn macro_arguments<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    whole_word_uses(text, name).find_map(|at| {
-        let rest = text[at + name.len()..].strip_prefix('!')?.trim_start();
-        rest.starts_with(['(', '[', '{']).then(|| &rest[1..])
-    })
-}
-
-/// The names called in a macro's argument tokens: an identifier followed by `(`
-/// (or by `::<…>(` and `!(` for nested macros, whose own arguments are read too).
-fn called_names(arguments: &str) -> Vec<&str> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut names = Vec::new();
-    let mut chars = arguments.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        if c == '"' {
-            // A string literal's words are not calls.
-            let mut escaped = false;
-            for (_, c) in chars.by_ref() {
-                match c {
-                    '\\' if !escaped => escaped = true,
-                    '"' if !escaped => break,
-                    _ => escaped = false,
-                }
-            }
-            continue;
-        }
-        if !(c.is_alphabetic() || c == '_') {
-            continue;
-        }
-        let mut end = at + c.len_utf8();
-        while let Some(&(i, c)) = chars.peek() {
-            if !ident(c) {
-                break;
-            }
-            end = i + c.len_utf8();
-            chars.next();
-        }
-        let tail = arguments[end..].trim_start();
-        let tail = tail.strip_prefix("::<").map_or(tail, |t| t.find('>').map_or(t, |g| t[g + 1..].trim_start()));
-        if tail.starts_with('(') || tail.starts_with("!(") {
-            names.push(&arguments[at..end]);
-        }
-    }
-    names
-}
-
 /// Where `definition`'s name is called or used in the head version, one entry per
 /// line; `removed` when the definition is gone from the head (its body is then no
 /// longer there to leave out).
-pub fn sites_of(definition: &Definition, removed: bool, index: &Index, macros: &MacroCalls) -> Sites {
+pub fn sites_of(definition: &Definition, removed: bool, index: &Index) -> Sites {
     let constructor = constructed_class(definition);
     let query = constructor.unwrap_or(definition.name.as_str());
     let modules = module_names(&definition.file);
     let others = other_owners(definition, index);
     let mut seen = HashSet::new();
     let mut sites = Sites::default();
-    let mut references = index.references(query, Some(&definition.file));
-    if constructor.is_none() {
-        references.extend(macros.calls(query));
-    }
-    for reference in references {
+    for reference in index.references(query, Some(&definition.file)) {
         if constructor.is_some() && !reference.call {
             continue;
         }
@@ -330,17 +241,6 @@ mod tests {
         assert_eq!(qualifier_of("total = sum(load_file(conn, p) for p in files)", "load_file"), Qualifier::Bare);
         // The call is what counts, not a mention of the name before it.
         assert_eq!(qualifier_of("let tail = x.tail; tail(lines)", "tail"), Qualifier::Bare);
-    }
-
-    #[test]
-    fn calls_are_read_in_the_arguments_of_macros() {
-        assert_eq!(
-            macro_arguments("assert_eq!(last_lines(&s, 9).len(), 5);", "assert_eq"),
-            Some("last_lines(&s, 9).len(), 5);")
-        );
-        assert_eq!(macro_arguments("let v = vec![1];", "assert"), None);
-        assert_eq!(called_names("last_lines(&sample(), 9).len(), 5);"), ["last_lines", "sample", "len"]);
-        assert_eq!(called_names("\"{} items(s)\", c.port(), Vec::<u8>::new(), inner!(x))"), ["port", "new", "inner"]);
     }
 
     #[test]

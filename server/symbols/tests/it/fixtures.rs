@@ -203,7 +203,8 @@ fn rust_macro_calls_and_qualified_references() {
     ];
     assert_eq!(refs(&index, "new", true), all_news, "every `new`, macros' arguments too");
     // `Self::new` in the impl is the till's; `String::new` (in code and in `assert!`) is not.
-    let tills = ["src/till.rs:17 in fresh", "src/till.rs:23 in label", "src/till.rs:35 in opens", "src/till.rs:35 in opens"];
+    let tills =
+        ["src/till.rs:17 in fresh", "src/till.rs:23 in label", "src/till.rs:35 in opens", "src/till.rs:35 in opens"];
     assert_eq!(refs(&index, "Till::new", true), tills);
     assert_eq!(refs(&index, "String::new", true), ["src/till.rs:22 in label", "src/till.rs:39 in opens"]);
     // Method calls on values, in `format!` and `assert_eq!`: their type is unknown, so kept.
