@@ -1,7 +1,7 @@
 //! `conclave runs list` and `conclave runs show ID`.
 
 use clap::Subcommand;
-use conclave_shared::{EventKind, NodeOutput, RunEvent, RunSummary};
+use conclave_shared::{CacheRole, EventKind, NodeOutput, RunEvent, RunSummary};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -253,6 +253,15 @@ fn detail(kind: &EventKind) -> String {
             format!("{node_id}: {}:{}: {}", contradiction.file, contradiction.line, contradiction.summary)
         }
         EventKind::InputFitted { node_id, fit } => format!("{node_id}: {fit}"),
+        EventKind::CacheOrder { node_id, role, reason, waited_ms, leader } => {
+            let role = match (role, leader) {
+                (CacheRole::Led, _) => "led".to_string(),
+                (CacheRole::Followed, Some(leader)) => format!("followed {leader} after {waited_ms} ms"),
+                (CacheRole::Followed, None) => format!("followed after {waited_ms} ms"),
+                (CacheRole::Unordered, _) => "unordered".to_string(),
+            };
+            format!("{node_id}: {role}: {}", reason.describe())
+        }
         EventKind::CountMismatch { node_id, mismatches } => {
             let list: Vec<String> = mismatches
                 .iter()

@@ -93,6 +93,10 @@ pub(super) async fn read_stream(
             continue;
         }
         chunks += 1;
+        if chunks == 1 {
+            // The first streamed event: the vendor's cache holds this call's prompt.
+            sink.began();
+        }
         reading.apply(&parse_data(&event.data)?, sink).await?;
     }
     if chunks == 0 && !done {
@@ -135,6 +139,7 @@ pub(super) async fn read_whole(
             crate::http::error_message(&data.to_string())
         )));
     }
+    sink.began();
     let mut reading = Reading { max_tokens, ..Reading::default() };
     reading.apply(&chunk, sink).await?;
     if !reading.refusal.is_empty() {
