@@ -5,7 +5,8 @@
 //! documented rules. Every reply's response begins after 0.3 s and ends after 2 s, as
 //! a real model's does (it starts answering long before it is done). Reports the
 //! review's wall time and its billed input (a cache read at 0.1 of an input token, a
-//! write at 1.25), median and minimum of several reviews.
+//! write at 1.25), median and minimum of several reviews, and when each reviewer's
+//! first call went (the followers' wait for the leader's cache write).
 //!
 //! Run with `cargo bench -p conclave-server --bench review_cache`.
 
@@ -35,7 +36,8 @@ fn main() {
     let mut times = Vec::new();
     let mut billed = Vec::new();
     for _ in 0..RUNS {
-        let (took, input) = runtime.block_on(review_once());
+        let (took, input, firsts) = runtime.block_on(review_once());
+        println!("  {:.2} s, billed input {input:.0} tokens; first calls at {firsts}", took.as_secs_f64());
         times.push(took);
         billed.push(input);
     }
@@ -49,8 +51,9 @@ fn main() {
     );
 }
 
-/// One review; its wall time and billed input.
-async fn review_once() -> (Duration, f64) {
+/// One review: its wall time, billed input, and when each reviewer's first call
+/// arrived at the fake, from the first.
+async fn review_once() -> (Duration, f64, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = journal_repo(dir.path());
     let workdir = dir.path().join("work");
@@ -77,7 +80,16 @@ async fn review_once() -> (Duration, f64) {
     let took = started.elapsed();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let log: Vec<CacheUsage> = cache.log();
-    (took, log.iter().map(|u| u.billed(0.1, 1.25)).sum())
+    let requests = server.requests();
+    let firsts: Vec<String> = ["security", "correctness", "conventions"]
+        .iter()
+        .filter_map(|lane| {
+            let marker = format!("You are the {lane} reviewer");
+            let first = requests.iter().find(|r| r.body.to_string().contains(&marker))?;
+            Some(format!("{lane} +{:.2} s", first.at.duration_since(requests[0].at).as_secs_f64()))
+        })
+        .collect();
+    (took, log.iter().map(|u| u.billed(0.1, 1.25)).sum(), firsts.join(", "))
 }
 
 /// The journal-10 repository: `feature` rewrites the upload service on `main`.
