@@ -211,6 +211,21 @@ fn tool_result(kind: &EventKind) -> String {
     )
 }
 
+/// What a `cache_order` event's line says: how the agent's first call was ordered
+/// for the prompt cache, and why.
+fn cache_order(kind: &EventKind) -> String {
+    let EventKind::CacheOrder { node_id, role, reason, waited_ms, leader } = kind else {
+        return String::new();
+    };
+    let role = match (role, leader) {
+        (CacheRole::Led, _) => "led".to_string(),
+        (CacheRole::Followed, Some(leader)) => format!("followed {leader} after {waited_ms} ms"),
+        (CacheRole::Followed, None) => format!("followed after {waited_ms} ms"),
+        (CacheRole::Unordered, _) => "unordered".to_string(),
+    };
+    format!("{node_id}: {role}: {}", reason.describe())
+}
+
 /// What an event's line says after its sequence number and type.
 fn detail(kind: &EventKind) -> String {
     match kind {
@@ -253,15 +268,7 @@ fn detail(kind: &EventKind) -> String {
             format!("{node_id}: {}:{}: {}", contradiction.file, contradiction.line, contradiction.summary)
         }
         EventKind::InputFitted { node_id, fit } => format!("{node_id}: {fit}"),
-        EventKind::CacheOrder { node_id, role, reason, waited_ms, leader } => {
-            let role = match (role, leader) {
-                (CacheRole::Led, _) => "led".to_string(),
-                (CacheRole::Followed, Some(leader)) => format!("followed {leader} after {waited_ms} ms"),
-                (CacheRole::Followed, None) => format!("followed after {waited_ms} ms"),
-                (CacheRole::Unordered, _) => "unordered".to_string(),
-            };
-            format!("{node_id}: {role}: {}", reason.describe())
-        }
+        EventKind::CacheOrder { .. } => cache_order(kind),
         EventKind::CountMismatch { node_id, mismatches } => {
             let list: Vec<String> = mismatches
                 .iter()
