@@ -358,3 +358,32 @@ fn first_line(content: &str) -> String {
         false => cut,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conclave_shared::CacheOrderReason;
+
+    #[test]
+    fn a_cache_order_line_says_the_role_the_wait_and_why() {
+        let followed = EventKind::CacheOrder {
+            node_id: "b".into(),
+            role: CacheRole::Followed,
+            reason: CacheOrderReason::PrefixCached,
+            waited_ms: 312,
+            leader: Some("a".into()),
+        };
+        assert_eq!(
+            detail(&followed),
+            "b: followed a after 312 ms: the leader's response began, so the prefix was cached"
+        );
+        let unordered = EventKind::CacheOrder {
+            node_id: "c".into(),
+            role: CacheRole::Unordered,
+            reason: CacheOrderReason::ShortPrefix,
+            waited_ms: 0,
+            leader: None,
+        };
+        assert_eq!(detail(&unordered), "c: unordered: the shared prefix is below the model's minimum cacheable length");
+    }
+}
