@@ -139,7 +139,6 @@ pub(super) async fn read_whole(
             crate::http::error_message(&data.to_string())
         )));
     }
-    sink.began();
     let mut reading = Reading { max_tokens, ..Reading::default() };
     reading.apply(&chunk, sink).await?;
     if !reading.refusal.is_empty() {

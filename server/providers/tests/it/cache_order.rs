@@ -4,11 +4,13 @@
 //! (caching on, a shared prefix reaching the model's minimum, an unknown model taking
 //! the largest documented minimum), only until the leader's response begins, and not
 //! at all once the leader failed before it began; `cache_order` events say which.
+//! OpenAI's followers go at the leader's first streamed event.
 
 use conclave_core::{ProviderRegistry, RunStore};
 use conclave_doubles::MemoryStore;
 use conclave_engine::{Engine, EngineConfig, RunHandle, RunOptions};
 use conclave_providers::anthropic::{AnthropicProvider, MAX_MIN_CACHEABLE_TOKENS, min_cacheable_tokens};
+use conclave_providers::openai::OpenAiProvider;
 use conclave_shared::{CacheOrderReason, CacheRole, EventKind, RunEvent, RunStatus};
 use conclave_testkit::wire::{Vendor, status};
 use conclave_testkit::{CacheRules, CacheUsage, FakeServer, Reply};
@@ -37,9 +39,9 @@ fn prefix_of(bytes: usize) -> Value {
     json!("x".repeat(bytes - HEADING.len()))
 }
 
-/// Three reviewers side by side on Anthropic's `model`, with no tools.
-fn siblings(model: &str) -> conclave_shared::Conclave {
-    let mut conclave = conclave(Vendor::Anthropic, false);
+/// Three reviewers side by side on `vendor`'s `model`, with no tools.
+fn siblings(vendor: Vendor, model: &str) -> conclave_shared::Conclave {
+    let mut conclave = conclave(vendor, false);
     let mut reviewer = conclave.nodes.remove(1);
     if let Some(agent) = reviewer.agent.as_mut() {
         agent.model = model.into();
@@ -55,22 +57,36 @@ fn siblings(model: &str) -> conclave_shared::Conclave {
     conclave
 }
 
-/// Starts the siblings on `model` and `input` against `server`, with `extra`
-/// environment for the provider.
+/// Starts the siblings on Anthropic's `model` and `input` against `server`, with
+/// `extra` environment for the provider.
 async fn start(
     server: &FakeServer,
     model: &str,
     input: Value,
     extra: &[(&str, &str)],
 ) -> (RunHandle, Arc<MemoryStore>) {
-    let mut env: HashMap<&str, String> = Vendor::Anthropic.env(&server.base, KEY).into_iter().collect();
+    start_on(Vendor::Anthropic, server, model, input, extra).await
+}
+
+/// [`start`] on `vendor`.
+async fn start_on(
+    vendor: Vendor,
+    server: &FakeServer,
+    model: &str,
+    input: Value,
+    extra: &[(&str, &str)],
+) -> (RunHandle, Arc<MemoryStore>) {
+    let mut env: HashMap<&str, String> = vendor.env(&server.base, KEY).into_iter().collect();
     env.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
     let lookup = |k: &str| env.get(k).cloned();
     let mut providers = ProviderRegistry::default();
-    providers.register(Arc::new(AnthropicProvider::from_env(&lookup)));
+    match vendor {
+        Vendor::Anthropic => providers.register(Arc::new(AnthropicProvider::from_env(&lookup))),
+        _ => providers.register(Arc::new(OpenAiProvider::from_env(&lookup))),
+    }
     let store = Arc::new(MemoryStore::new());
     let engine = Engine::new(providers, store.clone(), EngineConfig::default());
-    let handle = engine.start(checked(siblings(model)), input, RunOptions::default()).await.expect("starts");
+    let handle = engine.start(checked(siblings(vendor, model)), input, RunOptions::default()).await.expect("starts");
     (handle, store)
 }
 
@@ -313,4 +329,30 @@ async fn a_leader_failing_before_its_response_begins_lets_the_followers_go_at_on
     let failed = server.answered()[0].ended.expect("the refusal was sent");
     assert!(requests[1..].iter().all(|r| r.at >= failed), "the followers went after the leader failed");
     assert!(cache.log().iter().all(|u| u.read == 0), "the leader wrote nothing for them to read: {:?}", cache.log());
+}
+
+#[tokio::test]
+async fn openai_followers_go_at_the_leaders_first_streamed_event() {
+    let server = FakeServer::start_responding(|_| Reply::Paced {
+        begin_ms: 300,
+        end_ms: 2000,
+        reply: Box::new(Vendor::OpenAiChat.answer(r#"{"verdict":"approve","line":3,"note":null}"#)),
+    })
+    .await;
+    let on = [("CONCLAVE_PROMPT_CACHE", "on")];
+    let (handle, store) = start_on(Vendor::OpenAiChat, &server, "gpt-4.1", big_input(), &on).await;
+    let outcome = handle.wait().await;
+    assert_eq!(outcome.status, RunStatus::Succeeded, "{:?}", outcome.error);
+    let (requests, answered) = (server.requests(), server.answered());
+    let (began, ended) = (answered[0].began.expect("began"), answered[0].ended.expect("ended"));
+    assert!(requests[1..].iter().all(|r| r.at >= began && r.at < ended), "the followers went when it began");
+    let events = store.events(&outcome.run_id, 0).await.expect("events");
+    assert_eq!(
+        roles(&events),
+        vec![
+            (CacheRole::Led, CacheOrderReason::FirstToWrite),
+            (CacheRole::Followed, CacheOrderReason::PrefixCached),
+            (CacheRole::Followed, CacheOrderReason::PrefixCached)
+        ]
+    );
 }
