@@ -42,4 +42,6 @@ CI= "$conclave" review . "${range[@]}" || status=$?
 steps_summary
 echo
 echo "Open the editor: run \`$conclave serve\` and open the URL it prints (http://127.0.0.1:7700/#token=...)."
+echo "Next: the README's one-minute tour (README.md, \"A one-minute tour\") reviews your own change with your key"
+echo "and opens the editor; the manual, one chapter per concern, is docs/README.md."
 exit "$status"

@@ -3,6 +3,7 @@
 //! Layout: `api.rs` owns every call to the server; `state.rs` holds the shared editor
 //! state (the open conclave with undo and redo, selection, viewport, drags);
 //! `run_view.rs` the watched run; `loaded.rs` fetches that follow their inputs;
+//! `on_demand.rs` draws the views split out of the first download (`#[lazy]`);
 //! `edit/` the actions and the state components share; `components/` has one file
 //! per part of the screen. Files import only what is beneath them: components from
 //! `edit/`, `edit/` from `state.rs` and `api.rs`, never the other way.
@@ -18,6 +19,8 @@ mod components;
 mod edit;
 #[cfg(target_arch = "wasm32")]
 mod loaded;
+#[cfg(target_arch = "wasm32")]
+mod on_demand;
 #[cfg(target_arch = "wasm32")]
 mod run_view;
 #[cfg(target_arch = "wasm32")]

@@ -412,8 +412,8 @@ const LOOK: Duration = Duration::from_millis(250);
 /// The whole run path through `conclave serve --workers 1` against a provider that
 /// answers at once: each of `count` runs POSTed (created, planned and queued), taken
 /// by the embedded worker, its five nodes run and stored, and followed over SSE to
-/// its end, one after another. The time of each.
-async fn run_path(count: usize) -> Vec<Duration> {
+/// its end, one after another. The time of each, and where it went.
+async fn run_path(count: usize) -> Vec<PathSpent> {
     let fake = FakeServer::start_responding(anthropic_at_once).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let server = serve(dir.path(), &fake.base, &["--workers", "1"]);
@@ -422,12 +422,74 @@ async fn run_path(count: usize) -> Vec<Duration> {
     for i in 0..count {
         let started = Instant::now();
         let id = post_run(&client, &server, i).await;
+        let posted = started.elapsed();
         let events = client.get(format!("{}/api/runs/{id}/events", server.1)).bearer_auth(TOKEN).send();
         let text = events.await.expect("GET events").text().await.expect("the stream to its end");
+        let (whole, streamed_ms) = (started.elapsed(), now_ms());
         assert!(text.contains("run_finished"), "run {id} ended: {text}");
-        took.push(started.elapsed());
+        let run: serde_json::Value = client
+            .get(format!("{}/api/runs/{id}", server.1))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .expect("GET")
+            .json()
+            .await
+            .expect("JSON");
+        let created_ms = run["created_ms"].as_u64().expect("created_ms");
+        took.push(PathSpent::of(&text, whole, posted, created_ms, streamed_ms));
     }
     took
+}
+
+/// Where one run's time went on the run path, in ms, from its events' times.
+#[derive(Debug, Clone, Copy)]
+struct PathSpent {
+    /// The whole: from the POST to the end of the SSE stream.
+    whole: f64,
+    /// The POST answered (the run created, planned and queued).
+    post: f64,
+    /// From the run's creation to its first `node_started` (claimed, prepared, started).
+    start: f64,
+    /// From the first `node_started` to the last `node_completed`.
+    nodes: f64,
+    /// From the last `node_completed` to `run_finished`.
+    finish: f64,
+    /// From `run_finished` to the stream's end at the client.
+    stream: f64,
+}
+
+impl PathSpent {
+    /// Reads the events of an SSE stream's text.
+    fn of(text: &str, whole: Duration, posted: Duration, created_ms: u64, streamed_ms: u64) -> PathSpent {
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str(d.trim()).ok())
+            .collect();
+        let times = |kind: &str| -> Vec<u64> {
+            events.iter().filter(|e| e["type"] == kind).filter_map(|e| e["at_ms"].as_u64()).collect()
+        };
+        let first = |kind: &str| times(kind).into_iter().min().unwrap_or_else(|| panic!("no {kind} in {text}"));
+        let last = |kind: &str| times(kind).into_iter().max().unwrap_or_else(|| panic!("no {kind} in {text}"));
+        let (started, nodes_done, finished) = (first("node_started"), last("node_completed"), last("run_finished"));
+        let gap = |from: u64, to: u64| to.saturating_sub(from) as f64;
+        PathSpent {
+            whole: whole.as_secs_f64() * 1e3,
+            post: posted.as_secs_f64() * 1e3,
+            start: gap(created_ms, started),
+            nodes: gap(started, nodes_done),
+            finish: gap(nodes_done, finished),
+            stream: gap(finished, streamed_ms),
+        }
+    }
+}
+
+/// The median of one part of the run path's runs.
+fn median(spent: &[PathSpent], part: fn(&PathSpent) -> f64) -> f64 {
+    let mut values: Vec<f64> = spent.iter().map(part).collect();
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 async fn serve_figures() {
@@ -451,14 +513,25 @@ async fn serve_figures() {
         );
     }
     println!("(run: from its creation by the POST to its end, queueing included)");
-    let mut path = run_path(100).await;
-    path.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let path = run_path(100).await;
+    let p90 = {
+        let mut whole: Vec<f64> = path.iter().map(|p| p.whole).collect();
+        whole.sort_by(f64::total_cmp);
+        whole[whole.len() * 9 / 10]
+    };
     println!(
         "\nrun path through `conclave serve --workers 1`, an instant provider, 100 runs one at a time \
-         (POST, queue, worker, 5 nodes, store, SSE to the end): median {:.1} ms, p90 {:.1} ms",
-        ms(path[path.len() / 2]),
-        ms(path[path.len() * 9 / 10])
+         (POST, queue, worker, 5 nodes, store, SSE to the end): median {:.1} ms, p90 {p90:.1} ms",
+        median(&path, |p| p.whole)
+    );
+    println!(
+        "medians of its parts: POST answered {:.1} ms; created to the first node_started {:.0} ms; to the last \
+         node_completed {:.0} ms; to run_finished {:.0} ms; run_finished to the stream's end {:.0} ms",
+        median(&path, |p| p.post),
+        median(&path, |p| p.start),
+        median(&path, |p| p.nodes),
+        median(&path, |p| p.finish),
+        median(&path, |p| p.stream)
     );
 }
 

@@ -15,6 +15,7 @@ use leptos::prelude::*;
 
 use crate::api::{self, ApiError};
 use crate::loaded::loaded;
+use crate::on_demand::on_demand;
 use crate::state::Editor;
 use compare::SideBySide;
 use detail::EvalDetail;
@@ -32,7 +33,21 @@ pub fn EvalsPanel() -> impl IntoView {
         let open = editor.evals.get();
         editor.conclave.with(|c| c.as_ref().filter(|_| open).map(|c| c.id.clone()))
     });
-    move || shown.get().map(|conclave| view! { <EvalsOfConclave conclave=conclave/> })
+    on_demand(move || shown.get(), |conclave| Suspend::new(split::evals_of_conclave(conclave)))
+}
+
+/// The panel's contents, split out of the editor's first download
+/// (`scripts/build-editor.sh` runs `wasm_split_cli`): the browser fetches them when the
+/// panel first opens.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod split {
+    use leptos::prelude::*;
+
+    /// The evals of conclave `conclave`.
+    #[leptos::lazy]
+    pub fn evals_of_conclave(conclave: String) -> AnyView {
+        view! { <super::EvalsOfConclave conclave=conclave/> }.into_any()
+    }
 }
 
 /// The conclave's evals, the compare switch, and what is chosen.

@@ -19,6 +19,7 @@ use super::runs::RunOutcome;
 use crate::api;
 use crate::edit::agent::{agent_value, edit_agent, node_value, read_agent};
 use crate::edit::press::commit_on_change;
+use crate::on_demand::on_demand;
 use crate::state::{Editor, Selection};
 
 /// The inspector.
@@ -34,11 +35,25 @@ pub fn Inspector() -> impl IntoView {
     });
     view! {
         <aside class="inspector" data-testid="inspector">
-            {move || match selected.get() {
-                None => view! { <p class="hint">"Select a node to edit it. Drag from a node's right port to another node's left port to connect them."</p> }.into_any(),
-                Some((id, kind)) => view! { <NodeForm id=id kind=kind/> }.into_any(),
-            }}
+            {move || selected.with(Option::is_none).then(|| view! {
+                <p class="hint">"Select a node to edit it. Drag from a node's right port to another node's left port to connect them."</p>
+            })}
+            {on_demand(move || selected.get(), |(id, kind)| Suspend::new(split::node_form(id, kind)))}
         </aside>
+    }
+}
+
+/// The node forms, split out of the editor's first download (`scripts/build-editor.sh`
+/// runs `wasm_split_cli`): the browser fetches them when a node is first selected.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod split {
+    use conclave_shared::NodeKind;
+    use leptos::prelude::*;
+
+    /// The form of node `id`, of kind `kind`.
+    #[leptos::lazy]
+    pub fn node_form(id: String, kind: NodeKind) -> AnyView {
+        view! { <super::NodeForm id=id kind=kind/> }.into_any()
     }
 }
 

@@ -1,6 +1,6 @@
 //! The parts of the editor's screen. They show the state and call the actions of
 //! `edit/`, and import only what is beneath them: `edit/`, `state.rs`, `api.rs`,
-//! `run_view.rs`, `loaded.rs` and the components they render.
+//! `run_view.rs`, `loaded.rs`, `on_demand.rs` and the components they render.
 
 pub mod agent_tools;
 pub mod app;

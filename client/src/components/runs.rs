@@ -22,6 +22,7 @@ use super::evals::EvalsPanel;
 use super::settings::SettingsPanel;
 use crate::edit::file::validate;
 use crate::edit::watch::{cancel, decide_and_watch};
+use crate::on_demand::on_demand;
 use crate::run_view::RunView;
 use crate::state::{Editor, Selection};
 use outcome::shown;
@@ -91,37 +92,54 @@ fn Decisions(run: RunView) -> impl IntoView {
 #[component]
 pub fn RunPanel() -> impl IntoView {
     let editor = expect_context::<Editor>();
-    move || {
-        editor.run.get().map(|run| {
-            let status = run.record.summary.status.as_str();
-            let run_id = run.id().to_string();
-            view! {
-                <section class="run-panel" data-testid="run-panel" data-run-id=run.id().to_string()>
-                    <header>
-                        <span>"Run "<code>{run.id().chars().take(13).collect::<String>()}</code>" of "{run.record.conclave.id.clone()}</span>
-                        <span class=format!("badge {status}") data-testid="run-status">{status}</span>
-                        <span class="spacer"></span>
-                        {run.is_running().then(|| view! {
-                            <button data-testid="run-cancel" on:click=move |_| cancel(editor, run_id.clone())>"Cancel"</button>
-                        })}
-                        <button class="link" on:click=move |_| editor.run.set(None)>"close"</button>
-                    </header>
-                    {run.record.summary.error.as_deref().map(shown).map(|e| view! { <p class="error-text" data-testid="run-error">{e}</p> })}
-                    <Decisions run=run.clone()/>
-                    <timeline::Timeline/>
-                    {run.comparison.clone().map(|c| view! { <history::ComparisonView comparison=c/> })}
-                    <div data-testid="contradictions" class="contradictions">
-                        <h4>{format!("Contradictions ({})", run.contradictions.len())}</h4>
-                        {run.contradictions.iter().map(|c| view! {
-                            <div class="contradiction">
-                                <strong>{shown(&format!("{}:{}", c.file, c.line))}</strong>" "{shown(&c.summary)}
-                            </div>
-                        }).collect_view()}
+    let watching = Memo::new(move |_| editor.run.with(Option::is_some));
+    on_demand(move || watching.get().then_some(()), move |()| Suspend::new(split::run_panel(editor)))
+}
+
+/// The run panel, split out of the editor's first download (`scripts/build-editor.sh`
+/// runs `wasm_split_cli`): the browser fetches it when a run is first watched.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod split {
+    use leptos::prelude::*;
+
+    use crate::state::Editor;
+
+    /// The watched run, redrawn as it changes.
+    #[leptos::lazy]
+    pub fn run_panel(editor: Editor) -> AnyView {
+        (move || editor.run.get().map(|run| super::watched_run(editor, run))).into_any()
+    }
+}
+
+/// The run panel of `run`.
+fn watched_run(editor: Editor, run: RunView) -> impl IntoView {
+    let status = run.record.summary.status.as_str();
+    let run_id = run.id().to_string();
+    view! {
+        <section class="run-panel" data-testid="run-panel" data-run-id=run.id().to_string()>
+            <header>
+                <span>"Run "<code>{run.id().chars().take(13).collect::<String>()}</code>" of "{run.record.conclave.id.clone()}</span>
+                <span class=format!("badge {status}") data-testid="run-status">{status}</span>
+                <span class="spacer"></span>
+                {run.is_running().then(|| view! {
+                    <button data-testid="run-cancel" on:click=move |_| cancel(editor, run_id.clone())>"Cancel"</button>
+                })}
+                <button class="link" on:click=move |_| editor.run.set(None)>"close"</button>
+            </header>
+            {run.record.summary.error.as_deref().map(shown).map(|e| view! { <p class="error-text" data-testid="run-error">{e}</p> })}
+            <Decisions run=run.clone()/>
+            <timeline::Timeline/>
+            {run.comparison.clone().map(|c| view! { <history::ComparisonView comparison=c/> })}
+            <div data-testid="contradictions" class="contradictions">
+                <h4>{format!("Contradictions ({})", run.contradictions.len())}</h4>
+                {run.contradictions.iter().map(|c| view! {
+                    <div class="contradiction">
+                        <strong>{shown(&format!("{}:{}", c.file, c.line))}</strong>" "{shown(&c.summary)}
                     </div>
-                    {run.report.as_deref().map(shown).map(|r| view! { <pre class="report" data-testid="report">{r}</pre> })}
-                </section>
-            }
-        })
+                }).collect_view()}
+            </div>
+            {run.report.as_deref().map(shown).map(|r| view! { <pre class="report" data-testid="report">{r}</pre> })}
+        </section>
     }
 }
 

@@ -11,6 +11,7 @@ use leptos::prelude::*;
 use super::mcp_form::ServerForm;
 use super::settings_form::RunSettings;
 use crate::edit::mcp::{Draft, remove_server};
+use crate::on_demand::on_demand;
 use crate::state::Editor;
 
 /// The panel, while it is open and a conclave is; made again for another conclave,
@@ -22,20 +23,34 @@ pub fn SettingsPanel() -> impl IntoView {
         let open = editor.settings.get();
         editor.conclave.with(|c| c.as_ref().filter(|_| open).map(|c| c.id.clone()))
     });
-    move || {
-        shown.get().map(|_| {
-            view! {
-                <section class="settings-panel" data-testid="settings-form">
-                    <header>
-                        <span>"Settings"</span>
-                        <span class="spacer"></span>
-                        <button class="link" on:click=move |_| editor.settings.set(false)>"close"</button>
-                    </header>
-                    <RunSettings/>
-                    <McpServers/>
-                </section>
-            }
-        })
+    on_demand(move || shown.get(), move |_| Suspend::new(split::settings(editor)))
+}
+
+/// The panel's contents, split out of the editor's first download
+/// (`scripts/build-editor.sh` runs `wasm_split_cli`): the browser fetches them when the
+/// panel first opens.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod split {
+    use leptos::prelude::*;
+
+    use super::{McpServers, RunSettings};
+    use crate::state::Editor;
+
+    /// The run-wide settings and the MCP servers.
+    #[leptos::lazy]
+    pub fn settings(editor: Editor) -> AnyView {
+        view! {
+            <section class="settings-panel" data-testid="settings-form">
+                <header>
+                    <span>"Settings"</span>
+                    <span class="spacer"></span>
+                    <button class="link" on:click=move |_| editor.settings.set(false)>"close"</button>
+                </header>
+                <RunSettings/>
+                <McpServers/>
+            </section>
+        }
+        .into_any()
     }
 }
 

@@ -25,9 +25,26 @@ pub fn watch_run(editor: Editor, run_id: String) {
     });
 }
 
+pub use split::watch;
+
+/// Watching a run (its record's and its events' decoders above all), split out of the
+/// editor's first download (`scripts/build-editor.sh` runs `wasm_split_cli`): the
+/// browser fetches it when a run is first watched.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod split {
+    use crate::state::Editor;
+
+    /// Watches run `run_id`: fetches its record, then follows its events. False when
+    /// the run could not be fetched (the status bar says why).
+    #[leptos::lazy]
+    pub async fn watch(editor: Editor, run_id: String) -> bool {
+        super::follow(editor, run_id).await
+    }
+}
+
 /// Watches run `run_id`: fetches its record, then follows its events. False when the
 /// run could not be fetched (the status bar says why).
-pub async fn watch(editor: Editor, run_id: String) -> bool {
+async fn follow(editor: Editor, run_id: String) -> bool {
     replace_stream(None);
     let record = match api::get_run(&run_id).await {
         Ok(r) => r,

@@ -9,6 +9,7 @@ pub mod checks;
 mod children;
 mod context;
 pub mod format;
+pub mod format_reference;
 mod ids;
 mod kinds;
 pub mod load;

@@ -7,7 +7,7 @@
 //! calls the provider behind it, so it opens no connection, loads no model and needs no
 //! key. A call with no recording fails with [`ProviderError::NotRecorded`].
 //!
-//! **The format** (`format: 1`, documented in the README): one JSON object per call,
+//! **The format** (`format: 1`, documented in docs/eval.md): one JSON object per call,
 //! `{"format", "hash", "provider", "request", "response"}`.
 //! - `request` is the call as the provider receives it, after lowering: the node, the
 //!   model, the system prompt (with the prompt contract when one is used), the input,

@@ -25,8 +25,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{Semaphore, broadcast, mpsc, watch};
 
 /// Events buffered per subscriber before a slow one starts missing them; a subscriber
-/// that lags can catch up from the store.
-const SUBSCRIBER_BUFFER: usize = 4096;
+/// that lags can catch up from the store. Every run makes (and drops) a buffer this
+/// long, each slot a pointer: events are published shared, not as copies.
+const SUBSCRIBER_BUFFER: usize = 1024;
 
 /// Events that may wait for the store before emitters wait.
 const QUEUE_LIMIT: usize = 8192;
@@ -43,7 +44,7 @@ pub struct EventBus {
     queue: Mutex<(u64, mpsc::UnboundedSender<RunEvent>)>,
     room: Arc<Semaphore>,
     written: watch::Receiver<u64>,
-    tx: broadcast::Sender<RunEvent>,
+    tx: broadcast::Sender<Arc<RunEvent>>,
     store_error: Arc<Mutex<Option<String>>>,
     appender: tokio::task::AbortHandle,
 }
@@ -80,7 +81,7 @@ impl EventBus {
     }
 
     /// A receiver of every event published from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<RunEvent> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<RunEvent>> {
         self.tx.subscribe()
     }
 
@@ -127,14 +128,15 @@ struct Appender {
     store: Arc<dyn RunStore>,
     room: Arc<Semaphore>,
     written: watch::Sender<u64>,
-    tx: broadcast::Sender<RunEvent>,
+    tx: broadcast::Sender<Arc<RunEvent>>,
     store_error: Arc<Mutex<Option<String>>>,
 }
 
 impl Appender {
     /// Writes until the bus is dropped and its queue drained.
     async fn run(self, mut pending: mpsc::UnboundedReceiver<RunEvent>) {
-        let mut batch = Vec::with_capacity(MAX_WRITE);
+        // Grown as events come: most runs never queue many at once.
+        let mut batch = Vec::new();
         while pending.recv_many(&mut batch, MAX_WRITE).await > 0 {
             let last = batch.last().map_or(0, |e| e.seq);
             match self.store.append_events(&batch).await {
@@ -149,7 +151,7 @@ impl Appender {
             self.room.add_permits(batch.len());
             for event in batch.drain(..) {
                 // No subscribers is fine: the event is in the store.
-                let _ = self.tx.send(event);
+                let _ = self.tx.send(Arc::new(event));
             }
             self.written.send_replace(last);
         }

@@ -105,7 +105,7 @@ pub struct RunHandle {
     run_id: String,
     bus: Arc<EventBus>,
     cancel: CancellationToken,
-    events: Option<broadcast::Receiver<RunEvent>>,
+    events: Option<broadcast::Receiver<Arc<RunEvent>>>,
     task: tokio::task::JoinHandle<RunOutcome>,
 }
 
@@ -116,12 +116,12 @@ impl RunHandle {
     }
 
     /// Every event of the run from the first one; `None` after the first call.
-    pub fn take_events(&mut self) -> Option<broadcast::Receiver<RunEvent>> {
+    pub fn take_events(&mut self) -> Option<broadcast::Receiver<Arc<RunEvent>>> {
         self.events.take()
     }
 
     /// Events published from now on (earlier ones are in the store).
-    pub fn subscribe(&self) -> broadcast::Receiver<RunEvent> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<RunEvent>> {
         self.bus.subscribe()
     }
 

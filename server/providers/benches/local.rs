@@ -6,8 +6,9 @@
 //!
 //! Then decoding steps after a shared prefix of 5,000 tokens (this repository's diff
 //! at a fixed commit, [`DIFF_AT`]), on bare llama-cpp-2: one sequence alone, and three
-//! decoded together in one batch, in a unified KV cache (what the batcher used before)
-//! and with a KV stream per sequence (what it uses now). Target: a batched step costs
+//! decoded together in one batch, in a unified KV cache (what the batcher uses) and
+//! with a KV stream per sequence (llama.cpp's non-unified cache, measured against
+//! it: each stream holds a copy of the prefix). Target: a batched step costs
 //! no more per sequence than a step alone.
 //!
 //! Then sibling agents as a review runs them: three specialists at once, then a
@@ -224,10 +225,10 @@ enum Layout {
     /// One sequence in a context of its own: one at a time.
     Alone,
     /// Three sequences sharing the prefix's cells in one unified cache, each
-    /// attending over every cell with the others' masked (the batcher before).
+    /// attending over every cell with the others' masked (the batcher).
     Unified,
     /// Three sequences, each in a stream of its own with a copy of the prefix (the
-    /// batcher now).
+    /// alternative measured).
     Streams,
 }
 
@@ -253,8 +254,8 @@ fn steps() {
         let alone = time_steps(backend, &model, &prefix, &endings[..1], Layout::Alone);
         for (name, layout) in [
             ("one sequence alone", Layout::Alone),
-            ("3 batched, unified cache (before)", Layout::Unified),
-            ("3 batched, stream each (now)", Layout::Streams),
+            ("3 batched, unified cache (used)", Layout::Unified),
+            ("3 batched, a stream each", Layout::Streams),
         ] {
             let ((wall, cpu), n) = match layout {
                 Layout::Alone => (alone, 1),
@@ -282,8 +283,8 @@ fn time_steps(
 ) -> (f64, f64) {
     let n = endings.len();
     let longest = endings.iter().map(Vec::len).max().unwrap_or(0);
-    // Sized as the batcher sizes them: before, the cells the jobs need plus a window,
-    // for up to 9 sequences; now, a window per sequence and one for the kept prompt.
+    // Unified, sized as the batcher sizes it: the cells the jobs need plus a window,
+    // for up to 9 sequences; streams: a window per sequence and one for a kept prompt.
     let (n_ctx, seq_max, unified) = match layout {
         Layout::Alone => ((prefix.len() + longest + STEPS + 64) as u32, 1, false),
         Layout::Unified => ((prefix.len() + n * (longest + STEPS)) as u32 + WINDOW, 9, true),

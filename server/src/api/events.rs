@@ -102,7 +102,7 @@ struct Follow {
     /// The last event sent.
     last: u64,
     tx: mpsc::Sender<RunEvent>,
-    live: Option<broadcast::Receiver<RunEvent>>,
+    live: Option<broadcast::Receiver<std::sync::Arc<RunEvent>>>,
 }
 
 /// Whether a stream goes on.
@@ -127,7 +127,7 @@ async fn forward(mut follow: Follow, first: Vec<RunEvent>) {
                 match rx.recv().await {
                     Ok(event) if event.seq <= follow.last => continue,
                     Ok(event) => {
-                        if !send(&follow.tx, &mut follow.last, event).await {
+                        if !send(&follow.tx, &mut follow.last, std::sync::Arc::unwrap_or_clone(event)).await {
                             return;
                         }
                     }

@@ -26,7 +26,7 @@ pub struct EvalArgs {
     /// Compare two evals instead.
     #[command(subcommand)]
     pub command: Option<EvalCommand>,
-    /// The dataset: a directory with cases.jsonl (see the README).
+    /// The dataset: a directory with cases.jsonl (see docs/eval.md).
     #[arg(required = true)]
     pub dataset: Option<PathBuf>,
     /// The conclave file or id that reviews each case (default: light-code-review).

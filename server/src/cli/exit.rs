@@ -1,4 +1,4 @@
-//! The exit codes of `conclave`, as documented in the README: every command returns
+//! The exit codes of `conclave`, as documented in docs/cli.md: every command returns
 //! one of these.
 
 /// Success.

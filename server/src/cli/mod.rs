@@ -8,6 +8,7 @@ mod concurrency;
 mod connections;
 mod dismiss;
 mod dismissals;
+pub mod docs;
 mod eval;
 pub mod exit;
 mod forges;
@@ -42,7 +43,7 @@ use offload::blocking;
 
 /// Conclave: a graph workflow engine for LLM agents.
 #[derive(Debug, Parser)]
-#[command(name = "conclave", version, about, propagate_version = true)]
+#[command(name = "conclave", version, propagate_version = true)]
 pub struct Cli {
     /// Where runs and events are kept: a SQLite file, or a PostgreSQL database as a
     /// postgres:// or postgresql:// URL (better given in CONCLAVE_DB when it holds a password).
@@ -100,6 +101,9 @@ pub enum Command {
     /// here and tests it.
     #[command(subcommand)]
     Sandbox(sandbox::SandboxCommand),
+    /// The manual's generated references, as Markdown (for docs/reference/).
+    #[command(subcommand, hide = true)]
+    Docs(docs::DocsCommand),
 }
 
 /// Parses the process arguments and runs the command with these providers.
@@ -169,6 +173,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Analyzers(args) => blocking(move || analyzers::run(args, &workspace)).await,
         Command::Scan(cmd) => blocking(move || scan::run(cmd)).await,
         Command::Sandbox(cmd) => blocking(move || sandbox::run(cmd)).await,
+        Command::Docs(cmd) => docs::run(cmd, &<Cli as clap::CommandFactory>::command()),
         Command::Providers(args) if args.probe => match store(&cli.db).await {
             Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,
             Err(code) => code,

@@ -43,7 +43,7 @@ impl Progress {
     }
 
     /// Follows the events until the run finishes.
-    pub async fn follow(mut self, events: Option<broadcast::Receiver<RunEvent>>) {
+    pub async fn follow(mut self, events: Option<broadcast::Receiver<std::sync::Arc<RunEvent>>>) {
         let Some(mut events) = events else { return };
         if self.bars.is_none() {
             eprintln!("run {} started", self.run_id);

@@ -1,7 +1,7 @@
 //! `--record DIR` and `--replay DIR`, defined once for every command that calls
 //! providers: `conclave run`, `review` and `eval`. Recording writes every provider call
 //! to a file; replaying answers every call from those files and opens no connection
-//! (the format is `conclave_core::record`'s, documented in the README).
+//! (the format is `conclave_core::record`'s, documented in docs/eval.md).
 
 use clap::Args;
 use conclave_core::ProviderRegistry;

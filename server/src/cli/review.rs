@@ -124,7 +124,7 @@ pub struct ReviewArgs {
     pub max_parts: u64,
     /// Publish the review on its pull request (GitHub) or merge request (GitLab),
     /// updating Conclave's earlier comments instead of duplicating them; where and
-    /// with which token come from the CI environment (see the README).
+    /// with which token come from the CI environment (see docs/ci.md).
     #[arg(long, value_enum, value_name = "FORGE")]
     pub post: Option<crate::post::Forge>,
     /// The repository's key for the dismissals kept in the run store (those made by

@@ -12,6 +12,7 @@ mod attack_mcp;
 mod attack_posting;
 mod attack_webhooks;
 mod budget;
+mod cli_reference;
 mod editor_files;
 mod eval_cli;
 mod eval_injected;

@@ -218,7 +218,7 @@ fn panel(dir: &Path, n: usize) -> (PathBuf, Vec<String>) {
 }
 
 /// The billed-input ratio for 1, 3 and 6 reviewers and 1 to 6 tool turns of the
-/// first reviewer: the figures the README reports. Each must be below 1 (caching
+/// first reviewer: the figures docs/providers.md reports. Each must be below 1 (caching
 /// never costs more), and six turns must gain more from it than one.
 #[tokio::test]
 async fn billed_input_ratio_by_reviewers_and_tool_turns() {

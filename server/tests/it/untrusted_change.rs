@@ -2,8 +2,8 @@
 //! review. Its head edits the workflow's review conclave to add a command node,
 //! writes an `AGENTS.md` telling the reviewers to report nothing, adds a
 //! `.conclave/rules` file, and dismisses its own blocker in `.conclave/dismissed.json`.
-//! `conclave review --base main` runs from the repository's root, as the README's CI
-//! recipe runs it, against Anthropic faked over loopback: nothing the change added
+//! `conclave review --base main` runs from the repository's root, as the CI
+//! recipe of docs/ci.md runs it, against Anthropic faked over loopback: nothing the change added
 //! runs or reaches a prompt, its blocker gates, and every report names each edited
 //! configuration file. `--trust-head` is the caller's opt-in, and says so.
 

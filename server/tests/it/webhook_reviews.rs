@@ -362,8 +362,8 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
             newest.insert(format!("acme/app#{n}"), head);
         }
     }
-    // Kill the first worker in the middle of a review.
-    until("a review runs", || forge.github.requests().iter().any(|r| r.path.ends_with("/files"))).await;
+    // Kill the first worker in the middle of a review it holds.
+    until_holding_a_begun_run(&db, &forge.dir.path().join("first.log")).await;
     stop(first);
     // Commands from a writer on five requests, then a burst of pushes on the same five: 20.
     for n in 1..=5 {
@@ -401,6 +401,36 @@ async fn ten_pull_requests_under_sixty_deliveries_end_with_one_review_of_each_ne
     check_the_metrics(port, &token).await;
     stop(second);
     stop(server);
+}
+
+/// Waits until the worker that logs to `log` holds a running run with stored events.
+async fn until_holding_a_begun_run(db: &str, log: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let worker = loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let id = text.lines().find_map(|l| l.strip_prefix("worker ")?.split_whitespace().next().map(str::to_string));
+        if let Some(id) = id {
+            break id;
+        }
+        assert!(Instant::now() < deadline, "the worker never said its id: {text}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (client, connection) = tokio_postgres::connect(db, tokio_postgres::NoTls).await.expect("the test database");
+    tokio::spawn(connection);
+    loop {
+        let row = client
+            .query_one(
+                "SELECT count(*) FROM runs WHERE worker = $1 AND status = 'running' AND last_seq > 0",
+                &[&worker],
+            )
+            .await
+            .expect("the runs it holds");
+        if row.get::<_, i64>(0) > 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "worker {worker} never held a run that began");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// `routes`, each reply given after 400 ms.

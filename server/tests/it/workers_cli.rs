@@ -395,11 +395,12 @@ async fn a_retry_after_told_to_one_worker_holds_for_the_other() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_deployment_in_the_readme_runs_runs_and_cancels_them() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).expect("README");
+async fn the_deployment_in_the_manual_runs_runs_and_cancels_them() {
+    let chapter =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/runs.md")).expect("docs/runs.md");
     let block =
-        readme.split("<!-- deployment:begin -->").nth(1).and_then(|b| b.split("<!-- deployment:end -->").next());
-    let block = block.expect("the README's deployment block");
+        chapter.split("<!-- deployment:begin -->").nth(1).and_then(|b| b.split("<!-- deployment:end -->").next());
+    let block = block.expect("the deployment block of docs/runs.md");
     for command in [
         "export CONCLAVE_DB='postgres://",
         "export CONCLAVE_PROVIDER_LIMITS='anthropic=4'",
@@ -407,7 +408,7 @@ async fn the_deployment_in_the_readme_runs_runs_and_cancels_them() {
         "conclave serve --bind 0.0.0.0:7700 --allowed-host conclave.example.com --repo-root /srv/repos --workers 0",
         "conclave worker --runs 4",
     ] {
-        assert!(block.contains(command), "the README's deployment block no longer says `{command}`");
+        assert!(block.contains(command), "the deployment block of docs/runs.md no longer says `{command}`");
     }
     let dir = workspace();
     let db = fresh_postgres();

@@ -2,7 +2,8 @@
 //! driven over WebDriver against the real server: authoring a new conclave by drag and
 //! drop (port-to-port edges, a refused cycle, the Structured Output chip, four fields
 //! typed key by key, save, removal and undo), diagnostics, and a run streaming live
-//! node states to a report. Needs the editor built
+//! node states to a report. Each screenshot is held against its checked-in picture in
+//! docs/, so the README's picture stays current. Needs the editor built
 //! (scripts/build-editor.sh) and Chromium installed (scripts/setup.sh); scripts/test.sh
 //! does both.
 
@@ -279,13 +280,92 @@ async fn a_stale_tab_gets_the_save_conflict_and_can_reload_or_overwrite() {
     e.driver.clone().quit().await.ok();
 }
 
-/// Saves a screenshot into docs/ when CONCLAVE_SCREENSHOTS is set (to refresh the
-/// README's pictures).
+/// Takes a screenshot and holds it against the checked-in picture in docs/ (the
+/// README's and the manual's): a picture whose look has moved on from the editor's
+/// fails the test. With CONCLAVE_SCREENSHOTS set it writes the picture instead
+/// (`bash scripts/screenshots.sh`).
 async fn screenshot(e: &Editor, name: &str) {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let taken = e.driver.screenshot_as_png().await.expect("screenshot");
+    let path = workspace_root().join("docs").join(name);
     if std::env::var_os("CONCLAVE_SCREENSHOTS").is_some() {
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        e.driver.screenshot(&workspace_root().join("docs").join(name)).await.expect("screenshot");
+        tokio::fs::write(&path, &taken).await.expect("write the screenshot");
+        return;
     }
+    let checked_in = tokio::fs::read(&path).await.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if let Err(why) = pictures_alike(&taken, &checked_in) {
+        panic!("docs/{name} is out of date ({why}): retake the pictures with `bash scripts/screenshots.sh`");
+    }
+}
+
+/// The share of 16×16 blocks whose mean brightness may differ: run ids, times and
+/// the timeline's bar widths change from run to run (0.25–0.28% of the run picture's
+/// blocks, measured), a panel or a restyle does not fit (the pictures of a week
+/// before differed by 14–24%).
+const MOVED_BLOCKS_ALLOWED: f64 = 0.02;
+
+/// Whether two PNG pictures show the same thing: the same size, and at most
+/// `MOVED_BLOCKS_ALLOWED` of their 16×16 blocks differing in mean brightness.
+fn pictures_alike(taken: &[u8], checked_in: &[u8]) -> Result<(), String> {
+    let (a, b) = (brightness(taken)?, brightness(checked_in)?);
+    if (a.0, a.1) != (b.0, b.1) {
+        return Err(format!("the editor draws {}×{}, the picture is {}×{}", a.0, a.1, b.0, b.1));
+    }
+    let (width, height) = (a.0, a.1);
+    let block_mean = |pixels: &[u8], bx: usize, by: usize| {
+        let rows = (by * 16..(by * 16 + 16).min(height))
+            .flat_map(|y| (bx * 16..(bx * 16 + 16).min(width)).map(move |x| f64::from(pixels[y * width + x])));
+        let (sum, count) = rows.fold((0.0, 0.0), |(s, c), v| (s + v, c + 1.0));
+        sum / count
+    };
+    let blocks: Vec<(usize, usize)> =
+        (0..height.div_ceil(16)).flat_map(|by| (0..width.div_ceil(16)).map(move |bx| (bx, by))).collect();
+    let moved = blocks.iter().filter(|&&(bx, by)| (block_mean(&a.2, bx, by) - block_mean(&b.2, bx, by)).abs() > 6.0);
+    let share = moved.count() as f64 / blocks.len() as f64;
+    if share > MOVED_BLOCKS_ALLOWED {
+        return Err(format!("{:.0}% of it differs, more than {:.0}%", share * 100.0, MOVED_BLOCKS_ALLOWED * 100.0));
+    }
+    Ok(())
+}
+
+/// A PNG's width, height and one brightness byte per pixel.
+fn brightness(png_bytes: &[u8]) -> Result<(usize, usize, Vec<u8>), String> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
+    let mut reader = decoder.read_info().map_err(|e| format!("not a PNG: {e}"))?;
+    let mut buffer = vec![0; reader.output_buffer_size().ok_or("a PNG too large")?];
+    let frame = reader.next_frame(&mut buffer).map_err(|e| format!("not a PNG: {e}"))?;
+    let channels = frame.color_type.samples();
+    let pixels = buffer[..frame.buffer_size()]
+        .chunks(channels)
+        .map(|px| {
+            if channels >= 3 {
+                ((u16::from(px[0]) * 3 + u16::from(px[1]) * 6 + u16::from(px[2])) / 10) as u8
+            } else {
+                px[0]
+            }
+        })
+        .collect();
+    Ok((frame.width as usize, frame.height as usize, pixels))
+}
+
+#[test]
+fn pictures_alike_tells_a_new_look_from_a_new_run_id() {
+    let picture = |dark: &dyn Fn(u32, u32) -> bool| {
+        let mut bytes = Vec::new();
+        let mut encoder = png::Encoder::new(&mut bytes, 160, 160);
+        encoder.set_color(png::ColorType::Rgb);
+        let data: Vec<u8> =
+            (0..160 * 160).flat_map(|i| if dark(i % 160, i / 160) { [20, 20, 20] } else { [240, 240, 240] }).collect();
+        encoder.write_header().expect("header").write_image_data(&data).expect("data");
+        bytes
+    };
+    let blank = picture(&|_, _| false);
+    assert_eq!(pictures_alike(&blank, &blank), Ok(()));
+    assert_eq!(pictures_alike(&picture(&|x, y| x == 5 && y == 5), &blank), Ok(()), "one block of 100 differs");
+    let panel = picture(&|x, _| x >= 120);
+    assert_eq!(pictures_alike(&panel, &blank), Err("30% of it differs, more than 2%".to_string()));
+    assert!(pictures_alike(b"not a png", &blank).is_err_and(|e| e.starts_with("not a PNG")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

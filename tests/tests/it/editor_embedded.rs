@@ -15,7 +15,7 @@ fn target_dir() -> PathBuf {
     exe.ancestors().nth(3).expect("the target directory").to_path_buf()
 }
 
-/// `cargo install` of the conclave binary into `root`, as the README says.
+/// `cargo install` of the conclave binary into `root`, as docs/editor.md says.
 fn install(root: &std::path::Path) -> PathBuf {
     let output = Command::new(env!("CARGO"))
         .args(["install", "--locked", "--offline", "--debug", "--path"])

@@ -5,6 +5,7 @@
 mod blocking;
 mod cli_run_from;
 mod cli_runs;
+mod docs_links;
 mod editor_browser;
 mod editor_builder;
 mod editor_delivery;
@@ -17,6 +18,7 @@ mod editor_mcp;
 mod editor_run_dialog;
 mod editor_runs;
 mod editor_settings;
+mod editor_split;
 mod eval_recordings;
 mod eval_report;
 mod review_answered;

@@ -10,6 +10,7 @@ use conclave_shared::api::{ReviewTarget, StartRun};
 use leptos::prelude::*;
 
 use crate::edit::watch::start_and_watch;
+use crate::on_demand::on_demand;
 use crate::state::Editor;
 
 /// What a review covers.
@@ -92,10 +93,32 @@ fn start_request(editor: Editor, conclave_id: String, fields: RunFields) -> Resu
     }
 }
 
-/// The dialog that starts a run.
+/// The dialog that starts a run: fetched when it first opens, then kept, so what was
+/// typed in it is there again for the next run.
 #[component]
 pub fn RunDialog() -> impl IntoView {
     let editor = expect_context::<Editor>();
+    let opened = Memo::new(move |was: Option<&bool>| was.copied().unwrap_or(false) || editor.run_dialog.get());
+    on_demand(move || opened.get().then_some(()), move |()| Suspend::new(split::run_dialog(editor)))
+}
+
+/// The dialog, split out of the editor's first download (`scripts/build-editor.sh`
+/// runs `wasm_split_cli`).
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod split {
+    use leptos::prelude::*;
+
+    use crate::state::Editor;
+
+    /// The dialog, shown while `editor.run_dialog` is set.
+    #[leptos::lazy]
+    pub fn run_dialog(editor: Editor) -> AnyView {
+        super::dialog(editor).into_any()
+    }
+}
+
+/// The dialog's fields and buttons, shown while `editor.run_dialog` is set.
+fn dialog(editor: Editor) -> impl IntoView + use<> {
     let fields = RunFields {
         repository: RwSignal::new(".".to_string()),
         scope: RwSignal::new(Scope::WorkingTree),

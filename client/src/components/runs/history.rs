@@ -111,19 +111,38 @@ fn id_tail(id: &str) -> String {
 /// Watches the later of two runs and compares its findings with the earlier one's.
 fn compare_runs(editor: Editor, a: RunSummary, b: RunSummary) {
     let (earlier, later) = if (a.created_ms, &a.id) <= (b.created_ms, &b.id) { (a, b) } else { (b, a) };
-    spawn_local(async move {
-        if !watch(editor, later.id.clone()).await {
-            return;
+    spawn_local(split::compare(editor, earlier, later));
+}
+
+/// Comparing two runs (their JSON reports' decoder and the findings' diff), split out
+/// of the editor's first download (`scripts/build-editor.sh` runs `wasm_split_cli`):
+/// the browser fetches it when two runs are first compared.
+#[allow(unsafe_code)] // `#[lazy]` declares the split module's loader in an `unsafe extern` block.
+mod split {
+    use conclave_shared::RunSummary;
+
+    use crate::state::Editor;
+
+    /// Watches run `later` and compares its findings with run `earlier`'s.
+    #[leptos::lazy]
+    pub async fn compare(editor: Editor, earlier: RunSummary, later: RunSummary) {
+        super::compare(editor, earlier, later).await
+    }
+}
+
+/// Watches run `later` and compares its findings with run `earlier`'s.
+async fn compare(editor: Editor, earlier: RunSummary, later: RunSummary) {
+    if !watch(editor, later.id.clone()).await {
+        return;
+    }
+    let result = match (findings_of(&earlier.id).await, findings_of(&later.id).await) {
+        (Ok(before), Ok(after)) => Ok(diff_findings(&before, &after)),
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    };
+    editor.run.update(|r| {
+        if let Some(r) = r.as_mut().filter(|r| r.id() == later.id) {
+            r.comparison = Some(Comparison { earlier: earlier.id.clone(), result });
         }
-        let result = match (findings_of(&earlier.id).await, findings_of(&later.id).await) {
-            (Ok(before), Ok(after)) => Ok(diff_findings(&before, &after)),
-            (Err(e), _) | (_, Err(e)) => Err(e),
-        };
-        editor.run.update(|r| {
-            if let Some(r) = r.as_mut().filter(|r| r.id() == later.id) {
-                r.comparison = Some(Comparison { earlier: earlier.id.clone(), result });
-            }
-        });
     });
 }
 

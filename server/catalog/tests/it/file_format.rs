@@ -2,6 +2,7 @@
 //! round-trip byte for byte.
 
 use conclave_catalog::format::{format_schema, format_schema_text};
+use conclave_catalog::format_reference::{format_reference_markdown, reference_from_schema};
 use conclave_shared::{
     AgentConfig, CommandConfig, CommandDir, CommandParse, Conclave, Edge, Node, NodeKind, Position, Predicate,
     PredicateOp, RouteCase, RouteConfig, Settings,
@@ -35,6 +36,33 @@ fn the_published_schema_is_the_generated_one() {
         published == format_schema_text(),
         "docs/conclave-file.schema.json is stale: regenerate it with `conclave schema format > docs/conclave-file.schema.json`"
     );
+}
+
+#[test]
+fn the_published_reference_is_the_generated_one() {
+    let published =
+        std::fs::read_to_string(workspace_root().join("docs/reference/conclave-file.md")).expect("published");
+    assert!(
+        published == format_reference_markdown(),
+        "docs/reference/conclave-file.md is stale: regenerate it with `conclave docs format > docs/reference/conclave-file.md`"
+    );
+}
+
+#[test]
+fn the_reference_renders_fields_enumerations_and_references() {
+    let schema = json!({
+        "title": "T", "type": "object", "required": ["a"], "additionalProperties": false,
+        "properties": {
+            "a": {"description": "The | first.", "$ref": "#/$defs/Kind"},
+            "b": {"type": ["integer", "null"], "minimum": 1, "default": 2}
+        },
+        "$defs": {"Kind": {"oneOf": [{"const": "x", "description": "An x."}, {"const": "y"}]}}
+    });
+    let markdown = reference_from_schema(&schema);
+    assert!(markdown.contains("| `a` | [Kind](#kind) | yes |  | The \\| first. |"), "{markdown}");
+    assert!(markdown.contains("| `b` | integer (≥ 1) or null |  | `2` |  |"), "{markdown}");
+    assert!(markdown.contains("## Kind\n\n- `\"x\"`: An x.\n- `\"y\"`\n"), "{markdown}");
+    assert!(markdown.contains("No other field is allowed."), "{markdown}");
 }
 
 #[test]

@@ -162,7 +162,7 @@ async fn cancelling_a_run_of_30_second_nodes_ends_within_a_second() {
     // Wait until all three calls are in flight.
     let mut started = 0;
     while started < 3 {
-        if let EventKind::NodeStarted { node_id, .. } = events.recv().await.expect("event").kind
+        if let EventKind::NodeStarted { node_id, .. } = &events.recv().await.expect("event").kind
             && node_id != "t"
         {
             started += 1;

@@ -76,7 +76,7 @@ async fn agents_share_one_connection_per_run_and_unlisted_tools_are_refused() {
 
     let mut seen = Vec::new();
     while let Ok(event) = events.try_recv() {
-        match event.kind {
+        match &event.kind {
             EventKind::ToolCall { node_id, tool, .. } => seen.push(format!("call {node_id} {tool}")),
             EventKind::ToolResult { node_id, tool, is_error, .. } => {
                 seen.push(format!("result {node_id} {tool} {is_error}"))

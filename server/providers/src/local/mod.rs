@@ -3,9 +3,9 @@
 //! Conclave works offline with no key. `model.rs` finds and checks model files,
 //! `generate.rs` runs llama.cpp with the llguidance grammar, and `batch.rs` runs one
 //! worker thread per model that decodes concurrent calls together in one context
-//! (`shared_context.rs`, one `sequence.rs` per call in a KV stream of its own, sharing
-//! their common prompt prefix by copying it). The provider states its window and
-//! counts a prompt's tokens, so the engine can fit a Writer's input to the window.
+//! (`shared_context.rs`, one `sequence.rs` per call, sharing their common prompt
+//! prefix). The provider states its window and counts a prompt's tokens, so the
+//! engine can fit a Writer's input to the window.
 //!
 //! Settings come from the environment: `CONCLAVE_MODEL_DIR` (the model cache),
 //! `CONCLAVE_LOCAL_THREADS`, `CONCLAVE_LOCAL_CONTEXT` (the context of one call) and

@@ -17,14 +17,14 @@ pub struct Prepared {
     pub job: Job,
     /// The prompt, chat template applied.
     pub tokens: Vec<LlamaToken>,
-    /// Tokens it may generate: its `max_tokens`, or what its window leaves.
+    /// Tokens it may generate: its `max_tokens`, or what its context room leaves.
     pub budget: usize,
     sampler: LlamaSampler,
 }
 
 impl Prepared {
     /// Tokenizes `job`'s prompt and compiles its grammar; a prompt that does not fit
-    /// `settings.context` (the window of one sequence, its stream) is refused, ending the job.
+    /// `settings.context` (the room of one sequence) is refused as today, ending the job.
     pub fn new(loaded: &LoadedModel, settings: RunSettings, job: Job) -> Option<Prepared> {
         match read(loaded, settings, &job) {
             Ok((tokens, budget, sampler)) => Some(Prepared { job, tokens, budget, sampler }),
@@ -74,6 +74,10 @@ pub struct Sequence {
     pub id: i32,
     /// The tokens decoded into the context for it, by position.
     pub tokens: Vec<LlamaToken>,
+    /// Context cells counted for it (its own prompt tokens and its budget).
+    pub reserved: usize,
+    /// Whether a later sequence copied part of its cache (its cells may outlive it).
+    pub shared: bool,
     /// The sampled token the next step decodes.
     pub next: Option<LlamaToken>,
     prompt_len: usize,
@@ -88,13 +92,15 @@ pub struct Sequence {
 impl Sequence {
     /// A sequence for `prepared` whose prompt is in the context: `reused` tokens copied,
     /// the rest decoded in `prefill`.
-    pub fn new(id: i32, prepared: Prepared, reused: usize, prefill: std::time::Duration) -> Sequence {
+    pub fn new(id: i32, prepared: Prepared, reused: usize, reserved: usize, prefill: std::time::Duration) -> Sequence {
         let Prepared { job, tokens, budget, sampler } = prepared;
         let timings = Timings { prompt_tokens: tokens.len(), reused_tokens: reused, prefill, ..Timings::default() };
         Sequence {
             id,
             prompt_len: tokens.len(),
             tokens,
+            reserved,
+            shared: false,
             next: None,
             budget,
             sampler,

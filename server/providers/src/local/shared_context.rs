@@ -1,11 +1,9 @@
 //! The batcher's one llama.cpp context, shared by every running job as separate
-//! sequences, each in a KV stream of its own (llama.cpp's non-unified cache) that
-//! holds a whole window (`CONCLAVE_LOCAL_CONTEXT`): a new job copies the stream of the
-//! sequence whose prompt shares the longest prefix with its own, cut to that prefix,
-//! and decodes only the rest; each step decodes one token per live sequence in one
-//! batch, each attending over its own stream only, so a step of several sequences
-//! costs no more per sequence than one alone. The last finished prompt stays cached
-//! for the next job (the Writer after the specialists).
+//! sequences: a new job copies the cache of the longest prompt prefix it shares with
+//! a sequence already there and decodes only the rest; each step decodes one token per
+//! live sequence in one batch. The last finished prompt stays cached for the next job
+//! (the Writer after the specialists). Cells are counted conservatively, so a job joins
+//! only when its own prompt tokens and whole budget fit.
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -23,7 +21,7 @@ use conclave_core::ProviderError;
 /// Most sequences decoding at once (later jobs wait for one to end).
 pub const MAX_LIVE: usize = 8;
 
-/// A finished prompt kept in its stream for a later job to copy.
+/// A finished prompt kept in the context for a later job to copy.
 struct Kept {
     id: i32,
     tokens: Vec<LlamaToken>,
@@ -35,8 +33,8 @@ pub struct SharedContext<'m> {
     settings: RunSettings,
     counters: &'m Counters,
     ctx: Option<LlamaContext<'m>>,
-    /// The context's KV streams: sequence ids run from 0 to `streams - 1`.
-    streams: usize,
+    capacity: usize,
+    reserved: usize,
     live: Vec<Sequence>,
     kept: Option<Kept>,
     batch: LlamaBatch<'static>,
@@ -47,16 +45,17 @@ pub fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// The streams a new context needs for `waiting` jobs: one per job that can run at
-/// once, and one more for the prompt the last of them leaves cached.
-pub fn streams_for(waiting: usize) -> usize {
-    waiting.clamp(1, MAX_LIVE) + 1
-}
-
-/// Whether an idle context with `streams` streams, one of them holding a kept prompt
-/// or not, can start `waiting` jobs at once (else a context is made for them).
-pub fn can_start_all(streams: usize, kept: bool, waiting: usize) -> bool {
-    streams - usize::from(kept) >= waiting.min(MAX_LIVE)
+/// Context cells the jobs need when each shares its longest prefix with `cached`
+/// or an earlier job: own prompt tokens plus budget, summed.
+pub fn cells_needed<'a>(jobs: impl Iterator<Item = (&'a [LlamaToken], usize)>, cached: &[&[LlamaToken]]) -> usize {
+    let mut seen: Vec<&[LlamaToken]> = cached.to_vec();
+    let mut total = 0;
+    for (tokens, budget) in jobs {
+        let shared = seen.iter().map(|s| common_prefix(tokens, s)).max().unwrap_or(0).min(tokens.len() - 1);
+        total += tokens.len() - shared + budget;
+        seen.push(tokens);
+    }
+    total
 }
 
 impl<'m> SharedContext<'m> {
@@ -67,7 +66,8 @@ impl<'m> SharedContext<'m> {
             settings,
             counters,
             ctx: None,
-            streams: 0,
+            capacity: 0,
+            reserved: 0,
             live: Vec::new(),
             kept: None,
             batch: LlamaBatch::new(BATCH, 1),
@@ -79,17 +79,15 @@ impl<'m> SharedContext<'m> {
         self.live.is_empty()
     }
 
-    /// Starts waiting jobs, in order, while a stream is free; when idle, first makes a
-    /// context with a stream for each of them (unless the one there has enough).
-    /// Cancelled waiting jobs end here. Every job fits a stream: `Prepared` refused
-    /// the prompts a window cannot hold, and cut the budgets to what it leaves.
+    /// Starts waiting jobs, in order, while their cells fit; when idle, first makes a
+    /// context that fits them (the first at least). Cancelled waiting jobs end here.
     pub fn admit(&mut self, waiting: &mut VecDeque<Prepared>) {
         waiting.retain_mut(|p| !p.job.is_cancelled());
         if waiting.is_empty() {
             return;
         }
         if self.live.is_empty()
-            && let Err(e) = self.make_room(waiting.len())
+            && let Err(e) = self.make_room(waiting)
         {
             while let Some(p) = waiting.pop_front() {
                 p.job.finish(Err(e.clone()));
@@ -97,32 +95,48 @@ impl<'m> SharedContext<'m> {
             return;
         }
         while self.live.len() < MAX_LIVE {
-            let Some(id) = self.free_id() else { break };
-            let Some(next) = waiting.pop_front() else { break };
+            let Some(next) = waiting.front() else { break };
             let (source, shared) = self.best_source(&next.tokens);
-            self.start(next, id, source, shared);
+            let need = next.tokens.len() - shared + next.budget;
+            if self.reserved + need > self.capacity {
+                break;
+            }
+            let Some(next) = waiting.pop_front() else { break };
+            self.start(next, source, shared, need);
+        }
+        if self.live.is_empty() && !waiting.is_empty() {
+            // Nothing runs and the next job does not fit beside the kept prompt: the next
+            // round makes a context that fits it, rather than spin.
+            self.ctx = None;
+            self.kept = None;
+            self.reserved = 0;
         }
     }
 
-    /// Keeps the context when it has a free stream for each waiting job (up to
-    /// `MAX_LIVE`) beside the kept prompt; else makes one with a stream for each.
-    fn make_room(&mut self, waiting: usize) -> Result<(), ProviderError> {
-        if self.ctx.is_some() && can_start_all(self.streams, self.kept.is_some(), waiting) {
+    /// Keeps the context when the waiting jobs fit beside the kept prompt; else makes
+    /// one for them (the per-sequence context on top, for jobs that join later).
+    fn make_room(&mut self, waiting: &VecDeque<Prepared>) -> Result<(), ProviderError> {
+        let jobs = || waiting.iter().take(MAX_LIVE).map(|p| (p.tokens.as_slice(), p.budget));
+        let fits = {
+            let cached: Vec<&[LlamaToken]> = self.kept.iter().map(|k| k.tokens.as_slice()).collect();
+            self.ctx.is_some() && self.reserved + cells_needed(jobs(), &cached) <= self.capacity
+        };
+        if fits {
             return Ok(());
         }
         self.ctx = None;
         self.kept = None;
-        let streams = streams_for(waiting);
-        let window = self.settings.context;
+        self.reserved = 0;
+        let capacity = cells_needed(jobs(), &[]) + self.settings.context as usize;
         let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(window.saturating_mul(streams as u32)))
+            .with_n_ctx(NonZeroU32::new(capacity as u32))
             .with_n_batch(BATCH as u32)
-            .with_n_seq_max(streams as u32)
-            .with_kv_unified(false)
+            .with_n_seq_max(MAX_LIVE as u32 + 1)
+            .with_kv_unified(true)
             .with_n_threads(self.settings.threads)
             .with_n_threads_batch(self.settings.threads);
         let ctx = self.loaded.model().new_context(backend()?, params).map_err(|e| failed("create a context", e))?;
-        self.streams = streams;
+        self.capacity = ctx.n_ctx() as usize;
         self.ctx = Some(ctx);
         Ok(())
     }
@@ -139,28 +153,38 @@ impl<'m> SharedContext<'m> {
             .unwrap_or((None, 0))
     }
 
-    /// A stream no live or kept sequence uses, if any.
-    fn free_id(&self) -> Option<i32> {
-        (0..self.streams as i32)
+    /// A sequence id no live or kept sequence uses.
+    fn free_id(&self) -> i32 {
+        (0..=MAX_LIVE as i32)
             .find(|id| !self.live.iter().any(|s| s.id == *id) && self.kept.as_ref().is_none_or(|k| k.id != *id))
+            .unwrap_or(MAX_LIVE as i32)
     }
 
-    /// Copies the shared prefix into stream `id`, decodes the rest of the prompt and
-    /// samples the first token; the sequence then joins the decoding steps.
-    fn start(&mut self, prepared: Prepared, id: i32, source: Option<i32>, shared: usize) {
-        if let Some(src) = source
-            && let Err(e) = self.copy_prefix(src, id, shared)
-        {
-            self.forget(id);
-            return prepared.job.finish(Err(e));
+    /// Copies the shared prefix, decodes the rest of the prompt and samples the first
+    /// token; the sequence then joins the decoding steps.
+    fn start(&mut self, prepared: Prepared, source: Option<i32>, shared: usize, need: usize) {
+        let id = self.free_id();
+        if let Some(src) = source {
+            if let Some(s) = self.live.iter_mut().find(|s| s.id == src) {
+                s.shared = true;
+            }
+            if let Some(ctx) = self.ctx.as_mut()
+                && let Err(e) = ctx.copy_kv_cache_seq(src, id, Some(0), Some(shared as u32))
+            {
+                return prepared.job.finish(Err(failed("share a prompt prefix", e)));
+            }
         }
         let started = Instant::now();
-        if let Err(e) = self.prefill(id, &prepared, shared) {
-            self.forget(id);
-            return prepared.job.finish(Err(e));
+        match self.prefill(id, &prepared, shared) {
+            Ok(()) => {}
+            Err(e) => {
+                self.forget(id);
+                return prepared.job.finish(Err(e));
+            }
         }
         self.counters.record(prepared.tokens.len(), prepared.tokens.len() - shared, shared);
-        let mut seq = Sequence::new(id, prepared, shared, started.elapsed());
+        self.reserved += need;
+        let mut seq = Sequence::new(id, prepared, shared, need, started.elapsed());
         let index = self.batch.n_tokens() - 1;
         let ended = match self.ctx.as_ref() {
             Some(ctx) => seq.sample(self.loaded, ctx, index),
@@ -169,19 +193,6 @@ impl<'m> SharedContext<'m> {
         match ended {
             None => self.live.push(seq),
             Some(ended) => self.retire(seq, ended),
-        }
-    }
-
-    /// Makes stream `id` hold the first `shared` tokens of stream `src`. Streams are
-    /// copied whole (llama.cpp copies across streams only so; the copy happens at the
-    /// next decode), then the copy is cut back to the prefix.
-    fn copy_prefix(&mut self, src: i32, id: i32, shared: usize) -> Result<(), ProviderError> {
-        let ctx = self.ctx.as_mut().ok_or_else(|| failed("share a prompt prefix", "no context"))?;
-        ctx.copy_kv_cache_seq(src, id, None, None).map_err(|e| failed("share a prompt prefix", e))?;
-        match ctx.clear_kv_cache_seq(Some(id as u32), Some(shared as u32), None) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(failed("share a prompt prefix", "llama.cpp could not cut the copy")),
-            Err(e) => Err(failed("share a prompt prefix", e)),
         }
     }
 
@@ -247,12 +258,15 @@ impl<'m> SharedContext<'m> {
         }
     }
 
-    /// Ends a sequence and frees its stream. The last one to end keeps its prompt
-    /// cached there (replacing the previous kept prompt).
+    /// Ends a sequence and frees its cells. The last one to end keeps its prompt cached
+    /// (replacing the previous kept prompt); with none live, the count starts over from it.
     fn retire(&mut self, seq: Sequence, ended: Ended) {
         let (id, prompt_len) = (seq.id, seq.prompt_len());
         let keep = self.live.is_empty() && matches!(ended, Ended::Done(_));
         let prompt = seq.tokens[..prompt_len].to_vec();
+        if !seq.shared {
+            self.reserved = self.reserved.saturating_sub(seq.reserved);
+        }
         seq.end(ended);
         if keep && let Some(ctx) = self.ctx.as_mut() {
             if let Some(old) = self.kept.take() {
@@ -263,9 +277,12 @@ impl<'m> SharedContext<'m> {
         } else {
             self.forget(id);
         }
+        if self.live.is_empty() {
+            self.reserved = self.kept.as_ref().map_or(0, |k| k.tokens.len());
+        }
     }
 
-    /// Empties stream `id`.
+    /// Removes sequence `id`'s cells (cells another sequence shares stay).
     fn forget(&mut self, id: i32) {
         if let Some(ctx) = self.ctx.as_mut() {
             let _ = ctx.clear_kv_cache_seq(Some(id as u32), None, None);
@@ -279,6 +296,7 @@ impl<'m> SharedContext<'m> {
         }
         self.ctx = None;
         self.kept = None;
+        self.reserved = 0;
     }
 }
 
@@ -291,26 +309,15 @@ mod tests {
     }
 
     #[test]
-    fn a_shared_prefix_is_the_run_of_equal_leading_tokens() {
+    fn a_shared_prefix_is_counted_once() {
         let a = tokens(&[1, 2, 3, 4, 5]);
-        assert_eq!(common_prefix(&a, &tokens(&[1, 2, 3, 9])), 3);
-        assert_eq!(common_prefix(&a, &tokens(&[7, 2, 3])), 0);
-        assert_eq!(common_prefix(&a, &tokens(&[1, 2])), 2);
-    }
-
-    #[test]
-    fn a_context_has_a_stream_per_job_and_one_for_the_kept_prompt() {
-        // Three specialists at once: three streams, and a fourth that the last to end
-        // leaves its prompt in.
-        assert_eq!(streams_for(3), 4);
-        assert_eq!(streams_for(0), 2, "a context always has room for one job");
-        assert_eq!(streams_for(20), MAX_LIVE + 1, "later jobs wait for a stream");
-        // The Writer after them starts beside the kept prompt; a fourth job at once
-        // needs a new context.
-        assert!(can_start_all(4, true, 1));
-        assert!(can_start_all(4, true, 3));
-        assert!(!can_start_all(4, true, 4));
-        assert!(can_start_all(4, false, 4));
-        assert!(can_start_all(MAX_LIVE + 1, true, 20), "past MAX_LIVE, jobs wait rather than remake");
+        let b = tokens(&[1, 2, 3, 9]);
+        let c = tokens(&[7, 8]);
+        assert_eq!(common_prefix(&a, &b), 3);
+        let jobs = [(a.as_slice(), 10), (b.as_slice(), 10), (c.as_slice(), 1)];
+        // a: 5 + 10; b: 1 own token + 10; c: 2 + 1.
+        assert_eq!(cells_needed(jobs.into_iter(), &[]), 29);
+        // With `a` cached, `a` itself decodes only its last token.
+        assert_eq!(cells_needed(jobs.into_iter().take(1), &[a.as_slice()]), 11);
     }
 }

@@ -1,7 +1,7 @@
 //! The analyzer lanes of the built-in review conclaves, as files say them: Ruff with
 //! its security rules and the map that keeps every lint below blocker (the same map a
 //! Ruff lane without one gets), Semgrep on Conclave's own rules with no network, and
-//! a severity map on every lane, so the README's table is what the files do.
+//! a severity map on every lane, so the table of docs/analyzers.md is what the files do.
 
 use conclave_review::pipeline::BUILTIN_REVIEWS;
 use conclave_shared::command::SEMGREP_RULES_PLACEHOLDER;
