@@ -339,6 +339,7 @@ async fn openai_followers_go_at_the_leaders_first_streamed_event() {
         reply: Box::new(Vendor::OpenAiChat.answer(r#"{"verdict":"approve","line":3,"note":null}"#)),
     })
     .await;
+    let cache = server.keep_prompt_cache(CacheRules::OpenAi);
     let on = [("CONCLAVE_PROMPT_CACHE", "on")];
     let (handle, store) = start_on(Vendor::OpenAiChat, &server, "gpt-4.1", big_input(), &on).await;
     let outcome = handle.wait().await;
@@ -355,4 +356,6 @@ async fn openai_followers_go_at_the_leaders_first_streamed_event() {
             (CacheRole::Followed, CacheOrderReason::PrefixCached)
         ]
     );
+    let log = cache.log();
+    assert_eq!(log.iter().filter(|u| u.read > 0).count(), 2, "the followers read the prefix: {log:?}");
 }
