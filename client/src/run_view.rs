@@ -1,13 +1,14 @@
 //! The run the editor watches: its typed record as the server keeps it, kept current
 //! by applying each event exactly as the store does, plus what only the editor shows
-//! (failed attempts, each node's tool calls with their results, contradictions, the
-//! report, a comparison with another run) and the timeline drawn from the record's
-//! per-node times.
+//! (failed attempts, each node's tool calls with their results, how long an agent
+//! waited for a sibling to write the prompt cache, contradictions, the report, a
+//! comparison with another run) and the timeline drawn from the record's per-node
+//! times.
 
 use conclave_shared::compare::FindingsDiff;
 use conclave_shared::number::fixed;
 use conclave_shared::{
-    Effect, EventKind, FindingGroup, NodeKind, NodeState, NodeSummary, RunEvent, RunRecord, effect_of,
+    CacheRole, Effect, EventKind, FindingGroup, NodeKind, NodeState, NodeSummary, RunEvent, RunRecord, effect_of,
 };
 use std::collections::HashMap;
 
@@ -67,6 +68,9 @@ pub struct RunView {
     pub attempts: HashMap<String, Vec<FailedAttempt>>,
     /// Tool calls per node id, in the order they were made.
     pub tools: HashMap<String, Vec<ToolActivity>>,
+    /// How long each agent that followed a sibling for the prompt cache waited, in
+    /// milliseconds, by node id (its `cache_order` event).
+    pub cache_waits: HashMap<String, u64>,
     /// Whether the record was complete when watching began (the run had finished):
     /// its events are then read for what the record does not keep, and not applied.
     pub complete: bool,
@@ -117,6 +121,7 @@ impl RunView {
             last_seq: 0,
             attempts: HashMap::new(),
             tools: HashMap::new(),
+            cache_waits: HashMap::new(),
             contradictions: Vec::new(),
             report: None,
             comparison: None,
@@ -161,6 +166,10 @@ impl RunView {
             // The same contradiction is reported to every node that receives it.
             EventKind::ContradictionDetected { contradiction, .. } if !self.contradictions.contains(contradiction) => {
                 self.contradictions.push(contradiction.clone());
+                true
+            }
+            EventKind::CacheOrder { node_id, role: CacheRole::Followed, waited_ms, .. } => {
+                self.cache_waits.insert(node_id.clone(), *waited_ms);
                 true
             }
             _ => false,
@@ -255,7 +264,11 @@ impl RunView {
         };
         let tokens = node.usage.as_ref().map_or(0, |u| u.input_tokens + u.output_tokens);
         let cost = node.usage.as_ref().and_then(|u| u.cost_usd).map_or_else(|| "—".to_string(), dollars);
-        format!("{attempts} · {tokens} tokens · {cost}")
+        let waited = match self.cache_waits.get(&node.node_id) {
+            Some(ms) => format!(" · waited {ms} ms for the cache"),
+            None => String::new(),
+        };
+        format!("{attempts} · {tokens} tokens · {cost}{waited}")
     }
 }
 

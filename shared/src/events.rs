@@ -154,6 +154,24 @@ pub enum EventKind {
         /// The lowering note the report shows: what the server said and what changed.
         note: LoweringNote,
     },
+    /// How an agent's first call was ordered for the vendor's prompt cache: it led
+    /// (first to send the prefix its siblings share), followed (waited until the
+    /// leader's response began, so the prefix was in the cache, or the leader
+    /// failed), or went unordered, and why.
+    CacheOrder {
+        /// The agent.
+        node_id: String,
+        /// Led, followed or unordered.
+        role: CacheRole,
+        /// Why.
+        reason: CacheOrderReason,
+        /// How long a follower waited for its leader, in milliseconds.
+        #[serde(default)]
+        waited_ms: u64,
+        /// The agent a follower waited for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        leader: Option<String>,
+    },
     /// A provider call failed in a way that may pass and is being retried.
     ProviderRetry {
         /// The node.
@@ -313,7 +331,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every event type's wire name (the SSE event name), in the order of the enum.
-    pub const TYPE_NAMES: [&'static str; 24] = [
+    pub const TYPE_NAMES: [&'static str; 25] = [
         "run_started",
         "run_resumed",
         "node_started",
@@ -324,6 +342,7 @@ impl EventKind {
         "tool_result",
         "schema_lowered",
         "dialect_downgraded",
+        "cache_order",
         "provider_retry",
         "attempt_failed",
         "findings_checked",
@@ -353,6 +372,7 @@ impl EventKind {
             EventKind::ToolResult { .. } => "tool_result",
             EventKind::SchemaLowered { .. } => "schema_lowered",
             EventKind::DialectDowngraded { .. } => "dialect_downgraded",
+            EventKind::CacheOrder { .. } => "cache_order",
             EventKind::ProviderRetry { .. } => "provider_retry",
             EventKind::AttemptFailed { .. } => "attempt_failed",
             EventKind::FindingsChecked { .. } => "findings_checked",
@@ -381,6 +401,7 @@ impl EventKind {
             | EventKind::ToolResult { node_id, .. }
             | EventKind::SchemaLowered { node_id, .. }
             | EventKind::DialectDowngraded { node_id, .. }
+            | EventKind::CacheOrder { node_id, .. }
             | EventKind::ProviderRetry { node_id, .. }
             | EventKind::FindingsChecked { node_id, .. }
             | EventKind::ContradictionDetected { node_id, .. }
@@ -397,6 +418,53 @@ impl EventKind {
             | EventKind::RunResumed { .. }
             | EventKind::RunWaiting { .. }
             | EventKind::RunFinished { .. } => None,
+        }
+    }
+}
+
+/// How an agent's first call was ordered for the vendor's prompt cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CacheRole {
+    /// Sent first; its siblings waited until its response began.
+    Led,
+    /// Waited for the sibling that led.
+    Followed,
+    /// Went at once, in no order.
+    Unordered,
+}
+
+/// Why an agent's first call was ordered as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CacheOrderReason {
+    /// Its provider does not cache prompts, or `CONCLAVE_PROMPT_CACHE` is `off`.
+    NotCaching,
+    /// The prefix its siblings share is shorter than the model's minimum cacheable
+    /// length (unknown models: the largest documented minimum).
+    ShortPrefix,
+    /// No other agent of the run calls its provider and model.
+    NoSibling,
+    /// It was the first to send the shared prefix, writing it to the cache.
+    FirstToWrite,
+    /// The leader's response began, so the prefix was read from the cache.
+    PrefixCached,
+    /// The leader failed before its response began; it went without the cache.
+    LeaderFailed,
+}
+
+impl CacheOrderReason {
+    /// The reason as people read it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CacheOrderReason::NotCaching => "the provider does not cache prompts",
+            CacheOrderReason::ShortPrefix => "the shared prefix is below the model's minimum cacheable length",
+            CacheOrderReason::NoSibling => "no other agent shares the prefix",
+            CacheOrderReason::FirstToWrite => "first to write the shared prefix",
+            CacheOrderReason::PrefixCached => "the leader's response began, so the prefix was cached",
+            CacheOrderReason::LeaderFailed => "the leader failed before its response began",
         }
     }
 }
@@ -525,7 +593,28 @@ mod tests {
         for (kind, name) in kinds.iter().zip(EventKind::TYPE_NAMES) {
             assert_eq!(kind.type_name(), name);
         }
-        assert_eq!(EventKind::TYPE_NAMES.len(), 24);
+        assert_eq!(EventKind::TYPE_NAMES.len(), 25);
+    }
+
+    #[test]
+    fn cache_order_says_the_role_the_reason_and_the_wait() {
+        let kind = EventKind::CacheOrder {
+            node_id: "b".into(),
+            role: CacheRole::Followed,
+            reason: CacheOrderReason::PrefixCached,
+            waited_ms: 310,
+            leader: Some("a".into()),
+        };
+        let v = serde_json::to_value(&kind).expect("serializes");
+        assert_eq!(
+            v,
+            serde_json::json!({"type":"cache_order","node_id":"b","role":"followed","reason":"prefix_cached","waited_ms":310,"leader":"a"})
+        );
+        assert_eq!(serde_json::from_value::<EventKind>(v).expect("parses"), kind);
+        let unordered: EventKind =
+            serde_json::from_str(r#"{"type":"cache_order","node_id":"a","role":"unordered","reason":"short_prefix"}"#)
+                .expect("a wait and a leader are optional");
+        assert_eq!(unordered.node_id(), Some("a"));
     }
 
     #[test]

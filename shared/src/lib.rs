@@ -44,7 +44,7 @@ pub use conclave::{
     Conclave, Edge, LoopConfig, MAX_LOOP_ITERATIONS, Node, NodeKind, OpenAiApi, OutputMode, Position, Settings,
 };
 pub use diagnostic::{Diagnostic, Level, Subject};
-pub use events::{EventKind, NodeOutput, RunEvent, Usage};
+pub use events::{CacheOrderReason, CacheRole, EventKind, NodeOutput, RunEvent, Usage};
 pub use fields::{Field, FieldType, FieldsDoc, empty_schema, fields_to_schema, schema_to_fields};
 pub use fit::{InputCut, InputFit};
 pub use impact::ImpactSettings;

@@ -384,6 +384,7 @@ pub fn effect_of(event: &RunEvent) -> Effect {
         | EventKind::ToolResult { .. }
         | EventKind::SchemaLowered { .. }
         | EventKind::DialectDowngraded { .. }
+        | EventKind::CacheOrder { .. }
         | EventKind::ProviderRetry { .. }
         | EventKind::FindingsChecked { .. }
         | EventKind::ContradictionDetected { .. }

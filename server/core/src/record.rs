@@ -237,6 +237,10 @@ struct KeepingSink<'a> {
 
 #[async_trait]
 impl StreamSink for KeepingSink<'_> {
+    fn began(&self) {
+        self.inner.began();
+    }
+
     async fn text(&self, text: &str) {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner).push(Piece::Text { text: text.to_string() });
         self.inner.text(text).await;
@@ -438,6 +442,7 @@ impl Provider for ReplayingProvider {
         };
         let recording = recording.map_err(ProviderError::Malformed)?;
         let response = recording.response;
+        stream.began();
         for piece in response.stream {
             match piece {
                 Piece::Text { text } => stream.text(&text).await,

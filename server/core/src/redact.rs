@@ -352,6 +352,10 @@ impl RedactingSink<'_> {
 
 #[async_trait]
 impl StreamSink for RedactingSink<'_> {
+    fn began(&self) {
+        self.inner.began();
+    }
+
     async fn text(&self, text: &str) {
         let ready = {
             let mut pending = self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -25,7 +25,7 @@ use crate::observe;
 use crate::plan::{AgentDialects, AgentPlan};
 use crate::policy::OutputPolicy;
 use crate::policy_call::{self, PolicyFailure};
-use crate::warmup::{Leader, Warmups};
+use crate::warmup::{Announcing, Leader, Warmups};
 
 /// The most of a server's rejection a lowering note quotes.
 const NOTE_QUOTE: usize = 400;
@@ -327,9 +327,15 @@ impl Caller<'_> {
         let provider = plan.config.provider.as_str();
         let mut retry = 0;
         let mut backoff = self.ctx.retry.backoff();
-        let _leader = self.first_call(&request).await;
+        let mut leader = self.first_call(&request).await;
         loop {
-            let error = match self.try_once(&request, attempt).await? {
+            let result = self.try_once(&request, attempt, leader.as_ref()).await?;
+            // Siblings wait for the leader's first try only: one that failed before its
+            // response began lets them go now, not after its retries.
+            if let Some(leader) = leader.take() {
+                leader.finish(result.is_ok());
+            }
+            let error = match result {
                 Ok(reply) => {
                     self.usage.add(&reply.usage);
                     return Ok(reply);
@@ -356,17 +362,18 @@ impl Caller<'_> {
         }
     }
 
-    /// Before the agent's first call: when its provider would cache the request's
-    /// shared prefix (long enough for its model), waits for a sibling's call that
-    /// writes the same prefix, or leads (hold the guard until the call was
-    /// answered); otherwise it goes at once.
+    /// Before the agent's first call: leads (hold the guard while the call is out),
+    /// waits until a sibling writing the same prefix began to be answered, or goes at
+    /// once, by the rule of `warmup.rs`; a `cache_order` event says which.
     async fn first_call(&mut self, request: &AgentRequest) -> Option<Leader> {
         let plan = self.plan;
         self.calls += 1;
-        if self.calls > 1 || !plan.provider.caches_prefix(request) {
+        if self.calls > 1 {
             return None;
         }
-        self.ctx.warmups.lead_or_wait(&plan.config.provider, request).await
+        let order = self.ctx.warmups.order(self.node_id, &plan.config.provider, plan.provider.as_ref(), request).await;
+        self.ctx.bus.emit(order.event).await;
+        order.leader
     }
 
     /// One try of a call, inside the run's budget, in its own `chat` span; the
@@ -375,6 +382,7 @@ impl Caller<'_> {
         &self,
         request: &AgentRequest,
         attempt: u32,
+        leader: Option<&Leader>,
     ) -> Result<Result<AgentReply, ProviderError>, NodeError> {
         let plan = self.plan;
         let (provider, model) = (plan.config.provider.as_str(), plan.config.model.as_str());
@@ -395,7 +403,8 @@ impl Caller<'_> {
         let reserved = crate::budget::reserve(self.ctx.budget.as_ref(), self.node_id, provider, request).await?;
         let span = observe::chat_span(provider, request, capture);
         let started = Instant::now();
-        let mut result = plan.provider.call(request, self.sink).instrument(span.clone()).await;
+        let sink = Announcing { inner: self.sink, leader };
+        let mut result = plan.provider.call(request, &sink).instrument(span.clone()).await;
         if let Ok(reply) = &mut result
             && reply.usage.cost_usd.is_none()
         {

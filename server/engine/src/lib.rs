@@ -321,7 +321,7 @@ impl Engine {
             capture_content: self.config.capture_message_content,
             fleet: self.config.fleet.clone(),
             dialects: Arc::new(dialects::DialectBook::new(self.store.clone())),
-            warmups: Arc::default(),
+            warmups: Arc::new(warmup::Warmups::for_plan(&plan)),
             budget: ledger,
         };
         let run_id = bus.run_id().to_string();

@@ -372,6 +372,15 @@ fn plan_agent(
     })
 }
 
+/// The name an inline schema is sent under: from its content, not from the node, so
+/// sibling agents with the same schema send the same bytes before their prompts, and
+/// a vendor that caches the schema with the prompt's prefix (OpenAI) shares it.
+fn schema_name(schema: &serde_json::Value) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(schema.to_string().as_bytes());
+    format!("output_{}", &hex::encode(digest)[..12])
+}
+
 /// The output contract: the policy shapes the schema, then it is lowered for the
 /// provider's dialect (or the prompt contract) and compiled.
 fn contract_for(
@@ -389,7 +398,7 @@ fn contract_for(
     };
     let wants_native = config.output_mode.unwrap_or_default() == OutputMode::Native;
     let spec = ContractSpec {
-        name: config.output_schema_ref.clone().unwrap_or_else(|| format!("{}_output", node.id)),
+        name: config.output_schema_ref.clone().unwrap_or_else(|| schema_name(&schema)),
         provider: provider.name().to_string(),
         native: provider.capabilities().native_schema.filter(|_| wants_native),
         strict: config.compatibility.unwrap_or_default() == Compatibility::Strict,

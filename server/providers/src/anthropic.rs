@@ -41,10 +41,58 @@ pub struct AnthropicProvider {
     cache: bool,
 }
 
-/// The fewest tokens a prefix must have to be cached: 2,048 for Haiku models, 1,024
-/// for the others.
+/// The fewest tokens a prefix of each model family and version must have to be
+/// cached, as Anthropic documents them.
+const MIN_CACHEABLE: [(&str, (u32, u32), usize); 11] = [
+    ("opus", (4, 6), 4096),
+    ("opus", (4, 5), 4096),
+    ("haiku", (4, 5), 4096),
+    ("sonnet", (4, 6), 2048),
+    ("sonnet", (4, 5), 1024),
+    ("opus", (4, 1), 1024),
+    ("opus", (4, 0), 1024),
+    ("sonnet", (4, 0), 1024),
+    ("sonnet", (3, 7), 1024),
+    ("haiku", (3, 5), 2048),
+    ("haiku", (3, 0), 2048),
+];
+
+/// The largest documented minimum, for models whose own is not known.
+pub const MAX_MIN_CACHEABLE_TOKENS: usize = 4096;
+
+/// The fewest tokens a prefix must have for `model` to cache it: the documented
+/// minimum of its family and version, whatever the name's spelling (`claude-sonnet-4-5`,
+/// `claude-sonnet-4-5-20250929`, `claude-3-5-haiku-latest`, a cloud's
+/// `anthropic.claude-sonnet-4-5-20250929-v1:0`). A model the table does not know
+/// (a newer one, or a proxy's own name) gets the largest documented minimum, so a
+/// cache mark is never placed where the vendor would not cache, and siblings are
+/// never held back for a cache that is not written.
 pub fn min_cacheable_tokens(model: &str) -> usize {
-    if model.contains("haiku") { 2048 } else { 1024 }
+    let Some((family, version)) = model_version(model) else { return MAX_MIN_CACHEABLE_TOKENS };
+    MIN_CACHEABLE
+        .iter()
+        .find(|(f, v, _)| *f == family && *v == version)
+        .map_or(MAX_MIN_CACHEABLE_TOKENS, |(_, _, minimum)| *minimum)
+}
+
+/// A Claude model's family and version from its name: the version numbers follow the
+/// family (`claude-opus-4-1`) or, in older names, precede it (`claude-3-7-sonnet`);
+/// a date (eight digits) is not part of the version.
+fn model_version(model: &str) -> Option<(&'static str, (u32, u32))> {
+    let lower = model.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(['-', '.', '_', '@', ':', '/']).collect();
+    let at = words.iter().position(|w| ["opus", "sonnet", "haiku"].contains(w))?;
+    let family = ["opus", "sonnet", "haiku"].into_iter().find(|f| *f == words[at])?;
+    let number = |w: &&str| (w.len() <= 2).then(|| w.parse::<u32>().ok()).flatten();
+    let after: Vec<u32> = words[at + 1..].iter().map_while(number).collect();
+    let before: Vec<u32> = {
+        let mut run: Vec<u32> = words[..at].iter().rev().map_while(number).collect();
+        run.reverse();
+        run
+    };
+    let numbers = if after.is_empty() { before } else { after };
+    let major = *numbers.first()?;
+    Some((family, (major, numbers.get(1).copied().unwrap_or(0))))
 }
 
 impl AnthropicProvider {
@@ -255,6 +303,8 @@ impl Reading {
     async fn apply(&mut self, kind: &str, data: &Value, sink: &dyn StreamSink) -> Result<bool, ProviderError> {
         match kind {
             "message_start" => {
+                // The vendor's cache holds what this call wrote from here on.
+                sink.began();
                 let tokens =
                     |name: &str| data.pointer(&format!("/message/usage/{name}")).and_then(Value::as_u64).unwrap_or(0);
                 self.usage.input_tokens = tokens("input_tokens");

@@ -35,7 +35,7 @@ pub struct OutputContract {
 /// What a contract is built for besides the schema.
 #[derive(Debug, Clone, Default)]
 pub struct ContractSpec {
-    /// The schema's name: its reference, or `<node>_output`.
+    /// The schema's name: its reference, or `output_` and a hash of the schema.
     pub name: String,
     /// The provider, for messages.
     pub provider: String,

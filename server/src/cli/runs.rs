@@ -1,7 +1,7 @@
 //! `conclave runs list` and `conclave runs show ID`.
 
 use clap::Subcommand;
-use conclave_shared::{EventKind, NodeOutput, RunEvent, RunSummary};
+use conclave_shared::{CacheRole, EventKind, NodeOutput, RunEvent, RunSummary};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -211,6 +211,21 @@ fn tool_result(kind: &EventKind) -> String {
     )
 }
 
+/// What a `cache_order` event's line says: how the agent's first call was ordered
+/// for the prompt cache, and why.
+fn cache_order(kind: &EventKind) -> String {
+    let EventKind::CacheOrder { node_id, role, reason, waited_ms, leader } = kind else {
+        return String::new();
+    };
+    let role = match (role, leader) {
+        (CacheRole::Led, _) => "led".to_string(),
+        (CacheRole::Followed, Some(leader)) => format!("followed {leader} after {waited_ms} ms"),
+        (CacheRole::Followed, None) => format!("followed after {waited_ms} ms"),
+        (CacheRole::Unordered, _) => "unordered".to_string(),
+    };
+    format!("{node_id}: {role}: {}", reason.describe())
+}
+
 /// What an event's line says after its sequence number and type.
 fn detail(kind: &EventKind) -> String {
     match kind {
@@ -253,6 +268,7 @@ fn detail(kind: &EventKind) -> String {
             format!("{node_id}: {}:{}: {}", contradiction.file, contradiction.line, contradiction.summary)
         }
         EventKind::InputFitted { node_id, fit } => format!("{node_id}: {fit}"),
+        EventKind::CacheOrder { .. } => cache_order(kind),
         EventKind::CountMismatch { node_id, mismatches } => {
             let list: Vec<String> = mismatches
                 .iter()
@@ -340,5 +356,34 @@ fn first_line(content: &str) -> String {
     match cut.len() < line.len() || content.lines().nth(1).is_some() {
         true => format!("{cut} …"),
         false => cut,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conclave_shared::CacheOrderReason;
+
+    #[test]
+    fn a_cache_order_line_says_the_role_the_wait_and_why() {
+        let followed = EventKind::CacheOrder {
+            node_id: "b".into(),
+            role: CacheRole::Followed,
+            reason: CacheOrderReason::PrefixCached,
+            waited_ms: 312,
+            leader: Some("a".into()),
+        };
+        assert_eq!(
+            detail(&followed),
+            "b: followed a after 312 ms: the leader's response began, so the prefix was cached"
+        );
+        let unordered = EventKind::CacheOrder {
+            node_id: "c".into(),
+            role: CacheRole::Unordered,
+            reason: CacheOrderReason::ShortPrefix,
+            waited_ms: 0,
+            leader: None,
+        };
+        assert_eq!(detail(&unordered), "c: unordered: the shared prefix is below the model's minimum cacheable length");
     }
 }

@@ -2,7 +2,10 @@
 //! a script, by what the request body contains, or with a function of the request. It
 //! can also send a body far larger than any client should read, counting what it sent,
 //! and keep a vendor's prompt cache (`prompt_cache.rs`), reporting each answer's usage
-//! as that vendor's cache would.
+//! as that vendor's cache would. What a request writes to the cache becomes readable
+//! when its response begins (the first chunk of its stream is sent), as the vendors
+//! document; a paced reply begins some time before it ends. It records when each
+//! request arrived and when its response began and ended.
 
 use axum::body::Body;
 use axum::extract::State;
@@ -12,6 +15,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::prompt_cache::{CacheRules, PromptCache};
 
@@ -24,6 +28,11 @@ pub enum Reply {
     Status { status: u16, headers: Vec<(&'static str, String)>, body: String },
     /// Another reply, given after a wait (a slow model).
     After { millis: u64, reply: Box<Reply> },
+    /// A streamed reply whose response begins (its headers and first chunk, such as
+    /// Anthropic's `message_start`) `begin_ms` after the request arrived, and ends
+    /// (the other chunks) `end_ms` after it: a model that starts answering long
+    /// before it is done.
+    Paced { begin_ms: u64, end_ms: u64, reply: Box<Reply> },
     /// A status whose body starts with `start` and goes on with `x` up to
     /// [`FLOOD_CEILING`] bytes: for a client that must stop reading long before.
     Flood { status: u16, content_type: &'static str, start: String },
@@ -39,6 +48,18 @@ pub struct Recorded {
     pub path: String,
     pub headers: HeaderMap,
     pub body: Value,
+    /// When it arrived.
+    pub at: Instant,
+}
+
+/// When a request's response began and ended, as the server sent it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Answered {
+    /// When the first chunk of its streamed body was handed over; `None` for a reply
+    /// that is not a stream, or one not sent yet.
+    pub began: Option<Instant>,
+    /// When its last chunk (or its whole body) was handed over.
+    pub ended: Option<Instant>,
 }
 
 /// Replies for requests whose body contains `marker`, used in order; the last one is
@@ -70,6 +91,8 @@ struct Shared {
     flooded: Arc<AtomicUsize>,
     /// The vendor's prompt cache, when the server keeps one.
     cache: Arc<Mutex<Option<KeptCache>>>,
+    /// When each request's response began and ended, by request index.
+    answered: Arc<Mutex<Vec<Answered>>>,
 }
 
 /// The fake server; it stops when dropped.
@@ -135,6 +158,12 @@ impl FakeServer {
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().expect("lock").clone()
     }
+
+    /// When each request's response began and ended, in the order of
+    /// [`FakeServer::requests`].
+    pub fn answered(&self) -> Vec<Answered> {
+        self.shared.answered.lock().expect("lock").clone()
+    }
 }
 
 impl std::fmt::Debug for FakeServer {
@@ -154,11 +183,13 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
     let bytes = axum::body::to_bytes(body, 16 * 1024 * 1024).await.unwrap_or_default();
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     let text = body.to_string();
-    shared.requests.lock().expect("lock").push(Recorded {
-        path: parts.uri.path().to_string(),
-        headers: parts.headers,
-        body: body.clone(),
-    });
+    let at = Instant::now();
+    let index = {
+        let mut requests = shared.requests.lock().expect("lock");
+        requests.push(Recorded { path: parts.uri.path().to_string(), headers: parts.headers, body: body.clone(), at });
+        shared.answered.lock().expect("lock").push(Answered::default());
+        requests.len() - 1
+    };
     let routed = {
         let mut routes = shared.routes.lock().expect("lock");
         routes
@@ -182,13 +213,37 @@ async fn handle(State(shared): State<Shared>, request: Request<Body>) -> Respons
     };
     let (now, peak) = (&shared.in_flight.0, &shared.in_flight.1);
     peak.fetch_max(now.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
-    let response = respond(reply, shared.flooded.clone()).await;
+    let answered = shared.answered.clone();
+    let note = move |mark: fn(&mut Answered) -> &mut Option<Instant>| {
+        let mut answered = answered.lock().expect("lock");
+        *mark(&mut answered[index]) = Some(Instant::now());
+    };
+    let ended = note.clone();
+    // What the request wrote is readable once its response begins, not before: an
+    // error writes nothing.
+    let began: Hook = Box::new(move || {
+        note(|a| &mut a.began);
+        if let (Some((_, cache)), Some(pending)) = (cache, pending) {
+            cache.commit(pending);
+        }
+    });
+    let hooks = Hooks { received: at, began, ended: Box::new(move || ended(|a| &mut a.ended)) };
+    let response = respond(reply, shared.flooded.clone(), hooks).await;
     now.fetch_sub(1, Ordering::SeqCst);
-    // What the request wrote is cached once its answer is on its way, not before.
-    if let (Some((_, cache)), Some(pending)) = (cache, pending) {
-        cache.commit(pending);
-    }
     response
+}
+
+/// Called once, when a response begins or ends.
+type Hook = Box<dyn FnOnce() + Send>;
+
+/// What happens as a response is sent.
+struct Hooks {
+    /// When the request arrived, from which a paced reply's times count.
+    received: Instant,
+    /// The streamed body's first chunk is handed over.
+    began: Hook,
+    /// The body's last chunk (or a whole body) is handed over.
+    ended: Hook,
 }
 
 /// `reply` with its streamed usage replaced by what the prompt cache gave.
@@ -199,28 +254,40 @@ fn with_usage(reply: Reply, rules: CacheRules, usage: crate::prompt_cache::Cache
             chunks: chunks.iter().map(|c| crate::prompt_cache::report(rules, c, usage)).collect(),
         },
         Reply::After { millis, reply } => Reply::After { millis, reply: Box::new(with_usage(*reply, rules, usage)) },
+        Reply::Paced { begin_ms, end_ms, reply } => {
+            Reply::Paced { begin_ms, end_ms, reply: Box::new(with_usage(*reply, rules, usage)) }
+        }
         other => other,
     }
 }
 
 /// The response for `reply`, after its wait when it has one.
-async fn respond(reply: Option<Reply>, flooded: Arc<AtomicUsize>) -> Response<Body> {
+async fn respond(reply: Option<Reply>, flooded: Arc<AtomicUsize>, hooks: Hooks) -> Response<Body> {
     let mut reply = reply;
-    while let Some(Reply::After { millis, reply: later }) = reply {
-        tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
-        reply = Some(*later);
+    let mut end = None;
+    loop {
+        match reply {
+            Some(Reply::After { millis, reply: later }) => {
+                tokio::time::sleep(Duration::from_millis(millis)).await;
+                reply = Some(*later);
+            }
+            Some(Reply::Paced { begin_ms, end_ms, reply: later }) => {
+                tokio::time::sleep_until((hooks.received + Duration::from_millis(begin_ms)).into()).await;
+                end = Some(hooks.received + Duration::from_millis(end_ms));
+                reply = Some(*later);
+            }
+            _ => break,
+        }
     }
     let mut response = Response::builder();
     match reply {
-        Some(Reply::Stream { content_type, chunks }) => {
-            let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
-            response
-                .status(StatusCode::OK)
-                .header("content-type", content_type)
-                .body(Body::from_stream(stream))
-                .expect("response")
-        }
+        Some(Reply::Stream { content_type, chunks }) => response
+            .status(StatusCode::OK)
+            .header("content-type", content_type)
+            .body(Body::from_stream(paced(chunks, end, hooks)))
+            .expect("response"),
         Some(Reply::Status { status, headers, body }) => {
+            (hooks.ended)();
             response = response.status(status).header("content-type", "application/json");
             for (name, value) in headers {
                 response = response.header(name, value);
@@ -232,11 +299,39 @@ async fn respond(reply: Option<Reply>, flooded: Arc<AtomicUsize>) -> Response<Bo
             .header("content-type", content_type)
             .body(Body::from_stream(flood(start, flooded)))
             .expect("response"),
-        Some(Reply::After { .. }) | None => response
+        Some(Reply::After { .. } | Reply::Paced { .. }) | None => response
             .status(500)
             .body(Body::from(r#"{"error":{"message":"the fake server has no scripted reply left"}}"#))
             .expect("response"),
     }
+}
+
+/// `chunks` as a body: the first when the body is first read (the response began),
+/// the others at `end` (at once without one).
+fn paced(
+    chunks: Vec<String>,
+    end: Option<Instant>,
+    hooks: Hooks,
+) -> impl futures::Stream<Item = Result<String, Infallible>> {
+    let Hooks { began, ended, .. } = hooks;
+    let state = (chunks.into_iter().collect::<VecDeque<_>>(), end, Some(began), Some(ended));
+    futures::stream::unfold(state, |(mut chunks, mut end, mut began, mut ended)| async move {
+        match began.take() {
+            Some(hook) => hook(),
+            None => {
+                if let Some(end) = end.take() {
+                    tokio::time::sleep_until(end.into()).await;
+                }
+            }
+        }
+        let chunk = chunks.pop_front();
+        if chunks.is_empty()
+            && let Some(hook) = ended.take()
+        {
+            hook();
+        }
+        Some((Ok(chunk?), (chunks, end, began, ended)))
+    })
 }
 
 /// `start`, then `x` in 64 KiB chunks up to [`FLOOD_CEILING`] bytes, each chunk

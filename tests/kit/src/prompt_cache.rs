@@ -5,8 +5,8 @@
 //! **Anthropic.** The prompt is a sequence of blocks: the tools, then the system
 //! blocks, then each message's content blocks. A block marked with `cache_control`
 //! is a breakpoint; a request may mark at most [`MAX_MARKS`] (more is a 400). A
-//! breakpoint whose prefix has at least the model's minimum (1,024 tokens, 2,048 for
-//! Haiku) writes the prefix up to it. A request reads the longest prefix written
+//! breakpoint whose prefix has at least the model's minimum ([`anthropic_minimum`])
+//! writes the prefix up to it; nothing else is ever written. A request reads the longest prefix written
 //! earlier that ends at a block boundary at most 20 blocks before one of its
 //! breakpoints and is identical up to there. A change of `tool_choice` changes the
 //! message blocks' prefixes (the tools and system stay cached). An entry lives 5
@@ -22,8 +22,10 @@
 //! Completions), or `input_tokens` with `input_tokens_details.cached_tokens`
 //! (Responses). Entries live 5 minutes from their last use.
 //!
-//! What a request writes is kept only once its answer has been sent, as with the
-//! vendors: requests in flight together do not read each other's prefixes. Tokens
+//! What a request writes becomes readable once its response begins (the server
+//! commits it when it sends the stream's first chunk), as Anthropic documents ("a
+//! cache entry only becomes available after the first response begins"): requests
+//! sent before then do not read it, and a request that fails writes nothing. Tokens
 //! are counted as a quarter of the bytes of each block's JSON, rounded up.
 
 use serde_json::{Value, json};
@@ -154,7 +156,7 @@ impl PromptCache {
             )));
         }
         let model = body["model"].as_str().unwrap_or_default();
-        let minimum = if model.contains("haiku") { 2048 } else { 1024 };
+        let minimum = anthropic_minimum(model);
         // Tokens up to the end of each block, and the prefix hash there.
         let mut ends = Vec::with_capacity(blocks.len());
         let mut hasher = DefaultHasher::new();
@@ -207,6 +209,28 @@ impl PromptCache {
         state.log.push(usage);
         (usage, Pending { prefixes: Vec::new(), prompt: (total >= 1024).then_some((partition, prompt)) })
     }
+}
+
+/// The fewest tokens Anthropic caches for `model`, as its documentation lists them:
+/// 4,096 for Claude Opus 4.6 and 4.5 and Haiku 4.5; 2,048 for Sonnet 4.6 and Haiku
+/// 3.5 and 3; 1,024 for Sonnet 4.5, Opus 4.1, Opus 4, Sonnet 4 and Sonnet 3.7. The
+/// fake takes any other name as a model it does not know, cached from 4,096 tokens.
+pub fn anthropic_minimum(model: &str) -> u64 {
+    const LISTED: [(&str, u64); 12] = [
+        ("claude-opus-4-6", 4096),
+        ("claude-opus-4-5", 4096),
+        ("claude-haiku-4-5", 4096),
+        ("claude-sonnet-4-6", 2048),
+        ("claude-3-5-haiku", 2048),
+        ("claude-3-haiku", 2048),
+        ("claude-sonnet-4-5", 1024),
+        ("claude-opus-4-1", 1024),
+        ("claude-opus-4-0", 1024),
+        ("claude-opus-4-2025", 1024),
+        ("claude-sonnet-4-", 1024),
+        ("claude-3-7-sonnet", 1024),
+    ];
+    LISTED.iter().find(|(name, _)| model.starts_with(name)).map_or(4096, |(_, minimum)| *minimum)
 }
 
 /// One block of an Anthropic prompt: its text for the prefix hash (without the

@@ -93,6 +93,10 @@ pub(super) async fn read_stream(
             continue;
         }
         chunks += 1;
+        if chunks == 1 {
+            // The first streamed event: the vendor's cache holds this call's prompt.
+            sink.began();
+        }
         reading.apply(&parse_data(&event.data)?, sink).await?;
     }
     if chunks == 0 && !done {

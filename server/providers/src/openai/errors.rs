@@ -65,6 +65,12 @@ impl<'a> Call<'a> {
         Err(body.mark(self.classify(status, wait, &content_type, &body.text)))
     }
 
+    /// Whether a success is sent whole (one JSON document) rather than streamed: its
+    /// response began with its headers.
+    pub(super) fn whole(response: &Response) -> bool {
+        content_type(response).starts_with("application/json")
+    }
+
     /// A success's body: a stream, or one JSON document; an HTML page is an error.
     pub(super) async fn body(&self, response: Response) -> Result<Body, ProviderError> {
         let content_type = content_type(&response);

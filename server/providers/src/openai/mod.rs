@@ -148,6 +148,10 @@ impl Provider for OpenAiProvider {
         let call = Call::new(&self.base_url, request);
         let response = http.send().await.map_err(|e| call.unreachable(&e))?;
         let response = call.check(response).await?;
+        // An answer sent whole begins with its headers; a stream, with its first event.
+        if Call::whole(&response) {
+            stream.began();
+        }
         let body = call.body(response).await?;
         let result = match (api(request), body) {
             (OpenAiApi::Chat, Body::Stream(response)) => chat::read_stream(response, request.max_tokens, stream).await,

@@ -64,6 +64,8 @@ pub(super) async fn read_stream(
             continue;
         }
         let data = parse_data(&event.data)?;
+        // The first streamed event: the vendor's cache holds this call's prompt.
+        sink.began();
         let kind = data["type"].as_str().unwrap_or(&event.event).to_string();
         match kind.as_str() {
             "response.output_text.delta" => {
