@@ -95,6 +95,12 @@ pub struct Settings {
     /// may call as `mcp:SERVER/TOOL` (`mcp:SERVER/*` for all of them).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub mcp_servers: BTreeMap<String, crate::mcp::McpServerConfig>,
+    /// In review runs, give reviewers the change's impact in the run input: the
+    /// callers and tests of each function the change adds, removes or modifies,
+    /// found with the repository's symbol index (default on, at most 40 callers
+    /// and tests and 8 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impact: Option<crate::impact::ImpactSettings>,
 }
 
 impl Settings {

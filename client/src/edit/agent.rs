@@ -10,7 +10,14 @@ use serde_json::Value;
 use crate::state::Editor;
 
 /// Tools an agent can be given, by id, with their labels.
-pub const TOOLS: [(&str, &str); 3] = [("read_file", "Read file"), ("list_files", "List files"), ("grep", "Grep")];
+pub const TOOLS: [(&str, &str); 6] = [
+    ("read_file", "Read file"),
+    ("list_files", "List files"),
+    ("grep", "Grep"),
+    ("find_definition", "Find definition"),
+    ("find_references", "Find references"),
+    ("outline", "Outline"),
+];
 
 /// Applies a change to the agent of node `id`, as one undoable edit.
 pub fn edit_agent(editor: Editor, id: &str, change: impl FnOnce(&mut AgentConfig)) {

@@ -547,10 +547,16 @@ fn check_agent(
                         format!("{base}/tools/{i}"),
                         format!("unknown tool `{tool}`"),
                     )
-                    .with_help(format!(
-                        "built-in tools: {}; an MCP server's tool is `mcp:SERVER/TOOL`",
-                        ctx.tools.join(", ")
-                    )),
+                    .with_help(match did_you_mean(tool, ctx.tools.iter().map(String::as_str)) {
+                        Some(near) => format!(
+                            "did you mean `{near}`? built-in tools: {}; an MCP server's tool is `mcp:SERVER/TOOL`",
+                            ctx.tools.join(", ")
+                        ),
+                        None => format!(
+                            "built-in tools: {}; an MCP server's tool is `mcp:SERVER/TOOL`",
+                            ctx.tools.join(", ")
+                        ),
+                    }),
                 );
             }
         }

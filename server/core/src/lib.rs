@@ -45,7 +45,8 @@ pub use tool_servers::{ServerPlace, ToolServer, ToolServerError, ToolServers};
 pub use tools::{ToolOutcome, ToolRunner};
 
 /// Built-in tool ids an agent may list in `tools`.
-pub const BUILTIN_TOOLS: &[&str] = &["read_file", "list_files", "grep"];
+pub const BUILTIN_TOOLS: &[&str] =
+    &["read_file", "list_files", "grep", "find_definition", "find_references", "outline"];
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {

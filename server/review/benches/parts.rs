@@ -56,6 +56,7 @@ fn change() -> Change {
         parts: Vec::new(),
         left_out: Vec::new(),
         head: Head::default(),
+        impact: None,
     }
 }
 

@@ -34,6 +34,7 @@ pub mod eval;
 pub mod fallback;
 pub mod findings;
 pub mod forge_url;
+pub mod impact;
 pub mod incremental;
 pub mod inert;
 pub mod input_fit;

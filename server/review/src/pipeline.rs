@@ -206,9 +206,10 @@ pub async fn prepare(
     catalog: Catalog<'_>,
     providers: &ProviderRegistry,
 ) -> Result<PreparedReview, ReviewError> {
-    let request = request.clone();
+    let blocking_request = request.clone();
     let (dir, context, providers) = (catalog.dir.to_path_buf(), catalog.context.clone(), providers.clone());
-    tokio::task::spawn_blocking(move || {
+    let review = tokio::task::spawn_blocking(move || {
+        let request = blocking_request;
         let since = match &request.scope {
             Some(Scope::Incremental { since, .. }) => Some(since.as_str()),
             _ => None,
@@ -228,7 +229,61 @@ pub async fn prepare(
         prepare_change(change, &request, Catalog { dir: &dir, context: &context }, &providers)
     })
     .await
-    .map_err(|e| ChangeError::Git { command: "diff".into(), message: format!("the git task stopped: {e}") })?
+    .map_err(|e| ChangeError::Git { command: "diff".into(), message: format!("the git task stopped: {e}") })??;
+    let mut review = review;
+    attach_impact(&mut review, request).await;
+    Ok(review)
+}
+
+/// Gives the prepared review's change its impact (see `impact/`), from the symbol
+/// index its tools share, unless the conclave turned it off. Never fails: what could
+/// not be done is in the impact's record.
+async fn attach_impact(review: &mut PreparedReview, request: &ReviewRequest) {
+    if review.change.impact.is_some() {
+        return;
+    }
+    let settings = review.conclave.conclave().settings.impact.unwrap_or_default();
+    if !settings.is_enabled() {
+        let why = "turned off by the conclave's `settings.impact`".to_string();
+        review.change.impact = Some(crate::impact::without_impact(settings, why));
+        return;
+    }
+    let index = match crate::impact::has_code(&review.change.files) {
+        true => review.tools.symbols().get().await,
+        false => Err("no changed file is code".to_string()),
+    };
+    let (root, files, allow) = (review.change.root.clone(), review.change.files.clone(), request.allow_paths.clone());
+    let since = match &request.scope {
+        Some(Scope::Incremental { since, .. }) => Some(since.clone()),
+        _ => None,
+    };
+    let base = request.base.clone();
+    let built = tokio::task::spawn_blocking(move || {
+        let base_commit = impact_base(&root, base.as_deref(), since.as_deref());
+        let request = crate::impact::ImpactRequest {
+            root: &root,
+            base_commit: base_commit.as_deref(),
+            files: &files,
+            allow: &allow,
+            settings,
+        };
+        crate::impact::build_impact(&request, index.as_deref().map_err(String::as_str))
+    })
+    .await;
+    review.change.impact = Some(
+        built.unwrap_or_else(|e| crate::impact::without_impact(settings, format!("building the impact stopped: {e}"))),
+    );
+}
+
+/// The commit a change's impact compares the head with: the commit an incremental
+/// review starts from, else the merge base of the base and `HEAD`, else `HEAD` (a
+/// review of the working tree); `None` before the first commit.
+fn impact_base(root: &Path, base: Option<&str>, since: Option<&str>) -> Option<String> {
+    match (since, base) {
+        (Some(since), _) => crate::diff::verify_base(root, since).ok(),
+        (None, Some(base)) => crate::configuration::merge_base(root, base).ok(),
+        (None, None) => crate::diff::verify_base(root, "HEAD").ok(),
+    }
 }
 
 /// Prepares a review of a change already read: the change an earlier review run

@@ -13,6 +13,10 @@
 //! (`attempts.rs`). `ancestors.rs` names the processes a command may not signal on
 //! kernels without Landlock's signal scope.
 //!
+//! `paths.rs` confines paths rather than processes: the repository root the review
+//! tools and the symbol index read under (no `..`, no `.git/`, no ignored file, no
+//! symlink leading out), so both read exactly the same files.
+//!
 //! **Invariant:** unsafe code lives in `child.rs` alone, and runs only raw system
 //! calls prepared by the parent; a command is confined by every layer the kernel
 //! offers or not started (callers decide whether to run it unconfined, never this
@@ -23,6 +27,7 @@ pub mod attempts;
 pub mod cgroup;
 mod child;
 pub mod files;
+pub mod paths;
 pub mod policy;
 pub mod probe;
 pub mod scratch;

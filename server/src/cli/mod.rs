@@ -26,6 +26,7 @@ mod sandbox;
 mod scan;
 mod schema;
 mod serve;
+mod symbols;
 mod validate;
 mod validate_mcp;
 mod worker;
@@ -101,6 +102,9 @@ pub enum Command {
     /// here and tests it.
     #[command(subcommand)]
     Sandbox(sandbox::SandboxCommand),
+    /// The symbol index the review tools use: where a name is defined, where it is
+    /// used, or a file's outline (`--definition`, `--references`, `--outline`).
+    Symbols(symbols::SymbolsArgs),
     /// The manual's generated references, as Markdown (for docs/reference/).
     #[command(subcommand, hide = true)]
     Docs(docs::DocsCommand),
@@ -173,6 +177,7 @@ async fn dispatch(cli: Cli, providers: ProviderRegistry) -> u8 {
         Command::Analyzers(args) => blocking(move || analyzers::run(args, &workspace)).await,
         Command::Scan(cmd) => blocking(move || scan::run(cmd)).await,
         Command::Sandbox(cmd) => blocking(move || sandbox::run(cmd)).await,
+        Command::Symbols(args) => blocking(move || symbols::run(args, &workspace.allow_paths)).await,
         Command::Docs(cmd) => docs::run(cmd, &<Cli as clap::CommandFactory>::command()),
         Command::Providers(args) if args.probe => match store(&cli.db).await {
             Ok(store) => providers::run(args, &workspace, Some(store.as_ref())).await,

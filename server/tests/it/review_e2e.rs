@@ -211,7 +211,7 @@ fn what_the_agents_were_sent(server: &FakeServer) {
         tool_turn.body["tools"].as_array().expect("tools offered").iter().filter_map(|t| t["name"].as_str()).collect();
     // Every agent on the provider is sent the conclave's tools in one order, so
     // their prompts start alike for the prompt cache.
-    assert_eq!(tools, vec!["grep", "list_files", "read_file"]);
+    assert_eq!(tools, vec!["find_definition", "find_references", "grep", "list_files", "outline", "read_file"]);
     assert_eq!(writer.body["tools"], tool_turn.body["tools"], "the Writer sees the same tools");
     assert_eq!(writer.body["tool_choice"], json!({"type": "none"}), "and may call none of them");
 }

@@ -349,6 +349,7 @@ fn three_part_change(root: &Path) -> conclave_review::diff::Change {
         parts: vec![],
         left_out: vec![],
         head: Head::default(),
+        impact: None,
     };
     let largest = files.iter().map(|(_, d)| d.len()).max().unwrap_or_default();
     change.split_into_parts(largest + 10, 8).expect("splits");

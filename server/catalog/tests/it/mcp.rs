@@ -1,6 +1,7 @@
-//! The checks of MCP servers and `mcp:` tool ids: an undeclared server named with
-//! the nearest declared one, malformed ids and entries at their JSON paths, and a
-//! declared server's tools accepted.
+//! The checks of tool ids: an unknown built-in tool named with the nearest one (the
+//! symbol tools among them), MCP servers and `mcp:` ids (an undeclared server named
+//! with the nearest declared one, malformed ids and entries at their JSON paths, and
+//! a declared server's tools accepted).
 
 use conclave_catalog::{CatalogContext, Diagnostic, Subject, check_conclave_value};
 use serde_json::{Value, json};
@@ -9,7 +10,10 @@ fn diagnostics(conclave: Value) -> Vec<Diagnostic> {
     let ctx = CatalogContext {
         schemas: conclave_schema::SchemaCatalog::with_roots(vec![]),
         providers: vec!["fake".into()],
-        tools: Vec::new(),
+        // conclave_core::BUILTIN_TOOLS, which `conclave validate` passes.
+        tools: ["read_file", "list_files", "grep", "find_definition", "find_references", "outline"]
+            .map(String::from)
+            .to_vec(),
         programs: None,
         catalog: None,
     };
@@ -27,6 +31,22 @@ fn conclave(servers: Value, tools: Value) -> Value {
         ],
         "edges": [{"from": "in", "to": "a"}]
     })
+}
+
+#[test]
+fn the_symbol_tools_are_known_and_a_misspelt_tool_is_named_with_the_nearest() {
+    let tools = json!(["find_definition", "find_references", "outline", "read_file", "find_refs", "find_definiton"]);
+    let found = diagnostics(conclave(json!({}), tools));
+    let unknown: Vec<(&str, Option<&str>)> =
+        found.iter().filter(|d| d.code == "unknown-tool").map(|d| (d.path.as_str(), d.help.as_deref())).collect();
+    let known = "built-in tools: read_file, list_files, grep, find_definition, find_references, outline; an MCP server's tool is `mcp:SERVER/TOOL`";
+    assert_eq!(
+        unknown,
+        [
+            ("/nodes/1/agent/tools/4", Some(format!("did you mean `find_references`? {known}").as_str())),
+            ("/nodes/1/agent/tools/5", Some(format!("did you mean `find_definition`? {known}").as_str())),
+        ]
+    );
 }
 
 #[test]

@@ -100,9 +100,11 @@ fn tree(root: &Path, commit: &str) -> Result<Vec<TreeEntry>, ChangeError> {
     Ok(entries)
 }
 
-/// The contents of `objects`, in order, read with one `git cat-file --batch`; a blob
-/// larger than [`MAX_FILE_BYTES`] is `None`.
-fn cat_blobs(root: &Path, objects: &[&str]) -> Result<Vec<Option<Vec<u8>>>, ChangeError> {
+/// The contents of `objects` (object ids, or `<commit>:<path>` names), in order, read
+/// with one `git cat-file --batch`; a blob larger than [`MAX_FILE_BYTES`], and an
+/// object the repository does not have, is `None`. Runs git: call it on a blocking
+/// thread.
+pub(crate) fn cat_blobs(root: &Path, objects: &[&str]) -> Result<Vec<Option<Vec<u8>>>, ChangeError> {
     if objects.is_empty() {
         return Ok(Vec::new());
     }
@@ -114,6 +116,10 @@ fn cat_blobs(root: &Path, objects: &[&str]) -> Result<Vec<Option<Vec<u8>>>, Chan
     for object in objects {
         let mut header = String::new();
         reader.read_line(&mut header).map_err(|e| git_error("cat-file --batch", e.to_string()))?;
+        if header.trim_end().ends_with(" missing") || header.trim_end().ends_with(" ambiguous") {
+            blobs.push(None);
+            continue;
+        }
         // `<object> SP <type> SP <size> LF <contents> LF`
         let size: u64 = header.split_whitespace().nth(2).and_then(|s| s.parse().ok()).ok_or_else(|| {
             git_error("cat-file --batch", format!("unexpected answer for {object}: {}", header.trim()))

@@ -16,6 +16,7 @@ pub use parse::{ChangedFile, ParseError};
 use parse::{ParsedFile, parse_patch_with_raw, parse_single};
 pub use parts::{DEFAULT_MAX_PARTS, LeftOutHunk, OmittedFile, Part};
 
+use crate::impact::ChangeImpact;
 use crate::rules::{RULES_FILES_KEY, RULES_KEY, RepositoryRules, insert_rules};
 
 /// The default cap on the diff text sent to providers.
@@ -78,6 +79,9 @@ pub struct Change {
     pub left_out: Vec<LeftOutHunk>,
     /// What was reviewed: the branch and commit checked out.
     pub head: Head,
+    /// The change's impact (callers and tests of the functions it touches), once the
+    /// pipeline built it (`impact/`); read back with the change from a stored run.
+    pub impact: Option<ChangeImpact>,
 }
 
 /// The branch and commit a review reviewed, so that a later review can take the
@@ -142,6 +146,9 @@ impl Change {
             }
             if !self.left_out.is_empty() {
                 object.insert(LEFT_OUT_KEY.into(), json!(self.left_out));
+            }
+            if let Some(impact) = &self.impact {
+                impact.insert_into(object);
             }
         }
         input
@@ -224,6 +231,7 @@ impl Change {
                 None => Vec::new(),
             },
             head: field("head").and_then(|h| serde_json::from_value(h.clone()).ok()).unwrap_or_default(),
+            impact: ChangeImpact::of_input(input),
         })
     }
 
@@ -346,6 +354,7 @@ pub fn collect_change_since(
         omitted: Vec::new(),
         parts: Vec::new(),
         left_out: Vec::new(),
+        impact: None,
     }))
 }
 
@@ -417,6 +426,7 @@ mod tests {
             parts: Vec::new(),
             left_out: Vec::new(),
             head: Head { branch: Some("feature".into()), commit: Some("0123abcd".into()) },
+            impact: None,
         };
         let input = change.run_input();
         let back = Change::from_run_input(&input).expect("a review input");
@@ -444,6 +454,7 @@ mod tests {
             parts: vec![],
             left_out: vec![],
             head,
+            impact: None,
         };
         let input = change.run_input();
         assert_eq!(input[conclave_core::REVIEW_REPOSITORY_KEY], "/srv/repo");

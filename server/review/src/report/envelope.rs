@@ -73,6 +73,7 @@ pub(super) fn render(report: &ReviewReport) -> String {
         review.insert("parts".into(), json!(report.parts));
     }
     if let Some(review) = doc.get_mut("review").and_then(Value::as_object_mut) {
+        super::impact::json(review, report);
         super::sandboxes::json(review, &report.sandboxes);
         super::input_fits::json(review, &report.input_fits);
     }

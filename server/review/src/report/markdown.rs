@@ -14,6 +14,7 @@ pub(super) fn render(r: &ReviewReport) -> String {
     let mut out = String::new();
     verdict(&mut out, r);
     super::scope::markdown(&mut out, r);
+    super::impact::markdown(&mut out, r);
     super::configuration::markdown(&mut out, r);
     repeated(&mut out, r);
     conflicts(&mut out, r);

@@ -8,6 +8,7 @@ mod analyzer_lanes;
 mod budget;
 mod configuration;
 mod envelope;
+mod impact;
 mod input_fits;
 mod markdown;
 mod parts;
@@ -157,6 +158,7 @@ pub fn build_report(record: &RunRecord, events: &[RunEvent]) -> ReviewReport {
         dismissals_not_applied: Vec::new(),
         links: links_of_input(&record.input),
         sandboxes: sandboxes::of_events(events),
+        impact: crate::impact::ChangeImpact::of_input(&record.input).map(|i| i.record),
     }
 }
 

@@ -121,6 +121,9 @@ pub struct ReviewReport {
     pub links: crate::inert::LinkPolicy,
     /// Each command that ran and what confined it (`sandboxes.rs`).
     pub sandboxes: Vec<super::sandboxes::CommandSandbox>,
+    /// What the change's impact found and gave the reviewers, and what the caps left
+    /// out (`None` for a run made before impact, or not a review).
+    pub impact: Option<crate::impact::ImpactRecord>,
 }
 
 impl ReviewReport {

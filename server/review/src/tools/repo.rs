@@ -1,6 +1,7 @@
 //! The built-in read-only tools over a repository: `read_file`, `list_files` and
-//! `grep`, confined by a [`Sandbox`] and capped per call so one answer cannot flood
-//! the model's context. Files are streamed, never read whole: a 200 MB file costs no
+//! `grep`, and the symbol tools of `symbols.rs` (`find_definition`,
+//! `find_references`, `outline`), confined by a [`Sandbox`] and capped per call so
+//! one answer cannot flood the model's context. Files are streamed, never read whole: a 200 MB file costs no
 //! more memory than the part that is shown.
 
 use async_trait::async_trait;
@@ -10,6 +11,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::sandbox::{Opened, Sandbox};
+use super::symbols::{self, SymbolIndex};
 use conclave_core::{ToolCall, ToolOutcome, ToolRunner, ToolSpec};
 
 /// Most lines `read_file` returns in one call.
@@ -34,13 +36,37 @@ const MAX_SKIPPED_SHOWN: usize = 20;
 #[derive(Debug, Clone)]
 pub struct RepoTools {
     sandbox: Sandbox,
+    symbols: SymbolIndex,
 }
 
 impl RepoTools {
     /// Tools over the repository at `root`; `allow` are globs of files they may read
     /// although `.git/` or `.gitignore` would hide them.
     pub fn new(root: &Path, allow: &[String]) -> std::io::Result<RepoTools> {
-        Ok(RepoTools { sandbox: Sandbox::new(root, allow)? })
+        let sandbox = Sandbox::new(root, allow)?;
+        let symbols = SymbolIndex::new(sandbox.root(), allow);
+        Ok(RepoTools { sandbox, symbols })
+    }
+
+    /// The tools with the symbol index given (its options, or one shared with
+    /// other tools).
+    pub fn with_symbols(mut self, symbols: SymbolIndex) -> RepoTools {
+        self.symbols = symbols;
+        self
+    }
+
+    /// The review's symbol index, built on first use and shared by every agent (and
+    /// by whatever else of the review needs the head's symbols).
+    pub fn symbols(&self) -> &SymbolIndex {
+        &self.symbols
+    }
+
+    async fn run_symbol_tool(&self, call: &ToolCall) -> Result<String, String> {
+        let index = self.symbols.get().await.map_err(|e| format!("the symbol index is not available: {e}"))?;
+        let (sandbox, call) = (self.sandbox.clone(), call.clone());
+        tokio::task::spawn_blocking(move || symbols::run(&index, &sandbox, &call.name, &call.arguments))
+            .await
+            .unwrap_or_else(|e| Err(format!("the tool failed: {e}")))
     }
 
     fn read_file(&self, args: &Value) -> Result<String, String> {
@@ -208,13 +234,21 @@ impl ToolRunner for RepoTools {
     }
 
     async fn run(&self, call: &ToolCall) -> ToolOutcome {
+        if symbols::is_symbol_tool(&call.name) {
+            return match self.run_symbol_tool(call).await {
+                Ok(text) => ToolOutcome::ok(text),
+                Err(message) => ToolOutcome::error(message),
+            };
+        }
         let tools = self.clone();
         let call = call.clone();
         let result = tokio::task::spawn_blocking(move || match call.name.as_str() {
             "read_file" => tools.read_file(&call.arguments),
             "list_files" => tools.list_files(&call.arguments),
             "grep" => tools.grep(&call.arguments),
-            other => Err(format!("there is no tool `{other}`; the tools are read_file, list_files and grep")),
+            other => Err(format!(
+                "there is no tool `{other}`; the tools are read_file, list_files, grep, find_definition, find_references and outline"
+            )),
         })
         .await
         .unwrap_or_else(|e| Err(format!("the tool failed: {e}")));
@@ -244,7 +278,7 @@ pub fn spec(id: &str) -> Option<ToolSpec> {
             json!({"pattern": {"type": "string"}, "glob": {"type": ["string", "null"]}}),
             vec!["pattern", "glob"],
         ),
-        _ => return None,
+        _ => return symbols::spec(id),
     };
     Some(ToolSpec {
         name: id.to_string(),

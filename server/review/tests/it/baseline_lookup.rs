@@ -23,6 +23,7 @@ async fn review(store: &RecordingStore, id: &str, created_ms: u64, root: &Path, 
         parts: vec![],
         left_out: vec![],
         head,
+        impact: None,
     };
     let run = NewRun {
         id: id.into(),

@@ -126,6 +126,7 @@ fn a_change_split_into_parts_is_read_back_from_its_run_input_and_one_that_fits_i
         parts: vec![],
         left_out: vec![],
         head: Head::default(),
+        impact: None,
     };
     let mut fits = change.clone();
     fits.split_into_parts(change.annotated.len() + 1, 8).expect("fits");
