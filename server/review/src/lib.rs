@@ -50,6 +50,7 @@ pub mod semgrep_rules;
 pub mod similarity;
 pub mod support;
 pub mod tools;
+mod window;
 
 pub use compare::compare_siblings;
 pub use findings::{count_mismatches, normalize_path, read_findings};

@@ -38,6 +38,7 @@ use crate::rules::{RepositoryRules, RulesError};
 use crate::samples::carry_stability;
 use crate::support::count_support;
 use crate::tools::RepoTools;
+use crate::window::{impact_settings, part_bytes};
 
 /// The default review conclave, built into the binary for workspaces without one.
 pub const BUILTIN_REVIEW: &str = include_str!("../../../conclaves/light-code-review.conclave.json");
@@ -242,7 +243,15 @@ async fn attach_impact(review: &mut PreparedReview, request: &ReviewRequest) {
     if review.change.impact.is_some() {
         return;
     }
-    let settings = review.conclave.conclave().settings.impact.unwrap_or_default();
+    let conclave = review.conclave.clone();
+    let prices = tokio::task::spawn_blocking(|| {
+        conclave_core::PriceTable::load(conclave_schema::refs::user_config_dir().as_deref())
+    })
+    .await;
+    let settings = match prices {
+        Ok(prices) => impact_settings(&conclave, &prices),
+        Err(_) => conclave.conclave().settings.impact.unwrap_or_default(),
+    };
     if !settings.is_enabled() {
         let why = "turned off by the conclave's `settings.impact`".to_string();
         review.change.impact = Some(crate::impact::without_impact(settings, why));
@@ -707,48 +716,10 @@ fn switch_provider(
     Ok(())
 }
 
-/// The most diff bytes one call of a reviewer may take: `max_diff_bytes`, or less
-/// when a reviewer's model has a smaller context window than its prompt without the
-/// diff, the diff and its answer (`max_tokens`) need. A token is at least one byte,
-/// so a window of N tokens holds at least N bytes: counting bytes as tokens is
-/// conservative. A model whose window is unknown leaves `max_diff_bytes` alone. It
-/// reads the pricing file of the configuration directory: call it on a blocking
-/// thread, as [`prepare_change`] is. A
-/// part is never made smaller than `MIN_PART_BYTES` for a model (a small window,
-/// such as the embedded model's, would leave nothing at a byte per token): its
-/// provider says when a call does not fit, as it did before parts.
-fn part_bytes(conclave: &CheckedConclave, change: &Change, max_diff_bytes: usize) -> usize {
-    /// What the request holds besides the prompts and the input: tool specs, the
-    /// output contract's wording, message framing.
-    const ALLOWANCE: usize = 2 * 1024;
-    /// The smallest part a model's window makes.
-    const MIN_PART_BYTES: usize = 8 * 1024;
-    // The windows the operator's pricing file gives, over the built-in ones.
-    let prices = conclave_core::PriceTable::load(conclave_schema::refs::user_config_dir().as_deref());
-    let shared = conclave.conclave().settings.shared_prompt.as_ref().map_or(0, String::len);
-    let mut input = change.run_input();
-    if let Some(object) = input.as_object_mut() {
-        object.remove("diff");
-    }
-    let input_bytes = serde_json::to_string(&input).map_or(0, |s| s.len());
-    sampled_agents(conclave)
-        .iter()
-        .filter_map(|id| {
-            let agent = conclave.conclave().node(id)?.agent.as_ref()?;
-            let window = prices.context_window(&agent.provider, &agent.model)? as usize;
-            let schema = conclave.output(id).map_or(0, |o| o.schema.to_string().len());
-            let answer = agent.max_tokens.unwrap_or(4096) as usize;
-            let prompt = agent.system_prompt.len() + shared + input_bytes + schema + ALLOWANCE;
-            Some(window.saturating_sub(prompt + answer).max(MIN_PART_BYTES))
-        })
-        .fold(max_diff_bytes, usize::min)
-        .max(1)
-}
-
 /// The agents `--samples` runs several times: the findings-shaped reviewers that
 /// feed another agent (the specialists before a Writer), or, in a conclave without
 /// such, every findings-shaped agent.
-fn sampled_agents(checked: &CheckedConclave) -> Vec<String> {
+pub(crate) fn sampled_agents(checked: &CheckedConclave) -> Vec<String> {
     let conclave = checked.conclave();
     let findings_shaped: Vec<String> = agent_ids(checked)
         .into_iter()

@@ -148,7 +148,8 @@ fn outline(index: &Index, args: &SymbolsArgs, file: &str) -> u8 {
         println!("{}", json!({"file": path, "definitions": definitions, "report": index.report()}));
     } else {
         for d in definitions {
-            let qualified = d.container.as_deref().map(|c| format!("{c}::{}", d.name)).unwrap_or(d.name.clone());
+            let qualified =
+                d.container.as_deref().map(|c| format!("{c}::{}", d.name)).unwrap_or_else(|| d.name.to_string());
             println!("{}-{} {} {qualified}", d.start_line, d.end_line, d.kind.name());
         }
     }

@@ -9,7 +9,7 @@ use sha1::{Digest, Sha1};
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::lang::query_sources;
 use crate::symbol::{Definition, FileSymbols, Lang, Reference, Skip, SymbolKind};
@@ -89,8 +89,11 @@ impl Compact {
     }
 
     /// The symbols at `path`; `None` when an index is out of range (a corrupt entry).
+    /// Each distinct string is allocated once and shared by the symbols that use it.
     pub(crate) fn to_symbols(&self, path: &str) -> Option<FileSymbols> {
-        let text = |i: u32| self.strings.get(i as usize).cloned();
+        let strings: Vec<Arc<str>> = self.strings.iter().map(|s| Arc::from(s.as_str())).collect();
+        let file: Arc<str> = Arc::from(path);
+        let text = |i: u32| strings.get(i as usize).cloned();
         let optional = |i: u32| if i == 0 { Some(None) } else { text(i - 1).map(Some) };
         let definitions = self
             .definitions
@@ -99,7 +102,7 @@ impl Compact {
                 Some(Definition {
                     name: text(name)?,
                     kind,
-                    file: path.to_string(),
+                    file: file.clone(),
                     start_line,
                     end_line,
                     signature: text(signature)?,
@@ -113,7 +116,7 @@ impl Compact {
             .map(|&(name, line, line_text, enclosing, qualifier, call)| {
                 Some(Reference {
                     name: text(name)?,
-                    file: path.to_string(),
+                    file: file.clone(),
                     line,
                     text: text(line_text)?,
                     enclosing: optional(enclosing)?,

@@ -4,11 +4,11 @@
 
 use conclave_sandbox::paths::{Opened, Sandbox};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::cache::{Cache, Compact, Read, blob_id};
@@ -156,12 +156,17 @@ pub struct Index {
     root: PathBuf,
     files: Vec<(String, FileSymbols)>,
     by_path: HashMap<String, usize>,
-    definitions: HashMap<String, Vec<(usize, usize)>>,
-    references: HashMap<String, Vec<(usize, usize)>>,
+    definitions: Names,
+    references: Names,
     /// Why each file of a known language is not in the index.
     not_indexed: HashMap<String, String>,
     report: IndexReport,
 }
+
+/// Where each name's definitions or references are, as (file, position) pairs.
+/// Keyed by the symbols' own shared names (no copy), hashed with foldhash seeded per
+/// process: quick, and not open to names a change under review picks to collide.
+type Names = HashMap<Arc<str>, Vec<(usize, usize)>, foldhash::fast::RandomState>;
 
 /// A file chosen for indexing.
 struct Chosen {
@@ -218,7 +223,10 @@ impl Index {
             (chosen, loading.join().unwrap_or(Some(Err(()))))
         });
         let loaded = match loaded {
-            Some(Ok(loaded)) => loaded,
+            Some(Ok(loaded)) => {
+                report.record_corrupt = loaded.as_ref().is_some_and(|l| l.delta_corrupt);
+                loaded
+            }
             Some(Err(())) => {
                 report.record_corrupt = true;
                 None
@@ -257,8 +265,8 @@ impl Index {
         let mut index = Index {
             root: sandbox.root().to_path_buf(),
             by_path: HashMap::new(),
-            definitions: HashMap::new(),
-            references: HashMap::new(),
+            definitions: Names::default(),
+            references: Names::default(),
             not_indexed,
             files,
             report,
@@ -344,26 +352,23 @@ impl Index {
     }
 
     fn fill_maps(&mut self) {
+        let (definitions, references) =
+            self.files.iter().fold((0, 0), |(d, r), (_, s)| (d + s.definitions.len(), r + s.references.len()));
+        self.report.definitions = definitions;
+        self.report.references = references;
+        // Names repeat (a guess of one distinct name per eight references; the map
+        // grows past it as needed).
+        self.definitions.reserve(definitions);
+        self.references.reserve(references / 8);
+        self.by_path.reserve(self.files.len());
         for (f, (path, symbols)) in self.files.iter().enumerate() {
             self.by_path.insert(path.clone(), f);
             for (d, definition) in symbols.definitions.iter().enumerate() {
-                push_by_name(&mut self.definitions, &definition.name, (f, d));
+                self.definitions.entry(definition.name.clone()).or_default().push((f, d));
             }
             for (r, reference) in symbols.references.iter().enumerate() {
-                push_by_name(&mut self.references, &reference.name, (f, r));
+                self.references.entry(reference.name.clone()).or_default().push((f, r));
             }
-            self.report.definitions += symbols.definitions.len();
-            self.report.references += symbols.references.len();
-        }
-    }
-}
-
-/// Adds `at` under `name`, copying the name only the first time it is seen.
-fn push_by_name(map: &mut HashMap<String, Vec<(usize, usize)>>, name: &str, at: (usize, usize)) {
-    match map.get_mut(name) {
-        Some(list) => list.push(at),
-        None => {
-            map.insert(name.to_string(), vec![at]);
         }
     }
 }
@@ -459,7 +464,7 @@ fn index_files(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = chosen.get(i) else { break };
-                    let known = loaded.and_then(|l| Some((l.files.get(&file.path)?, l.stamp_ns)));
+                    let known = loaded.and_then(|l| l.files.get(&file.path)).map(|r| (&r.known, r.stamp_ns));
                     let known = known.filter(|(known, _)| known.lang == file.lang);
                     mine.push((i, index_file(sandbox, file, options.max_file_bytes, cache, known)));
                 }
@@ -523,9 +528,9 @@ fn from_record(known: &Known, path: &str, source: Source) -> Option<Outcome> {
     Some(Outcome::new(result, source, Some(known.blob.clone())))
 }
 
-/// Writes the repository's record anew, unless every file was a stat hit of the same
-/// set of files (nothing to change). A recorded file's packed symbols are moved over,
-/// not packed again.
+/// Writes the repository's record: nothing when every file was a stat hit of the
+/// same set of files; a delta over the base when few files differ from it; else a
+/// new base. A recorded file's packed symbols are moved over, not packed again.
 fn save_record(
     record: &Record,
     stamp_ns: u64,
@@ -533,20 +538,46 @@ fn save_record(
     outcomes: &[Outcome],
     loaded: Option<Loaded>,
 ) -> std::io::Result<()> {
-    let mut old = loaded.map(|l| l.files).unwrap_or_default();
-    if old.len() == chosen.len() && outcomes.iter().all(|o| o.source == Source::StatHit) {
+    let all_hits = outcomes.iter().all(|o| o.source == Source::StatHit);
+    if all_hits && loaded.as_ref().is_some_and(|l| l.files.len() == chosen.len()) {
         return Ok(());
     }
-    let mut files = Vec::with_capacity(chosen.len());
-    for (file, outcome) in chosen.iter().zip(outcomes) {
-        let (Some(stat), Some(blob)) = (file.stat, &outcome.blob) else { continue };
-        let packed = match old.remove(&file.path) {
-            Some(known) if matches!(outcome.source, Source::Record | Source::StatHit) => known.outcome,
+    // Per file: whether it is recorded (stat and blob known), and whether the base
+    // holds it as it is (a stat hit of a base entry).
+    let kept: Vec<(bool, bool)> = chosen
+        .iter()
+        .zip(outcomes)
+        .map(|(file, outcome)| {
+            let in_base = outcome.source == Source::StatHit
+                && loaded.as_ref().and_then(|l| l.files.get(&file.path)).is_some_and(|r| r.in_base);
+            (file.stat.is_some() && outcome.blob.is_some(), in_base)
+        })
+        .collect();
+    let changed = kept.iter().filter(|&&(recorded, in_base)| recorded && !in_base).count();
+    let delta = Record::fits_delta(loaded.as_ref(), changed);
+    let mut current = HashSet::with_capacity(chosen.len());
+    let mut files = Vec::with_capacity(if delta { changed } else { chosen.len() });
+    let mut old = loaded;
+    for ((file, outcome), &(recorded, in_base)) in chosen.iter().zip(outcomes).zip(&kept) {
+        if !recorded {
+            continue;
+        }
+        current.insert(file.path.as_str());
+        if delta && in_base {
+            continue;
+        }
+        let recorded = old.as_mut().and_then(|l| l.files.remove(&file.path));
+        let packed = match recorded {
+            Some(r) if matches!(outcome.source, Source::Record | Source::StatHit) => r.known.outcome,
             _ => outcome.result.as_ref().map(Compact::from_symbols).map_err(Clone::clone),
         };
+        let (Some(stat), Some(blob)) = (file.stat, &outcome.blob) else { continue };
         files.push(Known { path: file.path.clone(), lang: file.lang, stat, blob: blob.clone(), outcome: packed });
     }
-    record.save(stamp_ns, files)
+    match old {
+        Some(loaded) if delta => record.save_delta(stamp_ns, &loaded, files, &current),
+        _ => record.save(stamp_ns, files),
+    }
 }
 
 /// A listed file's bytes, through the sandbox (no symlink followed), at most `cap`.

@@ -88,6 +88,7 @@ fn extract(grammar: &Grammar, tree: &Tree, path: &str, text: &str) -> FileSymbol
     let lines = line_starts(source);
     let mut definitions: BTreeMap<usize, Definition> = BTreeMap::new();
     let mut references: BTreeMap<usize, Reference> = BTreeMap::new();
+    let file: std::sync::Arc<str> = path.into();
     let mut cursor = QueryCursor::new();
     let mut matches = cursor.matches(&grammar.query, tree.root_node(), source);
     while let Some(m) = matches.next() {
@@ -111,12 +112,12 @@ fn extract(grammar: &Grammar, tree: &Tree, path: &str, text: &str) -> FileSymbol
             }
             Found::Reference(call) => {
                 let reference = references.entry(at).or_insert_with(|| Reference {
-                    name: name.to_string(),
-                    file: path.to_string(),
+                    name: name.into(),
+                    file: file.clone(),
                     line: name_node.start_position().row as u32 + 1,
-                    text: capped(line_text(text, &lines, name_node.start_position().row)),
-                    enclosing: enclosing_function(&scopes, at),
-                    qualifier: path_qualifier(name_node, source, &scopes),
+                    text: capped(line_text(text, &lines, name_node.start_position().row)).into(),
+                    enclosing: enclosing_function(&scopes, at).map(Into::into),
+                    qualifier: path_qualifier(name_node, source, &scopes).map(Into::into),
                     call,
                 });
                 reference.call |= call;
@@ -128,12 +129,12 @@ fn extract(grammar: &Grammar, tree: &Tree, path: &str, text: &str) -> FileSymbol
             let Ok(name) = name_node.utf8_text(source) else { continue };
             let at = name_node.start_byte();
             references.entry(at).or_insert_with(|| Reference {
-                name: name.to_string(),
-                file: path.to_string(),
+                name: name.into(),
+                file: file.clone(),
                 line: name_node.start_position().row as u32 + 1,
-                text: capped(line_text(text, &lines, name_node.start_position().row)),
-                enclosing: enclosing_function(&scopes, at),
-                qualifier,
+                text: capped(line_text(text, &lines, name_node.start_position().row)).into(),
+                enclosing: enclosing_function(&scopes, at).map(Into::into),
+                qualifier: qualifier.map(Into::into),
                 call: true,
             });
         }
@@ -169,13 +170,13 @@ fn define(
         other => other,
     };
     Definition {
-        name: name.to_string(),
+        name: name.into(),
         kind,
-        file: path.to_string(),
+        file: path.into(),
         start_line: node.start_position().row as u32 + 1,
         end_line: node.end_position().row as u32 + 1,
-        signature: capped(line),
-        container,
+        signature: capped(line).into(),
+        container: container.map(Into::into),
     }
 }
 

@@ -2,6 +2,7 @@
 //! was skipped.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// A language the index parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -67,32 +68,32 @@ impl SymbolKind {
 /// Where a symbol is defined.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Definition {
-    pub name: String,
+    pub name: Arc<str>,
     pub kind: SymbolKind,
     /// Relative to the repository root, `/`-separated.
-    pub file: String,
+    pub file: Arc<str>,
     /// 1-based, inclusive.
     pub start_line: u32,
     /// 1-based, inclusive.
     pub end_line: u32,
     /// The definition's first line, trimmed and capped.
-    pub signature: String,
+    pub signature: Arc<str>,
     /// The impl, trait, class, module or function it sits in.
-    pub container: Option<String>,
+    pub container: Option<Arc<str>>,
 }
 
 /// Where a symbol is used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reference {
-    pub name: String,
+    pub name: Arc<str>,
     /// Relative to the repository root, `/`-separated.
-    pub file: String,
+    pub file: Arc<str>,
     /// 1-based.
     pub line: u32,
     /// The line's text, trimmed and capped.
-    pub text: String,
+    pub text: Arc<str>,
     /// The function (or method) the reference sits in.
-    pub enclosing: Option<String>,
+    pub enclosing: Option<Arc<str>>,
     /// A call site; otherwise a type use, an import or a re-export.
     pub call: bool,
     /// The type or module a Rust path names before the symbol (`Site` in
@@ -100,7 +101,7 @@ pub struct Reference {
     /// type); `None` for a bare name, a method call on a value (its type unknown),
     /// `self::`, `super::` and `crate::` paths, and the other languages.
     #[serde(default)]
-    pub qualifier: Option<String>,
+    pub qualifier: Option<Arc<str>>,
 }
 
 /// One file's symbols.

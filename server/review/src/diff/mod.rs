@@ -139,7 +139,8 @@ impl Change {
         });
         if let Some(object) = input.as_object_mut() {
             if !self.omitted.is_empty() {
-                object.insert("omitted".into(), json!(self.omitted));
+                object.insert(OMITTED_KEY.into(), omitted_summary(&self.omitted));
+                object.insert(OMITTED_RECORD_KEY.into(), json!(self.omitted));
             }
             if !self.parts.is_empty() {
                 object.insert(conclave_engine::PARTS_FIELD.into(), Value::Array(self.parts_input(None)));
@@ -218,7 +219,7 @@ impl Change {
             base: serde_json::from_value(field("base")?.clone()).ok()?,
             files: serde_json::from_value(field("files")?.clone()).ok()?,
             annotated: field("diff")?.as_str()?.to_string(),
-            omitted: match field("omitted") {
+            omitted: match field(OMITTED_RECORD_KEY).or_else(|| field(OMITTED_KEY).filter(|o| o.is_array())) {
                 Some(list) => serde_json::from_value(list.clone()).ok()?,
                 None => Vec::new(),
             },
@@ -239,6 +240,27 @@ impl Change {
     pub fn paths(&self) -> Vec<String> {
         self.files.iter().map(|f| f.path.clone()).collect()
     }
+}
+
+/// The run input's key of what the agents see of the files beyond the cap on parts:
+/// how many, their diff's bytes and the first [`OMITTED_NAMED`] paths. Every part's
+/// request carries it, so the whole list (hundreds of paths in a large change) would
+/// cost each call its tokens and could overflow a small model's window.
+pub const OMITTED_KEY: &str = "omitted";
+/// The run input's key of every file beyond the cap, with its diff's bytes: a
+/// record field (its leading `_`), which reports read and agents never see. Runs
+/// stored before it have the whole list under [`OMITTED_KEY`].
+pub const OMITTED_RECORD_KEY: &str = "_omitted";
+/// How many omitted paths the agents see by name.
+pub const OMITTED_NAMED: usize = 20;
+
+/// What the agents see of the files beyond the cap on parts.
+fn omitted_summary(omitted: &[OmittedFile]) -> Value {
+    json!({
+        "files": omitted.len(),
+        "diff_bytes": omitted.iter().map(|f| f.diff_bytes).sum::<usize>(),
+        "paths": omitted.iter().take(OMITTED_NAMED).map(|f| f.path.as_str()).collect::<Vec<_>>(),
+    })
 }
 
 /// The run input's key of the hunks left out because each alone is larger than a part.
@@ -440,6 +462,35 @@ mod tests {
         assert_eq!(again.run_input(), working_tree.run_input());
         assert!(Change::from_run_input(&json!({"text": "not a review"})).is_none());
         assert!(Change::from_run_input(&json!("plain")).is_none());
+    }
+
+    #[test]
+    fn agents_see_a_summary_of_the_omitted_files_and_the_record_keeps_them_all() {
+        let omitted: Vec<OmittedFile> =
+            (0..30).map(|i| OmittedFile { path: format!("big/f{i}.rs"), diff_bytes: 100 }).collect();
+        let change = Change {
+            root: PathBuf::from("/repo"),
+            base: Some("main".into()),
+            files: vec![],
+            annotated: String::new(),
+            omitted: omitted.clone(),
+            parts: vec![],
+            left_out: vec![],
+            head: Head::default(),
+            impact: None,
+        };
+        let input = change.run_input();
+        assert_eq!(input[OMITTED_KEY]["files"], 30);
+        assert_eq!(input[OMITTED_KEY]["diff_bytes"], 3000);
+        let named = input[OMITTED_KEY]["paths"].as_array().expect("paths");
+        assert_eq!((named.len(), &named[0]), (OMITTED_NAMED, &json!("big/f0.rs")));
+        assert!(OMITTED_RECORD_KEY.starts_with(conclave_engine::RECORD_PREFIX), "agents never see the whole list");
+        assert_eq!(Change::from_run_input(&input).expect("a review input").omitted, omitted);
+        // A run stored before the summary has the whole list under `omitted`.
+        let mut older = input.clone();
+        let whole = older.as_object_mut().and_then(|o| o.remove(OMITTED_RECORD_KEY)).expect("the record");
+        older[OMITTED_KEY] = whole;
+        assert_eq!(Change::from_run_input(&older).expect("an older input").omitted, omitted);
     }
 
     #[test]

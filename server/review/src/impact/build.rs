@@ -118,19 +118,19 @@ fn found_function(touched: Touched, old_path: &str, index: &Index) -> Found {
     let mut definition = touched.definition;
     if removed {
         // A removed function is where the base had it.
-        definition.file = old_path.to_string();
+        definition.file = old_path.into();
     }
     let sites = sites_of(&definition, removed, index);
     let function = ImpactFunction {
         kind: definition.kind.name().to_string(),
         test: is_test_definition(&definition),
-        name: definition.name,
-        container: definition.container,
-        file: definition.file,
+        name: definition.name.to_string(),
+        container: definition.container.as_deref().map(str::to_string),
+        file: definition.file.to_string(),
         lines: [definition.start_line, definition.end_line],
         change: touched.change,
         changed_lines: touched.changed_lines,
-        signature: definition.signature,
+        signature: definition.signature.to_string(),
         callers: Vec::new(),
         tests: Vec::new(),
         more: 0,

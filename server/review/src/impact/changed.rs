@@ -50,8 +50,8 @@ pub fn touched_functions(versions: Versions<'_>) -> Vec<Touched> {
     };
     let (base, head) = (functions(base_symbols), functions(head_symbols));
     let key = |d: &Definition| (d.name.clone(), d.container.clone());
-    let in_base: HashSet<(String, Option<String>)> = base.iter().map(key).collect();
-    let in_head: HashSet<(String, Option<String>)> = head.iter().map(key).collect();
+    let in_base: HashSet<_> = base.iter().map(key).collect();
+    let in_head: HashSet<_> = head.iter().map(key).collect();
     let mut touched = Vec::new();
     for definition in head {
         let (start, end) = (definition.start_line, definition.end_line);
@@ -130,7 +130,7 @@ mod tests {
     }
 
     fn summary(touched: &[Touched]) -> Vec<(String, ChangeKind, u32)> {
-        touched.iter().map(|t| (t.definition.name.clone(), t.change, t.changed_lines)).collect()
+        touched.iter().map(|t| (t.definition.name.to_string(), t.change, t.changed_lines)).collect()
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub struct Sites {
 /// longer there to leave out).
 pub fn sites_of(definition: &Definition, removed: bool, index: &Index) -> Sites {
     let constructor = constructed_class(definition);
-    let query = constructor.unwrap_or(definition.name.as_str());
+    let query = constructor.unwrap_or(&definition.name);
     let modules = module_names(&definition.file);
     let others = other_owners(definition, index);
     let mut seen = HashSet::new();
@@ -42,14 +42,14 @@ pub fn sites_of(definition: &Definition, removed: bool, index: &Index) -> Sites 
         if constructor.is_none() && !may_reach(definition, reference, &modules, &others) {
             continue;
         }
-        if !seen.insert((reference.file.as_str(), reference.line)) {
+        if !seen.insert((&*reference.file, reference.line)) {
             continue;
         }
         let site = Site {
-            file: reference.file.clone(),
+            file: reference.file.to_string(),
             line: reference.line,
-            text: reference.text.clone(),
-            within: reference.enclosing.clone(),
+            text: reference.text.to_string(),
+            within: reference.enclosing.as_deref().map(str::to_string),
         };
         if is_test_path(&reference.file) || in_test_code(index, reference) {
             sites.tests.push(site);
@@ -88,7 +88,7 @@ pub fn is_test_path(path: &str) -> bool {
 
 /// The class a constructor builds (`__init__`, `constructor`), called by its name.
 fn constructed_class(definition: &Definition) -> Option<&str> {
-    match definition.name.as_str() {
+    match &*definition.name {
         "__init__" | "constructor" if definition.kind == SymbolKind::Method => definition.container.as_deref(),
         _ => None,
     }
@@ -112,14 +112,14 @@ fn other_owners(definition: &Definition, index: &Index) -> HashSet<String> {
         if other.file == definition.file && other.start_line == definition.start_line {
             continue;
         }
-        owners.extend(other.container.clone());
+        owners.extend(other.container.as_deref().map(str::to_string));
         owners.extend(module_names(&other.file).into_iter().take(1));
     }
     for own in module_names(&definition.file) {
         owners.remove(&own);
     }
     if let Some(container) = &definition.container {
-        owners.remove(container);
+        owners.remove(&**container);
     }
     owners
 }

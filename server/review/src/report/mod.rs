@@ -195,7 +195,9 @@ fn agent_failures(record: &RunRecord, stopped_by_budget: &[&str]) -> Vec<String>
 
 /// The files the review input says were left out.
 fn omitted_of(record: &RunRecord) -> Vec<(String, u64)> {
-    let Some(list) = record.input.get("omitted").and_then(Value::as_array) else { return Vec::new() };
+    let input = &record.input;
+    let list = input.get(crate::diff::OMITTED_RECORD_KEY).or_else(|| input.get(crate::diff::OMITTED_KEY));
+    let Some(list) = list.and_then(Value::as_array) else { return Vec::new() };
     list.iter().filter_map(|f| Some((f.get("path")?.as_str()?.to_string(), f.get("diff_bytes")?.as_u64()?))).collect()
 }
 

@@ -158,7 +158,7 @@ fn outline(index: &Index, sandbox: &Sandbox, args: &Value) -> Result<String, Str
     for definition in definitions.iter().take(MAX_OUTLINE) {
         let qualified = match &definition.container {
             Some(container) => format!("{container}::{}", definition.name),
-            None => definition.name.clone(),
+            None => definition.name.to_string(),
         };
         let _ = writeln!(
             out,

@@ -85,7 +85,7 @@ fn call_sites(index: &Index, function: &HandFunction) -> BTreeSet<(String, u32)>
         None => index
             .definitions(&function.name, Some(&function.file))
             .into_iter()
-            .find(|d| d.file == function.file && d.kind == SymbolKind::Method)
+            .find(|d| *d.file == *function.file && d.kind == SymbolKind::Method)
             .and_then(|d| d.container.as_ref())
             .map_or_else(|| function.name.clone(), |container| format!("{container}::{}", function.name)),
     };
@@ -93,7 +93,7 @@ fn call_sites(index: &Index, function: &HandFunction) -> BTreeSet<(String, u32)>
         .references(&query, Some(&function.file))
         .into_iter()
         .filter(|r| r.call)
-        .map(|r| (r.file.clone(), r.line))
+        .map(|r| (r.file.to_string(), r.line))
         .collect()
 }
 

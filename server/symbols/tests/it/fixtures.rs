@@ -162,7 +162,7 @@ fn typescript_fixture() {
     assert_eq!(defs(&index, "price", None), ["src/cart.ts:5-5 method in Priced"]);
     assert_eq!(refs(&index, "Cents", false), ["src/money.ts:6 in formatPrice"]);
     let signature = &index.definitions("render", Some("src/report.ts"))[0].signature;
-    assert_eq!(signature, "export function render(total: number): string {");
+    assert_eq!(&**signature, "export function render(total: number): string {");
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn javascript_fixture() {
     });
     let index = index("javascript");
     assert_eq!(refs(&index, "Cart", false), ["src/index.js:2", "src/index.js:13 in newCart"]);
-    let outline: Vec<&str> = index.outline("src/cart.js").expect("indexed").iter().map(|d| d.name.as_str()).collect();
+    let outline: Vec<&str> = index.outline("src/cart.js").expect("indexed").iter().map(|d| &*d.name).collect();
     assert_eq!(outline, ["Cart", "constructor", "total", "add", "render", "line"]);
 }
 

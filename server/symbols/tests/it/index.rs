@@ -45,7 +45,7 @@ fn bad_input_is_skipped_and_counted_never_a_failure() {
     assert_eq!(other, [("(none)", 1), ("c", 1), ("md", 1)]);
     assert_eq!((report.files_seen, report.files_indexed, report.with_parse_errors), (8, 2, 1));
     // What parsed of a file with grammar errors is kept.
-    assert_eq!(index.definitions("fine", None)[0].file, "src/half.ts");
+    assert_eq!(&*index.definitions("fine", None)[0].file, "src/half.ts");
     assert!(index.not_indexed("src/binary.rs").is_some_and(|why| why.contains("binary")));
     let summary = report.summary();
     assert!(summary.contains("3 skipped (1 binary, 1 invalid_utf8, 1 parse_error)"), "{summary}");
@@ -73,7 +73,7 @@ fn only_what_the_review_tools_read_is_indexed() {
     // The allowlist of the review tools reaches ignored files, as it does for them.
     let options = IndexOptions { allow: vec!["generated/*.rs".into()], ..IndexOptions::default() };
     let index = Index::build(root, &options).expect("index");
-    assert_eq!(index.definitions("ignored", None)[0].file, "generated/out.rs");
+    assert_eq!(&*index.definitions("ignored", None)[0].file, "generated/out.rs");
     let missing = Index::build(&root.join("nope"), &IndexOptions::default()).expect_err("no such root");
     assert!(missing.to_string().starts_with(&format!("cannot index `{}`", root.join("nope").display())), "{missing}");
 }
@@ -140,9 +140,9 @@ fn a_second_build_parses_only_the_changed_file() {
     write(root, "src/m7.rs", "pub fn f7_renamed() { helper(); }\n");
     let third = Index::build(root, &options).expect("index");
     assert_eq!((third.report().parsed, third.report().parsed_named.clone()), (1, vec!["src/m7.rs".to_string()]));
-    assert_eq!(third.definitions("f7_renamed", None)[0].file, "src/m7.rs");
+    assert_eq!(&*third.definitions("f7_renamed", None)[0].file, "src/m7.rs");
     assert!(third.definitions("f7", None).is_empty());
-    let copies: Vec<&str> = third.definitions("f3", None).iter().map(|d| d.file.as_str()).collect();
+    let copies: Vec<&str> = third.definitions("f3", None).iter().map(|d| &*d.file).collect();
     assert_eq!(copies, ["other/copy.rs", "src/m3.rs"]);
 }
 
@@ -171,7 +171,7 @@ fn a_corrupt_cache_entry_is_parsed_again() {
     let again = Index::build(root, &options).expect("a corrupt entry is no failure");
     assert!(!again.report().record_corrupt, "none there is not a corrupt one");
     assert_eq!((again.report().parsed, again.report().cache_corrupt), (2, 2));
-    assert_eq!(again.references("b", None)[0].file, "a.py");
+    assert_eq!(&*again.references("b", None)[0].file, "a.py");
     let third = Index::build(root, &options).expect("index");
     assert_eq!((third.report().from_cache, third.report().cache_corrupt), (2, 0), "rewritten");
 }

@@ -28,5 +28,5 @@ fn bad_input_is_a_skip_with_its_reason() {
     assert_eq!(parse_source("Makefile", b"all:"), Err(Skip::UnknownLanguage("(none)".into())));
     let half = parse_source("a.js", b"function ok() {}\nfunction (((").expect("what parsed is kept");
     assert!(half.parse_errors);
-    assert_eq!(half.definitions[0].name, "ok");
+    assert_eq!(&*half.definitions[0].name, "ok");
 }

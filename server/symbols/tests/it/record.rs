@@ -1,6 +1,7 @@
 //! The repository's record (like git's index): a file whose stat matches is not
 //! reopened, a change the stat cannot show (same size, mtime in the racy window) is
-//! still seen, and a corrupt record is ignored, never a failure.
+//! still seen, a few changed files write a delta beside the record rather than the
+//! record, and a corrupt record or delta is ignored, never a failure.
 
 use conclave_symbols::{Index, IndexOptions};
 use std::path::{Path, PathBuf};
@@ -44,6 +45,17 @@ fn record_path(cache: &Path) -> PathBuf {
     found.remove(0)
 }
 
+/// The delta file beside the record, when there is one.
+fn delta_path(cache: &Path) -> Option<PathBuf> {
+    let record = record_path(cache);
+    let delta = record.parent()?.parent()?.join("deltas").join(record.file_name()?);
+    delta.exists().then_some(delta)
+}
+
+fn modified(path: &Path) -> SystemTime {
+    std::fs::metadata(path).expect("stat").modified().expect("mtime")
+}
+
 /// (parsed, from_cache, from_record, stat_hits)
 fn counts(index: &Index) -> (usize, usize, usize, usize) {
     let r = index.report();
@@ -61,7 +73,7 @@ fn unchanged_files_are_not_reopened() {
     let second = Index::build(root, &options).expect("index");
     assert_eq!(counts(&second), (0, 10, 10, 10), "{:?}", second.report());
     assert_eq!(second.references("helper", None).len(), 10);
-    assert_eq!(second.definitions("f4", None)[0].file, "src/m4.rs");
+    assert_eq!(&*second.definitions("f4", None)[0].file, "src/m4.rs");
     // Nothing changed, so the record is not written again.
     let written = std::fs::metadata(record_path(cache.path())).expect("record").modified().expect("mtime");
     std::thread::sleep(Duration::from_millis(20));
@@ -73,7 +85,7 @@ fn unchanged_files_are_not_reopened() {
     write(root, "src/new.rs", "pub fn brand_new() {}\n");
     let third = Index::build(root, &options).expect("index");
     assert_eq!(counts(&third), (2, 9, 9, 9), "{:?}", third.report());
-    assert_eq!(third.definitions("f3_renamed", None)[0].file, "src/m3.rs");
+    assert_eq!(&*third.definitions("f3_renamed", None)[0].file, "src/m3.rs");
     assert!(third.definitions("f3", None).is_empty());
 }
 
@@ -137,5 +149,67 @@ fn a_corrupt_record_is_ignored() {
     let fourth = Index::build(root, &options).expect("index");
     assert!(fourth.report().record_corrupt);
     assert_eq!(counts(&fourth), (0, 10, 0, 0), "{:?}", fourth.report());
-    assert_eq!(fourth.definitions("f2", None)[0].file, "src/m2.rs");
+    assert_eq!(&*fourth.definitions("f2", None)[0].file, "src/m2.rs");
+}
+
+#[test]
+fn a_few_changed_files_write_a_delta_and_many_a_new_record() {
+    let (dir, cache) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let root = dir.path();
+    old_repository(root);
+    let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
+    Index::build(root, &options).expect("index");
+    let record = record_path(cache.path());
+    let written = modified(&record);
+    assert!(delta_path(cache.path()).is_none(), "a first build writes the record whole");
+    // One file changed, one added, one removed: a delta, the record untouched.
+    write(root, "src/m3.rs", "pub fn f3_renamed() { helper(); }\n");
+    write(root, "src/new.rs", "pub fn brand_new() { helper(); }\n");
+    std::fs::remove_file(root.join("src/m7.rs")).expect("remove");
+    std::thread::sleep(Duration::from_millis(20));
+    let third = Index::build(root, &options).expect("index");
+    assert_eq!(counts(&third), (2, 8, 8, 8), "{:?}", third.report());
+    assert_eq!(modified(&record), written, "the record is not written again");
+    assert!(delta_path(cache.path()).is_some(), "the change is in a delta");
+    // The next build reads the change back from the delta (the two new files, in the
+    // racy window, are hashed and match it) and the removal.
+    let fourth = Index::build(root, &options).expect("index");
+    assert_eq!(counts(&fourth), (0, 10, 10, 8), "{:?}", fourth.report());
+    assert_eq!(&*fourth.definitions("f3_renamed", None)[0].file, "src/m3.rs");
+    assert!(fourth.definitions("f3", None).is_empty());
+    assert!(fourth.definitions("f7", None).is_empty());
+    assert_eq!(fourth.references("helper", None).len(), 10);
+    // Past the delta's cap (64 files), the record is written anew and the delta goes.
+    for i in 0..70 {
+        write(root, &format!("src/more/n{i}.rs"), &format!("pub fn n{i}() {{ helper(); }}\n"));
+    }
+    let fifth = Index::build(root, &options).expect("index");
+    assert_eq!(fifth.report().parsed, 70);
+    assert_ne!(modified(&record), written, "the record is written anew");
+    assert!(delta_path(cache.path()).is_none(), "and the delta dropped");
+    let sixth = Index::build(root, &options).expect("index");
+    assert_eq!(sixth.report().from_record, 80, "{:?}", sixth.report());
+    assert_eq!(sixth.references("helper", None).len(), 80);
+    assert!(sixth.definitions("f7", None).is_empty());
+}
+
+#[test]
+fn a_corrupt_delta_is_ignored() {
+    let (dir, cache) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let root = dir.path();
+    old_repository(root);
+    let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
+    Index::build(root, &options).expect("index");
+    write(root, "src/m3.rs", "pub fn f3_renamed() { helper(); }\n");
+    Index::build(root, &options).expect("index");
+    let delta = delta_path(cache.path()).expect("a delta");
+    let bytes = std::fs::read(&delta).expect("read");
+    std::fs::write(&delta, &bytes[..bytes.len() / 2]).expect("cut short");
+    let again = Index::build(root, &options).expect("a corrupt delta is no failure");
+    assert!(again.report().record_corrupt);
+    // The record serves the nine unchanged files; the changed one comes from the
+    // per-blob cache.
+    assert_eq!(counts(&again), (0, 10, 9, 9), "{:?}", again.report());
+    assert_eq!(&*again.definitions("f3_renamed", None)[0].file, "src/m3.rs");
+    assert!(again.definitions("f3", None).is_empty());
 }
