@@ -43,6 +43,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod report;
 pub mod repository_anchors;
+mod reviewers;
 pub mod rules;
 pub mod same_issue;
 pub mod samples;

@@ -14,7 +14,7 @@
 use conclave_catalog::{CheckedConclave, LoadError, check_text, load_by_id, load_conclave};
 use conclave_core::{ProviderRegistry, RunStore, StoreError};
 use conclave_engine::{Commands, Engine, Parts, Reuse, RunHandle, RunOptions, Samples, StartError};
-use conclave_shared::{NodeKind, Trust};
+use conclave_shared::Trust;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -34,6 +34,7 @@ use crate::incremental::{Scope, carry_forward};
 use crate::policy::ReviewPolicy;
 use crate::report::{ReportFormat, ReviewReport, build_report, carry_dropped};
 use crate::repository_anchors::{anchor_in_repository, quote_cited_lines};
+use crate::reviewers::{agent_ids, sampled_agents};
 use crate::rules::{RepositoryRules, RulesError};
 use crate::samples::carry_stability;
 use crate::support::count_support;
@@ -714,24 +715,4 @@ fn switch_provider(
         conclave.reassign(&id, provider, &model);
     }
     Ok(())
-}
-
-/// The agents `--samples` runs several times: the findings-shaped reviewers that
-/// feed another agent (the specialists before a Writer), or, in a conclave without
-/// such, every findings-shaped agent.
-pub(crate) fn sampled_agents(checked: &CheckedConclave) -> Vec<String> {
-    let conclave = checked.conclave();
-    let findings_shaped: Vec<String> = agent_ids(checked)
-        .into_iter()
-        .filter(|id| checked.output(id).is_some_and(|o| o.findings_field.is_some()))
-        .collect();
-    let feeds_an_agent = |id: &str| {
-        conclave.edges.iter().any(|e| e.from == id && conclave.node(&e.to).is_some_and(|n| n.kind == NodeKind::Agent))
-    };
-    let specialists: Vec<String> = findings_shaped.iter().filter(|id| feeds_an_agent(id)).cloned().collect();
-    if specialists.is_empty() { findings_shaped } else { specialists }
-}
-
-fn agent_ids(conclave: &CheckedConclave) -> Vec<String> {
-    conclave.conclave().nodes.iter().filter(|n| n.agent.is_some()).map(|n| n.id.clone()).collect()
 }

@@ -8,7 +8,7 @@ use conclave_catalog::CheckedConclave;
 use conclave_shared::ImpactSettings;
 
 use crate::diff::Change;
-use crate::pipeline::sampled_agents;
+use crate::reviewers::sampled_agents;
 
 /// The most diff bytes one call of a reviewer may take: `max_diff_bytes`, or less
 /// when a reviewer's model has a smaller context window than its prompt without the
