@@ -33,6 +33,15 @@ fn old_repository(root: &Path) {
     }
 }
 
+/// An old repository (`old_repository`), a cache directory, and options that index
+/// with that cache.
+fn old_repository_with_cache() -> (tempfile::TempDir, tempfile::TempDir, IndexOptions) {
+    let (dir, cache) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    old_repository(dir.path());
+    let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
+    (dir, cache, options)
+}
+
 /// The one record file under the cache directory.
 fn record_path(cache: &Path) -> PathBuf {
     let mut found = Vec::new();
@@ -64,10 +73,8 @@ fn counts(index: &Index) -> (usize, usize, usize, usize) {
 
 #[test]
 fn unchanged_files_are_not_reopened() {
-    let (dir, cache) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let (dir, cache, options) = old_repository_with_cache();
     let root = dir.path();
-    old_repository(root);
-    let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
     let first = Index::build(root, &options).expect("index");
     assert_eq!(counts(&first), (10, 0, 0, 0));
     let second = Index::build(root, &options).expect("index");
@@ -91,12 +98,10 @@ fn unchanged_files_are_not_reopened() {
 
 #[test]
 fn a_change_the_stat_cannot_show_is_still_seen() {
-    let (dir, cache) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let (dir, _cache, options) = old_repository_with_cache();
     let root = dir.path();
-    old_repository(root);
     // Written now: within the racy window of the record written below.
     write(root, "src/racy.rs", "pub fn aaaa() {}\n");
-    let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
     Index::build(root, &options).expect("index");
     // The same size and the same mtime, as a change within one mtime tick would be.
     let before = mtime(root, "src/racy.rs");
@@ -119,10 +124,8 @@ fn a_change_the_stat_cannot_show_is_still_seen() {
 
 #[test]
 fn a_corrupt_record_is_ignored() {
-    let (dir, cache) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let (dir, cache, options) = old_repository_with_cache();
     let root = dir.path();
-    old_repository(root);
-    let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
     Index::build(root, &options).expect("index");
     let record = record_path(cache.path());
     let bytes = std::fs::read(&record).expect("read");
@@ -154,10 +157,8 @@ fn a_corrupt_record_is_ignored() {
 
 #[test]
 fn a_few_changed_files_write_a_delta_and_many_a_new_record() {
-    let (dir, cache) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let (dir, cache, options) = old_repository_with_cache();
     let root = dir.path();
-    old_repository(root);
-    let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
     Index::build(root, &options).expect("index");
     let record = record_path(cache.path());
     let written = modified(&record);
@@ -195,10 +196,8 @@ fn a_few_changed_files_write_a_delta_and_many_a_new_record() {
 
 #[test]
 fn a_corrupt_delta_is_ignored() {
-    let (dir, cache) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let (dir, cache, options) = old_repository_with_cache();
     let root = dir.path();
-    old_repository(root);
-    let options = IndexOptions { cache_dir: Some(cache.path().to_path_buf()), ..IndexOptions::default() };
     Index::build(root, &options).expect("index");
     write(root, "src/m3.rs", "pub fn f3_renamed() { helper(); }\n");
     Index::build(root, &options).expect("index");
